@@ -1,0 +1,85 @@
+//! Workload layer: everything that produces host requests.
+//!
+//! A [`Workload`] is a set of [`Flow`]s. Each flow pulls [`HostRequest`]s from a
+//! [`RequestSource`] and is either closed-loop (at most `queue_depth` requests in flight,
+//! arrival = submission time) or open-loop (arrival time taken from the request).
+//! This crate knows nothing of SSDs: addresses are byte offsets in the logical space.
+
+pub mod error;
+pub mod request;
+pub mod rng;
+pub mod synthetic;
+
+pub use error::WorkloadError;
+pub use request::{HostOp, HostRequest};
+
+use serde::{Deserialize, Serialize};
+
+/// What a source needs to know about the device it feeds.
+#[derive(Clone, Debug)]
+pub struct WorkloadContext {
+    /// Logical (user-visible) capacity of the device in bytes.
+    pub logical_bytes: u64,
+    /// Mapping unit in bytes (requests are split into units of this size by the host layer).
+    pub unit_bytes: u64,
+    /// Master seed of the run; sources derive their own streams from it.
+    pub seed: u64,
+}
+
+/// A stream of host requests. Sources are pulled one request at a time so a 10 GB trace
+/// or a 10^9-request run never sits in memory.
+pub trait RequestSource: Send {
+    /// The next request, `Ok(None)` when the source is exhausted.
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError>;
+}
+
+/// How a flow's requests enter the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// At most `queue_depth` requests in flight; a completion submits the next one at once.
+    Closed { queue_depth: u32 },
+    /// Requests arrive at their `arrival_ns`, whatever the device's state.
+    Open,
+}
+
+/// One submission queue with its request source.
+pub struct Flow {
+    pub name: String,
+    pub arrival: Arrival,
+    pub source: Box<dyn RequestSource>,
+}
+
+/// The host side of one run.
+pub struct Workload {
+    pub flows: Vec<Flow>,
+    /// Stop the run at this simulated time even if sources have more requests.
+    pub duration_ns: Option<u64>,
+}
+
+/// `[workload]` section of a run configuration, tagged by `kind`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WorkloadConfig {
+    /// fio-like generator (see [`synthetic::SyntheticConfig`]).
+    Synthetic(synthetic::SyntheticConfig),
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig::Synthetic(synthetic::SyntheticConfig::default())
+    }
+}
+
+impl WorkloadConfig {
+    /// Check the configuration against a device without building it.
+    pub fn validate(&self, ctx: &WorkloadContext) -> Result<(), WorkloadError> {
+        self.build(ctx).map(|_| ())
+    }
+
+    /// Build the flows of this workload.
+    pub fn build(&self, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
+        match self {
+            WorkloadConfig::Synthetic(c) => synthetic::build(c, ctx),
+        }
+    }
+}

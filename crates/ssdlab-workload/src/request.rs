@@ -1,0 +1,22 @@
+/// Kind of a host command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HostOp {
+    Read,
+    Write,
+    /// Deallocate (NVMe DSM / ATA TRIM / discard).
+    Trim,
+    /// Flush (fsync): drains the device's volatile write buffer. Offset and size are ignored.
+    Flush,
+}
+
+/// One host request as a workload produces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostRequest {
+    /// Arrival time for open-loop flows; ignored (0) for closed-loop flows.
+    pub arrival_ns: u64,
+    pub op: HostOp,
+    /// Byte offset in the logical space; any alignment.
+    pub offset_bytes: u64,
+    /// Length in bytes; 0 only for flushes.
+    pub size_bytes: u64,
+}

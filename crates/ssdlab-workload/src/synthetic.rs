@@ -1,0 +1,501 @@
+//! fio-like synthetic generator: read/write/trim mix, fixed or split block sizes, address
+//! patterns (sequential, uniform, zipf, hot/cold, normal), closed or open loop.
+
+use crate::rng::{stream, SimRng};
+use crate::{Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext};
+use crate::WorkloadError;
+use rand::Rng;
+use rand_distr::{Distribution, Exp, Normal, Zipf};
+use serde::{Deserialize, Serialize};
+
+/// Address pattern of a synthetic flow.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AddressPattern {
+    /// Consecutive blocks, wrapping at the end of the working set.
+    Sequential,
+    /// Every aligned block equally likely.
+    #[default]
+    Uniform,
+    /// Zipf over blocks with exponent `zipf_theta`; popular blocks are scattered over the
+    /// working set by a fixed bijection so hot data is not all at low addresses.
+    Zipf,
+    /// `hot_io_percent` of requests go uniformly to the first `hot_space_percent` of the
+    /// working set, the rest uniformly to the remainder.
+    HotCold,
+    /// Block index ~ Normal(centre, sigma) truncated to the working set (spec 03 traces).
+    Normal,
+}
+
+/// `[workload] kind = "synthetic"`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SyntheticConfig {
+    /// Share of requests that are reads, in percent (0–100).
+    pub read_percent: f64,
+    /// Share of requests that are trims, in percent; the rest are writes.
+    pub trim_percent: f64,
+    /// Request size when `block_size_split` is empty.
+    pub block_size_bytes: u64,
+    /// fio `bssplit`: list of [size_bytes, weight_percent]; weights must add up to 100.
+    pub block_size_split: Vec<(u64, f64)>,
+    /// Alignment of request offsets; 0 = the smallest request size.
+    pub align_bytes: u64,
+    /// Requests in flight per flow (closed loop). Ignored for open loop.
+    pub queue_depth: u32,
+    /// Number of identical flows (each its own submission queue and random stream).
+    pub flows: u32,
+    pub pattern: AddressPattern,
+    /// Zipf exponent for `pattern = "zipf"` (> 0).
+    pub zipf_theta: f64,
+    /// For `hot-cold` (and `normal` when `normal_sigma_percent` is 0): share of I/O to the hot part.
+    pub hot_io_percent: f64,
+    /// For `hot-cold` (and `normal`): size of the hot part as a share of the working set.
+    pub hot_space_percent: f64,
+    /// For `normal`: sigma as a share of the working set; 0 = derive it so that the central
+    /// `hot_space_percent` of the blocks receives `hot_io_percent` of the requests.
+    pub normal_sigma_percent: f64,
+    /// For `normal`: centre as a share of the working set.
+    pub normal_centre_percent: f64,
+    /// Start of the working set in the logical space.
+    pub working_set_offset_bytes: u64,
+    /// Size of the working set; 0 = from the offset to the end of the logical space.
+    pub working_set_bytes: u64,
+    /// Stop after this many requests per flow (0 = no request limit).
+    pub requests: u64,
+    /// Stop after this many bytes per flow (0 = no byte limit).
+    pub total_bytes: u64,
+    /// Stop the run at this simulated time (0 = no time limit). At least one limit is needed.
+    pub duration_ns: u64,
+    /// Open loop: mean arrival rate per flow (Poisson arrivals). 0 = closed loop.
+    pub open_loop_iops: f64,
+}
+
+impl Default for SyntheticConfig {
+    fn default() -> Self {
+        SyntheticConfig {
+            read_percent: 70.0,
+            trim_percent: 0.0,
+            block_size_bytes: 4096,
+            block_size_split: Vec::new(),
+            align_bytes: 0,
+            queue_depth: 16,
+            flows: 1,
+            pattern: AddressPattern::Uniform,
+            zipf_theta: 0.99,
+            hot_io_percent: 80.0,
+            hot_space_percent: 20.0,
+            normal_sigma_percent: 0.0,
+            normal_centre_percent: 50.0,
+            working_set_offset_bytes: 0,
+            working_set_bytes: 0,
+            requests: 100_000,
+            total_bytes: 0,
+            duration_ns: 0,
+            open_loop_iops: 0.0,
+        }
+    }
+}
+
+fn bad(key: &str, reason: impl Into<String>) -> WorkloadError {
+    WorkloadError::config(key, reason)
+}
+
+/// Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p_low = 0.02425;
+    if p < p_low {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - p_low {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        -normal_quantile(1.0 - p)
+    }
+}
+
+/// Validated, derived parameters of one synthetic flow.
+#[derive(Clone, Debug)]
+struct Plan {
+    read_threshold: f64,
+    trim_threshold: f64,
+    sizes: Vec<(u64, f64)>, // (bytes, cumulative probability)
+    align_bytes: u64,
+    ws_offset_bytes: u64,
+    slots: u64, // number of aligned start positions
+    pattern: AddressPattern,
+    zipf_theta: f64,
+    hot_slots: u64,
+    hot_io: f64,
+    normal_centre: f64,
+    normal_sigma: f64,
+    scatter_mul: u64,
+    requests: u64,
+    total_bytes: u64,
+    open_loop_iops: f64,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl Plan {
+    fn new(c: &SyntheticConfig, ctx: &WorkloadContext) -> Result<Plan, WorkloadError> {
+        let pct = |key: &str, v: f64| -> Result<f64, WorkloadError> {
+            if !(0.0..=100.0).contains(&v) || v.is_nan() {
+                Err(bad(key, format!("{v} is not a percentage in 0..=100")))
+            } else {
+                Ok(v / 100.0)
+            }
+        };
+        let read = pct("read_percent", c.read_percent)?;
+        let trim = pct("trim_percent", c.trim_percent)?;
+        if read + trim > 1.0 + 1e-9 {
+            return Err(bad("trim_percent", "read_percent + trim_percent exceeds 100"));
+        }
+        let mut sizes = Vec::new();
+        if c.block_size_split.is_empty() {
+            if c.block_size_bytes == 0 {
+                return Err(bad("block_size_bytes", "must be > 0"));
+            }
+            sizes.push((c.block_size_bytes, 1.0));
+        } else {
+            let mut acc = 0.0;
+            for (i, &(bytes, w)) in c.block_size_split.iter().enumerate() {
+                if bytes == 0 {
+                    return Err(bad(&format!("block_size_split[{i}]"), "size must be > 0"));
+                }
+                acc += pct(&format!("block_size_split[{i}]"), w)?;
+                sizes.push((bytes, acc));
+            }
+            if (acc - 1.0).abs() > 1e-6 {
+                return Err(bad("block_size_split", format!("weights add up to {}%, not 100%", acc * 100.0)));
+            }
+            if let Some(last) = sizes.last_mut() {
+                last.1 = 1.0;
+            }
+        }
+        let min_size = sizes.iter().map(|s| s.0).min().unwrap_or(1);
+        let max_size = sizes.iter().map(|s| s.0).max().unwrap_or(1);
+        let align_bytes = if c.align_bytes == 0 { min_size } else { c.align_bytes };
+        if c.working_set_offset_bytes >= ctx.logical_bytes {
+            return Err(bad(
+                "working_set_offset_bytes",
+                format!("{} is beyond the logical capacity {} bytes", c.working_set_offset_bytes, ctx.logical_bytes),
+            ));
+        }
+        let ws_bytes = if c.working_set_bytes == 0 {
+            ctx.logical_bytes - c.working_set_offset_bytes
+        } else {
+            c.working_set_bytes
+        };
+        if c.working_set_offset_bytes + ws_bytes > ctx.logical_bytes {
+            return Err(bad(
+                "working_set_bytes",
+                format!("offset + size = {} exceeds the logical capacity {} bytes", c.working_set_offset_bytes + ws_bytes, ctx.logical_bytes),
+            ));
+        }
+        if ws_bytes < max_size {
+            return Err(bad("working_set_bytes", format!("{ws_bytes} is smaller than the largest request ({max_size} bytes)")));
+        }
+        let slots = (ws_bytes - max_size) / align_bytes + 1;
+        if c.flows == 0 {
+            return Err(bad("flows", "must be >= 1"));
+        }
+        if c.open_loop_iops == 0.0 && c.queue_depth == 0 {
+            return Err(bad("queue_depth", "must be >= 1 for a closed-loop flow"));
+        }
+        if c.open_loop_iops < 0.0 || c.open_loop_iops.is_nan() {
+            return Err(bad("open_loop_iops", "must be >= 0"));
+        }
+        if c.requests == 0 && c.total_bytes == 0 && c.duration_ns == 0 {
+            return Err(bad("requests", "set at least one of requests, total_bytes, duration_ns"));
+        }
+        let hot_io = pct("hot_io_percent", c.hot_io_percent)?;
+        let hot_space = pct("hot_space_percent", c.hot_space_percent)?;
+        let hot_slots = ((slots as f64 * hot_space).round() as u64).clamp(1, slots);
+        if c.pattern == AddressPattern::HotCold && (hot_slots == slots && hot_io < 1.0) {
+            return Err(bad("hot_space_percent", "leaves no cold space"));
+        }
+        if c.pattern == AddressPattern::Zipf && (c.zipf_theta <= 0.0 || c.zipf_theta.is_nan()) {
+            return Err(bad("zipf_theta", "must be > 0"));
+        }
+        let normal_centre = pct("normal_centre_percent", c.normal_centre_percent)? * slots as f64;
+        let normal_sigma = if c.normal_sigma_percent > 0.0 {
+            c.normal_sigma_percent / 100.0 * slots as f64
+        } else {
+            if c.pattern == AddressPattern::Normal && !(hot_io > 0.0 && hot_io < 1.0 && hot_space > 0.0) {
+                return Err(bad("hot_io_percent", "normal pattern without normal_sigma_percent needs 0 < hot_io_percent < 100 and hot_space_percent > 0"));
+            }
+            // P(|X - centre| < hot_space/2 * slots) = hot_io  =>  sigma = half-width / z.
+            let z = normal_quantile((1.0 + hot_io) / 2.0);
+            (hot_space / 2.0 * slots as f64 / z).max(1e-9)
+        };
+        // Odd multiplier coprime with the slot count: a bijection that scatters zipf ranks.
+        let mut scatter_mul = 0x9E37_79B9_7F4A_7C15u64 % slots.max(1);
+        while slots > 1 && (scatter_mul == 0 || gcd(scatter_mul, slots) != 1) {
+            scatter_mul = (scatter_mul + 1) % slots;
+        }
+        Ok(Plan {
+            read_threshold: read,
+            trim_threshold: read + trim,
+            sizes,
+            align_bytes,
+            ws_offset_bytes: c.working_set_offset_bytes,
+            slots,
+            pattern: c.pattern,
+            zipf_theta: c.zipf_theta,
+            hot_slots,
+            hot_io,
+            normal_centre,
+            normal_sigma,
+            scatter_mul: scatter_mul.max(1),
+            requests: c.requests,
+            total_bytes: c.total_bytes,
+            open_loop_iops: c.open_loop_iops,
+        })
+    }
+}
+
+/// Pre-built sampler of the address pattern (no allocation per request).
+enum Sampler {
+    Sequential { next: u64 },
+    Uniform,
+    Zipf(Zipf<f64>),
+    HotCold,
+    Normal(Normal<f64>),
+}
+
+/// One synthetic flow.
+pub struct SyntheticSource {
+    plan: Plan,
+    rng: SimRng,
+    sampler: Sampler,
+    issued_requests: u64,
+    issued_bytes: u64,
+    clock_ns: f64,
+    inter_arrival: Option<Exp<f64>>,
+}
+
+impl SyntheticSource {
+    fn new(plan: Plan, rng: SimRng) -> Result<Self, WorkloadError> {
+        let sampler = match plan.pattern {
+            AddressPattern::Sequential => Sampler::Sequential { next: 0 },
+            AddressPattern::Uniform => Sampler::Uniform,
+            AddressPattern::Zipf => Sampler::Zipf(
+                Zipf::new(plan.slots, plan.zipf_theta).map_err(|e| bad("zipf_theta", e.to_string()))?,
+            ),
+            AddressPattern::HotCold => Sampler::HotCold,
+            AddressPattern::Normal => Sampler::Normal(
+                Normal::new(plan.normal_centre, plan.normal_sigma).map_err(|e| bad("normal_sigma_percent", e.to_string()))?,
+            ),
+        };
+        let inter_arrival = if plan.open_loop_iops > 0.0 {
+            Some(Exp::new(plan.open_loop_iops / 1e9).map_err(|e| bad("open_loop_iops", e.to_string()))?)
+        } else {
+            None
+        };
+        Ok(SyntheticSource { plan, rng, sampler, issued_requests: 0, issued_bytes: 0, clock_ns: 0.0, inter_arrival })
+    }
+
+    fn slot(&mut self, size_bytes: u64) -> u64 {
+        let p = &self.plan;
+        match &mut self.sampler {
+            Sampler::Sequential { next } => {
+                let s = *next;
+                let step = size_bytes.div_ceil(p.align_bytes).max(1);
+                *next = if s + step >= p.slots { 0 } else { s + step };
+                s
+            }
+            Sampler::Uniform => self.rng.gen_range(0..p.slots),
+            Sampler::Zipf(z) => {
+                let rank = (z.sample(&mut self.rng) as u64).clamp(1, p.slots) - 1;
+                ((rank as u128 * p.scatter_mul as u128) % p.slots as u128) as u64
+            }
+            Sampler::HotCold => {
+                if p.hot_slots == p.slots || self.rng.gen::<f64>() < p.hot_io {
+                    self.rng.gen_range(0..p.hot_slots)
+                } else {
+                    self.rng.gen_range(p.hot_slots..p.slots)
+                }
+            }
+            Sampler::Normal(n) => loop {
+                let x = n.sample(&mut self.rng);
+                if x >= 0.0 && x < p.slots as f64 {
+                    break x as u64;
+                }
+            },
+        }
+    }
+}
+
+impl RequestSource for SyntheticSource {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        let p = &self.plan;
+        if (p.requests > 0 && self.issued_requests >= p.requests) || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes) {
+            return Ok(None);
+        }
+        let u: f64 = self.rng.gen();
+        let op = if u < p.read_threshold {
+            HostOp::Read
+        } else if u < p.trim_threshold {
+            HostOp::Trim
+        } else {
+            HostOp::Write
+        };
+        let size_bytes = if p.sizes.len() == 1 {
+            p.sizes[0].0
+        } else {
+            let v: f64 = self.rng.gen();
+            p.sizes.iter().find(|s| v < s.1).unwrap_or(&p.sizes[p.sizes.len() - 1]).0
+        };
+        let slot = self.slot(size_bytes);
+        let p = &self.plan;
+        let arrival_ns = match &self.inter_arrival {
+            Some(e) => {
+                self.clock_ns += e.sample(&mut self.rng);
+                self.clock_ns as u64
+            }
+            None => 0,
+        };
+        self.issued_requests += 1;
+        self.issued_bytes += size_bytes;
+        Ok(Some(HostRequest { arrival_ns, op, offset_bytes: p.ws_offset_bytes + slot * p.align_bytes, size_bytes }))
+    }
+}
+
+/// Build the flows of a synthetic workload.
+pub fn build(c: &SyntheticConfig, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
+    let plan = Plan::new(c, ctx)?;
+    let arrival = if c.open_loop_iops > 0.0 { Arrival::Open } else { Arrival::Closed { queue_depth: c.queue_depth } };
+    let mut flows = Vec::with_capacity(c.flows as usize);
+    for f in 0..c.flows {
+        let rng = stream(ctx.seed, 0x5959_0000 + f as u64);
+        flows.push(Flow { name: format!("flow{f}"), arrival, source: Box::new(SyntheticSource::new(plan.clone(), rng)?) });
+    }
+    Ok(Workload { flows, duration_ns: (c.duration_ns > 0).then_some(c.duration_ns) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> WorkloadContext {
+        WorkloadContext { logical_bytes: 1 << 30, unit_bytes: 4096, seed: 7 }
+    }
+
+    fn drain(c: &SyntheticConfig) -> Vec<HostRequest> {
+        let mut w = build(c, &ctx()).unwrap();
+        let mut out = Vec::new();
+        while let Some(r) = w.flows[0].source.next_request().unwrap() {
+            out.push(r);
+        }
+        out
+    }
+
+    #[test]
+    fn sequential_wraps_and_counts() {
+        let c = SyntheticConfig { pattern: AddressPattern::Sequential, requests: 5, read_percent: 0.0, working_set_bytes: 3 * 4096, ..Default::default() };
+        let offs: Vec<u64> = drain(&c).iter().map(|r| r.offset_bytes).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 0, 4096]);
+    }
+
+    #[test]
+    fn mix_and_bounds() {
+        let c = SyntheticConfig { requests: 20_000, read_percent: 70.0, ..Default::default() };
+        let reqs = drain(&c);
+        let reads = reqs.iter().filter(|r| r.op == HostOp::Read).count() as f64 / reqs.len() as f64;
+        assert!((reads - 0.7).abs() < 0.02, "read share {reads}");
+        assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
+    }
+
+    #[test]
+    fn hot_cold_share() {
+        let c = SyntheticConfig { pattern: AddressPattern::HotCold, hot_io_percent: 90.0, hot_space_percent: 10.0, requests: 20_000, ..Default::default() };
+        let hot_limit = (1u64 << 30) / 10;
+        let reqs = drain(&c);
+        let hot = reqs.iter().filter(|r| r.offset_bytes < hot_limit).count() as f64 / reqs.len() as f64;
+        assert!((hot - 0.9).abs() < 0.02, "hot share {hot}");
+    }
+
+    #[test]
+    fn normal_central_share_matches_hot_ratio() {
+        // spec 03 trace1: the central 15% of addresses receive 85% of the writes.
+        let c = SyntheticConfig { pattern: AddressPattern::Normal, hot_io_percent: 85.0, hot_space_percent: 15.0, requests: 40_000, ..Default::default() };
+        let n = (1u64 << 30) as f64;
+        let reqs = drain(&c);
+        let central = reqs.iter().filter(|r| (r.offset_bytes as f64 - n / 2.0).abs() < 0.075 * n).count() as f64 / reqs.len() as f64;
+        assert!((central - 0.85).abs() < 0.02, "central share {central}");
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let c = SyntheticConfig { pattern: AddressPattern::Zipf, zipf_theta: 1.2, requests: 20_000, ..Default::default() };
+        let reqs = drain(&c);
+        let mut counts = std::collections::BTreeMap::new();
+        for r in &reqs {
+            *counts.entry(r.offset_bytes).or_insert(0u32) += 1;
+        }
+        let top = counts.values().max().copied().unwrap();
+        assert!(top > 1000, "most popular block got only {top} of 20000");
+    }
+
+    #[test]
+    fn bssplit_and_errors_name_keys() {
+        let c = SyntheticConfig { block_size_split: vec![(4096, 50.0), (8192, 40.0)], ..Default::default() };
+        let e = build(&c, &ctx()).err().unwrap().to_string();
+        assert!(e.contains("block_size_split") && e.contains("90"), "{e}");
+        let c = SyntheticConfig { read_percent: 120.0, ..Default::default() };
+        assert!(build(&c, &ctx()).err().unwrap().to_string().contains("workload.read_percent"));
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let c = SyntheticConfig { requests: 1000, ..Default::default() };
+        assert_eq!(drain(&c), drain(&c));
+    }
+
+    #[test]
+    fn normal_quantile_known_values() {
+        assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
+        assert!((normal_quantile(0.5)).abs() < 1e-9);
+        assert!((normal_quantile(0.01) + 2.326_348).abs() < 1e-5);
+    }
+}
