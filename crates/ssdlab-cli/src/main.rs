@@ -1,1 +1,120 @@
-fn main() {}
+//! `ssdlab`: the command-line front end. Parses arguments, loads configs, drives
+//! `ssdlab-core`, writes output files and draws progress. No simulation logic lives here.
+
+mod bench;
+mod output;
+mod progress;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use ssdlab_core::{Config, Simulation};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "ssdlab", version, about = "Fast, deterministic NAND-flash SSD simulator")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one simulation and write results.json, latency.csv, config.resolved.toml, perf.json.
+    Run {
+        /// Configuration file (TOML).
+        config: PathBuf,
+        /// Output directory (default: out/<config name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the config's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate or print configurations.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Measure simulator speed (functional, timed, preconditioning).
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Check a configuration; exit status 0 when valid.
+    Check { file: PathBuf },
+    /// Print the fully resolved configuration with defaults and derived values.
+    Show { file: PathBuf },
+}
+
+fn load(path: &Path) -> Result<Config> {
+    Ok(Config::from_file(path)?)
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { config, out, seed, quiet } => cmd_run(&config, out, seed, quiet),
+        Command::Config { action: ConfigAction::Check { file } } => cmd_check(&file),
+        Command::Config { action: ConfigAction::Show { file } } => cmd_show(&file),
+        Command::Bench(args) => bench::run(&args),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn cmd_check(file: &Path) -> Result<()> {
+    let cfg = load(file)?;
+    let d = cfg.validate().with_context(|| format!("{}", file.display()))?;
+    let ctx = ssdlab_workload::WorkloadContext {
+        logical_bytes: d.logical_bytes,
+        unit_bytes: d.geometry.unit_bytes as u64,
+        seed: cfg.seed,
+        base_dir: file.parent().map(Path::to_path_buf),
+    };
+    cfg.workload.validate(&ctx).with_context(|| format!("{}", file.display()))?;
+    println!("{}: ok ({} logical bytes, {} physical bytes)", file.display(), d.logical_bytes, d.physical_bytes);
+    Ok(())
+}
+
+fn cmd_show(file: &Path) -> Result<()> {
+    let cfg = load(file)?;
+    let d = cfg.validate().with_context(|| format!("{}", file.display()))?;
+    print!("{}", cfg.to_toml_string());
+    println!("\n# ---- derived (read-only) ----");
+    print!("{}", output::derived_toml(&d));
+    Ok(())
+}
+
+fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, quiet: bool) -> Result<()> {
+    let mut cfg = load(path)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
+    let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
+    sim.base_dir = path.parent().map(Path::to_path_buf);
+    let mut bar = progress::Bar::new(quiet);
+    let t0 = Instant::now();
+    sim.precondition(&mut bar)?;
+    let t1 = Instant::now();
+    let results = sim.run_workload(&mut bar)?;
+    let t2 = Instant::now();
+    bar.finish();
+    let perf = output::Perf {
+        precondition_wall_s: (t1 - t0).as_secs_f64(),
+        workload_wall_s: (t2 - t1).as_secs_f64(),
+        host_requests_per_wall_s: results.host.requests as f64 / (t2 - t1).as_secs_f64().max(1e-9),
+        peak_rss_bytes: output::peak_rss_bytes(),
+    };
+    output::write_all(&out, &cfg, &sim.derived, &results, &perf)?;
+    print!("{}", output::summary(&results));
+    println!("results: {}", out.join("results.json").display());
+    Ok(())
+}

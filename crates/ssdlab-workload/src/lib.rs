@@ -5,10 +5,15 @@
 //! arrival = submission time) or open-loop (arrival time taken from the request).
 //! This crate knows nothing of SSDs: addresses are byte offsets in the logical space.
 
+mod address;
 pub mod error;
+pub mod fio;
+pub mod replay;
 pub mod request;
 pub mod rng;
+pub mod stats;
 pub mod synthetic;
+pub mod trace;
 
 pub use error::WorkloadError;
 pub use request::{HostOp, HostRequest};
@@ -24,6 +29,19 @@ pub struct WorkloadContext {
     pub unit_bytes: u64,
     /// Master seed of the run; sources derive their own streams from it.
     pub seed: u64,
+    /// Directory against which relative input paths (fio job files, traces) are resolved,
+    /// normally the directory of the run's configuration file. `None` = the current directory.
+    pub base_dir: Option<std::path::PathBuf>,
+}
+
+impl WorkloadContext {
+    /// `path` resolved against [`WorkloadContext::base_dir`] when it is relative.
+    pub fn resolve_path(&self, path: &std::path::Path) -> std::path::PathBuf {
+        match &self.base_dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
 }
 
 /// A stream of host requests. Sources are pulled one request at a time so a 10 GB trace
@@ -54,6 +72,16 @@ pub struct Workload {
     pub flows: Vec<Flow>,
     /// Stop the run at this simulated time even if sources have more requests.
     pub duration_ns: Option<u64>,
+    /// Counters the sources update while they run (skipped bad lines, clamped arrivals…).
+    /// Clone the handle before moving the flows away and read it after the run.
+    pub stats: stats::WorkloadStats,
+}
+
+impl Workload {
+    /// Malformed input lines skipped so far under `skip_bad_lines` (0 for synthetic/fio).
+    pub fn skipped_lines(&self) -> u64 {
+        self.stats.skipped_lines()
+    }
 }
 
 /// `[workload]` section of a run configuration, tagged by `kind`.
@@ -62,6 +90,10 @@ pub struct Workload {
 pub enum WorkloadConfig {
     /// fio-like generator (see [`synthetic::SyntheticConfig`]).
     Synthetic(synthetic::SyntheticConfig),
+    /// A fio job file (see [`fio::FioWorkloadConfig`]).
+    Fio(fio::FioWorkloadConfig),
+    /// A block trace replay (see [`trace::TraceWorkloadConfig`]).
+    Trace(trace::TraceWorkloadConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -80,6 +112,8 @@ impl WorkloadConfig {
     pub fn build(&self, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
         match self {
             WorkloadConfig::Synthetic(c) => synthetic::build(c, ctx),
+            WorkloadConfig::Fio(c) => fio::build(c, ctx),
+            WorkloadConfig::Trace(c) => trace::build(c, ctx),
         }
     }
 }

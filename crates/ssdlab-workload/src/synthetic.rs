@@ -1,11 +1,13 @@
 //! fio-like synthetic generator: read/write/trim mix, fixed or split block sizes, address
 //! patterns (sequential, uniform, zipf, hot/cold, normal), closed or open loop.
 
+use crate::address::{AddressKind, AddressSampler};
 use crate::rng::{stream, SimRng};
-use crate::{Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext};
+use crate::stats::WorkloadStats;
 use crate::WorkloadError;
+use crate::{Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext};
 use rand::Rng;
-use rand_distr::{Distribution, Exp, Normal, Zipf};
+use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
 /// Address pattern of a synthetic flow.
@@ -162,18 +164,9 @@ struct Plan {
     hot_io: f64,
     normal_centre: f64,
     normal_sigma: f64,
-    scatter_mul: u64,
     requests: u64,
     total_bytes: u64,
     open_loop_iops: f64,
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 impl Plan {
@@ -188,7 +181,10 @@ impl Plan {
         let read = pct("read_percent", c.read_percent)?;
         let trim = pct("trim_percent", c.trim_percent)?;
         if read + trim > 1.0 + 1e-9 {
-            return Err(bad("trim_percent", "read_percent + trim_percent exceeds 100"));
+            return Err(bad(
+                "trim_percent",
+                "read_percent + trim_percent exceeds 100",
+            ));
         }
         let mut sizes = Vec::new();
         if c.block_size_split.is_empty() {
@@ -206,7 +202,10 @@ impl Plan {
                 sizes.push((bytes, acc));
             }
             if (acc - 1.0).abs() > 1e-6 {
-                return Err(bad("block_size_split", format!("weights add up to {}%, not 100%", acc * 100.0)));
+                return Err(bad(
+                    "block_size_split",
+                    format!("weights add up to {}%, not 100%", acc * 100.0),
+                ));
             }
             if let Some(last) = sizes.last_mut() {
                 last.1 = 1.0;
@@ -214,11 +213,18 @@ impl Plan {
         }
         let min_size = sizes.iter().map(|s| s.0).min().unwrap_or(1);
         let max_size = sizes.iter().map(|s| s.0).max().unwrap_or(1);
-        let align_bytes = if c.align_bytes == 0 { min_size } else { c.align_bytes };
+        let align_bytes = if c.align_bytes == 0 {
+            min_size
+        } else {
+            c.align_bytes
+        };
         if c.working_set_offset_bytes >= ctx.logical_bytes {
             return Err(bad(
                 "working_set_offset_bytes",
-                format!("{} is beyond the logical capacity {} bytes", c.working_set_offset_bytes, ctx.logical_bytes),
+                format!(
+                    "{} is beyond the logical capacity {} bytes",
+                    c.working_set_offset_bytes, ctx.logical_bytes
+                ),
             ));
         }
         let ws_bytes = if c.working_set_bytes == 0 {
@@ -229,11 +235,18 @@ impl Plan {
         if c.working_set_offset_bytes + ws_bytes > ctx.logical_bytes {
             return Err(bad(
                 "working_set_bytes",
-                format!("offset + size = {} exceeds the logical capacity {} bytes", c.working_set_offset_bytes + ws_bytes, ctx.logical_bytes),
+                format!(
+                    "offset + size = {} exceeds the logical capacity {} bytes",
+                    c.working_set_offset_bytes + ws_bytes,
+                    ctx.logical_bytes
+                ),
             ));
         }
         if ws_bytes < max_size {
-            return Err(bad("working_set_bytes", format!("{ws_bytes} is smaller than the largest request ({max_size} bytes)")));
+            return Err(bad(
+                "working_set_bytes",
+                format!("{ws_bytes} is smaller than the largest request ({max_size} bytes)"),
+            ));
         }
         let slots = (ws_bytes - max_size) / align_bytes + 1;
         if c.flows == 0 {
@@ -246,7 +259,10 @@ impl Plan {
             return Err(bad("open_loop_iops", "must be >= 0"));
         }
         if c.requests == 0 && c.total_bytes == 0 && c.duration_ns == 0 {
-            return Err(bad("requests", "set at least one of requests, total_bytes, duration_ns"));
+            return Err(bad(
+                "requests",
+                "set at least one of requests, total_bytes, duration_ns",
+            ));
         }
         let hot_io = pct("hot_io_percent", c.hot_io_percent)?;
         let hot_space = pct("hot_space_percent", c.hot_space_percent)?;
@@ -261,18 +277,15 @@ impl Plan {
         let normal_sigma = if c.normal_sigma_percent > 0.0 {
             c.normal_sigma_percent / 100.0 * slots as f64
         } else {
-            if c.pattern == AddressPattern::Normal && !(hot_io > 0.0 && hot_io < 1.0 && hot_space > 0.0) {
+            if c.pattern == AddressPattern::Normal
+                && !(hot_io > 0.0 && hot_io < 1.0 && hot_space > 0.0)
+            {
                 return Err(bad("hot_io_percent", "normal pattern without normal_sigma_percent needs 0 < hot_io_percent < 100 and hot_space_percent > 0"));
             }
             // P(|X - centre| < hot_space/2 * slots) = hot_io  =>  sigma = half-width / z.
             let z = normal_quantile((1.0 + hot_io) / 2.0);
             (hot_space / 2.0 * slots as f64 / z).max(1e-9)
         };
-        // Odd multiplier coprime with the slot count: a bijection that scatters zipf ranks.
-        let mut scatter_mul = 0x9E37_79B9_7F4A_7C15u64 % slots.max(1);
-        while slots > 1 && (scatter_mul == 0 || gcd(scatter_mul, slots) != 1) {
-            scatter_mul = (scatter_mul + 1) % slots;
-        }
         Ok(Plan {
             read_threshold: read,
             trim_threshold: read + trim,
@@ -286,7 +299,6 @@ impl Plan {
             hot_io,
             normal_centre,
             normal_sigma,
-            scatter_mul: scatter_mul.max(1),
             requests: c.requests,
             total_bytes: c.total_bytes,
             open_loop_iops: c.open_loop_iops,
@@ -294,20 +306,11 @@ impl Plan {
     }
 }
 
-/// Pre-built sampler of the address pattern (no allocation per request).
-enum Sampler {
-    Sequential { next: u64 },
-    Uniform,
-    Zipf(Zipf<f64>),
-    HotCold,
-    Normal(Normal<f64>),
-}
-
 /// One synthetic flow.
 pub struct SyntheticSource {
     plan: Plan,
     rng: SimRng,
-    sampler: Sampler,
+    sampler: AddressSampler,
     issued_requests: u64,
     issued_bytes: u64,
     clock_ns: f64,
@@ -315,61 +318,63 @@ pub struct SyntheticSource {
 }
 
 impl SyntheticSource {
-    fn new(plan: Plan, rng: SimRng) -> Result<Self, WorkloadError> {
-        let sampler = match plan.pattern {
-            AddressPattern::Sequential => Sampler::Sequential { next: 0 },
-            AddressPattern::Uniform => Sampler::Uniform,
-            AddressPattern::Zipf => Sampler::Zipf(
-                Zipf::new(plan.slots, plan.zipf_theta).map_err(|e| bad("zipf_theta", e.to_string()))?,
+    fn new(plan: Plan, mut rng: SimRng) -> Result<Self, WorkloadError> {
+        let (kind, key) = match plan.pattern {
+            AddressPattern::Sequential => (AddressKind::Sequential, "pattern"),
+            AddressPattern::Uniform => (AddressKind::Uniform, "pattern"),
+            AddressPattern::Zipf => (
+                AddressKind::Zipf {
+                    theta: plan.zipf_theta,
+                },
+                "zipf_theta",
             ),
-            AddressPattern::HotCold => Sampler::HotCold,
-            AddressPattern::Normal => Sampler::Normal(
-                Normal::new(plan.normal_centre, plan.normal_sigma).map_err(|e| bad("normal_sigma_percent", e.to_string()))?,
+            AddressPattern::HotCold => (
+                AddressKind::HotCold {
+                    hot_slots: plan.hot_slots,
+                    hot_io: plan.hot_io,
+                },
+                "hot_io_percent",
+            ),
+            AddressPattern::Normal => (
+                AddressKind::Normal {
+                    centre: plan.normal_centre,
+                    sigma: plan.normal_sigma,
+                },
+                "normal_sigma_percent",
             ),
         };
+        let sampler = AddressSampler::new(&kind, plan.slots, 0.0, &mut rng, key)?;
         let inter_arrival = if plan.open_loop_iops > 0.0 {
-            Some(Exp::new(plan.open_loop_iops / 1e9).map_err(|e| bad("open_loop_iops", e.to_string()))?)
+            Some(
+                Exp::new(plan.open_loop_iops / 1e9)
+                    .map_err(|e| bad("open_loop_iops", e.to_string()))?,
+            )
         } else {
             None
         };
-        Ok(SyntheticSource { plan, rng, sampler, issued_requests: 0, issued_bytes: 0, clock_ns: 0.0, inter_arrival })
+        Ok(SyntheticSource {
+            plan,
+            rng,
+            sampler,
+            issued_requests: 0,
+            issued_bytes: 0,
+            clock_ns: 0.0,
+            inter_arrival,
+        })
     }
 
     fn slot(&mut self, size_bytes: u64) -> u64 {
-        let p = &self.plan;
-        match &mut self.sampler {
-            Sampler::Sequential { next } => {
-                let s = *next;
-                let step = size_bytes.div_ceil(p.align_bytes).max(1);
-                *next = if s + step >= p.slots { 0 } else { s + step };
-                s
-            }
-            Sampler::Uniform => self.rng.gen_range(0..p.slots),
-            Sampler::Zipf(z) => {
-                let rank = (z.sample(&mut self.rng) as u64).clamp(1, p.slots) - 1;
-                ((rank as u128 * p.scatter_mul as u128) % p.slots as u128) as u64
-            }
-            Sampler::HotCold => {
-                if p.hot_slots == p.slots || self.rng.gen::<f64>() < p.hot_io {
-                    self.rng.gen_range(0..p.hot_slots)
-                } else {
-                    self.rng.gen_range(p.hot_slots..p.slots)
-                }
-            }
-            Sampler::Normal(n) => loop {
-                let x = n.sample(&mut self.rng);
-                if x >= 0.0 && x < p.slots as f64 {
-                    break x as u64;
-                }
-            },
-        }
+        let step = size_bytes.div_ceil(self.plan.align_bytes).max(1);
+        self.sampler.next_slot(&mut self.rng, step)
     }
 }
 
 impl RequestSource for SyntheticSource {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         let p = &self.plan;
-        if (p.requests > 0 && self.issued_requests >= p.requests) || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes) {
+        if (p.requests > 0 && self.issued_requests >= p.requests)
+            || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes)
+        {
             return Ok(None);
         }
         let u: f64 = self.rng.gen();
@@ -384,7 +389,11 @@ impl RequestSource for SyntheticSource {
             p.sizes[0].0
         } else {
             let v: f64 = self.rng.gen();
-            p.sizes.iter().find(|s| v < s.1).unwrap_or(&p.sizes[p.sizes.len() - 1]).0
+            p.sizes
+                .iter()
+                .find(|s| v < s.1)
+                .unwrap_or(&p.sizes[p.sizes.len() - 1])
+                .0
         };
         let slot = self.slot(size_bytes);
         let p = &self.plan;
@@ -397,20 +406,39 @@ impl RequestSource for SyntheticSource {
         };
         self.issued_requests += 1;
         self.issued_bytes += size_bytes;
-        Ok(Some(HostRequest { arrival_ns, op, offset_bytes: p.ws_offset_bytes + slot * p.align_bytes, size_bytes }))
+        Ok(Some(HostRequest {
+            arrival_ns,
+            op,
+            offset_bytes: p.ws_offset_bytes + slot * p.align_bytes,
+            size_bytes,
+        }))
     }
 }
 
 /// Build the flows of a synthetic workload.
 pub fn build(c: &SyntheticConfig, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
     let plan = Plan::new(c, ctx)?;
-    let arrival = if c.open_loop_iops > 0.0 { Arrival::Open } else { Arrival::Closed { queue_depth: c.queue_depth } };
+    let arrival = if c.open_loop_iops > 0.0 {
+        Arrival::Open
+    } else {
+        Arrival::Closed {
+            queue_depth: c.queue_depth,
+        }
+    };
     let mut flows = Vec::with_capacity(c.flows as usize);
     for f in 0..c.flows {
         let rng = stream(ctx.seed, 0x5959_0000 + f as u64);
-        flows.push(Flow { name: format!("flow{f}"), arrival, source: Box::new(SyntheticSource::new(plan.clone(), rng)?) });
+        flows.push(Flow {
+            name: format!("flow{f}"),
+            arrival,
+            source: Box::new(SyntheticSource::new(plan.clone(), rng)?),
+        });
     }
-    Ok(Workload { flows, duration_ns: (c.duration_ns > 0).then_some(c.duration_ns) })
+    Ok(Workload {
+        flows,
+        duration_ns: (c.duration_ns > 0).then_some(c.duration_ns),
+        stats: WorkloadStats::default(),
+    })
 }
 
 #[cfg(test)]
@@ -418,7 +446,12 @@ mod tests {
     use super::*;
 
     fn ctx() -> WorkloadContext {
-        WorkloadContext { logical_bytes: 1 << 30, unit_bytes: 4096, seed: 7 }
+        WorkloadContext {
+            logical_bytes: 1 << 30,
+            unit_bytes: 4096,
+            seed: 7,
+            base_dir: None,
+        }
     }
 
     fn drain(c: &SyntheticConfig) -> Vec<HostRequest> {
@@ -432,42 +465,76 @@ mod tests {
 
     #[test]
     fn sequential_wraps_and_counts() {
-        let c = SyntheticConfig { pattern: AddressPattern::Sequential, requests: 5, read_percent: 0.0, working_set_bytes: 3 * 4096, ..Default::default() };
+        let c = SyntheticConfig {
+            pattern: AddressPattern::Sequential,
+            requests: 5,
+            read_percent: 0.0,
+            working_set_bytes: 3 * 4096,
+            ..Default::default()
+        };
         let offs: Vec<u64> = drain(&c).iter().map(|r| r.offset_bytes).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0, 4096]);
     }
 
     #[test]
     fn mix_and_bounds() {
-        let c = SyntheticConfig { requests: 20_000, read_percent: 70.0, ..Default::default() };
+        let c = SyntheticConfig {
+            requests: 20_000,
+            read_percent: 70.0,
+            ..Default::default()
+        };
         let reqs = drain(&c);
         let reads = reqs.iter().filter(|r| r.op == HostOp::Read).count() as f64 / reqs.len() as f64;
         assert!((reads - 0.7).abs() < 0.02, "read share {reads}");
-        assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
+        assert!(reqs
+            .iter()
+            .all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
     }
 
     #[test]
     fn hot_cold_share() {
-        let c = SyntheticConfig { pattern: AddressPattern::HotCold, hot_io_percent: 90.0, hot_space_percent: 10.0, requests: 20_000, ..Default::default() };
+        let c = SyntheticConfig {
+            pattern: AddressPattern::HotCold,
+            hot_io_percent: 90.0,
+            hot_space_percent: 10.0,
+            requests: 20_000,
+            ..Default::default()
+        };
         let hot_limit = (1u64 << 30) / 10;
         let reqs = drain(&c);
-        let hot = reqs.iter().filter(|r| r.offset_bytes < hot_limit).count() as f64 / reqs.len() as f64;
+        let hot =
+            reqs.iter().filter(|r| r.offset_bytes < hot_limit).count() as f64 / reqs.len() as f64;
         assert!((hot - 0.9).abs() < 0.02, "hot share {hot}");
     }
 
     #[test]
     fn normal_central_share_matches_hot_ratio() {
         // spec 03 trace1: the central 15% of addresses receive 85% of the writes.
-        let c = SyntheticConfig { pattern: AddressPattern::Normal, hot_io_percent: 85.0, hot_space_percent: 15.0, requests: 40_000, ..Default::default() };
+        let c = SyntheticConfig {
+            pattern: AddressPattern::Normal,
+            hot_io_percent: 85.0,
+            hot_space_percent: 15.0,
+            requests: 40_000,
+            ..Default::default()
+        };
         let n = (1u64 << 30) as f64;
         let reqs = drain(&c);
-        let central = reqs.iter().filter(|r| (r.offset_bytes as f64 - n / 2.0).abs() < 0.075 * n).count() as f64 / reqs.len() as f64;
+        let central = reqs
+            .iter()
+            .filter(|r| (r.offset_bytes as f64 - n / 2.0).abs() < 0.075 * n)
+            .count() as f64
+            / reqs.len() as f64;
         assert!((central - 0.85).abs() < 0.02, "central share {central}");
     }
 
     #[test]
     fn zipf_is_skewed_and_in_range() {
-        let c = SyntheticConfig { pattern: AddressPattern::Zipf, zipf_theta: 1.2, requests: 20_000, ..Default::default() };
+        let c = SyntheticConfig {
+            pattern: AddressPattern::Zipf,
+            zipf_theta: 1.2,
+            requests: 20_000,
+            ..Default::default()
+        };
         let reqs = drain(&c);
         let mut counts = std::collections::BTreeMap::new();
         for r in &reqs {
@@ -479,16 +546,29 @@ mod tests {
 
     #[test]
     fn bssplit_and_errors_name_keys() {
-        let c = SyntheticConfig { block_size_split: vec![(4096, 50.0), (8192, 40.0)], ..Default::default() };
+        let c = SyntheticConfig {
+            block_size_split: vec![(4096, 50.0), (8192, 40.0)],
+            ..Default::default()
+        };
         let e = build(&c, &ctx()).err().unwrap().to_string();
         assert!(e.contains("block_size_split") && e.contains("90"), "{e}");
-        let c = SyntheticConfig { read_percent: 120.0, ..Default::default() };
-        assert!(build(&c, &ctx()).err().unwrap().to_string().contains("workload.read_percent"));
+        let c = SyntheticConfig {
+            read_percent: 120.0,
+            ..Default::default()
+        };
+        assert!(build(&c, &ctx())
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("workload.read_percent"));
     }
 
     #[test]
     fn same_seed_same_stream() {
-        let c = SyntheticConfig { requests: 1000, ..Default::default() };
+        let c = SyntheticConfig {
+            requests: 1000,
+            ..Default::default()
+        };
         assert_eq!(drain(&c), drain(&c));
     }
 

@@ -1,0 +1,96 @@
+//! `ssdlab bench`: the speed figures of issue 2, measured on the bundled presets.
+//!
+//! 1. functional: spec-02 device (880 blocks × 128 pages × 1 KiB, OP 10%), greedy GC,
+//!    uniform random 1 KiB overwrites → host writes per wall second, WAF, exact GC counts;
+//! 2. precondition: Table-1 device (256 GiB), sequential fill + one capacity of random 4 KiB
+//!    overwrites → wall seconds and peak memory;
+//! 3. timed: 4 KiB random 70/30 at QD 16 on the preconditioned Table-1 device → simulated
+//!    host requests per wall second.
+
+use crate::output::peak_rss_bytes;
+use anyhow::{Context, Result};
+use clap::Args;
+use ssdlab_core::{Config, NoProgress, Simulation};
+use std::time::Instant;
+
+const OP_PAPER: &str = include_str!("../../../configs/op-paper.toml");
+const TABLE1: &str = include_str!("../../../configs/ssr-table1.toml");
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Random 1 KiB overwrites for the functional figure, in multiples of the logical capacity.
+    #[arg(long, default_value_t = 100.0)]
+    functional_capacity_multiple: f64,
+    /// Divide the Table-1 device's blocks per plane by this (1 = the full 256 GiB device).
+    #[arg(long, default_value_t = 1)]
+    table1_scale: u32,
+    /// Timed-mode requests.
+    #[arg(long, default_value_t = 2_000_000)]
+    timed_requests: u64,
+    /// Only the functional figure.
+    #[arg(long)]
+    functional_only: bool,
+}
+
+fn parse(text: &str, name: &str) -> Result<Config> {
+    Ok(Config::from_toml_str(text, name)?)
+}
+
+pub fn run(a: &BenchArgs) -> Result<()> {
+    // 1. Functional mode on the spec-02 device.
+    let mut cfg = parse(OP_PAPER, "configs/op-paper.toml")?;
+    cfg.precondition.random_overwrite_capacity_multiple = a.functional_capacity_multiple;
+    let mut sim = Simulation::new(cfg.clone())?;
+    let units = sim.derived.logical_units as u64;
+    let t = Instant::now();
+    sim.precondition(&mut NoProgress)?;
+    let wall = t.elapsed().as_secs_f64();
+    let c = sim.ftl.counters;
+    let writes = units + (a.functional_capacity_multiple * units as f64) as u64;
+    println!("functional  spec-02 device (880 blocks x 128 pages x 1 KiB, OP 10%, greedy): {writes} host writes in {wall:.2} s = {:.2} M writes/s; WAF (random phase) {:.3}; GC victims {}, copied units {}, erases {}",
+        writes as f64 / wall / 1e6,
+        sim_precondition_waf(&sim),
+        c.gc_invocations, c.gc_copied_units, c.nand.total(ssdlab_core::flash::OpKind::Erase));
+    if a.functional_only {
+        return Ok(());
+    }
+
+    // 2. Preconditioning the Table-1 device.
+    let mut cfg = parse(TABLE1, "configs/ssr-table1.toml")?;
+    cfg.device.geometry.blocks_per_plane = (cfg.device.geometry.blocks_per_plane / a.table1_scale.max(1)).max(32);
+    if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
+        s.requests = a.timed_requests;
+    }
+    let mut sim = Simulation::new(cfg).context("table-1 config")?;
+    let t = Instant::now();
+    sim.precondition(&mut NoProgress)?;
+    let pre_wall = t.elapsed().as_secs_f64();
+    let pre_rss = peak_rss_bytes();
+    println!(
+        "precondition Table-1 device ({} GiB logical, fill + 1x random 4 KiB): {:.1} s wall, peak RSS {:.0} MiB, WAF {:.3}",
+        sim.derived.logical_bytes >> 30,
+        pre_wall,
+        pre_rss as f64 / (1u64 << 20) as f64,
+        sim_precondition_waf(&sim)
+    );
+
+    // 3. Timed mode on the preconditioned device.
+    let t = Instant::now();
+    let r = sim.run_workload(&mut NoProgress)?;
+    let wall = t.elapsed().as_secs_f64();
+    println!(
+        "timed       4 KiB random 70/30 QD16: {} requests in {:.2} s wall = {:.2} M requests/s ({} events); read p99 {} ns, write p99 {} ns; peak RSS {:.0} MiB",
+        r.host.requests,
+        wall,
+        r.host.requests as f64 / wall / 1e6,
+        r.engine.as_ref().map(|e| e.events).unwrap_or(0),
+        r.latency_ns.read.p99,
+        r.latency_ns.write.p99,
+        peak_rss_bytes() as f64 / (1u64 << 20) as f64
+    );
+    Ok(())
+}
+
+fn sim_precondition_waf(sim: &Simulation) -> f64 {
+    sim.precondition_summary().map(|p| p.waf).unwrap_or(0.0)
+}

@@ -1,0 +1,158 @@
+//! Output files and the human summary.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use ssdlab_core::config::Derived;
+use ssdlab_core::stats::LatencySummary;
+use ssdlab_core::{Config, Results};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Wall-clock figures, kept out of results.json so that file stays deterministic.
+#[derive(Serialize)]
+pub struct Perf {
+    pub precondition_wall_s: f64,
+    pub workload_wall_s: f64,
+    pub host_requests_per_wall_s: f64,
+    pub peak_rss_bytes: u64,
+}
+
+/// Peak resident set size of this process (Linux: VmHWM), 0 where unknown.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok()))
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+#[derive(Serialize)]
+struct DerivedView<'a> {
+    logical_units: u32,
+    logical_bytes: u64,
+    physical_bytes: u64,
+    dies: u32,
+    planes: u32,
+    blocks: u32,
+    pages: u64,
+    slots_per_page: u32,
+    units_per_block: u32,
+    reserve_blocks_per_plane: u32,
+    min_over_provisioning_ratio: f64,
+    mapping_table_bytes: u64,
+    write_buffer_units: u32,
+    stripe_planes_first: &'a [u32],
+}
+
+pub fn derived_toml(d: &Derived) -> String {
+    let g = &d.geometry;
+    let v = DerivedView {
+        logical_units: d.logical_units,
+        logical_bytes: d.logical_bytes,
+        physical_bytes: d.physical_bytes,
+        dies: g.dies,
+        planes: g.planes,
+        blocks: g.blocks,
+        pages: g.pages,
+        slots_per_page: g.slots_per_page,
+        units_per_block: g.units_per_block,
+        reserve_blocks_per_plane: d.reserve_blocks_per_plane,
+        min_over_provisioning_ratio: d.min_over_provisioning_ratio,
+        mapping_table_bytes: d.mapping_table_bytes,
+        write_buffer_units: d.write_buffer_units,
+        stripe_planes_first: &d.stripe_planes[..d.stripe_planes.len().min(16)],
+    };
+    let body = toml::to_string(&v).unwrap_or_default();
+    body.lines().map(|l| format!("# {l}\n")).collect()
+}
+
+fn percentile_rows(name: &str, s: &LatencySummary, out: &mut String) {
+    let rows = [
+        ("mean", s.mean),
+        ("p50", s.p50 as f64),
+        ("p90", s.p90 as f64),
+        ("p99", s.p99 as f64),
+        ("p99.9", s.p99_9 as f64),
+        ("p99.99", s.p99_99 as f64),
+        ("p99.999", s.p99_999 as f64),
+        ("p99.9999", s.p99_9999 as f64),
+        ("max", s.max as f64),
+    ];
+    for (p, v) in rows {
+        let _ = writeln!(out, "{name},{p},{v},{}", s.count);
+    }
+}
+
+/// `latency.csv`: one row per operation and percentile.
+pub fn latency_csv(r: &Results) -> String {
+    let mut s = String::from("op,percentile,latency_ns,samples\n");
+    percentile_rows("read", &r.latency_ns.read, &mut s);
+    percentile_rows("write", &r.latency_ns.write, &mut s);
+    s
+}
+
+pub fn write_all(dir: &Path, cfg: &Config, d: &Derived, r: &Results, perf: &Perf) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let write = |name: &str, body: String| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
+    };
+    write("results.json", serde_json::to_string_pretty(r)? + "\n")?;
+    write("latency.csv", latency_csv(r))?;
+    write("config.resolved.toml", format!("{}\n# ---- derived (read-only) ----\n{}", cfg.to_toml_string(), derived_toml(d)))?;
+    write("perf.json", serde_json::to_string_pretty(perf)? + "\n")?;
+    Ok(())
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// The compact human summary printed after a run.
+pub fn summary(r: &Results) -> String {
+    let mut s = String::new();
+    let h = &r.host;
+    let _ = writeln!(
+        s,
+        "{:?} run, seed {}: {} requests ({} reads, {} writes, {} trims, {} flushes) in {:.3} s simulated",
+        r.mode,
+        r.seed,
+        h.requests,
+        h.counters.reads,
+        h.counters.writes,
+        h.counters.trims,
+        h.counters.flushes,
+        h.sim_time_ns as f64 / 1e9
+    );
+    let _ = writeln!(s, "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})", h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s);
+    for (name, l) in [("read", &r.latency_ns.read), ("write", &r.latency_ns.write)] {
+        if l.count > 0 {
+            let _ = writeln!(
+                s,
+                "{name} latency us: mean {:.1}  p50 {}  p99 {}  p99.9 {}  p99.99 {}  p99.9999 {}  max {}",
+                l.mean / 1000.0,
+                us(l.p50),
+                us(l.p99),
+                us(l.p99_9),
+                us(l.p99_99),
+                us(l.p99_9999),
+                us(l.max)
+            );
+        }
+    }
+    let n = &r.nand;
+    let _ = writeln!(
+        s,
+        "NAND: reads {} (gc {}), programs {} (gc {}), erases {}; WAF {:.3}; GC victims {}, copied units {}",
+        n.reads.total, n.reads.gc, n.programs.total, n.programs.gc, n.erases.total, r.waf, r.gc.invocations, r.gc.copied_units
+    );
+    let w = &r.wear;
+    let _ = writeln!(s, "wear: erase count min {} mean {:.2} max {} stddev {:.2}; bad blocks {}", w.erase_count_min, w.erase_count_mean, w.erase_count_max, w.erase_count_stddev, w.bad_blocks);
+    if let Some(p) = &r.precondition {
+        let _ = writeln!(s, "precondition: {} fill + {} random units, WAF {:.3}{}", p.sequential_fill_units, p.random_overwrite_units, p.waf, if p.steady_state_reached { ", steady state" } else { "" });
+    }
+    if let Some(i) = &r.integrity {
+        let _ = writeln!(s, "integrity: {} reads checked, {} errors", i.checked_reads, i.errors);
+    }
+    s
+}

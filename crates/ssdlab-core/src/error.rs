@@ -1,0 +1,36 @@
+//! Errors of the simulation core. Each names what to fix (a config key, an address, a file).
+
+use ssdlab_workload::WorkloadError;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// A configuration value is missing, out of range or inconsistent with another.
+    #[error("{key}: {reason}")]
+    Config { key: String, reason: String },
+    /// The configuration file could not be parsed.
+    #[error("{file}: {reason}")]
+    ConfigFile { file: String, reason: String },
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// Integrity mode found a read that did not return the last version written.
+    #[error("integrity violation: {0}")]
+    Integrity(String),
+    /// No plane can take another write: the device is worn out or over-full.
+    #[error("device full: {0}")]
+    DeviceFull(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl SimError {
+    pub fn config(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        SimError::Config { key: key.into(), reason: reason.into() }
+    }
+}
+
+pub type Result<T, E = SimError> = std::result::Result<T, E>;

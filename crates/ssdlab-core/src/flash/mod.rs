@@ -1,0 +1,76 @@
+//! Flash back end: per-block state in structure-of-arrays form, the per-slot out-of-band
+//! area (which logical unit and version a slot holds), the timing model, and the channel
+//! buses of the timed mode. The flash layer stores what it is told; it makes no decisions.
+
+mod blocks;
+mod bus;
+mod timing;
+
+use crate::config::CellMode;
+
+pub use blocks::{BlockState, BlockTable};
+pub use bus::Channels;
+pub use timing::TimingModel;
+
+/// Marker for "no unit" / "unmapped" in dense `u32` tables.
+pub const NONE: u32 = u32::MAX;
+
+/// Kind of a NAND array operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum OpKind {
+    Read = 0,
+    Program = 1,
+    Erase = 2,
+}
+
+/// Why a NAND operation was issued (results break counts down by this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Cause {
+    Host = 0,
+    Gc = 1,
+    WearLeveling = 2,
+    Mapping = 3,
+    Migration = 4,
+}
+
+impl Cause {
+    pub const COUNT: usize = 5;
+    pub const ALL: [Cause; 5] = [Cause::Host, Cause::Gc, Cause::WearLeveling, Cause::Mapping, Cause::Migration];
+    pub fn name(self) -> &'static str {
+        ["host", "gc", "wear_leveling", "mapping", "migration"][self as usize]
+    }
+}
+
+/// One NAND operation as the FTL issues it. Small and `Copy`: it travels through the
+/// scheduler's queues by value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandOp {
+    pub kind: OpKind,
+    pub cause: Cause,
+    /// Cell mode of the block (selects the latencies).
+    pub mode: CellMode,
+    /// Erase: ISPE loops this erase takes (from the block's P/E cycles); otherwise 0.
+    pub loops: u16,
+    pub block: u32,
+    /// Page within the block (0 for erases).
+    pub page: u32,
+    /// Mapping units moved over the channel (reads: units requested; programs: the page).
+    pub units: u32,
+    /// Host request slot waiting for this operation, or [`NONE`].
+    pub tag: u32,
+}
+
+/// Out-of-band area of every slot: the logical unit stored there and, in integrity mode,
+/// its version. `lpn[slot] == NONE` means the slot holds no valid data.
+pub struct Oob {
+    pub lpn: Vec<u32>,
+    pub version: Vec<u32>,
+}
+
+impl Oob {
+    pub fn new(slots: u64, integrity: bool) -> Oob {
+        Oob { lpn: vec![NONE; slots as usize], version: if integrity { vec![0; slots as usize] } else { Vec::new() } }
+    }
+}

@@ -1,0 +1,141 @@
+//! Host interface: splitting requests into mapping units, the table of requests in flight,
+//! and per-flow submission state (NVMe-style: one submission queue per flow).
+
+use crate::error::{Result, SimError};
+use crate::flash::NONE;
+use ssdlab_workload::{Arrival, HostOp, HostRequest};
+
+/// The mapping units a request touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitSpan {
+    pub first: u32,
+    pub count: u32,
+    /// The first unit is only partly covered.
+    pub head_partial: bool,
+    /// The last unit is only partly covered.
+    pub tail_partial: bool,
+}
+
+impl UnitSpan {
+    pub fn lpns(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.count
+    }
+}
+
+/// Split `req` into mapping units of `unit_bytes`; errors if it leaves the logical space.
+pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
+    let u = unit_bytes as u64;
+    if req.op == HostOp::Flush || req.size_bytes == 0 {
+        return Ok(UnitSpan { first: 0, count: 0, head_partial: false, tail_partial: false });
+    }
+    let end = req.offset_bytes.checked_add(req.size_bytes).unwrap_or(u64::MAX);
+    let limit = logical_units as u64 * u;
+    if end > limit {
+        return Err(SimError::config(
+            "workload",
+            format!("request {:?} at byte {} of {} bytes ends beyond the logical capacity {limit} bytes", req.op, req.offset_bytes, req.size_bytes),
+        ));
+    }
+    let first = req.offset_bytes / u;
+    let last = (end - 1) / u;
+    Ok(UnitSpan {
+        first: first as u32,
+        count: (last - first + 1) as u32,
+        head_partial: req.offset_bytes % u != 0 || (first == last && req.size_bytes < u),
+        tail_partial: end % u != 0,
+    })
+}
+
+/// Where a request in flight stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Waiting for NAND reads (a read, or the read half of a read-modify-write).
+    Reading,
+    /// A write waiting for space in the write buffer.
+    AwaitingBuffer,
+    /// A flush waiting for the buffer to drain.
+    AwaitingDrain,
+    /// Done with the device, completion scheduled.
+    Completing,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub flow: u16,
+    pub op: HostOp,
+    pub stage: Stage,
+    pub submit_ns: u64,
+    pub bytes: u64,
+    pub span: UnitSpan,
+    /// NAND operations still outstanding.
+    pub pending_ops: u32,
+}
+
+/// Requests in flight, in a slab of reusable slots (no allocation per request once warm).
+#[derive(Default)]
+pub struct RequestTable {
+    slots: Vec<Request>,
+    free: Vec<u32>,
+    pub in_flight: u32,
+}
+
+impl RequestTable {
+    pub fn insert(&mut self, r: Request) -> u32 {
+        self.in_flight += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = r;
+                i
+            }
+            None => {
+                self.slots.push(r);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Request {
+        &mut self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Request {
+        &self.slots[id as usize]
+    }
+
+    pub fn remove(&mut self, id: u32) -> Request {
+        debug_assert!(id != NONE);
+        self.in_flight -= 1;
+        self.free.push(id);
+        self.slots[id as usize]
+    }
+}
+
+/// Submission state of one flow.
+pub struct FlowState {
+    pub arrival: Arrival,
+    pub in_flight: u32,
+    /// The source has no more requests (or the run's duration has passed).
+    pub exhausted: bool,
+    /// Open loop: the next request, already read, waiting for its arrival time.
+    pub next: Option<HostRequest>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(off: u64, size: u64) -> HostRequest {
+        HostRequest { arrival_ns: 0, op: HostOp::Write, offset_bytes: off, size_bytes: size }
+    }
+
+    #[test]
+    fn splits_aligned_and_unaligned() {
+        assert_eq!(split(&req(8192, 4096), 4096, 10).unwrap(), UnitSpan { first: 2, count: 1, head_partial: false, tail_partial: false });
+        assert_eq!(split(&req(1000, 8192), 4096, 10).unwrap(), UnitSpan { first: 0, count: 3, head_partial: true, tail_partial: true });
+        assert_eq!(split(&req(4096, 512), 4096, 10).unwrap(), UnitSpan { first: 1, count: 1, head_partial: true, tail_partial: true });
+        let e = split(&req(36864, 8192), 4096, 10).unwrap_err().to_string();
+        assert!(e.contains("beyond the logical capacity 40960"), "{e}");
+    }
+}

@@ -1,0 +1,98 @@
+//! Integrity mode: every write gets a fresh version number, stored with the unit in its
+//! slot's out-of-band area (and in the write buffer); every read compares what it finds
+//! with the last version written. A mismatch stops the run with the address and the
+//! recent operations on it.
+
+use std::collections::VecDeque;
+
+const LOG_CAPACITY: usize = 1 << 16;
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Write { version: u32 },
+    Place { from_slot: u32, to_slot: u32, version: u32 },
+    Trim,
+    Read { found: u32 },
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let slot = |s: u32| if s == u32::MAX { "none".to_string() } else { s.to_string() };
+        match *self {
+            Event::Write { version } => write!(f, "host write v{version}"),
+            Event::Place { from_slot, to_slot, version } => write!(f, "v{version} placed in slot {} (was {})", slot(to_slot), slot(from_slot)),
+            Event::Trim => write!(f, "trim"),
+            Event::Read { found } => write!(f, "read found v{found}"),
+        }
+    }
+}
+
+pub struct Integrity {
+    /// Last version written per logical unit; 0 = never written or trimmed.
+    expected: Vec<u32>,
+    next_version: u32,
+    unit_bytes: u64,
+    log: VecDeque<(u32, Event)>,
+    pub checked_reads: u64,
+}
+
+/// Where a read found its data.
+#[derive(Clone, Copy, Debug)]
+pub enum Found {
+    Buffer(u32),
+    Flash { slot: u32, version: u32 },
+    Unmapped,
+}
+
+impl Integrity {
+    pub fn new(logical_units: u32, unit_bytes: u32) -> Integrity {
+        Integrity { expected: vec![0; logical_units as usize], next_version: 1, unit_bytes: unit_bytes as u64, log: VecDeque::with_capacity(LOG_CAPACITY), checked_reads: 0 }
+    }
+
+    fn record(&mut self, lpn: u32, e: Event) {
+        if self.log.len() == LOG_CAPACITY {
+            self.log.pop_front();
+        }
+        self.log.push_back((lpn, e));
+    }
+
+    /// A host write of `lpn` arrived: its new version.
+    pub fn on_write(&mut self, lpn: u32) -> u32 {
+        let v = self.next_version;
+        self.next_version = self.next_version.wrapping_add(1).max(1);
+        self.expected[lpn as usize] = v;
+        self.record(lpn, Event::Write { version: v });
+        v
+    }
+
+    /// `lpn` (with `version`) was placed in `to_slot`, leaving `from_slot` (or NONE).
+    pub fn on_place(&mut self, lpn: u32, from_slot: u32, to_slot: u32, version: u32) {
+        self.record(lpn, Event::Place { from_slot, to_slot, version });
+    }
+
+    pub fn on_trim(&mut self, lpn: u32) {
+        self.expected[lpn as usize] = 0;
+        self.record(lpn, Event::Trim);
+    }
+
+    /// Check a read of `lpn`; on mismatch, the error text names the unit and its history.
+    pub fn check_read(&mut self, lpn: u32, found: Found) -> Result<(), String> {
+        self.checked_reads += 1;
+        let want = self.expected[lpn as usize];
+        let got = match found {
+            Found::Buffer(v) => v,
+            Found::Flash { version, .. } => version,
+            Found::Unmapped => 0,
+        };
+        if want == got {
+            return Ok(());
+        }
+        self.record(lpn, Event::Read { found: got });
+        let history: Vec<String> = self.log.iter().filter(|(l, _)| *l == lpn).map(|(_, e)| e.to_string()).collect();
+        Err(format!(
+            "read of unit {lpn} (byte offset {}) found version {got} ({found:?}) but version {want} was written last; recent operations on it: [{}]",
+            lpn as u64 * self.unit_bytes,
+            history.join(", ")
+        ))
+    }
+}

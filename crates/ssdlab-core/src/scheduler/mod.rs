@@ -1,0 +1,185 @@
+//! Transaction scheduler: per-die queues by class and the choice of what a die runs next.
+//!
+//! Classes, in default priority order: host reads, mapping (translation) operations,
+//! GC/wear-leveling, host writes. GC work exists only while a plane is below the soft
+//! threshold; ranking it above host writes (not above reads) makes writes, not reads, wait
+//! when GC falls behind, which is how the host write rate gets throttled to what GC can
+//! sustain. A die with a plane at or below the urgent (hard) threshold serves GC first,
+//! before reads too (non-preemptible GC). Consecutive operations of the same kind at the head of the chosen queue that
+//! target different planes of the die run together as one multi-plane operation.
+//! [`SuspendPolicy`] is asked whenever a read arrives for a busy die.
+
+mod suspend;
+
+pub use suspend::{SuspendDecision, SuspendPolicy};
+
+use crate::config::{CellMode, Geometry, SchedulerConfig};
+use crate::flash::{Cause, NandOp, OpKind};
+use std::collections::VecDeque;
+
+/// Most planes per die a multi-plane operation can span.
+pub const MAX_PLANES_PER_DIE: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Class {
+    HostRead = 0,
+    Mapping = 1,
+    HostWrite = 2,
+    Background = 3,
+}
+
+const CLASSES: usize = 4;
+const NORMAL_ORDER: [Class; CLASSES] = [Class::HostRead, Class::Mapping, Class::Background, Class::HostWrite];
+const URGENT_ORDER: [Class; CLASSES] = [Class::Background, Class::HostRead, Class::Mapping, Class::HostWrite];
+
+/// The operation(s) a die is running.
+#[derive(Clone, Copy)]
+pub struct Batch {
+    pub ops: [NandOp; MAX_PLANES_PER_DIE],
+    pub len: usize,
+}
+
+impl Batch {
+    pub fn ops(&self) -> &[NandOp] {
+        &self.ops[..self.len]
+    }
+    pub fn kind(&self) -> OpKind {
+        self.ops[0].kind
+    }
+}
+
+pub struct DieQueue {
+    queues: [VecDeque<NandOp>; CLASSES],
+    pub busy: bool,
+    pub running: Batch,
+    pub busy_ns: u64,
+}
+
+pub struct Scheduler {
+    pub dies: Vec<DieQueue>,
+    read_priority: bool,
+    pub suspend: SuspendPolicy,
+    planes_per_die: u32,
+    blocks_per_plane: u32,
+}
+
+const EMPTY_OP: NandOp = NandOp { kind: OpKind::Read, cause: Cause::Host, mode: CellMode::Tlc, loops: 0, block: 0, page: 0, units: 0, tag: 0 };
+
+impl Scheduler {
+    pub fn new(cfg: &SchedulerConfig, g: &Geometry) -> Scheduler {
+        Scheduler {
+            dies: (0..g.dies)
+                .map(|_| DieQueue {
+                    queues: Default::default(),
+                    busy: false,
+                    running: Batch { ops: [EMPTY_OP; MAX_PLANES_PER_DIE], len: 0 },
+                    busy_ns: 0,
+                })
+                .collect(),
+            read_priority: cfg.read_priority,
+            suspend: SuspendPolicy::new(cfg.erase_suspend),
+            planes_per_die: g.planes_per_die,
+            blocks_per_plane: g.blocks_per_plane,
+        }
+    }
+
+    fn class_of(&self, op: &NandOp) -> Class {
+        match (op.cause, op.kind) {
+            (Cause::Host, OpKind::Read) => Class::HostRead,
+            // Without read priority, host reads and writes share one FIFO.
+            (Cause::Host, _) if !self.read_priority => Class::HostRead,
+            (Cause::Host, _) => Class::HostWrite,
+            (Cause::Mapping, _) => Class::Mapping,
+            _ => Class::Background,
+        }
+    }
+
+    /// Queue `op` on `die`. Returns true when the die is idle (the caller should start it).
+    #[inline]
+    pub fn enqueue(&mut self, die: u32, op: NandOp) -> bool {
+        let class = self.class_of(&op);
+        let d = &mut self.dies[die as usize];
+        d.queues[class as usize].push_back(op);
+        !d.busy
+    }
+
+    pub fn queued(&self, die: u32) -> usize {
+        self.dies[die as usize].queues.iter().map(|q| q.len()).sum()
+    }
+
+    /// Pick the next batch for idle `die`; `urgent` = a plane of the die is below the hard
+    /// GC threshold. Marks the die busy and returns the batch, or `None` if nothing waits.
+    pub fn start_next(&mut self, die: u32, urgent: bool) -> Option<Batch> {
+        let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
+        let d = &mut self.dies[die as usize];
+        debug_assert!(!d.busy);
+        let order = if urgent { &URGENT_ORDER } else { &NORMAL_ORDER };
+        let class = order.iter().copied().find(|c| !d.queues[*c as usize].is_empty())?;
+        let q = &mut d.queues[class as usize];
+        let first = q.pop_front()?;
+        let mut batch = Batch { ops: [first; MAX_PLANES_PER_DIE], len: 1 };
+        let mut planes_used: u32 = 1 << ((first.block / bpp) % ppd);
+        while batch.len < ppd as usize {
+            let Some(next) = q.front() else { break };
+            let plane_bit = 1 << ((next.block / bpp) % ppd);
+            if next.kind != first.kind || planes_used & plane_bit != 0 {
+                break;
+            }
+            planes_used |= plane_bit;
+            batch.ops[batch.len] = *next;
+            batch.len += 1;
+            q.pop_front();
+        }
+        d.busy = true;
+        d.running = batch;
+        Some(batch)
+    }
+
+    /// The die finished its batch.
+    pub fn finish(&mut self, die: u32, busy_ns: u64) -> Batch {
+        let d = &mut self.dies[die as usize];
+        d.busy = false;
+        d.busy_ns += busy_ns;
+        d.running
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn op(kind: OpKind, cause: Cause, block: u32) -> NandOp {
+        NandOp { kind, cause, mode: CellMode::Tlc, loops: 0, block, page: 0, units: 1, tag: 0 }
+    }
+
+    #[test]
+    fn reads_first_then_multiplane_batches() {
+        let cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        let d = cfg.validate().unwrap();
+        let g = d.geometry; // 2 planes per die, 8 blocks per plane
+        let mut s = Scheduler::new(&cfg.scheduler, &g);
+        s.enqueue(0, op(OpKind::Program, Cause::Host, 0));
+        s.enqueue(0, op(OpKind::Program, Cause::Host, 8));
+        s.enqueue(0, op(OpKind::Read, Cause::Gc, 1));
+        assert!(s.enqueue(0, op(OpKind::Read, Cause::Host, 9)));
+        let b = s.start_next(0, false).unwrap();
+        assert_eq!((b.len, b.ops[0].block), (1, 9));
+        s.finish(0, 1);
+        let b = s.start_next(0, false).unwrap();
+        assert_eq!(b.ops[0].cause, Cause::Gc, "GC before host writes");
+        s.finish(0, 1);
+        let b = s.start_next(0, false).unwrap();
+        assert_eq!(b.ops().iter().map(|o| o.block).collect::<Vec<_>>(), vec![0, 8], "two planes, one program");
+        s.finish(0, 1);
+        s.enqueue(0, op(OpKind::Read, Cause::Host, 2));
+        s.enqueue(0, op(OpKind::Erase, Cause::Gc, 3));
+        let b = s.start_next(0, true).unwrap();
+        assert_eq!(b.ops[0].cause, Cause::Gc, "urgent GC before host reads");
+        s.finish(0, 1);
+        assert_eq!(s.start_next(0, true).unwrap().ops[0].block, 2);
+        s.finish(0, 1);
+        assert!(s.start_next(0, false).is_none());
+    }
+}

@@ -1,0 +1,332 @@
+//! The composition root: builds the layers from a validated config, runs preconditioning
+//! (functional) and the measured workload (timed or functional), and assembles the
+//! results document.
+
+pub mod functional;
+pub mod timed;
+
+use crate::config::{Config, Derived, Mode};
+use crate::error::{Result, SimError};
+use crate::ftl::{Ftl, FtlCounters};
+use crate::stats::{self, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary, WearSummary};
+use functional::FunctionalDriver;
+use rand::Rng;
+use serde::Serialize;
+use ssdlab_workload::{rng::stream, WorkloadContext};
+use std::path::PathBuf;
+
+/// Progress reports from a running simulation (the CLI draws a bar from them).
+pub trait Progress {
+    /// A new phase started; `total_requests` when known.
+    fn phase(&mut self, _name: &str, _total_requests: Option<u64>) {}
+    /// `requests_done` requests submitted so far in this phase, at simulated time `sim_time_ns`.
+    fn update(&mut self, _requests_done: u64, _sim_time_ns: u64) {}
+}
+
+/// Progress sink that ignores everything.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct DeviceSummary {
+    pub logical_bytes: u64,
+    pub physical_bytes: u64,
+    pub over_provisioning_ratio: f64,
+    pub logical_units: u32,
+    pub channels: u32,
+    pub dies: u32,
+    pub planes: u32,
+    pub blocks: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u32,
+    pub unit_bytes: u32,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct HostSummary {
+    #[serde(flatten)]
+    pub counters: HostCounters,
+    pub requests: u64,
+    /// Simulated time of the phase: last completion (timed) or serial NAND time (functional).
+    pub sim_time_ns: u64,
+    pub iops: f64,
+    pub read_mb_per_s: f64,
+    pub write_mb_per_s: f64,
+    pub mb_per_s: f64,
+}
+
+impl HostSummary {
+    fn new(c: HostCounters, sim_time_ns: u64) -> HostSummary {
+        let s = sim_time_ns as f64 / 1e9;
+        let rate = |x: f64| if sim_time_ns == 0 { 0.0 } else { stats::round6(x / s) };
+        HostSummary {
+            requests: c.requests(),
+            sim_time_ns,
+            iops: rate(c.requests() as f64),
+            read_mb_per_s: rate(c.read_bytes as f64 / 1e6),
+            write_mb_per_s: rate(c.write_bytes as f64 / 1e6),
+            mb_per_s: rate((c.read_bytes + c.write_bytes) as f64 / 1e6),
+            counters: c,
+        }
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LatencyBlock {
+    pub read: stats::LatencySummary,
+    pub write: stats::LatencySummary,
+    pub per_flow: Vec<FlowLatency>,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct IntegritySummary {
+    pub checked_reads: u64,
+    pub errors: u64,
+}
+
+/// What preconditioning did (reported apart from the measured workload).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct PreconditionSummary {
+    pub sequential_fill_units: u64,
+    pub random_overwrite_units: u64,
+    pub steady_state_reached: bool,
+    pub sim_time_ns: u64,
+    pub waf: f64,
+    pub nand: NandSummary,
+    pub gc: GcSummary,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct EngineSummary {
+    pub events: u64,
+    /// Share of the phase each die was busy, averaged over dies.
+    pub die_utilization_mean: f64,
+    pub channel_utilization_mean: f64,
+}
+
+/// The deterministic results document (`results.json`).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Results {
+    pub ssdlab_version: &'static str,
+    pub mode: Mode,
+    pub seed: u64,
+    pub device: DeviceSummary,
+    pub host: HostSummary,
+    pub latency_ns: LatencyBlock,
+    pub nand: NandSummary,
+    pub waf: f64,
+    pub wear: WearSummary,
+    pub gc: GcSummary,
+    pub precondition: Option<PreconditionSummary>,
+    pub integrity: Option<IntegritySummary>,
+    pub engine: Option<EngineSummary>,
+}
+
+fn gc_summary(c: &FtlCounters) -> GcSummary {
+    GcSummary { invocations: c.gc_invocations, copied_units: c.gc_copied_units, padding_units: c.padding_units }
+}
+
+fn diff(a: &FtlCounters, b: &FtlCounters) -> FtlCounters {
+    FtlCounters {
+        nand: a.nand.since(&b.nand),
+        host_units_programmed: a.host_units_programmed - b.host_units_programmed,
+        gc_copied_units: a.gc_copied_units - b.gc_copied_units,
+        gc_invocations: a.gc_invocations - b.gc_invocations,
+        padding_units: a.padding_units - b.padding_units,
+        trimmed_units: a.trimmed_units - b.trimmed_units,
+        blocks_retired: a.blocks_retired - b.blocks_retired,
+    }
+}
+
+/// One simulated device with its configuration.
+pub struct Simulation {
+    pub config: Config,
+    pub derived: Derived,
+    pub ftl: Ftl,
+    /// Directory relative workload paths resolve against.
+    pub base_dir: Option<PathBuf>,
+    /// Keep every completion of the next timed run in [`Simulation::completions`] (tests,
+    /// debugging; memory grows with the number of requests).
+    pub trace_completions: bool,
+    pub completions: Vec<timed::Completion>,
+    precondition: Option<PreconditionSummary>,
+}
+
+impl Simulation {
+    pub fn new(config: Config) -> Result<Simulation> {
+        let derived = config.validate()?;
+        let ftl = Ftl::new(&config, &derived);
+        Ok(Simulation { config, derived, ftl, base_dir: None, trace_completions: false, completions: Vec::new(), precondition: None })
+    }
+
+    /// What preconditioning did, once it has run.
+    pub fn precondition_summary(&self) -> Option<&PreconditionSummary> {
+        self.precondition.as_ref()
+    }
+
+    pub fn workload_context(&self) -> WorkloadContext {
+        WorkloadContext { logical_bytes: self.derived.logical_bytes, unit_bytes: self.derived.geometry.unit_bytes as u64, seed: self.config.seed, base_dir: self.base_dir.clone() }
+    }
+
+    /// Functional preconditioning as configured (sequential fill, then random overwrites).
+    pub fn precondition(&mut self, progress: &mut dyn Progress) -> Result<()> {
+        let pc = self.config.precondition.clone();
+        if !pc.enabled {
+            return Ok(());
+        }
+        if !(pc.random_overwrite_capacity_multiple >= 0.0 && pc.random_overwrite_capacity_multiple.is_finite()) {
+            return Err(SimError::config("precondition.random_overwrite_capacity_multiple", "must be a finite number >= 0"));
+        }
+        let units = self.ftl.logical_units() as u64;
+        let before = self.ftl.counters;
+        let mut rng = stream(self.config.seed, 0x7072_6563);
+        let spp = self.derived.geometry.slots_per_page;
+        let mut d = FunctionalDriver::new(&mut self.ftl);
+        let mut seq = 0u64;
+        if pc.sequential_fill {
+            progress.phase("precondition: sequential fill", Some(units));
+            for lpn in 0..units as u32 {
+                d.write_unit(lpn)?;
+                if lpn & 0xF_FFFF == 0 {
+                    progress.update(lpn as u64, d.clock.time_ns);
+                }
+            }
+            d.flush()?;
+            seq = units;
+        }
+        let random_total = (pc.random_overwrite_capacity_multiple * units as f64) as u64;
+        let window = ((pc.steady_state_window_capacity_multiple * units as f64) as u64).max(1);
+        let mut last_waf: Option<f64> = None;
+        let mut programs_at = d.ftl.counters.nand.total(crate::flash::OpKind::Program);
+        let mut steady = false;
+        let mut done = 0u64;
+        progress.phase("precondition: random overwrite", Some(random_total));
+        while done < random_total {
+            let lpn = rng.gen_range(0..units as u32);
+            d.write_unit(lpn)?;
+            done += 1;
+            if done & 0xF_FFFF == 0 {
+                progress.update(done, d.clock.time_ns);
+            }
+            if pc.steady_state_waf_tolerance > 0.0 && done % window == 0 {
+                let p = d.ftl.counters.nand.total(crate::flash::OpKind::Program);
+                let waf = (p - programs_at) as f64 * spp as f64 / window as f64;
+                programs_at = p;
+                if let Some(prev) = last_waf {
+                    if ((waf - prev) / prev).abs() < pc.steady_state_waf_tolerance {
+                        steady = true;
+                        break;
+                    }
+                }
+                last_waf = Some(waf);
+            }
+        }
+        d.flush()?;
+        let time = d.clock.time_ns;
+        let c = diff(&self.ftl.counters, &before);
+        self.precondition = Some(PreconditionSummary {
+            sequential_fill_units: seq,
+            random_overwrite_units: done,
+            steady_state_reached: steady,
+            sim_time_ns: time,
+            waf: stats::waf(&c, seq + done, spp),
+            nand: NandSummary::of(&c.nand),
+            gc: gc_summary(&c),
+        });
+        Ok(())
+    }
+
+    /// Run the configured workload in the configured mode and assemble the results.
+    pub fn run_workload(&mut self, progress: &mut dyn Progress) -> Result<Results> {
+        let workload = self.config.workload.build(&self.workload_context())?;
+        self.run_workload_with(workload, progress)
+    }
+
+    /// Run `workload` (instead of the configured one) and assemble the results.
+    pub fn run_workload_with(&mut self, workload: ssdlab_workload::Workload, progress: &mut dyn Progress) -> Result<Results> {
+        let before = self.ftl.counters;
+        let (host, latency, per_flow, sim_time_ns, engine) = match self.config.mode {
+            Mode::Timed => {
+                progress.phase("workload (timed)", None);
+                let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
+                if self.trace_completions {
+                    sim.trace_completions();
+                }
+                let o = sim.run(progress)?;
+                self.completions = o.completions.clone();
+                let t = o.sim_time_ns.max(1) as f64;
+                let mean = |v: &[u64]| if v.is_empty() { 0.0 } else { stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t) };
+                let engine = EngineSummary { events: o.events, die_utilization_mean: mean(&o.die_busy_ns), channel_utilization_mean: mean(&o.channel_busy_ns) };
+                let per_flow = o.per_flow.iter().map(|(name, l)| FlowLatency { flow: name.clone(), latency: LatencyPair::of(l) }).collect();
+                (o.host, LatencyPair::of(&o.latency), per_flow, o.sim_time_ns, Some(engine))
+            }
+            Mode::Functional => {
+                progress.phase("workload (functional)", None);
+                let mut d = FunctionalDriver::new(&mut self.ftl);
+                let mut flows = workload.flows;
+                let mut live: Vec<bool> = vec![true; flows.len()];
+                let mut submitted = 0u64;
+                // Round-robin over flows, one request at a time, on one serial resource.
+                while live.iter().any(|&l| l) {
+                    for (f, flow) in flows.iter_mut().enumerate() {
+                        if !live[f] {
+                            continue;
+                        }
+                        if workload.duration_ns.is_some_and(|lim| d.clock.time_ns >= lim) {
+                            live[f] = false;
+                            continue;
+                        }
+                        match flow.source.next_request()? {
+                            Some(r) => d.submit(&r)?,
+                            None => live[f] = false,
+                        }
+                        submitted += 1;
+                        if submitted & 0xFFFF == 0 {
+                            progress.update(submitted, d.clock.time_ns);
+                        }
+                    }
+                }
+                let empty = stats::Latency::default();
+                let per_flow = flows.iter().map(|f| FlowLatency { flow: f.name.clone(), latency: LatencyPair::of(&empty) }).collect();
+                (d.host, LatencyPair::of(&empty), per_flow, d.clock.time_ns, None)
+            }
+        };
+        let c = diff(&self.ftl.counters, &before);
+        let d = &self.derived;
+        let g = &d.geometry;
+        Ok(Results {
+            ssdlab_version: env!("CARGO_PKG_VERSION"),
+            mode: self.config.mode,
+            seed: self.config.seed,
+            device: DeviceSummary {
+                logical_bytes: d.logical_bytes,
+                physical_bytes: d.physical_bytes,
+                over_provisioning_ratio: self.config.device.over_provisioning_ratio,
+                logical_units: d.logical_units,
+                channels: g.channels,
+                dies: g.dies,
+                planes: g.planes,
+                blocks: g.blocks,
+                pages_per_block: g.pages_per_block,
+                page_bytes: g.page_bytes,
+                unit_bytes: g.unit_bytes,
+            },
+            waf: stats::waf(&c, host.write_units, g.slots_per_page),
+            host: HostSummary::new(host, sim_time_ns),
+            latency_ns: LatencyBlock { read: latency.read, write: latency.write, per_flow },
+            nand: NandSummary::of(&c.nand),
+            wear: WearSummary::of(&self.ftl.blocks),
+            gc: gc_summary(&c),
+            precondition: self.precondition.clone(),
+            integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary { checked_reads: i.checked_reads, errors: 0 }),
+            engine,
+        })
+    }
+}
+
+/// Build, precondition and run in one call.
+pub fn run(config: Config, progress: &mut dyn Progress) -> Result<Results> {
+    let mut sim = Simulation::new(config)?;
+    sim.precondition(progress)?;
+    sim.run_workload(progress)
+}

@@ -1,0 +1,518 @@
+//! Timed mode: the discrete-event simulation.
+//!
+//! Event flow: a flow submits a request (closed loop: when a slot frees; open loop: at its
+//! arrival) → the host layer splits it into units → reads go to the FTL, which queues one
+//! NAND read per physical page on the die's queue; writes (after any read-modify-write
+//! reads) enter the DRAM write buffer and complete after `buffer_access_ns`; full pages are
+//! programmed by the FTL onto the next stripe plane; GC starts on a plane below the soft
+//! threshold → the scheduler starts an idle die's next batch → read: command + tR on the
+//! die, then the transfer on the channel; program: command + transfer, then tPROG; erase:
+//! command + loops × loop time → the die finishes, completions propagate.
+
+use super::Progress;
+use crate::config::Derived;
+use crate::engine::EventQueue;
+use crate::error::{Result, SimError};
+use crate::flash::{Cause, Channels, NandOp, OpKind, NONE};
+use crate::ftl::{Ftl, NandSink};
+use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
+use crate::scheduler::{SuspendDecision, Scheduler};
+use crate::cache::WriteBuffer;
+use crate::config::Config;
+use crate::stats::{HostCounters, Latency};
+use crate::MAX_SLOTS_PER_PAGE;
+use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// Open loop: the flow's next request arrives.
+    Arrival { flow: u16 },
+    /// The die finished sensing a read; the data now goes over the channel.
+    Sensed { die: u16 },
+    /// The die finished its batch.
+    DieDone { die: u16 },
+    /// A request that needs no more NAND work completes.
+    Complete { req: u32 },
+}
+
+/// Dies that need attention after the FTL queued operations.
+#[derive(Default)]
+struct Wake {
+    /// Idle dies with new work: start them.
+    idle: Vec<u32>,
+    /// Busy dies that just got a host read: ask the suspend policy.
+    read_waiting: Vec<u32>,
+}
+
+/// Queues the FTL's operations on their dies and notes which dies need attention.
+struct QueueSink<'s> {
+    sched: &'s mut Scheduler,
+    wake: &'s mut Wake,
+    planes_per_die: u32,
+    blocks_per_plane: u32,
+}
+
+impl NandSink for QueueSink<'_> {
+    const DEFERRED_ERASE: bool = true;
+    #[inline]
+    fn issue(&mut self, op: NandOp) {
+        let die = op.block / self.blocks_per_plane / self.planes_per_die;
+        if self.sched.enqueue(die, op) {
+            self.wake.idle.push(die);
+        } else if op.kind == OpKind::Read && op.cause == Cause::Host {
+            self.wake.read_waiting.push(die);
+        }
+    }
+}
+
+/// A sink over the simulator's scheduler (a macro so the borrow stays field-precise).
+macro_rules! queue_sink {
+    ($s:ident) => {
+        QueueSink { sched: &mut $s.sched, wake: &mut $s.wake, planes_per_die: $s.ftl.geo.planes_per_die, blocks_per_plane: $s.ftl.geo.blocks_per_plane }
+    };
+}
+
+/// One completed request (kept only when tracing is on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub flow: u16,
+    pub op: HostOp,
+    pub submit_ns: u64,
+    pub complete_ns: u64,
+}
+
+impl Completion {
+    pub fn latency_ns(&self) -> u64 {
+        self.complete_ns - self.submit_ns
+    }
+}
+
+/// Results of a timed phase.
+pub struct TimedOutcome {
+    pub host: HostCounters,
+    pub latency: Latency,
+    pub per_flow: Vec<(String, Latency)>,
+    /// Time of the last completion.
+    pub sim_time_ns: u64,
+    pub events: u64,
+    pub die_busy_ns: Vec<u64>,
+    pub channel_busy_ns: Vec<u64>,
+    /// Every completion in order, when tracing was on.
+    pub completions: Vec<Completion>,
+}
+
+pub struct TimedSim<'a> {
+    ftl: &'a mut Ftl,
+    q: EventQueue<Event>,
+    sched: Scheduler,
+    channels: Channels,
+    buffer: WriteBuffer,
+    reqs: RequestTable,
+    flows: Vec<FlowState>,
+    sources: Vec<Box<dyn RequestSource>>,
+    flow_names: Vec<String>,
+    /// Writes waiting for buffer space, oldest first.
+    buffer_waiters: VecDeque<u32>,
+    /// Flushes waiting for the buffer to drain.
+    drain_waiters: Vec<u32>,
+    /// A flush asked for partial pages to be programmed.
+    drain_requested: bool,
+    wake: Wake,
+    gc_active: Vec<bool>,
+    die_started_ns: Vec<u64>,
+    host: HostCounters,
+    latency: Latency,
+    per_flow: Vec<Latency>,
+    duration_ns: Option<u64>,
+    buffer_access_ns: u64,
+    command_ns: u64,
+    last_completion_ns: u64,
+    page_bytes: u64,
+    unit_bytes: u64,
+    completions: Option<Vec<Completion>>,
+}
+
+impl<'a> TimedSim<'a> {
+    pub fn new(cfg: &Config, d: &Derived, ftl: &'a mut Ftl, workload: Workload) -> TimedSim<'a> {
+        let g = d.geometry;
+        let mut flows = Vec::new();
+        let mut sources = Vec::new();
+        let mut flow_names = Vec::new();
+        for f in workload.flows {
+            flows.push(FlowState { arrival: f.arrival, in_flight: 0, exhausted: false, next: None });
+            sources.push(f.source);
+            flow_names.push(f.name);
+        }
+        let n = flows.len();
+        TimedSim {
+            q: EventQueue::new(),
+            sched: Scheduler::new(&cfg.scheduler, &g),
+            channels: Channels::new(g.channels),
+            buffer: WriteBuffer::new(d.write_buffer_units),
+            reqs: RequestTable::default(),
+            flows,
+            sources,
+            flow_names,
+            buffer_waiters: VecDeque::new(),
+            drain_waiters: Vec::new(),
+            drain_requested: false,
+            wake: Wake::default(),
+            gc_active: vec![false; g.planes as usize],
+            die_started_ns: vec![0; g.dies as usize],
+            host: HostCounters::default(),
+            latency: Latency::default(),
+            per_flow: (0..n).map(|_| Latency::default()).collect(),
+            duration_ns: workload.duration_ns,
+            buffer_access_ns: cfg.ftl.buffer_access_ns,
+            command_ns: ftl.timing.command_overhead_ns,
+            last_completion_ns: 0,
+            page_bytes: g.page_bytes as u64,
+            unit_bytes: g.unit_bytes as u64,
+            completions: None,
+            ftl,
+        }
+    }
+
+    /// Record every completion (see [`TimedOutcome::completions`]).
+    pub fn trace_completions(&mut self) {
+        self.completions = Some(Vec::new());
+    }
+
+    /// Run until every flow is exhausted and every request has completed.
+    pub fn run(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
+        for f in 0..self.flows.len() {
+            match self.flows[f].arrival {
+                Arrival::Closed { .. } => self.refill_closed(f)?,
+                Arrival::Open => self.fetch_open(f)?,
+            }
+        }
+        while let Some(die) = self.wake.idle.pop() {
+            self.start_die(die);
+        }
+        let mut since_report = 0u32;
+        while let Some((_, ev)) = self.q.pop() {
+            match ev {
+                Event::Arrival { flow } => self.on_arrival(flow as usize)?,
+                Event::Sensed { die } => self.on_sensed(die as u32),
+                Event::DieDone { die } => self.on_die_done(die as u32)?,
+                Event::Complete { req } => self.complete(req)?,
+            }
+            while let Some(die) = self.wake.idle.pop() {
+                self.start_die(die);
+            }
+            if self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted) {
+                break;
+            }
+            since_report += 1;
+            if since_report == 1 << 16 {
+                since_report = 0;
+                progress.update(self.host.requests(), self.q.now_ns());
+            }
+        }
+        if self.reqs.in_flight > 0 {
+            return Err(SimError::DeviceFull(format!(
+                "{} requests never completed: no plane could take a write and GC had nothing to reclaim ({} free blocks)",
+                self.reqs.in_flight,
+                self.ftl.free_blocks_total()
+            )));
+        }
+        progress.update(self.host.requests(), self.q.now_ns());
+        let events = self.q.scheduled_count();
+        let die_busy_ns = self.sched.dies.iter().map(|d| d.busy_ns).collect();
+        Ok(TimedOutcome {
+            host: self.host,
+            latency: self.latency,
+            per_flow: self.flow_names.into_iter().zip(self.per_flow).collect(),
+            sim_time_ns: self.last_completion_ns,
+            events,
+            die_busy_ns,
+            channel_busy_ns: self.channels.busy_ns().to_vec(),
+            completions: self.completions.unwrap_or_default(),
+        })
+    }
+
+    fn past_duration(&self) -> bool {
+        self.duration_ns.is_some_and(|d| self.q.now_ns() >= d)
+    }
+
+    /// Closed loop: submit until the flow's queue depth is reached.
+    fn refill_closed(&mut self, f: usize) -> Result<()> {
+        let Arrival::Closed { queue_depth } = self.flows[f].arrival else { return Ok(()) };
+        while !self.flows[f].exhausted && self.flows[f].in_flight < queue_depth {
+            if self.past_duration() {
+                self.flows[f].exhausted = true;
+                break;
+            }
+            match self.sources[f].next_request()? {
+                Some(r) => self.submit(f, r)?,
+                None => self.flows[f].exhausted = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// Open loop: read the flow's next request and schedule its arrival.
+    fn fetch_open(&mut self, f: usize) -> Result<()> {
+        match self.sources[f].next_request()? {
+            Some(r) if self.duration_ns.is_none_or(|d| r.arrival_ns < d) => {
+                self.flows[f].next = Some(r);
+                let at = r.arrival_ns.max(self.q.now_ns());
+                self.q.schedule_at(at, Event::Arrival { flow: f as u16 });
+            }
+            _ => self.flows[f].exhausted = true,
+        }
+        Ok(())
+    }
+
+    fn on_arrival(&mut self, f: usize) -> Result<()> {
+        if let Some(r) = self.flows[f].next.take() {
+            self.submit(f, r)?;
+        }
+        self.fetch_open(f)
+    }
+
+    fn submit(&mut self, f: usize, r: HostRequest) -> Result<()> {
+        let span = split(&r, self.ftl.geo.unit_bytes, self.ftl.logical_units())?;
+        self.host.count(r.op, r.size_bytes);
+        self.flows[f].in_flight += 1;
+        let now = self.q.now_ns();
+        let id = self.reqs.insert(Request { flow: f as u16, op: r.op, stage: Stage::Reading, submit_ns: now, bytes: r.size_bytes, span, pending_ops: 0 });
+        match r.op {
+            HostOp::Read => {
+                let n = self.read_units(span, id)?;
+                if n == 0 {
+                    self.finish_after_buffer(id);
+                }
+            }
+            HostOp::Write => {
+                self.host.write_units += span.count as u64;
+                let mut n = 0;
+                let last = span.first + span.count - 1;
+                for (partial, lpn) in [(span.head_partial, span.first), (span.tail_partial && last != span.first, last)] {
+                    if partial && self.buffer.lookup(lpn).is_none() && self.ftl.map.lookup(lpn) != NONE {
+                        self.host.rmw_reads += 1;
+                        n += self.read_units(UnitSpan { first: lpn, count: 1, head_partial: false, tail_partial: false }, id)?;
+                    }
+                }
+                if n == 0 {
+                    self.admit_write(id)?;
+                }
+            }
+            HostOp::Trim => {
+                for lpn in span.lpns() {
+                    self.buffer.discard(lpn);
+                    self.ftl.trim(lpn);
+                }
+                self.finish_after_buffer(id);
+            }
+            HostOp::Flush => {
+                if self.buffer.is_empty() {
+                    self.finish_after_buffer(id);
+                } else {
+                    self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
+                    self.drain_waiters.push(id);
+                    self.drain_requested = true;
+                    self.pump_buffer()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Issue NAND reads for the units of `span` not in the buffer; returns how many.
+    fn read_units(&mut self, span: UnitSpan, id: u32) -> Result<u32> {
+        let mut sink = queue_sink!(self);
+        let buffer = &self.buffer;
+        let out = self.ftl.read_units(span.lpns(), |l| buffer.lookup(l), id, &mut sink)?;
+        self.host.buffer_read_hits += out.buffer_hits as u64;
+        self.host.unmapped_read_units += out.unmapped as u64;
+        self.reqs.get_mut(id).pending_ops += out.nand_reads;
+        // A read queued behind a running operation: the suspend policy decides.
+        while let Some(die) = self.wake.read_waiting.pop() {
+            let d = &self.sched.dies[die as usize];
+            match self.sched.suspend.on_read_waiting(d.running.kind(), self.die_started_ns[die as usize], self.q.now_ns()) {
+                SuspendDecision::Continue => {}
+                SuspendDecision::SuspendAt { .. } => {
+                    return Err(SimError::config("scheduler.erase_suspend", "this policy's suspension is not supported by the timed engine yet"));
+                }
+            }
+        }
+        Ok(out.nand_reads)
+    }
+
+    fn finish_after_buffer(&mut self, id: u32) {
+        self.reqs.get_mut(id).stage = Stage::Completing;
+        self.q.schedule_in(self.buffer_access_ns, Event::Complete { req: id });
+    }
+
+    /// Put a write's units into the buffer as space allows (oldest waiting write first).
+    fn admit_write(&mut self, id: u32) -> Result<()> {
+        self.reqs.get_mut(id).stage = Stage::AwaitingBuffer;
+        self.buffer_waiters.push_back(id);
+        if self.buffer_waiters.len() == 1 {
+            self.serve_buffer_waiters()?;
+        }
+        Ok(())
+    }
+
+    fn serve_buffer_waiters(&mut self) -> Result<()> {
+        while let Some(&id) = self.buffer_waiters.front() {
+            let r = *self.reqs.get(id);
+            // `pending_ops` counts the units already inserted while the write waits here.
+            let mut done = r.pending_ops;
+            while done < r.span.count {
+                let lpn = r.span.first + done;
+                if self.buffer.lookup(lpn).is_none() && self.buffer.free_units() == 0 {
+                    break;
+                }
+                let v = self.ftl.new_version(lpn);
+                self.buffer.insert(lpn, v);
+                done += 1;
+                if self.buffer.pending_units() >= self.ftl.geo.slots_per_page {
+                    self.pump_buffer()?;
+                }
+            }
+            self.reqs.get_mut(id).pending_ops = done;
+            if done < r.span.count {
+                break;
+            }
+            self.buffer_waiters.pop_front();
+            self.reqs.get_mut(id).pending_ops = 0;
+            self.finish_after_buffer(id);
+        }
+        self.pump_buffer()
+    }
+
+    /// Program full pages from the buffer (and partial ones when a flush asked).
+    fn pump_buffer(&mut self) -> Result<()> {
+        let spp = self.ftl.geo.slots_per_page;
+        let integrity = self.ftl.integrity.is_some();
+        let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
+        let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
+        while self.buffer.pending_units() >= spp || (self.drain_requested && self.buffer.pending_units() > 0) {
+            let n = self.buffer.peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
+            let mut sink = queue_sink!(self);
+            let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
+            let Some(plane) = self.ftl.write_host_page(&lpns[..n], versions, &mut sink) else { break };
+            self.buffer.commit_page(n);
+            self.maybe_gc(plane)?;
+        }
+        if self.buffer.pending_units() == 0 {
+            self.drain_requested = false;
+        }
+        Ok(())
+    }
+
+    /// Start GC on `plane` if it is below the soft threshold and not already collecting.
+    fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+        if !self.gc_active[plane as usize] && self.ftl.wants_gc(plane) {
+            let mut sink = queue_sink!(self);
+            if self.ftl.collect(plane, Cause::Gc, &mut sink)? {
+                self.gc_active[plane as usize] = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn die_urgent(&self, die: u32) -> bool {
+        let ppd = self.ftl.geo.planes_per_die;
+        (die * ppd..(die + 1) * ppd).any(|p| self.ftl.gc_urgent(p))
+    }
+
+    fn start_die(&mut self, die: u32) {
+        if self.sched.dies[die as usize].busy {
+            return;
+        }
+        let urgent = self.die_urgent(die);
+        let Some(batch) = self.sched.start_next(die, urgent) else { return };
+        let now = self.q.now_ns();
+        self.die_started_ns[die as usize] = now;
+        let first = batch.ops[0];
+        let m = first.mode.index();
+        let t = &self.ftl.timing;
+        match first.kind {
+            OpKind::Read => self.q.schedule_at(now + self.command_ns + t.read_ns[m], Event::Sensed { die: die as u16 }),
+            OpKind::Program => {
+                let ch = self.ftl.geo.channel_of_die(die);
+                let xfer = t.transfer_ns(self.page_bytes * batch.len as u64);
+                let end = self.channels.reserve(ch, now + self.command_ns, xfer);
+                self.q.schedule_at(end + t.program_ns[m], Event::DieDone { die: die as u16 });
+            }
+            OpKind::Erase => {
+                let loops = batch.ops().iter().map(|o| o.loops).max().unwrap_or(1) as u64;
+                self.q.schedule_at(now + self.command_ns + loops * t.erase_loop_ns[m], Event::DieDone { die: die as u16 });
+            }
+        }
+    }
+
+    fn on_sensed(&mut self, die: u32) {
+        let batch = &self.sched.dies[die as usize].running;
+        let units: u64 = batch.ops().iter().map(|o| o.units as u64).sum();
+        let ch = self.ftl.geo.channel_of_die(die);
+        let end = self.channels.reserve(ch, self.q.now_ns(), self.ftl.timing.transfer_ns(units * self.unit_bytes));
+        self.q.schedule_at(end, Event::DieDone { die: die as u16 });
+    }
+
+    fn on_die_done(&mut self, die: u32) -> Result<()> {
+        let now = self.q.now_ns();
+        let batch = self.sched.finish(die, now - self.die_started_ns[die as usize]);
+        let mut freed_buffer = false;
+        for op in batch.ops() {
+            match (op.kind, op.cause) {
+                (OpKind::Read, _) if op.tag != NONE => self.op_done(op.tag)?,
+                (OpKind::Program, Cause::Host) => {
+                    self.buffer.program_done(op.units);
+                    freed_buffer = true;
+                }
+                (OpKind::Erase, _) => {
+                    let mut sink = queue_sink!(self);
+                    self.ftl.erase_done(op.block, &mut sink)?;
+                    let plane = self.ftl.geo.plane_of_block(op.block);
+                    self.gc_active[plane as usize] = false;
+                    self.maybe_gc(plane)?;
+                    self.pump_buffer()?;
+                }
+                _ => {}
+            }
+        }
+        if freed_buffer {
+            self.serve_buffer_waiters()?;
+            if self.buffer.is_empty() {
+                for id in std::mem::take(&mut self.drain_waiters) {
+                    self.finish_after_buffer(id);
+                }
+            }
+        }
+        self.wake.idle.push(die);
+        Ok(())
+    }
+
+    /// One NAND read of request `id` finished.
+    fn op_done(&mut self, id: u32) -> Result<()> {
+        let r = self.reqs.get_mut(id);
+        r.pending_ops -= 1;
+        if r.pending_ops > 0 {
+            return Ok(());
+        }
+        match r.op {
+            HostOp::Write => self.admit_write(id),
+            _ => self.complete(id),
+        }
+    }
+
+    fn complete(&mut self, id: u32) -> Result<()> {
+        let r = self.reqs.remove(id);
+        let now = self.q.now_ns();
+        let latency = now - r.submit_ns;
+        self.latency.record(r.op, latency);
+        self.per_flow[r.flow as usize].record(r.op, latency);
+        self.last_completion_ns = now;
+        if let Some(c) = self.completions.as_mut() {
+            c.push(Completion { flow: r.flow, op: r.op, submit_ns: r.submit_ns, complete_ns: now });
+        }
+        let f = r.flow as usize;
+        self.flows[f].in_flight -= 1;
+        self.refill_closed(f)
+    }
+}

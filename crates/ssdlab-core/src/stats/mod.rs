@@ -1,0 +1,239 @@
+//! Statistics: host counters, latency histograms (HDR, 3 significant digits), and the
+//! serialisable results document. Everything here is deterministic: no wall-clock values
+//! (those go to `perf.json`), fields in a fixed order.
+
+use crate::flash::{BlockState, BlockTable, Cause, OpKind};
+use crate::ftl::FtlCounters;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use ssdlab_workload::HostOp;
+
+/// Highest latency the histograms track exactly (1 hour); larger values saturate.
+const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
+}
+
+/// Read and write latency of one flow or of the whole host.
+pub struct Latency {
+    pub read: Histogram<u64>,
+    pub write: Histogram<u64>,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency { read: new_histogram(), write: new_histogram() }
+    }
+}
+
+impl Latency {
+    #[inline]
+    pub fn record(&mut self, op: HostOp, latency_ns: u64) {
+        let v = latency_ns.clamp(1, MAX_TRACKED_NS);
+        let h = match op {
+            HostOp::Read => &mut self.read,
+            HostOp::Write => &mut self.write,
+            _ => return,
+        };
+        // Cannot fail: the value is clamped into the histogram's range.
+        let _ = h.record(v);
+    }
+}
+
+/// Host-side counters of one phase.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct HostCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub trim_bytes: u64,
+    /// Mapping units written by the host (partial units count whole).
+    pub write_units: u64,
+    /// Units read that were found in the DRAM write buffer.
+    pub buffer_read_hits: u64,
+    /// Units read that were never written (or trimmed): served without NAND access.
+    pub unmapped_read_units: u64,
+    /// Partially covered units of writes that needed a NAND read first.
+    pub rmw_reads: u64,
+}
+
+impl HostCounters {
+    pub fn count(&mut self, op: HostOp, bytes: u64) {
+        match op {
+            HostOp::Read => {
+                self.reads += 1;
+                self.read_bytes += bytes
+            }
+            HostOp::Write => {
+                self.writes += 1;
+                self.write_bytes += bytes
+            }
+            HostOp::Trim => {
+                self.trims += 1;
+                self.trim_bytes += bytes
+            }
+            HostOp::Flush => self.flushes += 1,
+        }
+    }
+    pub fn requests(&self) -> u64 {
+        self.reads + self.writes + self.trims + self.flushes
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub min: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub p99_999: u64,
+    pub p99_9999: u64,
+    pub max: u64,
+}
+
+/// Percentiles reported everywhere, with their key names.
+pub const PERCENTILES: [(&str, f64); 8] = [
+    ("p50", 50.0),
+    ("p90", 90.0),
+    ("p99", 99.0),
+    ("p99_9", 99.9),
+    ("p99_99", 99.99),
+    ("p99_999", 99.999),
+    ("p99_9999", 99.9999),
+    ("max", 100.0),
+];
+
+impl LatencySummary {
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary { count: 0, mean: 0.0, min: 0, p50: 0, p90: 0, p99: 0, p99_9: 0, p99_99: 0, p99_999: 0, p99_9999: 0, max: 0 };
+        }
+        let q = |p: f64| h.value_at_percentile(p);
+        LatencySummary {
+            count: h.len(),
+            mean: (h.mean() * 10.0).round() / 10.0,
+            min: h.min(),
+            p50: q(50.0),
+            p90: q(90.0),
+            p99: q(99.0),
+            p99_9: q(99.9),
+            p99_99: q(99.99),
+            p99_999: q(99.999),
+            p99_9999: q(99.9999),
+            max: h.max(),
+        }
+    }
+
+    /// Samples strictly beyond the p99.9999 point (how much the tail figure rests on).
+    pub fn samples_beyond_p99_9999(count: u64) -> f64 {
+        count as f64 * 1e-6
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LatencyPair {
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+}
+
+impl LatencyPair {
+    pub fn of(l: &Latency) -> LatencyPair {
+        LatencyPair { read: LatencySummary::of(&l.read), write: LatencySummary::of(&l.write) }
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct FlowLatency {
+    pub flow: String,
+    #[serde(flatten)]
+    pub latency: LatencyPair,
+}
+
+/// NAND operation counts of one kind, by cause.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct ByCause {
+    pub host: u64,
+    pub gc: u64,
+    pub wear_leveling: u64,
+    pub mapping: u64,
+    pub migration: u64,
+    pub total: u64,
+}
+
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct NandSummary {
+    pub reads: ByCause,
+    pub programs: ByCause,
+    pub erases: ByCause,
+}
+
+impl NandSummary {
+    pub fn of(c: &crate::ftl::NandCounts) -> NandSummary {
+        let by = |k: OpKind| ByCause {
+            host: c.get(k, Cause::Host),
+            gc: c.get(k, Cause::Gc),
+            wear_leveling: c.get(k, Cause::WearLeveling),
+            mapping: c.get(k, Cause::Mapping),
+            migration: c.get(k, Cause::Migration),
+            total: c.total(k),
+        };
+        NandSummary { reads: by(OpKind::Read), programs: by(OpKind::Program), erases: by(OpKind::Erase) }
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct WearSummary {
+    pub erase_count_min: u32,
+    pub erase_count_mean: f64,
+    pub erase_count_max: u32,
+    pub erase_count_stddev: f64,
+    pub bad_blocks: u64,
+}
+
+impl WearSummary {
+    pub fn of(blocks: &BlockTable) -> WearSummary {
+        let n = blocks.erase_count.len().max(1) as f64;
+        let sum: u64 = blocks.erase_count.iter().map(|&e| e as u64).sum();
+        let mean = sum as f64 / n;
+        let var = blocks.erase_count.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
+        WearSummary {
+            erase_count_min: blocks.erase_count.iter().copied().min().unwrap_or(0),
+            erase_count_mean: round6(mean),
+            erase_count_max: blocks.erase_count.iter().copied().max().unwrap_or(0),
+            erase_count_stddev: round6(var.sqrt()),
+            bad_blocks: blocks.state.iter().filter(|&&s| s == BlockState::Bad).count() as u64,
+        }
+    }
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct GcSummary {
+    /// Victims collected.
+    pub invocations: u64,
+    /// Mapping units copied by GC.
+    pub copied_units: u64,
+    /// Empty slots programmed because a page was closed before it was full.
+    pub padding_units: u64,
+}
+
+/// Round for stable, readable JSON (ratios are not meaningful beyond 6 digits).
+pub fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Write amplification: units programmed on NAND (whole pages, any cause) per unit the
+/// host wrote.
+pub fn waf(counters: &FtlCounters, host_write_units: u64, slots_per_page: u32) -> f64 {
+    if host_write_units == 0 {
+        return 0.0;
+    }
+    round6(counters.nand.total(OpKind::Program) as f64 * slots_per_page as f64 / host_write_units as f64)
+}

@@ -1,0 +1,154 @@
+//! NAND operation counts and time derived from a WAF.
+//!
+//! Functional mode, one serial resource: per host page write the FTL performs on
+//! average `WAF` programs (the host page plus `WAF − 1` GC copies), `WAF − 1` reads
+//! (each copy reads its source page) and `WAF / b` erases (each erased block is
+//! re-filled with `b` programs). Operations never overlap, so the time per host
+//! write is
+//!
+//! ```text
+//! t_host = t_P·WAF + t_R·(WAF − 1) + t_E·WAF/b
+//! ```
+//!
+//! and the sustained write throughput is `page_bytes / t_host`. All counts are
+//! steady-state **expectations** (real runs add the initial fill and fluctuate).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ModelError;
+
+/// Expected NAND work for a volume of host page writes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CostPrediction {
+    /// GC page reads (copies), `(WAF − 1)·host_writes`.
+    pub nand_reads: f64,
+    /// Page programs including the host pages, `WAF·host_writes`.
+    pub nand_programs: f64,
+    /// Block erases, `WAF·host_writes / b`.
+    pub nand_erases: f64,
+    /// Serial time, `reads·t_R + programs·t_P + erases·t_E`, in nanoseconds.
+    pub time_ns: f64,
+}
+
+fn check_waf(waf: f64) -> Result<(), ModelError> {
+    if !(waf >= 1.0 && waf.is_finite()) {
+        return Err(ModelError::invalid("waf", waf, "must be finite and >= 1"));
+    }
+    Ok(())
+}
+
+fn check_time(name: &'static str, t: f64) -> Result<(), ModelError> {
+    if !(t >= 0.0 && t.is_finite()) {
+        return Err(ModelError::invalid(name, t, "must be finite and >= 0"));
+    }
+    Ok(())
+}
+
+fn check_ppb(pages_per_block: u32) -> Result<(), ModelError> {
+    if pages_per_block == 0 {
+        return Err(ModelError::invalid("pages_per_block", 0.0, "must be > 0"));
+    }
+    Ok(())
+}
+
+/// Expected steady-state NAND counts and serial time for `host_writes` page writes
+/// at write amplification `waf` (see module docs for the formulas).
+///
+/// # Errors
+/// `waf` not finite or `< 1`, `pages_per_block == 0`, or a negative / non-finite
+/// time.
+pub fn predict_costs(
+    waf: f64,
+    host_writes: u64,
+    pages_per_block: u32,
+    t_read_ns: f64,
+    t_prog_ns: f64,
+    t_erase_ns: f64,
+) -> Result<CostPrediction, ModelError> {
+    check_waf(waf)?;
+    check_ppb(pages_per_block)?;
+    check_time("t_read_ns", t_read_ns)?;
+    check_time("t_prog_ns", t_prog_ns)?;
+    check_time("t_erase_ns", t_erase_ns)?;
+    let n = host_writes as f64;
+    let nand_programs = waf * n;
+    let nand_reads = (waf - 1.0) * n;
+    let nand_erases = nand_programs / pages_per_block as f64;
+    Ok(CostPrediction {
+        nand_reads,
+        nand_programs,
+        nand_erases,
+        time_ns: nand_reads * t_read_ns + nand_programs * t_prog_ns + nand_erases * t_erase_ns,
+    })
+}
+
+/// Sustained host write throughput in bytes per second on one serial resource:
+/// `page_bytes / (t_P·WAF + t_R·(WAF−1) + t_E·WAF/b)` (times in ns).
+///
+/// # Errors
+/// As [`predict_costs`], plus `page_bytes == 0`, or all three times zero.
+pub fn sustained_write_bytes_per_sec(
+    waf: f64,
+    pages_per_block: u32,
+    page_bytes: u32,
+    t_read_ns: f64,
+    t_prog_ns: f64,
+    t_erase_ns: f64,
+) -> Result<f64, ModelError> {
+    if page_bytes == 0 {
+        return Err(ModelError::invalid("page_bytes", 0.0, "must be > 0"));
+    }
+    let per = predict_costs(waf, 1, pages_per_block, t_read_ns, t_prog_ns, t_erase_ns)?;
+    if per.time_ns <= 0.0 {
+        return Err(ModelError::invalid(
+            "t_prog_ns",
+            t_prog_ns,
+            "operation times must not all be zero",
+        ));
+    }
+    Ok(page_bytes as f64 * 1e9 / per.time_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_settings() {
+        // read 10 µs, program 100 µs, erase 1 ms; b = 128.
+        let c = predict_costs(2.0, 1000, 128, 10_000.0, 100_000.0, 1_000_000.0).unwrap();
+        assert_eq!(c.nand_programs, 2000.0);
+        assert_eq!(c.nand_reads, 1000.0);
+        assert_eq!(c.nand_erases, 2000.0 / 128.0);
+        let t = 1000.0 * 10_000.0 + 2000.0 * 100_000.0 + 2000.0 / 128.0 * 1_000_000.0;
+        assert!((c.time_ns - t).abs() < 1e-6);
+        let bps = sustained_write_bytes_per_sec(2.0, 128, 1024, 10_000.0, 100_000.0, 1e6).unwrap();
+        assert!((bps - 1024.0 * 1e9 / (t / 1000.0)).abs() < 1e-6);
+        // WAF = 1: no reads.
+        let c = predict_costs(1.0, 10, 64, 1.0, 1.0, 1.0).unwrap();
+        assert_eq!(c.nand_reads, 0.0);
+    }
+
+    #[test]
+    fn bad_arguments() {
+        assert!(predict_costs(0.5, 1, 128, 1.0, 1.0, 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("waf"));
+        assert!(predict_costs(f64::INFINITY, 1, 128, 1.0, 1.0, 1.0).is_err());
+        assert!(predict_costs(2.0, 1, 0, 1.0, 1.0, 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("pages_per_block"));
+        assert!(predict_costs(2.0, 1, 8, -1.0, 1.0, 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("t_read_ns"));
+        assert!(predict_costs(2.0, 1, 8, 1.0, f64::NAN, 1.0)
+            .unwrap_err()
+            .to_string()
+            .contains("t_prog_ns"));
+        assert!(sustained_write_bytes_per_sec(2.0, 8, 0, 1.0, 1.0, 1.0).is_err());
+        assert!(sustained_write_bytes_per_sec(2.0, 8, 512, 0.0, 0.0, 0.0).is_err());
+    }
+}

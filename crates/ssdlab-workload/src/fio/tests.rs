@@ -1,0 +1,347 @@
+use super::*;
+use crate::WorkloadConfig;
+
+const GIB: u64 = 1 << 30;
+
+fn ctx() -> WorkloadContext {
+    WorkloadContext {
+        logical_bytes: GIB,
+        unit_bytes: 4096,
+        seed: 11,
+        base_dir: None,
+    }
+}
+
+fn build_text(text: &str) -> Result<Workload, WorkloadError> {
+    build_from_str(text, "job.fio", &ctx())
+}
+
+fn drain(w: &mut Workload, flow: usize) -> Vec<HostRequest> {
+    let mut out = Vec::new();
+    while let Some(r) = w.flows[flow].source.next_request().unwrap() {
+        out.push(r);
+    }
+    out
+}
+
+fn err_of(text: &str) -> (u64, String) {
+    match build_text(text).err().expect("an error") {
+        WorkloadError::Parse {
+            file, line, reason, ..
+        } => {
+            assert_eq!(file, "job.fio");
+            (line, reason)
+        }
+        other => panic!("not a parse error: {other}"),
+    }
+}
+
+fn req(op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
+    HostRequest {
+        arrival_ns: 0,
+        op,
+        offset_bytes,
+        size_bytes,
+    }
+}
+
+#[test]
+fn sequential_write_with_fsync_and_ignored_keys() {
+    let text = "; a comment\n[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\ngroup_reporting\n\
+bs=4k\n\n[seq]\nrw=write\nsize=16k\nfsync=2\niodepth=4\n";
+    let mut w = build_text(text).unwrap();
+    assert_eq!(w.flows.len(), 1);
+    assert_eq!(w.flows[0].name, "seq");
+    assert_eq!(w.flows[0].arrival, Arrival::Closed { queue_depth: 4 });
+    assert_eq!(w.duration_ns, None);
+    let f = HostRequest {
+        arrival_ns: 0,
+        op: HostOp::Flush,
+        offset_bytes: 0,
+        size_bytes: 0,
+    };
+    assert_eq!(
+        drain(&mut w, 0),
+        vec![
+            req(HostOp::Write, 0, 4096),
+            req(HostOp::Write, 4096, 4096),
+            f,
+            req(HostOp::Write, 8192, 4096),
+            req(HostOp::Write, 12288, 4096),
+            f
+        ]
+    );
+}
+
+#[test]
+fn offset_percent_wraps_region_and_number_ios() {
+    // Region = [50%, 50% + 8k) of 1 GiB; sequential reads wrap inside it.
+    let mut w =
+        build_text("[r]\nrw=read\nbs=4k\noffset=50%\nsize=8k\nio_size=1m\nnumber_ios=5\n").unwrap();
+    let offs: Vec<u64> = drain(&mut w, 0).iter().map(|r| r.offset_bytes).collect();
+    let h = GIB / 2;
+    assert_eq!(offs, vec![h, h + 4096, h, h + 4096, h]);
+}
+
+#[test]
+fn randrw_mix_numjobs_seeds_and_random_map() {
+    let text = "[global]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=4m\n[mix]\nnumjobs=2\n";
+    let mut w = build_text(text).unwrap();
+    assert_eq!(
+        w.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        vec!["mix.0", "mix.1"]
+    );
+    let a = drain(&mut w, 0);
+    let b = drain(&mut w, 1);
+    assert_eq!(a.len(), 1024); // 4 MiB of 4 KiB requests
+    assert_ne!(a, b, "clones draw from distinct streams");
+    let reads = a.iter().filter(|r| r.op == HostOp::Read).count() as f64 / a.len() as f64;
+    assert!((reads - 0.7).abs() < 0.05, "{reads}");
+    // Random map: every block exactly once in the pass.
+    let mut offs: Vec<u64> = a.iter().map(|r| r.offset_bytes).collect();
+    offs.sort_unstable();
+    assert_eq!(offs, (0..1024).map(|i| i * 4096).collect::<Vec<_>>());
+    // Same seed, same stream; randseed changes it.
+    let mut again = build_text(text).unwrap();
+    assert_eq!(drain(&mut again, 0), a);
+    let mut other = build_text(&format!("{text}randseed=99\n")).unwrap();
+    assert_ne!(drain(&mut other, 0), a);
+}
+
+#[test]
+fn bssplit_bsrange_per_direction_and_alignment() {
+    let mut w = build_text("[j]\nrw=randwrite\nbssplit=4k/50:16k/\nsize=1m\nio_size=1g\nnumber_ios=2000\nnorandommap\n").unwrap();
+    let reqs = drain(&mut w, 0);
+    assert_eq!(reqs.len(), 2000);
+    let small = reqs.iter().filter(|r| r.size_bytes == 4096).count();
+    assert!(reqs
+        .iter()
+        .all(|r| (r.size_bytes == 4096 || r.size_bytes == 16384) && r.offset_bytes % 4096 == 0));
+    assert!(reqs
+        .iter()
+        .all(|r| r.offset_bytes + r.size_bytes <= 1 << 20));
+    assert!((small as f64 / 2000.0 - 0.5).abs() < 0.05, "{small}");
+
+    let mut w = build_text("[j]\nrw=randrw\nbs=8k,64k\nsize=1m\nnumber_ios=200\n").unwrap();
+    for r in drain(&mut w, 0) {
+        assert_eq!(
+            r.size_bytes,
+            if r.op == HostOp::Read { 8192 } else { 65536 }
+        );
+    }
+    let mut w = build_text(
+        "[j]\nrw=randread\nbsrange=4k-16k\nba=512\nsize=1m\nio_size=1g\nnumber_ios=500\n",
+    )
+    .unwrap();
+    let reqs = drain(&mut w, 0);
+    assert!(reqs
+        .iter()
+        .all(|r| [4096, 8192, 12288, 16384].contains(&r.size_bytes)));
+    assert!(
+        reqs.iter().any(|r| r.offset_bytes % 4096 != 0),
+        "ba=512 allows unaligned starts"
+    );
+}
+
+#[test]
+fn size_suffixes_follow_fio() {
+    assert_eq!(parse_size("4k", 1024), Ok(SizeValue::Bytes(4096)));
+    assert_eq!(parse_size("4KB", 1024), Ok(SizeValue::Bytes(4096)));
+    assert_eq!(parse_size("4KiB", 1024), Ok(SizeValue::Bytes(4000)));
+    assert_eq!(parse_size("4k", 1000), Ok(SizeValue::Bytes(4000)));
+    assert_eq!(parse_size("4kib", 1000), Ok(SizeValue::Bytes(4096)));
+    assert_eq!(parse_size("1g", 1024), Ok(SizeValue::Bytes(GIB)));
+    assert_eq!(parse_size("1.5m", 1024), Ok(SizeValue::Bytes(1_572_864)));
+    assert_eq!(parse_size("512", 1024), Ok(SizeValue::Bytes(512)));
+    assert_eq!(parse_size("10%", 1024), Ok(SizeValue::Percent(10.0)));
+    assert!(parse_size("4x", 1024).is_err());
+    assert!(parse_size("4µ", 1024).is_err());
+    assert!(parse_size("4ib", 1024).is_err());
+    assert!(parse_size("k", 1024).is_err());
+    assert_eq!(parse_time_ns("30", 1_000_000_000), Ok(30_000_000_000));
+    assert_eq!(parse_time_ns("2m", 1_000_000_000), Ok(120_000_000_000));
+    assert_eq!(parse_time_ns("500", 1_000), Ok(500_000));
+    assert_eq!(parse_time_ns("5ms", 1_000), Ok(5_000_000));
+    assert_eq!(per_direction("a,b,").unwrap(), [Some("a"), Some("b"), None]);
+    assert_eq!(per_direction(",b").unwrap(), [None, Some("b"), Some("b")]);
+    // kb_base in the job file.
+    let mut w = build_text("[j]\nkb_base=1000\nrw=write\nbs=4k\nsize=8k\n").unwrap();
+    assert_eq!(
+        drain(&mut w, 0),
+        vec![req(HostOp::Write, 0, 4000), req(HostOp::Write, 4000, 4000)]
+    );
+}
+
+#[test]
+fn runtime_time_based_rate_and_thinktime() {
+    let mut w =
+        build_text("[j]\nrw=randwrite\nsize=1m\nruntime=2\ntime_based\nrate_iops=1000\n").unwrap();
+    assert_eq!(w.duration_ns, Some(2_000_000_000));
+    assert_eq!(w.flows[0].arrival, Arrival::Open);
+    let first: Vec<u64> = (0..4)
+        .map(|_| {
+            w.flows[0]
+                .source
+                .next_request()
+                .unwrap()
+                .unwrap()
+                .arrival_ns
+        })
+        .collect();
+    assert_eq!(first, vec![0, 1_000_000, 2_000_000, 3_000_000]);
+    // time_based: no byte limit (far more than 1 MiB available).
+    for _ in 0..10_000 {
+        assert!(w.flows[0].source.next_request().unwrap().is_some());
+    }
+
+    let mut w = build_text("[j]\nrw=write\nsize=64k\nthinktime=250\nthinktime_blocks=2\n").unwrap();
+    let arrivals: Vec<u64> = drain(&mut w, 0)
+        .iter()
+        .map(|r| r.arrival_ns)
+        .take(6)
+        .collect();
+    assert_eq!(arrivals, vec![0, 0, 250_000, 250_000, 500_000, 500_000]);
+
+    // Different runtimes cannot map to one run duration.
+    let (line, reason) = err_of("[a]\nruntime=1\n[b]\nruntime=2\n");
+    assert_eq!(line, 4);
+    assert!(reason.contains("same runtime"), "{reason}");
+}
+
+#[test]
+fn distributions_parse_and_shape() {
+    assert_eq!(
+        parse_distribution("zipf:1.2"),
+        Ok(Distribution::Zipf(1.2, 0.0))
+    );
+    assert_eq!(
+        parse_distribution("pareto:0.3:0.5"),
+        Ok(Distribution::Pareto(0.3, 0.5))
+    );
+    assert_eq!(
+        parse_distribution("normal:10"),
+        Ok(Distribution::Normal(10.0, 0.5))
+    );
+    assert_eq!(
+        parse_distribution("zoned:60/10:40/90"),
+        Ok(Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)]))
+    );
+    assert!(parse_distribution("zoned:60/10:30/90").is_err());
+    assert!(parse_distribution("zoned_abs:60/10M:40/20M").is_err());
+    assert!(parse_distribution("pareto:1.5").is_err());
+
+    // zoned: 80% of the I/O into the first 10% of a 100 MiB region at offset 1 MiB.
+    let mut w = build_text(
+        "[z]\nrw=randread\nsize=100m\noffset=1m\nrandom_distribution=zoned:80/10:20/90\nnumber_ios=10000\n",
+    )
+    .unwrap();
+    let reqs = drain(&mut w, 0);
+    let hot = reqs
+        .iter()
+        .filter(|r| r.offset_bytes < (1 << 20) + 10 * (1 << 20))
+        .count() as f64
+        / 10_000.0;
+    assert!((hot - 0.8).abs() < 0.03, "{hot}");
+    assert!(reqs
+        .iter()
+        .all(|r| r.offset_bytes >= 1 << 20 && r.offset_bytes + 4096 <= 101 << 20));
+
+    // normal:5 around the middle: about 68% within one sigma (5% of the region).
+    let mut w = build_text(
+        "[n]\nrw=randwrite\nsize=100m\nrandom_distribution=normal:5\nnumber_ios=10000\n",
+    )
+    .unwrap();
+    let reqs = drain(&mut w, 0);
+    let mid = 50.0 * (1 << 20) as f64;
+    let within = reqs
+        .iter()
+        .filter(|r| (r.offset_bytes as f64 - mid).abs() < 5.0 * (1 << 20) as f64)
+        .count();
+    assert!((within as f64 / 10_000.0 - 0.683).abs() < 0.03, "{within}");
+
+    for d in ["zipf:1.1", "pareto:0.2"] {
+        let mut w = build_text(&format!(
+            "[p]\nrw=randread\nsize=4m\nrandom_distribution={d}\nnumber_ios=5000\n"
+        ))
+        .unwrap();
+        let mut counts = HashMap::new();
+        for r in drain(&mut w, 0) {
+            *counts.entry(r.offset_bytes).or_insert(0u32) += 1;
+        }
+        let top = counts.values().max().copied().unwrap_or(0);
+        assert!(top > 100, "{d}: most popular block got {top} of 5000");
+    }
+}
+
+#[test]
+fn errors_name_key_file_and_line() {
+    let (line, reason) = err_of("[global]\nbs=4k\n[job]\nrw=randwrite\nverify=md5\n");
+    assert_eq!(line, 5);
+    assert!(
+        reason.contains("unsupported fio option `verify`"),
+        "{reason}"
+    );
+    let (line, reason) = err_of("[job]\nrw=randwrite:8\n");
+    assert_eq!(line, 2);
+    assert!(
+        reason.contains("rw:") && reason.contains("offset modifiers"),
+        "{reason}"
+    );
+    let (line, reason) = err_of("[job]\nbs=4q\n");
+    assert_eq!(line, 2);
+    assert!(reason.contains("unknown suffix"), "{reason}");
+    let (line, reason) = err_of("[job]\nsize=2g\n");
+    assert_eq!(line, 2);
+    assert!(reason.contains("exceeds the device"), "{reason}");
+    let (line, reason) = err_of("bs=4k\n[job]\n");
+    assert_eq!(line, 1);
+    assert!(reason.contains("outside a section"), "{reason}");
+    let (_, reason) = err_of("[global]\nbs=4k\n");
+    assert!(reason.contains("no job section"), "{reason}");
+    let (line, reason) = err_of("[job]\nrwmixread=70\nrwmixwrite=20\n");
+    assert_eq!(line, 3);
+    assert!(reason.contains("must be 100"), "{reason}");
+    let (line, reason) = err_of("[job]\ntime_based\n");
+    assert_eq!(line, 2);
+    assert!(reason.contains("runtime"), "{reason}");
+    let (line, reason) = err_of("[job]\nsize=${SIZE}\n");
+    assert_eq!(line, 2);
+    assert!(reason.contains("environment variables"), "{reason}");
+    let shown = build_text("[job]\nrate=10m\n").err().unwrap().to_string();
+    assert!(
+        shown.starts_with("job.fio:2:") && shown.contains("`rate`"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn config_from_toml_with_relative_path() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-fio-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("job.fio"),
+        "[w]\r\nrw=trim\r\nbs=1m\r\nsize=2m\r\n",
+    )
+    .unwrap();
+    let c: WorkloadConfig = toml::from_str("kind = \"fio\"\npath = \"job.fio\"\n").unwrap();
+    let ctx = WorkloadContext {
+        base_dir: Some(dir.clone()),
+        ..ctx()
+    };
+    let mut w = c.build(&ctx).unwrap();
+    assert_eq!(
+        drain(&mut w, 0),
+        vec![
+            req(HostOp::Trim, 0, 1 << 20),
+            req(HostOp::Trim, 1 << 20, 1 << 20)
+        ]
+    );
+    assert!(toml::from_str::<WorkloadConfig>("kind = \"fio\"\npath = \"a\"\nsize = 3\n").is_err());
+    let e = WorkloadConfig::Fio(FioWorkloadConfig {
+        path: "missing.fio".into(),
+    })
+    .build(&ctx)
+    .err()
+    .unwrap();
+    assert!(matches!(e, WorkloadError::Io { .. }));
+}

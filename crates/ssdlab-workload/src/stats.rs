@@ -1,0 +1,105 @@
+//! Counters a workload updates while the simulator pulls requests from it.
+//!
+//! [`WorkloadStats`] is a cheap, cloneable handle (`Arc` of atomics) shared by every
+//! source of a [`Workload`](crate::Workload). The core keeps `workload.stats.clone()` before
+//! it moves the flows into the engine and reads the counters after the run, e.g.
+//!
+//! ```
+//! # use ssdlab_workload::stats::WorkloadStats;
+//! let stats = WorkloadStats::default();
+//! // ... run ...
+//! let snapshot = stats.snapshot(); // serde::Serialize, ready for results.json
+//! assert_eq!(snapshot.skipped_bad_lines, 0);
+//! ```
+//!
+//! Synthetic and fio workloads never touch the counters (all stay 0).
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+#[derive(Debug, Default)]
+struct Counters {
+    skipped_bad_lines: AtomicU64,
+    zero_size_requests: AtomicU64,
+    clamped_arrivals: AtomicU64,
+    remapped_requests: AtomicU64,
+    filtered_records: AtomicU64,
+}
+
+/// Shared handle on the counters of one workload. Clones share the same counters.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadStats(Arc<Counters>);
+
+/// Plain copy of the counters at one moment (for results.json).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadStatsSnapshot {
+    /// Malformed input lines skipped under `skip_bad_lines`.
+    pub skipped_bad_lines: u64,
+    /// Read/write/trim records of size 0 that were dropped.
+    pub zero_size_requests: u64,
+    /// Records whose timestamp went back in time; their arrival was clamped to the previous one.
+    pub clamped_arrivals: u64,
+    /// Requests whose address was changed by `out_of_range = "wrap"` or `"scale"`.
+    pub remapped_requests: u64,
+    /// Records dropped by a filter (disk number, ASU, process, device, blkparse action).
+    pub filtered_records: u64,
+}
+
+impl WorkloadStats {
+    /// Malformed lines skipped so far (the `--skip-bad-lines` count).
+    pub fn skipped_lines(&self) -> u64 {
+        self.0.skipped_bad_lines.load(Ordering::Relaxed)
+    }
+
+    /// Zero-size read/write/trim records dropped so far.
+    pub fn zero_size_requests(&self) -> u64 {
+        self.0.zero_size_requests.load(Ordering::Relaxed)
+    }
+
+    /// Arrivals clamped because a trace timestamp went backwards.
+    pub fn clamped_arrivals(&self) -> u64 {
+        self.0.clamped_arrivals.load(Ordering::Relaxed)
+    }
+
+    /// Requests moved by `out_of_range = "wrap"` / `"scale"`.
+    pub fn remapped_requests(&self) -> u64 {
+        self.0.remapped_requests.load(Ordering::Relaxed)
+    }
+
+    /// Records dropped by filters.
+    pub fn filtered_records(&self) -> u64 {
+        self.0.filtered_records.load(Ordering::Relaxed)
+    }
+
+    /// All counters at once.
+    pub fn snapshot(&self) -> WorkloadStatsSnapshot {
+        WorkloadStatsSnapshot {
+            skipped_bad_lines: self.skipped_lines(),
+            zero_size_requests: self.zero_size_requests(),
+            clamped_arrivals: self.clamped_arrivals(),
+            remapped_requests: self.remapped_requests(),
+            filtered_records: self.filtered_records(),
+        }
+    }
+
+    pub(crate) fn add_skipped_line(&self) {
+        self.0.skipped_bad_lines.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_zero_size(&self) {
+        self.0.zero_size_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_clamped(&self) {
+        self.0.clamped_arrivals.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_remapped(&self) {
+        self.0.remapped_requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_filtered(&self) {
+        self.0.filtered_records.fetch_add(1, Ordering::Relaxed);
+    }
+}

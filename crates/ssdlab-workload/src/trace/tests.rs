@@ -1,0 +1,649 @@
+use super::*;
+use crate::WorkloadConfig;
+use std::io::Write;
+
+const GIB: u64 = 1 << 30;
+
+fn ctx() -> WorkloadContext {
+    WorkloadContext {
+        logical_bytes: GIB,
+        unit_bytes: 4096,
+        seed: 1,
+        base_dir: None,
+    }
+}
+
+/// A fresh file under the system temp dir.
+fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn cfg(path: &Path) -> TraceWorkloadConfig {
+    TraceWorkloadConfig {
+        path: path.to_path_buf(),
+        ..Default::default()
+    }
+}
+
+fn drain_with(
+    c: &TraceWorkloadConfig,
+    ctx: &WorkloadContext,
+) -> Result<(Vec<HostRequest>, WorkloadStats), WorkloadError> {
+    let mut w = build(c, ctx)?;
+    let stats = w.stats.clone();
+    let mut out = Vec::new();
+    while let Some(r) = w.flows[0].source.next_request()? {
+        out.push(r);
+    }
+    Ok((out, stats))
+}
+
+fn drain(c: &TraceWorkloadConfig) -> Vec<HostRequest> {
+    drain_with(c, &ctx()).unwrap().0
+}
+
+fn req(arrival_ns: u64, op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
+    HostRequest {
+        arrival_ns,
+        op,
+        offset_bytes,
+        size_bytes,
+    }
+}
+
+fn flush(arrival_ns: u64) -> HostRequest {
+    req(arrival_ns, HostOp::Flush, 0, 0)
+}
+
+use HostOp::{Read as R, Trim as T, Write as W};
+
+const MSR: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n\
+128166372000000000,hm,0,Read,4096,8192,100\r\n\
+\r\n\
+128166372000010000,hm,1,Write,0,4096,100\r\n\
+128166372000020000,hm,0,Write,8192,0,50\r\n\
+128166372000005000,hm,0,Write,12288,4096,50\r\n\
+128166372000030000,hm,0,write,16384,512,1\r\n";
+
+#[test]
+fn msr_crlf_header_blank_zero_size_unsorted() {
+    let p = write_file("a.msr.csv", MSR.as_bytes());
+    let (reqs, stats) = drain_with(&cfg(&p), &ctx()).unwrap();
+    assert_eq!(
+        reqs,
+        vec![
+            req(0, R, 4096, 8192),
+            req(1_000_000, W, 0, 4096),
+            req(1_000_000, W, 12288, 4096), // 0.5 ms is earlier than 1 ms: clamped
+            req(3_000_000, W, 16384, 512),
+        ]
+    );
+    assert_eq!(stats.zero_size_requests(), 1);
+    assert_eq!(stats.clamped_arrivals(), 1);
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Msr);
+}
+
+#[test]
+fn msr_disk_filter_and_closed_loop() {
+    let p = write_file("b.msr.csv", MSR.as_bytes());
+    let c = TraceWorkloadConfig {
+        disk_number: Some(0),
+        ..cfg(&p)
+    };
+    let (reqs, stats) = drain_with(&c, &ctx()).unwrap();
+    assert_eq!(
+        reqs,
+        vec![
+            req(0, R, 4096, 8192),
+            req(500_000, W, 12288, 4096),
+            req(3_000_000, W, 16384, 512)
+        ]
+    );
+    assert_eq!(stats.filtered_records(), 1);
+    assert_eq!(stats.clamped_arrivals(), 0);
+
+    let c = TraceWorkloadConfig {
+        replay: ReplayMode::Closed,
+        queue_depth: 8,
+        ..cfg(&p)
+    };
+    let w = build(&c, &ctx()).unwrap();
+    assert_eq!(w.flows[0].arrival, Arrival::Closed { queue_depth: 8 });
+    assert!(drain(&c).iter().all(|r| r.arrival_ns == 0));
+}
+
+#[test]
+fn time_scale_skip_and_max() {
+    let p = write_file("c.msr.csv", MSR.as_bytes());
+    let c = TraceWorkloadConfig {
+        time_scale: 0.5,
+        ..cfg(&p)
+    };
+    let arrivals: Vec<u64> = drain(&c).iter().map(|r| r.arrival_ns).collect();
+    assert_eq!(arrivals, vec![0, 500_000, 500_000, 1_500_000]);
+    // Skip the first request: t = 0 moves to the second one.
+    let c = TraceWorkloadConfig {
+        skip_requests: 1,
+        max_requests: 2,
+        ..cfg(&p)
+    };
+    assert_eq!(drain(&c), vec![req(0, W, 0, 4096), req(0, W, 12288, 4096)]);
+}
+
+const SPC: &str = "0,20941264,8192,W,0.551706\n\
+1,20939840,8192,w,0.554041\n\
+0,100,0,r,0.6\n\
+\n\
+0,8,512,R,0.700000000,extra,fields\n\
+0,16,1024,r,0.65\n";
+
+#[test]
+fn spc_units_filters_and_extra_fields() {
+    let p = write_file("a.spc", SPC.as_bytes());
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Spc);
+    let big = WorkloadContext {
+        logical_bytes: 16 * GIB,
+        ..ctx()
+    };
+    let drain = |c: &TraceWorkloadConfig| drain_with(c, &big).unwrap().0;
+    let (reqs, stats) = drain_with(&cfg(&p), &big).unwrap();
+    assert_eq!(
+        reqs,
+        vec![
+            req(0, W, 20941264 * 512, 8192),
+            req(2_335_000, W, 20939840 * 512, 8192),
+            req(148_294_000, R, 8 * 512, 512),
+            req(148_294_000, R, 16 * 512, 1024), // 0.65 < 0.7: clamped
+        ]
+    );
+    assert_eq!(
+        (stats.zero_size_requests(), stats.clamped_arrivals()),
+        (1, 1)
+    );
+    let c = TraceWorkloadConfig {
+        asu: Some(1),
+        ..cfg(&p)
+    };
+    assert_eq!(drain(&c), vec![req(0, W, 20939840 * 512, 8192)]);
+    // A header line is accepted.
+    let p = write_file(
+        "b.spc",
+        format!("ASU,LBA,Size,Opcode,Timestamp\n{SPC}").as_bytes(),
+    );
+    assert_eq!(drain(&cfg(&p)).len(), 4);
+}
+
+const BLKPARSE: &str = "  8,0    3        1     0.000000000  4162  Q  WS 1000 + 8 [fio]
+  8,0    3        2     0.000001000  4162  G  WS 1000 + 8 [fio]
+  8,0    3        3     0.000002000  4162  D  WS 1000 + 8 (    1000) [fio]
+  8,0    3        4     0.000100000     0  C  WS 1000 + 8 [0]
+  8,0    1        5     0.000200000   215  Q FWS [kworker/1:1H]
+  8,16   1        6     0.000250000  4162  Q   W 77 + 8 [fio]
+  8,0    1        7     0.000300000  4162  Q   D 2048 + 16 [fstrim]
+  8,0    1        8     0.000400000  4162  Q  RM 64 + 1 [fio]
+  8,0    1        9     0.000500000  4162  Q FWFS 4096 + 8 [jbd2/sda1-8]
+  8,0    0       10     0.000600000  4162  Q   N [fio]
+  8,0    0       11     0.000700000  4162  m   N cfq4162 insert_request
+  8,0    0       12     0.000800000  4162  Q  WS 5000 + 0 [fio]
+CPU0 (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB
+ Read Dispatches:        0,        0KiB\t Write Dispatches:        1,        4KiB
+
+Total (8,0):
+ Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB
+Throughput (R/W): 0KiB/s / 4KiB/s
+Events (8,0): 12 entries
+";
+
+#[test]
+fn blkparse_queue_events_flush_discard_summary() {
+    let p = write_file("a.blkparse", BLKPARSE.as_bytes());
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Blkparse);
+    let (reqs, stats) = drain_with(&cfg(&p), &ctx()).unwrap();
+    assert_eq!(
+        reqs,
+        vec![
+            req(0, W, 1000 * 512, 4096),
+            flush(200_000),
+            req(250_000, W, 77 * 512, 4096),
+            req(300_000, T, 2048 * 512, 8192),
+            req(400_000, R, 64 * 512, 512),
+            flush(500_000), // preflush of the FUA journal write
+            req(500_000, W, 4096 * 512, 4096),
+        ]
+    );
+    assert_eq!(stats.zero_size_requests(), 1);
+}
+
+#[test]
+fn blkparse_dispatch_process_and_device_filters() {
+    let p = write_file("b.blkparse", BLKPARSE.as_bytes());
+    let c = TraceWorkloadConfig {
+        blkparse_action: BlkparseAction::Dispatch,
+        ..cfg(&p)
+    };
+    assert_eq!(drain(&c), vec![req(0, W, 1000 * 512, 4096)]);
+    let c = TraceWorkloadConfig {
+        process: Some("fio".into()),
+        device: Some("8,0".into()),
+        ..cfg(&p)
+    };
+    let (reqs, stats) = drain_with(&c, &ctx()).unwrap();
+    assert_eq!(
+        reqs,
+        vec![req(0, W, 1000 * 512, 4096), req(400_000, R, 64 * 512, 512)]
+    );
+    assert_eq!(stats.filtered_records(), 4);
+    // The config spelling of the action.
+    let t: TraceWorkloadConfig = toml::from_str("path = \"x\"\nblkparse_action = \"D\"").unwrap();
+    assert_eq!(t.blkparse_action, BlkparseAction::Dispatch);
+}
+
+#[test]
+fn fio_iolog_v2_waits_and_syncs() {
+    let log = "fio version 2 iolog\n/dev/nvme0n1 add\n/dev/nvme0n1 open\n/dev/nvme0n1 write 0 4096\n\
+/dev/nvme0n1 wait 1000 0\n/dev/nvme0n1 read 4096 8192\n/dev/nvme0n1 sync 0 0\n/dev/other write 0 512\n\
+/dev/nvme0n1 trim 8192 4096\n/dev/nvme0n1 close\n";
+    let p = write_file("a.iolog", log.as_bytes());
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::FioIolog);
+    let all = drain(&cfg(&p));
+    assert_eq!(all.len(), 5);
+    let c = TraceWorkloadConfig {
+        device: Some("/dev/nvme0n1".into()),
+        ..cfg(&p)
+    };
+    assert_eq!(
+        drain(&c),
+        vec![
+            req(0, W, 0, 4096),
+            req(1_000_000, R, 4096, 8192),
+            flush(1_000_000),
+            req(1_000_000, T, 8192, 4096)
+        ]
+    );
+}
+
+#[test]
+fn fio_iolog_v3_timestamps_crlf_unsorted() {
+    let log = "fio version 3 iolog\r\n0 /dev/sdb add\r\n0 /dev/sdb open\r\n10 /dev/sdb write 0 4096\r\n\
+25 /dev/sdb read 4096 4096\r\n20 /dev/sdb datasync 0 0\r\n40 /dev/sdb trim 0 4096\r\n41 /dev/sdb write 0 0\r\n50 /dev/sdb close\r\n";
+    let p = write_file("b.iolog", log.as_bytes());
+    let (reqs, stats) = drain_with(&cfg(&p), &ctx()).unwrap();
+    assert_eq!(
+        reqs,
+        vec![
+            req(0, W, 0, 4096),
+            req(15_000, R, 4096, 4096),
+            flush(15_000),
+            req(30_000, T, 0, 4096)
+        ]
+    );
+    assert_eq!(
+        (stats.clamped_arrivals(), stats.zero_size_requests()),
+        (1, 1)
+    );
+}
+
+#[test]
+fn gzip_and_zstd_multi_frame() {
+    let plain = drain(&cfg(&write_file("plain.csv", MSR.as_bytes())));
+    // Two gzip members.
+    let (a, b) = MSR.as_bytes().split_at(150);
+    let mut gz = Vec::new();
+    for part in [a, b] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(part).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    let p = write_file("trace.gz", &gz);
+    assert_eq!(detect_format(&p).unwrap(), TraceFormat::Msr);
+    assert_eq!(drain(&cfg(&p)), plain);
+    // Two zstd frames, no telling file name.
+    let mut zst = Vec::new();
+    for part in [a, b] {
+        zst.extend(ruzstd::encoding::compress_to_vec(
+            part,
+            ruzstd::encoding::CompressionLevel::Fastest,
+        ));
+    }
+    let p = write_file("trace.bin", &zst);
+    assert_eq!(drain(&cfg(&p)), plain);
+    // A corrupt compressed file is an I/O error, not a panic.
+    let p = write_file("bad.gz", &gz[..20]);
+    let e = drain_with(&cfg(&p), &ctx()).err().unwrap();
+    assert!(
+        matches!(e, WorkloadError::Io { .. } | WorkloadError::Parse { .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn malformed_line_reports_file_line_text_and_expectation() {
+    let long_tail = "x".repeat(300);
+    let text = format!(
+        "128166372000000000,hm,0,Read,0,4096,1\n128166372000000001,hm,0,Raed,0,4096,1{long_tail}\n"
+    );
+    let p = write_file("bad.csv", text.as_bytes());
+    let e = drain_with(
+        &TraceWorkloadConfig {
+            format: TraceFormat::Msr,
+            ..cfg(&p)
+        },
+        &ctx(),
+    )
+    .err()
+    .unwrap();
+    match &e {
+        WorkloadError::Parse {
+            file,
+            line,
+            text,
+            reason,
+        } => {
+            assert!(file.ends_with("bad.csv"));
+            assert_eq!(*line, 2);
+            assert!(
+                text.starts_with("128166372000000001,hm,0,Raed") && text.chars().count() <= 121,
+                "{text}"
+            );
+            assert!(reason.contains("Type: expected Read or Write"), "{reason}");
+        }
+        other => panic!("{other}"),
+    }
+    let shown = e.to_string();
+    assert!(shown.contains("bad.csv:2:"), "{shown}");
+}
+
+#[test]
+fn endless_line_is_an_error_not_a_memory_hog() {
+    let mut text = b"0,h,0,Write,0,4096,1\n".to_vec();
+    text.extend(vec![b'7'; 3 << 20]);
+    let p = write_file("endless.csv", &text);
+    let e = drain_with(&cfg(&p), &ctx()).err().unwrap().to_string();
+    assert!(
+        e.contains("endless.csv:2:") && e.contains("line longer than"),
+        "{e}"
+    );
+}
+
+#[test]
+fn skip_bad_lines_counts_then_fails() {
+    let text = "128166372000000000,hm,0,Read,0,4096,1\ngarbage\n128166372000000001,hm,0,Write,0,4096,1\n1,2\n\
+128166372000000002,hm,0,Write,4096,4096,1\n";
+    let p = write_file("skip.csv", text.as_bytes());
+    let c = TraceWorkloadConfig {
+        skip_bad_lines: 2,
+        ..cfg(&p)
+    };
+    let mut w = build(&c, &ctx()).unwrap();
+    let mut n = 0;
+    while w.flows[0].source.next_request().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!(
+        (n, w.skipped_lines(), w.stats.snapshot().skipped_bad_lines),
+        (3, 2, 2)
+    );
+    let c = TraceWorkloadConfig {
+        skip_bad_lines: 1,
+        ..cfg(&p)
+    };
+    let e = drain_with(&c, &ctx()).err().unwrap().to_string();
+    assert!(
+        e.contains("skip.csv:4:") && e.contains("skip_bad_lines = 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn out_of_range_error_wrap_scale() {
+    // Device of 1 MiB; trace up to 4 MiB.
+    let small = WorkloadContext {
+        logical_bytes: 1 << 20,
+        ..ctx()
+    };
+    let text = "0,h,0,Write,0,4096,1\n1,h,0,Write,1048576,4096,1\n2,h,0,Write,4190208,4096,1\n3,h,0,Write,1046528,4096,1\n";
+    let p = write_file("range.csv", text.as_bytes());
+    let e = drain_with(&cfg(&p), &small).err().unwrap().to_string();
+    assert!(
+        e.contains("range.csv:2:") && e.contains("out_of_range"),
+        "{e}"
+    );
+
+    let (reqs, stats) = drain_with(
+        &TraceWorkloadConfig {
+            out_of_range: OutOfRange::Wrap,
+            ..cfg(&p)
+        },
+        &small,
+    )
+    .unwrap();
+    let offs: Vec<u64> = reqs.iter().map(|r| r.offset_bytes).collect();
+    // 4190208 % 1 MiB = 1044480; 1046528 + 4096 crosses the end: moved back to end there.
+    assert_eq!(offs, vec![0, 0, 1_044_480, (1 << 20) - 4096]);
+    assert_eq!(stats.remapped_requests(), 3);
+
+    let (reqs, _) = drain_with(
+        &TraceWorkloadConfig {
+            out_of_range: OutOfRange::Scale,
+            ..cfg(&p)
+        },
+        &small,
+    )
+    .unwrap();
+    let offs: Vec<u64> = reqs.iter().map(|r| r.offset_bytes).collect();
+    // Highest end 4 MiB -> factor 1/4, rounded down to 4 KiB units.
+    assert_eq!(offs, vec![0, 262_144, 1_044_480, 258_048]);
+    assert!(reqs
+        .iter()
+        .all(|r| r.offset_bytes + r.size_bytes <= 1 << 20));
+}
+
+#[test]
+fn detection_override_and_config_errors() {
+    let p = write_file("x.txt", b"\n\nhello world\n");
+    let e = build(&cfg(&p), &ctx()).err().unwrap().to_string();
+    assert!(
+        e.contains("x.txt:3:") && e.contains("set format explicitly"),
+        "{e}"
+    );
+    // Explicit override of a detectable file: SPC data parsed as MSR is malformed.
+    let p = write_file("o.spc", SPC.as_bytes());
+    let e = drain_with(
+        &TraceWorkloadConfig {
+            format: TraceFormat::Msr,
+            ..cfg(&p)
+        },
+        &ctx(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("expected 7 comma-separated fields"),
+        "{e}"
+    );
+    let e = build(
+        &TraceWorkloadConfig {
+            asu: Some(0),
+            ..cfg(&write_file("f.csv", MSR.as_bytes()))
+        },
+        &ctx(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("workload.asu") && e.to_string().contains("msr"),
+        "{e}"
+    );
+    let e = build(
+        &TraceWorkloadConfig {
+            time_scale: 0.0,
+            ..cfg(&p)
+        },
+        &ctx(),
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("workload.time_scale"));
+    let e = build(&cfg(Path::new("/nonexistent/trace.csv")), &ctx())
+        .err()
+        .unwrap();
+    assert!(matches!(e, WorkloadError::Io { .. }));
+}
+
+#[test]
+fn toml_config_and_relative_path() {
+    let p = write_file("rel.csv", MSR.as_bytes());
+    let c: WorkloadConfig = toml::from_str(
+        "kind = \"trace\"\npath = \"rel.csv\"\nformat = \"msr\"\nreplay = \"closed\"\nqueue_depth = 4\n\
+out_of_range = \"wrap\"\nskip_bad_lines = 3\ntime_scale = 2.0\n",
+    )
+    .unwrap();
+    let ctx = WorkloadContext {
+        base_dir: p.parent().map(Path::to_path_buf),
+        ..ctx()
+    };
+    let w = c.build(&ctx).unwrap();
+    assert_eq!(w.flows[0].arrival, Arrival::Closed { queue_depth: 4 });
+    assert!(
+        toml::from_str::<WorkloadConfig>("kind = \"trace\"\npath = \"a\"\nfromat = \"msr\"")
+            .is_err()
+    );
+    let fmt: TraceWorkloadConfig = toml::from_str("path = \"a\"\nformat = \"fio-iolog\"").unwrap();
+    assert_eq!(fmt.format, TraceFormat::FioIolog);
+}
+
+// ---------------------------------------------------------------- round trip
+
+mod roundtrip {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Copy, Debug)]
+    struct Gen {
+        op: u8,
+        sector: u64,
+        sectors: u64,
+        /// Time step in µs (fits every format's resolution).
+        dt_us: u64,
+    }
+
+    fn gen() -> impl Strategy<Value = Gen> {
+        (0u8..4, 0u64..1_000_000, 1u64..256, 0u64..5_000).prop_map(
+            |(op, sector, sectors, dt_us)| Gen {
+                op,
+                sector,
+                sectors,
+                dt_us,
+            },
+        )
+    }
+
+    /// The ops each format can express.
+    fn op_of(g: &Gen, fmt: TraceFormat) -> HostOp {
+        let ops: &[HostOp] = match fmt {
+            TraceFormat::Msr | TraceFormat::Spc => &[R, W],
+            _ => &[R, W, T, HostOp::Flush],
+        };
+        ops[g.op as usize % ops.len()]
+    }
+
+    fn render(gens: &[Gen], fmt: TraceFormat, base_us: u64) -> (String, Vec<HostRequest>) {
+        let mut text = String::new();
+        let mut expect = Vec::new();
+        if fmt == TraceFormat::FioIolog {
+            text.push_str("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+        }
+        let mut t_us = base_us;
+        for (i, g) in gens.iter().enumerate() {
+            t_us += g.dt_us;
+            let op = op_of(g, fmt);
+            let (off, size) = if op == HostOp::Flush {
+                (0, 0)
+            } else {
+                (g.sector * 512, g.sectors * 512)
+            };
+            expect.push(req((t_us - base_us - gens[0].dt_us) * 1000, op, off, size));
+            let word = |r: &str, w: &str, t: &str, f: &str| match op {
+                R => r.to_string(),
+                W => w.to_string(),
+                T => t.to_string(),
+                HostOp::Flush => f.to_string(),
+            };
+            match fmt {
+                TraceFormat::Msr => {
+                    text += &format!(
+                        "{},srv,2,{},{off},{size},{}\n",
+                        t_us * 10,
+                        word("Read", "Write", "", ""),
+                        17 + i
+                    )
+                }
+                TraceFormat::Spc => {
+                    text += &format!(
+                        "{},{},{size},{},{}.{:06}\n",
+                        i % 3,
+                        g.sector,
+                        word("r", "w", "", ""),
+                        t_us / 1_000_000,
+                        t_us % 1_000_000
+                    )
+                }
+                TraceFormat::Blkparse => {
+                    let rwbs = word("R", "WS", "D", "FWS");
+                    let what = if op == HostOp::Flush {
+                        String::new()
+                    } else {
+                        format!("{} + {} ", g.sector, g.sectors)
+                    };
+                    text += &format!(
+                        "  8,0    1 {:8} {:5}.{:09} {:5}  Q {rwbs:>3} {what}[proc]\n",
+                        i + 1,
+                        t_us / 1_000_000,
+                        (t_us % 1_000_000) * 1000,
+                        100 + i
+                    );
+                }
+                TraceFormat::FioIolog => {
+                    text += &format!(
+                        "{t_us} /dev/x {} {off} {size}\n",
+                        word("read", "write", "trim", "sync")
+                    )
+                }
+                TraceFormat::Auto => unreachable!(),
+            }
+        }
+        (text, expect)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn every_format_reads_back_what_was_written(
+            gens in proptest::collection::vec(gen(), 1..60),
+            base_us in 0u64..10_000_000_000,
+            fmt_i in 0usize..4,
+            compress in 0u8..3,
+        ) {
+            let fmt = [TraceFormat::Msr, TraceFormat::Spc, TraceFormat::Blkparse, TraceFormat::FioIolog][fmt_i];
+            let (text, expect) = render(&gens, fmt, base_us);
+            let bytes = match compress {
+                0 => text.into_bytes(),
+                1 => {
+                    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                    e.write_all(text.as_bytes()).unwrap();
+                    e.finish().unwrap()
+                }
+                _ => ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest),
+            };
+            let p = write_file(&format!("prop-{fmt_i}-{compress}.trace"), &bytes);
+            prop_assert_eq!(detect_format(&p).unwrap(), fmt);
+            let got = drain(&cfg(&p));
+            prop_assert_eq!(got, expect);
+        }
+    }
+}
