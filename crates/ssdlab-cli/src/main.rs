@@ -2,8 +2,10 @@
 //! `ssdlab-core`, writes output files and draws progress. No simulation logic lives here.
 
 mod bench;
+mod op_advise;
 mod output;
 mod progress;
+mod reproduce;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -41,6 +43,10 @@ enum Command {
     },
     /// Measure simulator speed (functional, timed, preconditioning).
     Bench(bench::BenchArgs),
+    /// Re-run a paper's experiment (tables, CSV, plot).
+    Reproduce(reproduce::Args),
+    /// Smallest over-provisioning meeting a WAF, throughput or time requirement (model + simulation).
+    OpAdvise(op_advise::Args),
 }
 
 #[derive(Subcommand)]
@@ -62,6 +68,8 @@ fn main() {
         Command::Config { action: ConfigAction::Check { file } } => cmd_check(&file),
         Command::Config { action: ConfigAction::Show { file } } => cmd_show(&file),
         Command::Bench(args) => bench::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
+        Command::OpAdvise(args) => op_advise::run(&args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -4,7 +4,7 @@
 pub const TINY_TOML: &str = r#"
 seed = 7
 [device]
-over_provisioning_ratio = 1.0
+over_provisioning_ratio = 2.0
 channel_rate_mb_per_s = 800
 command_overhead_ns = 0
 [device.geometry]

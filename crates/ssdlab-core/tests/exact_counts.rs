@@ -47,19 +47,23 @@ fn greedy_victims_and_copies_by_hand() {
     d.ftl.check_invariants().unwrap();
 }
 
-/// Pages of 4 units (1 plane × 6 blocks × 2 pages × 4 units, 16 logical units): each
-/// victim's valid units are packed into pages of the GC frontier and the remainder of a
-/// victim goes out padded.
+/// Pages of 4 units (1 plane × 7 blocks × 2 pages × 4 units, 16 logical units, GC below 3
+/// free blocks): each victim's valid units are packed into pages of the GC frontier and
+/// the remainder of a victim goes out padded. Only blocks with at most 8 − 4 valid units
+/// (a page's worth of garbage) qualify as victims.
 ///
 /// fill 0..16 → blocks 0 {0..7}, 1 {8..15}. write 0,1,2,3,8,9,10,11 → block 2 full;
 /// block 0 valid {4,5,6,7}, block 1 valid {12..15}. write 4,5,12,13,0,1,2,3 → block 3 full
-/// (opened at free 3 → 2, no GC); block 0 {6,7}, block 1 {14,15}, block 2 {8,9,10,11}.
-/// write 8,9,10,6 → opens block 4 (free 1) → GC: block 0 {7} and block 2 {11} hold one
+/// (opened at free 4 → 3, no GC); block 0 {6,7}, block 1 {14,15}, block 2 {8,9,10,11}.
+/// write 8,9,10,6 → opens block 4 (free 2) → GC: block 0 {7} and block 2 {11} hold one
 /// valid unit; block 0 entered that bucket last → victim: unit 7 → block 5 page 0 (slot 40,
-/// 3 slots padding); erase → free 1 → victim block 2: unit 11 → block 5 page 1 (slot 44).
+/// 3 slots padding); erase → free 2 → victim block 2: unit 11 → block 5 page 1 (slot 44);
+/// erase → free 3: stop.
 #[test]
 fn gc_packs_units_into_pages_and_pads_the_rest() {
-    let mut sim = Simulation::new(tiny(1, 6, 2, 4, 2.0)).unwrap();
+    let mut c = tiny(1, 7, 2, 4, 2.5);
+    c.ftl.gc_soft_free_blocks = 3;
+    let mut sim = Simulation::new(c).unwrap();
     assert_eq!(sim.derived.logical_units, 16);
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     for lpn in (0..16).chain([0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 12, 13, 0, 1, 2, 3]) {
@@ -74,6 +78,6 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
     assert_eq!((c.gc_invocations, c.gc_copied_units, c.padding_units), (2, 2, 6));
     assert_eq!((c.nand.get(OpKind::Read, Cause::Gc), c.nand.get(OpKind::Program, Cause::Gc), c.nand.get(OpKind::Erase, Cause::Gc)), (2, 2, 2));
     assert_eq!((d.ftl.map.lookup(7), d.ftl.map.lookup(11)), (40, 44));
-    assert_eq!(&d.ftl.blocks.erase_count[..6], &[1, 0, 1, 0, 0, 0]);
+    assert_eq!(&d.ftl.blocks.erase_count[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();
 }

@@ -24,7 +24,7 @@ fn read_ns(s: &Simulation) -> u64 {
 
 #[test]
 fn lone_read_is_command_plus_tr_plus_transfer() {
-    let mut s = timed(tiny(1, 8, 4, 1, 1.0));
+    let mut s = timed(tiny(1, 8, 4, 1, 2.0));
     let w = closed(vec![req(HostOp::Write, 3, 1), flush(), req(HostOp::Read, 3, 1)], 1);
     s.run_workload_with(w, &mut NoProgress).unwrap();
     let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
@@ -39,7 +39,7 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
 
 #[test]
 fn unwritten_and_buffered_reads_skip_nand() {
-    let mut s = timed(tiny(1, 8, 4, 4, 1.0));
+    let mut s = timed(tiny(1, 8, 4, 4, 2.0));
     let w = closed(vec![req(HostOp::Read, 9, 1), req(HostOp::Write, 1, 1), req(HostOp::Read, 1, 1)], 1);
     let r = s.run_workload_with(w, &mut NoProgress).unwrap();
     assert!(s.completions.iter().all(|c| c.latency_ns() == 1000));
@@ -51,7 +51,7 @@ fn two_dies(channels: u32) -> Config {
         r#"
 seed = 1
 [device]
-over_provisioning_ratio = 1.0
+over_provisioning_ratio = 2.0
 command_overhead_ns = 1000
 [device.geometry]
 channels = {channels}
@@ -92,7 +92,7 @@ fn channel_contention_between_two_dies() {
 /// Two reads to the same die queue: the second waits for the first's whole operation.
 #[test]
 fn reads_on_one_die_serialise() {
-    let mut s = timed(tiny(1, 8, 4, 1, 1.0));
+    let mut s = timed(tiny(1, 8, 4, 1, 2.0));
     s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
     s.run_workload_with(closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2), &mut NoProgress).unwrap();
     let lone = CMD_NS + read_ns(&s) + XFER_4K_NS;
@@ -103,7 +103,7 @@ fn reads_on_one_die_serialise() {
 /// Two reads to the two planes of one die run as one multi-plane read: one tR, two transfers.
 #[test]
 fn multi_plane_read() {
-    let mut s = timed(tiny(2, 8, 4, 1, 1.0));
+    let mut s = timed(tiny(2, 8, 4, 1, 2.0));
     s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
     let g = s.ftl.geo;
     assert_ne!(g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(0))), g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(1))));
@@ -116,7 +116,7 @@ fn multi_plane_read() {
 /// Open loop: latency counts from the trace's arrival time, including queueing.
 #[test]
 fn open_loop_latency_from_arrival() {
-    let mut s = timed(tiny(1, 8, 4, 1, 1.0));
+    let mut s = timed(tiny(1, 8, 4, 1, 2.0));
     s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
     let mut a = req(HostOp::Read, 0, 1);
     let mut b = req(HostOp::Read, 1, 1);

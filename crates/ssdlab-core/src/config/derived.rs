@@ -63,6 +63,7 @@ pub struct Derived {
     pub physical_bytes: u64,
     /// Blocks per plane kept back from host writes: 2 open blocks (host, GC) + the urgent
     /// GC threshold. Host writes may not take a plane's last `gc_hard_free_blocks` blocks.
+    /// The minimum OP also leaves one block per plane of slack for uneven plane occupancy.
     pub reserve_blocks_per_plane: u32,
     /// Smallest OP ratio this geometry and GC thresholds accept.
     pub min_over_provisioning_ratio: f64,
@@ -99,6 +100,9 @@ impl Derived {
         let unit_bytes = nonzero(&k("mapping_unit_bytes"), g.mapping_unit_bytes)?;
         if page_bytes % unit_bytes != 0 {
             return Err(err(&k("mapping_unit_bytes"), format!("{unit_bytes} does not divide page_size_bytes {page_bytes}")));
+        }
+        if planes_per_die as usize > crate::scheduler::MAX_PLANES_PER_DIE {
+            return Err(err(&k("planes_per_die"), format!("{planes_per_die} exceeds the supported {}", crate::scheduler::MAX_PLANES_PER_DIE)));
         }
         let slots_per_page = page_bytes / unit_bytes;
         if slots_per_page > crate::MAX_SLOTS_PER_PAGE as u32 {
@@ -147,15 +151,27 @@ impl Derived {
         if !(op.is_finite() && op >= 0.0) {
             return Err(err("device.over_provisioning_ratio", format!("{op} must be a finite number >= 0")));
         }
-        let logical_units = (slots as f64 / (1.0 + op)).floor() as u64;
-        // At least one unit of garbage must exist when every plane is full but for its reserve.
-        let max_logical_units = planes * (blocks_per_plane - reserve) as u64 * units_per_block as u64 - 1;
+        // The epsilon keeps exact ratios (e.g. 880/800 blocks at OP 0.1) from losing a unit to rounding.
+        let logical_units = (slots as f64 / (1.0 + op) + 1e-6).floor() as u64;
+        // With several planes, each may hold its share of the logical space plus one block
+        // and one page (host writes skip a plane beyond that). GC only takes a victim with a
+        // page's worth of garbage (so padding its last page still frees space): when a plane
+        // is full but for its reserve, its F = blocks − reserve blocks must hold more than
+        // F · (slots_per_page − 1) invalid units, so one of them has a page's worth.
+        let slack_units = if planes > 1 { units_per_block as u64 + slots_per_page as u64 } else { 0 };
+        let data_blocks = (blocks_per_plane - reserve) as u64;
+        let per_plane_room = data_blocks * units_per_block as u64;
+        let needed_garbage = data_blocks * (slots_per_page as u64 - 1) + 1;
+        if per_plane_room <= slack_units + needed_garbage {
+            return Err(err(&k("blocks_per_plane"), format!("{blocks_per_plane} leaves no room: each plane keeps {reserve} blocks back (2 open + gc_hard_free_blocks) and one block of balance slack")));
+        }
+        let max_logical_units = planes * (per_plane_room - slack_units - needed_garbage);
         let min_op = slots as f64 / max_logical_units as f64 - 1.0;
         if logical_units > max_logical_units {
             return Err(err(
                 "device.over_provisioning_ratio",
                 format!(
-                    "{op} leaves GC no room: each plane needs {reserve} reserve blocks (2 open + gc_hard_free_blocks) plus spare space; the minimum for this geometry is {:.6}",
+                    "{op} leaves GC no room: each plane needs {reserve} reserve blocks (2 open + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {:.6}",
                     min_op
                 ),
             ));

@@ -103,9 +103,14 @@ pub struct CellTiming {
     pub erase_loop_ns: u64,
     /// Erase loops as a step table of [from_pe_cycles, loops], first entry from 0.
     pub erase_loops: Vec<(u32, u32)>,
-    /// Cost of suspending an erase or program (voltage recovery + re-ramp on resume).
+    /// Cost of suspending an erase or program, paid when it is suspended, before the first
+    /// read can start (voltage recovery; Table 1 of the SSR paper: 100 µs).
     #[serde(default)]
     pub suspend_penalty_ns: u64,
+    /// Cost of resuming a suspended erase or program, paid before its remaining work
+    /// continues (voltage re-ramp). Default 0: Table 1's penalty is charged whole at suspend.
+    #[serde(default)]
+    pub resume_penalty_ns: u64,
     /// Erase count at which a block is retired as bad.
     pub endurance_pe_cycles: u32,
 }
@@ -133,6 +138,7 @@ impl Default for TimingTable {
             erase_loop_ns: loop_us * 1000,
             erase_loops: vec![(0, loops)],
             suspend_penalty_ns: 100_000,
+            resume_penalty_ns: 0,
             endurance_pe_cycles: endurance,
         };
         TimingTable {
@@ -260,14 +266,40 @@ impl Default for FtlConfig {
     }
 }
 
-/// Erase-suspend policy (spec 01 adds the others).
+/// Erase-suspend policy (spec 01, docs/erase-suspend.md).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SuspendPolicyKind {
-    /// Reads wait for a running erase or program.
+    /// Baseline: reads wait for a running erase.
     #[default]
     None,
+    /// I-ES (Wu et al. 2014): suspend at once; reads arriving while suspended are served too.
+    Ies,
+    /// D-ES (Kim et al., ATC'19): suspend at the end of the current erase loop.
+    Des,
+    /// SSR(s): `safe_points_per_loop` evenly spaced safe points per erase loop.
+    SsrStatic,
+    /// SSR(d): safe points per loop from the block's P/E cycles (`ssr_dynamic_safe_points`).
+    SsrDynamic,
 }
+
+impl SuspendPolicyKind {
+    pub const ALL: [SuspendPolicyKind; 5] = [SuspendPolicyKind::None, SuspendPolicyKind::Ies, SuspendPolicyKind::Des, SuspendPolicyKind::SsrStatic, SuspendPolicyKind::SsrDynamic];
+
+    /// The name used in configs and result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            SuspendPolicyKind::None => "none",
+            SuspendPolicyKind::Ies => "ies",
+            SuspendPolicyKind::Des => "des",
+            SuspendPolicyKind::SsrStatic => "ssr-static",
+            SuspendPolicyKind::SsrDynamic => "ssr-dynamic",
+        }
+    }
+}
+
+/// Most erase loops an erase may take (per-loop suspension counters are fixed arrays).
+pub const MAX_ERASE_LOOPS: u32 = 64;
 
 /// `[scheduler]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -275,12 +307,94 @@ pub enum SuspendPolicyKind {
 pub struct SchedulerConfig {
     /// Serve queued host reads before host writes and GC on a die.
     pub read_priority: bool,
+    /// What happens to a running erase when a host read arrives for its die.
     pub erase_suspend: SuspendPolicyKind,
+    /// `ssr-static`: safe points per erase loop, evenly spaced (paper: 10).
+    pub safe_points_per_loop: u32,
+    /// `ssr-dynamic`: step table [from_pe_cycles, safe points per loop], first entry from 0
+    /// (paper, Fig. 8: 30 for young blocks, 10 from 1,000 P/E cycles).
+    pub ssr_dynamic_safe_points: Vec<(u32, u32)>,
+    /// Starvation guard: an erase is not suspended again after this many suspensions
+    /// (0 = no limit). Ignored by `ies`, which has no guard by definition.
+    pub max_suspensions_per_erase: u32,
+    /// Starvation guard: an erase is not suspended again once it has been postponed this
+    /// long in total (time suspended, penalties included; 0 = no limit). Ignored by `ies`.
+    pub max_erase_postponement_ns: u64,
+    /// Suspend programs at ISPP program-loop boundaries for waiting host reads.
+    pub program_suspend: bool,
+    /// Reliability model: N_safe(PE), the suspensions per erase loop that do not raise
+    /// RBER, as a step table [from_pe_cycles, suspensions], first entry from 0 (Fig. 7).
+    pub safe_suspensions_per_loop: Vec<(u32, u32)>,
+    /// Reliability model: extra RBER of a loop = this × (suspensions − N_safe)^exponent
+    /// when the loop's suspensions exceed N_safe (a configurable model, not a measurement).
+    pub extra_rber_per_excess_suspension: f64,
+    /// Exponent of the extra-RBER model.
+    pub extra_rber_exponent: f64,
 }
 
 impl Default for SchedulerConfig {
     fn default() -> Self {
-        SchedulerConfig { read_priority: true, erase_suspend: SuspendPolicyKind::None }
+        SchedulerConfig {
+            read_priority: true,
+            erase_suspend: SuspendPolicyKind::None,
+            safe_points_per_loop: 10,
+            ssr_dynamic_safe_points: vec![(0, 30), (1000, 10)],
+            max_suspensions_per_erase: 0,
+            max_erase_postponement_ns: 0,
+            program_suspend: false,
+            safe_suspensions_per_loop: vec![(0, 30), (1000, 10)],
+            extra_rber_per_excess_suspension: 1e-6,
+            extra_rber_exponent: 2.0,
+        }
+    }
+}
+
+/// Value of a step table [from, value] (first entry from 0) at `x`.
+#[inline]
+pub fn step_lookup(table: &[(u32, u32)], x: u32) -> u32 {
+    let i = table.partition_point(|e| e.0 <= x);
+    table[i.saturating_sub(1)].1
+}
+
+fn check_step_table(key: &str, table: &[(u32, u32)]) -> Result<()> {
+    if table.first().map(|e| e.0) != Some(0) {
+        return Err(SimError::config(key, "the first entry must start at 0 P/E cycles"));
+    }
+    if table.windows(2).any(|w| w[1].0 <= w[0].0) {
+        return Err(SimError::config(key, "P/E thresholds must increase"));
+    }
+    Ok(())
+}
+
+impl SchedulerConfig {
+    /// Check the suspend settings (called by [`Config::validate`]).
+    pub fn validate(&self, timing: &TimingTable) -> Result<()> {
+        if self.safe_points_per_loop == 0 {
+            return Err(SimError::config("scheduler.safe_points_per_loop", "must be > 0"));
+        }
+        check_step_table("scheduler.ssr_dynamic_safe_points", &self.ssr_dynamic_safe_points)?;
+        if self.ssr_dynamic_safe_points.iter().any(|e| e.1 == 0) {
+            return Err(SimError::config("scheduler.ssr_dynamic_safe_points", "safe points per loop must be > 0"));
+        }
+        check_step_table("scheduler.safe_suspensions_per_loop", &self.safe_suspensions_per_loop)?;
+        let k = self.extra_rber_per_excess_suspension;
+        if !(k.is_finite() && k >= 0.0) {
+            return Err(SimError::config("scheduler.extra_rber_per_excess_suspension", format!("{k} must be a finite number >= 0")));
+        }
+        let e = self.extra_rber_exponent;
+        if !(e.is_finite() && e > 0.0) {
+            return Err(SimError::config("scheduler.extra_rber_exponent", format!("{e} must be a finite number > 0")));
+        }
+        for mode in CellMode::ALL {
+            let t = timing.get(mode);
+            if t.erase_loops.iter().any(|e| e.1 > MAX_ERASE_LOOPS) {
+                return Err(SimError::config(&format!("device.timing.{}.erase_loops", mode.name()), format!("at most {MAX_ERASE_LOOPS} loops per erase are supported")));
+            }
+            if t.program_loops > MAX_ERASE_LOOPS {
+                return Err(SimError::config(&format!("device.timing.{}.program_loops", mode.name()), format!("at most {MAX_ERASE_LOOPS} program loops are supported")));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -329,6 +443,7 @@ impl Config {
 
     /// Validate every value and compute the derived parameters.
     pub fn validate(&self) -> Result<Derived> {
+        self.scheduler.validate(&self.device.timing)?;
         Derived::new(self)
     }
 }

@@ -62,6 +62,14 @@ pub struct NandOp {
     pub tag: u32,
 }
 
+impl NandOp {
+    /// An operation on `block`; the FTL fills in the cell mode and erase loops when it issues it.
+    #[inline]
+    pub fn new(kind: OpKind, cause: Cause, block: u32, page: u32, units: u32, tag: u32) -> NandOp {
+        NandOp { kind, cause, mode: CellMode::Tlc, loops: 0, block, page, units, tag }
+    }
+}
+
 /// Out-of-band area of every slot: the logical unit stored there and, in integrity mode,
 /// its version. `lpn[slot] == NONE` means the slot holds no valid data.
 pub struct Oob {

@@ -102,3 +102,21 @@ impl Allocator {
         self.stripe.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_hand_out_blocks_by_policy() {
+        let fill = |policy| {
+            let mut p = FreePool::new(policy);
+            for (block, erase_count) in [(10, 5), (11, 1), (12, 3), (13, 1)] {
+                p.push(block, erase_count);
+            }
+            std::iter::from_fn(move || p.pop()).collect::<Vec<u32>>()
+        };
+        assert_eq!(fill(FreeBlockAllocation::Fifo), vec![10, 11, 12, 13]);
+        assert_eq!(fill(FreeBlockAllocation::MinWear), vec![11, 13, 12, 10], "lowest erase count, ties by id");
+    }
+}

@@ -65,17 +65,17 @@ impl Buckets {
         }
     }
 
-    /// Fewest valid units, below a full block; ties: the block most recently added.
-    fn select(&mut self, plane: u32) -> Option<u32> {
+    /// Fewest valid units, at most `max_valid`; ties: the block most recently added.
+    fn select(&mut self, plane: u32, max_valid: u32) -> Option<u32> {
         let start = self.min_hint[plane as usize];
-        for v in start..self.units_per_block {
+        for v in start..=max_valid {
             let h = self.head[self.bucket(plane, v)];
             if h != NONE {
                 self.min_hint[plane as usize] = v;
                 return Some(h);
             }
         }
-        self.min_hint[plane as usize] = self.units_per_block;
+        self.min_hint[plane as usize] = max_valid + 1;
         None
     }
 }
@@ -157,18 +157,18 @@ impl VictimIndex {
         }
     }
 
-    /// Choose a victim among the full blocks of `plane` that hold at least one invalid unit,
-    /// and remove it from the index.
-    pub fn take_victim(&mut self, plane: u32, blocks: &BlockTable, units_per_block: u32, now_seq: u64, rng: &mut SimRng) -> Option<u32> {
+    /// Choose a victim among the full blocks of `plane` with at most `max_valid` valid
+    /// units (so collecting it frees at least a page), and remove it from the index.
+    pub fn take_victim(&mut self, plane: u32, blocks: &BlockTable, units_per_block: u32, max_valid: u32, now_seq: u64, rng: &mut SimRng) -> Option<u32> {
         match self {
             VictimIndex::Greedy(b) => {
-                let v = b.select(plane)?;
+                let v = b.select(plane, max_valid)?;
                 b.remove(plane, v, blocks.valid_units[v as usize]);
                 Some(v)
             }
             VictimIndex::Fifo(q) => {
                 let q = &mut q[plane as usize];
-                let i = q.iter().position(|&b| blocks.valid_units[b as usize] < units_per_block)?;
+                let i = q.iter().position(|&b| blocks.valid_units[b as usize] <= max_valid)?;
                 q.remove(i)
             }
             VictimIndex::CostBenefit(s) => {
@@ -178,7 +178,7 @@ impl VictimIndex {
                 let mut best: Option<(u32, u128, u128)> = None;
                 for &b in &s.members[plane as usize] {
                     let v = blocks.valid_units[b as usize] as u128;
-                    if v == u {
+                    if v > max_valid as u128 {
                         continue;
                     }
                     let age = (now_seq - blocks.closed_seq[b as usize]) as u128 + 1;
@@ -204,14 +204,14 @@ impl VictimIndex {
                 let mut pick = None;
                 for _ in 0..8 {
                     let b = m[rng.gen_range(0..m.len())];
-                    if blocks.valid_units[b as usize] < units_per_block {
+                    if blocks.valid_units[b as usize] <= max_valid {
                         pick = Some(b);
                         break;
                     }
                 }
                 if pick.is_none() {
                     let start = rng.gen_range(0..m.len());
-                    pick = (0..m.len()).map(|i| m[(start + i) % m.len()]).find(|&b| blocks.valid_units[b as usize] < units_per_block);
+                    pick = (0..m.len()).map(|i| m[(start + i) % m.len()]).find(|&b| blocks.valid_units[b as usize] <= max_valid);
                 }
                 let victim = pick?;
                 s.remove(plane, victim);

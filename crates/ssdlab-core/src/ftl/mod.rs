@@ -99,6 +99,12 @@ pub struct Ftl {
     program_seq: u64,
     rng: SimRng,
     logical_units: u32,
+    /// Valid units held by each plane.
+    plane_valid_units: Vec<u64>,
+    /// Host writes skip a plane holding more than this many valid units (its fair share
+    /// of the logical space plus one block), so no plane fills up with data that is never
+    /// invalidated while the others keep the spare space.
+    plane_valid_cap_units: u64,
 }
 
 impl Ftl {
@@ -126,6 +132,8 @@ impl Ftl {
             program_seq: 0,
             rng: stream(cfg.seed, 0x6763),
             logical_units: d.logical_units,
+            plane_valid_units: vec![0; g.planes as usize],
+            plane_valid_cap_units: d.logical_units as u64 / g.planes as u64 + g.units_per_block as u64,
         }
     }
 
@@ -133,12 +141,16 @@ impl Ftl {
         self.logical_units
     }
 
+    /// Count `op`, fill in its block's cell mode and erase loops, and hand it to `sink`.
     #[inline]
-    fn issue<S: NandSink>(&mut self, sink: &mut S, kind: OpKind, cause: Cause, block: u32, page: u32, units: u32, tag: u32) {
-        self.counters.nand.ops[kind as usize][cause as usize] += 1;
-        let mode = self.blocks.cell_mode[block as usize];
-        let loops = if kind == OpKind::Erase { self.timing.erase_loops(mode, self.blocks.erase_count[block as usize]) as u16 } else { 0 };
-        sink.issue(NandOp { kind, cause, mode, loops, block, page, units, tag });
+    fn issue<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) {
+        self.counters.nand.ops[op.kind as usize][op.cause as usize] += 1;
+        let b = op.block as usize;
+        op.mode = self.blocks.cell_mode[b];
+        if op.kind == OpKind::Erase {
+            op.loops = self.timing.erase_loops(op.mode, self.blocks.erase_count[b]) as u16;
+        }
+        sink.issue(op);
     }
 
     /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
@@ -149,8 +161,10 @@ impl Ftl {
         let v = &mut self.blocks.valid_units[b as usize];
         *v -= 1;
         let v = *v;
+        let plane = self.geo.plane_of_block(b);
+        self.plane_valid_units[plane as usize] -= 1;
         if self.blocks.state[b as usize] == BlockState::Full {
-            self.victims.on_invalidate(self.geo.plane_of_block(b), b, v);
+            self.victims.on_invalidate(plane, b, v);
         }
     }
 
@@ -206,6 +220,7 @@ impl Ftl {
             }
         }
         self.blocks.valid_units[block as usize] += lpns.len() as u32;
+        self.plane_valid_units[self.geo.plane_of_block(block) as usize] += lpns.len() as u64;
         self.counters.padding_units += (self.geo.slots_per_page as usize - lpns.len()) as u64;
     }
 
@@ -214,17 +229,29 @@ impl Ftl {
     /// plane has a free page outside its GC reserve (the caller waits for GC).
     pub fn write_host_page<S: NandSink>(&mut self, lpns: &[u32], versions: &[u32], sink: &mut S) -> Option<u32> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
-        for _ in 0..self.alloc.stripe_len() {
-            let plane = self.alloc.next_stripe_plane();
-            if let Some((block, page)) = self.take_page(plane, Stream::Host) {
-                self.fill_page(block, page, lpns, versions);
-                self.counters.host_units_programmed += lpns.len() as u64;
-                self.issue(sink, OpKind::Program, Cause::Host, block, page, lpns.len() as u32, NONE);
-                self.after_page(plane, Stream::Host, block);
-                return Some(plane);
+        // First pass: planes within their share of valid data; second: any plane with room.
+        for pass in 0..2 {
+            for _ in 0..self.alloc.stripe_len() {
+                let plane = self.alloc.next_stripe_plane();
+                if pass == 0 && self.plane_valid_units[plane as usize] + lpns.len() as u64 > self.plane_valid_cap_units {
+                    continue;
+                }
+                if let Some(placed) = self.place_host_page(plane, lpns, versions, sink) {
+                    return Some(placed);
+                }
             }
         }
         None
+    }
+
+    #[inline]
+    fn place_host_page<S: NandSink>(&mut self, plane: u32, lpns: &[u32], versions: &[u32], sink: &mut S) -> Option<u32> {
+        let (block, page) = self.take_page(plane, Stream::Host)?;
+        self.fill_page(block, page, lpns, versions);
+        self.counters.host_units_programmed += lpns.len() as u64;
+        self.issue(sink, NandOp::new(OpKind::Program, Cause::Host, block, page, lpns.len() as u32, NONE));
+        self.after_page(plane, Stream::Host, block);
+        Some(plane)
     }
 
     /// Whether `plane` is below the background GC threshold.
@@ -242,10 +269,12 @@ impl Ftl {
     }
 
     /// Collect one victim of `plane`: read its valid units page by page, program them into
-    /// the plane's GC frontier, erase it. Returns `Ok(false)` when no full block of the plane
-    /// has an invalid unit.
+    /// the plane's GC frontier, erase it. Only blocks with at least a page's worth of
+    /// invalid units qualify, so every collection frees space even with the last partial
+    /// page padded. Returns `Ok(false)` when no full block of the plane qualifies.
     pub fn collect<S: NandSink>(&mut self, plane: u32, cause: Cause, sink: &mut S) -> Result<bool> {
-        let victim = match self.victims.take_victim(plane, &self.blocks, self.geo.units_per_block, self.program_seq, &mut self.rng) {
+        let max_valid = self.geo.units_per_block - self.geo.slots_per_page;
+        let victim = match self.victims.take_victim(plane, &self.blocks, self.geo.units_per_block, max_valid, self.program_seq, &mut self.rng) {
             Some(v) => v,
             None => return Ok(false),
         };
@@ -270,7 +299,7 @@ impl Ftl {
             if valid == 0 {
                 continue;
             }
-            self.issue(sink, OpKind::Read, cause, victim, page, valid, NONE);
+            self.issue(sink, NandOp::new(OpKind::Read, cause, victim, page, valid, NONE));
             for s in first..first + spp {
                 let lpn = self.oob.lpn[s];
                 if lpn == NONE {
@@ -291,7 +320,7 @@ impl Ftl {
             self.program_copy(plane, &pack[..n], if integrity { &vers[..n] } else { &[] }, cause, sink)?;
         }
         debug_assert_eq!(self.blocks.valid_units[victim as usize], 0);
-        self.issue(sink, OpKind::Erase, cause, victim, 0, 0, NONE);
+        self.issue(sink, NandOp::new(OpKind::Erase, cause, victim, 0, 0, NONE));
         if !S::DEFERRED_ERASE {
             self.erase_done(victim, sink)?;
         }
@@ -300,11 +329,15 @@ impl Ftl {
 
     fn program_copy<S: NandSink>(&mut self, plane: u32, lpns: &[u32], versions: &[u32], cause: Cause, sink: &mut S) -> Result<()> {
         let (block, page) = self.take_page(plane, Stream::Gc).ok_or_else(|| {
-            SimError::DeviceFull(format!("plane {plane} has no free block for GC copies (gc_hard_free_blocks too small?)"))
+            SimError::DeviceFull(format!(
+                "plane {plane} has no free block for GC copies ({} blocks retired as bad so far{})",
+                self.counters.blocks_retired,
+                if self.counters.blocks_retired > 0 { ": the device is worn out" } else { "" }
+            ))
         })?;
         self.fill_page(block, page, lpns, versions);
         self.counters.gc_copied_units += lpns.len() as u64;
-        self.issue(sink, OpKind::Program, cause, block, page, lpns.len() as u32, NONE);
+        self.issue(sink, NandOp::new(OpKind::Program, cause, block, page, lpns.len() as u32, NONE));
         self.after_page(plane, Stream::Gc, block);
         Ok(())
     }
@@ -365,7 +398,7 @@ impl Ftl {
             let page_id = (slot / spp) as u64;
             if page_id != cur_page {
                 if cur_units > 0 {
-                    self.issue(sink, OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag);
+                    self.issue(sink, NandOp::new(OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag));
                     out.nand_reads += 1;
                 }
                 cur_page = page_id;
@@ -374,7 +407,7 @@ impl Ftl {
             cur_units += 1;
         }
         if cur_units > 0 {
-            self.issue(sink, OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag);
+            self.issue(sink, NandOp::new(OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag));
             out.nand_reads += 1;
         }
         Ok(out)
@@ -409,6 +442,12 @@ impl Ftl {
         }
     }
 
+    /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
+    pub fn flash_version(&self, lpn: u32) -> Option<u32> {
+        let slot = self.map.lookup(lpn);
+        (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
+    }
+
     /// Total free blocks over all planes.
     pub fn free_blocks_total(&self) -> u64 {
         (0..self.geo.planes).map(|p| self.alloc.free_blocks(p) as u64).sum()
@@ -427,9 +466,9 @@ impl Ftl {
                 valid[g.block_of_slot(slot as u32) as usize] += 1;
             }
         }
-        for b in 0..g.blocks as usize {
-            if valid[b] != self.blocks.valid_units[b] {
-                return Err(format!("block {b}: valid count {} but {} valid slots", self.blocks.valid_units[b], valid[b]));
+        for (b, (&counted, &recorded)) in valid.iter().zip(&self.blocks.valid_units).enumerate() {
+            if counted != recorded {
+                return Err(format!("block {b}: valid count {recorded} but {counted} valid slots"));
             }
         }
         for lpn in 0..self.logical_units {

@@ -28,7 +28,7 @@ pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<U
     if req.op == HostOp::Flush || req.size_bytes == 0 {
         return Ok(UnitSpan { first: 0, count: 0, head_partial: false, tail_partial: false });
     }
-    let end = req.offset_bytes.checked_add(req.size_bytes).unwrap_or(u64::MAX);
+    let end = req.offset_bytes.saturating_add(req.size_bytes);
     let limit = logical_units as u64 * u;
     if end > limit {
         return Err(SimError::config(
@@ -41,8 +41,8 @@ pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<U
     Ok(UnitSpan {
         first: first as u32,
         count: (last - first + 1) as u32,
-        head_partial: req.offset_bytes % u != 0 || (first == last && req.size_bytes < u),
-        tail_partial: end % u != 0,
+        head_partial: !req.offset_bytes.is_multiple_of(u) || (first == last && req.size_bytes < u),
+        tail_partial: !end.is_multiple_of(u),
     })
 }
 

@@ -7,11 +7,12 @@
 //! sustain. A die with a plane at or below the urgent (hard) threshold serves GC first,
 //! before reads too (non-preemptible GC). Consecutive operations of the same kind at the head of the chosen queue that
 //! target different planes of the die run together as one multi-plane operation.
-//! [`SuspendPolicy`] is asked whenever a read arrives for a busy die.
+//! [`SuspendPolicy`] is asked whenever a host read waits on a die running an erase; while
+//! the erase is suspended the die serves host reads only ([`Scheduler::start_reads`]).
 
-mod suspend;
+pub mod suspend;
 
-pub use suspend::{SuspendDecision, SuspendPolicy};
+pub use suspend::{EraseView, Reliability, SuspendDecision, SuspendPolicy};
 
 use crate::config::{CellMode, Geometry, SchedulerConfig};
 use crate::flash::{Cause, NandOp, OpKind};
@@ -64,7 +65,7 @@ pub struct Scheduler {
     blocks_per_plane: u32,
 }
 
-const EMPTY_OP: NandOp = NandOp { kind: OpKind::Read, cause: Cause::Host, mode: CellMode::Tlc, loops: 0, block: 0, page: 0, units: 0, tag: 0 };
+pub const EMPTY_OP: NandOp = NandOp { kind: OpKind::Read, cause: Cause::Host, mode: CellMode::Tlc, loops: 0, block: 0, page: 0, units: 0, tag: 0 };
 
 impl Scheduler {
     pub fn new(cfg: &SchedulerConfig, g: &Geometry) -> Scheduler {
@@ -78,7 +79,7 @@ impl Scheduler {
                 })
                 .collect(),
             read_priority: cfg.read_priority,
-            suspend: SuspendPolicy::new(cfg.erase_suspend),
+            suspend: SuspendPolicy::new(cfg),
             planes_per_die: g.planes_per_die,
             blocks_per_plane: g.blocks_per_plane,
         }
@@ -111,16 +112,23 @@ impl Scheduler {
     /// Pick the next batch for idle `die`; `urgent` = a plane of the die is below the hard
     /// GC threshold. Marks the die busy and returns the batch, or `None` if nothing waits.
     pub fn start_next(&mut self, die: u32, urgent: bool) -> Option<Batch> {
-        let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
-        let d = &mut self.dies[die as usize];
+        let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
         let order = if urgent { &URGENT_ORDER } else { &NORMAL_ORDER };
         let class = order.iter().copied().find(|c| !d.queues[*c as usize].is_empty())?;
+        self.take_batch(die, class, MAX_PLANES_PER_DIE)
+    }
+
+    /// Pop a batch of up to `max` operations of one kind on distinct planes from the head of
+    /// `class`'s queue, mark the die busy with it.
+    fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<Batch> {
+        let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
+        let d = &mut self.dies[die as usize];
         let q = &mut d.queues[class as usize];
         let first = q.pop_front()?;
         let mut batch = Batch { ops: [first; MAX_PLANES_PER_DIE], len: 1 };
         let mut planes_used: u32 = 1 << ((first.block / bpp) % ppd);
-        while batch.len < ppd as usize {
+        while batch.len < (ppd as usize).min(max) {
             let Some(next) = q.front() else { break };
             let plane_bit = 1 << ((next.block / bpp) % ppd);
             if next.kind != first.kind || planes_used & plane_bit != 0 {
@@ -136,12 +144,58 @@ impl Scheduler {
         Some(batch)
     }
 
+    /// Whether the next host-class operation queued on `die` is a host read.
+    #[inline]
+    pub fn host_read_waiting(&self, die: u32) -> bool {
+        self.dies[die as usize].queues[Class::HostRead as usize].front().is_some_and(|o| o.kind == OpKind::Read && o.cause == Cause::Host)
+    }
+
+    /// Host reads queued on `die` (the reads a deferred suspension serves).
+    pub fn host_reads_queued(&self, die: u32) -> u32 {
+        let q = &self.dies[die as usize].queues[Class::HostRead as usize];
+        if self.read_priority {
+            q.len() as u32
+        } else {
+            q.iter().filter(|o| o.kind == OpKind::Read).count() as u32
+        }
+    }
+
+    /// While `die`'s erase or program is suspended: start a batch of at most `max` host
+    /// reads from the head of the host queue (nothing else may run on a suspended die).
+    pub fn start_reads(&mut self, die: u32, max: u32) -> Option<Batch> {
+        debug_assert!(!self.dies[die as usize].busy);
+        if max == 0 || !self.host_read_waiting(die) {
+            return None;
+        }
+        self.take_batch(die, Class::HostRead, max.min(MAX_PLANES_PER_DIE as u32) as usize)
+    }
+
     /// The die finished its batch.
     pub fn finish(&mut self, die: u32, busy_ns: u64) -> Batch {
         let d = &mut self.dies[die as usize];
         d.busy = false;
         d.busy_ns += busy_ns;
         d.running
+    }
+
+    /// The die stops working on its (suspended) batch for now.
+    pub fn release(&mut self, die: u32, busy_ns: u64) {
+        let d = &mut self.dies[die as usize];
+        d.busy = false;
+        d.busy_ns += busy_ns;
+    }
+
+    /// The die takes up `batch` (a suspended erase or program) again.
+    pub fn resume(&mut self, die: u32, batch: Batch) {
+        let d = &mut self.dies[die as usize];
+        debug_assert!(!d.busy);
+        d.busy = true;
+        d.running = batch;
+    }
+
+    /// Add busy time of a running batch (a segment that ended in a suspension).
+    pub fn add_busy(&mut self, die: u32, busy_ns: u64) {
+        self.dies[die as usize].busy_ns += busy_ns;
     }
 }
 

@@ -127,6 +127,11 @@ impl<'a> FunctionalDriver<'a> {
         collect_to_threshold(self.ftl, &mut self.clock, plane)
     }
 
+    /// Version of `lpn` the device holds (packed page first, then flash); integrity mode.
+    pub fn stored_version(&self, lpn: u32) -> Option<u32> {
+        self.packer.lookup(lpn).or_else(|| self.ftl.flash_version(lpn))
+    }
+
     /// Flush: program the partial page, padded.
     pub fn flush(&mut self) -> Result<()> {
         self.program_packed()

@@ -8,7 +8,7 @@ pub mod timed;
 use crate::config::{Config, Derived, Mode};
 use crate::error::{Result, SimError};
 use crate::ftl::{Ftl, FtlCounters};
-use crate::stats::{self, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary, WearSummary};
+use crate::stats::{self, EraseRecord, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary, SuspendSummary, WearSummary};
 use functional::FunctionalDriver;
 use rand::Rng;
 use serde::Serialize;
@@ -120,6 +120,10 @@ pub struct Results {
     pub precondition: Option<PreconditionSummary>,
     pub integrity: Option<IntegritySummary>,
     pub engine: Option<EngineSummary>,
+    /// Erase/program suspension statistics (timed mode).
+    pub suspend: Option<SuspendSummary>,
+    /// What the workload source skipped or adjusted (trace and fio inputs).
+    pub workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
 }
 
 fn gc_summary(c: &FtlCounters) -> GcSummary {
@@ -149,6 +153,8 @@ pub struct Simulation {
     /// debugging; memory grows with the number of requests).
     pub trace_completions: bool,
     pub completions: Vec<timed::Completion>,
+    /// Every erase of the last timed run, when `trace_completions` is on.
+    pub erase_trace: Vec<EraseRecord>,
     precondition: Option<PreconditionSummary>,
 }
 
@@ -156,7 +162,7 @@ impl Simulation {
     pub fn new(config: Config) -> Result<Simulation> {
         let derived = config.validate()?;
         let ftl = Ftl::new(&config, &derived);
-        Ok(Simulation { config, derived, ftl, base_dir: None, trace_completions: false, completions: Vec::new(), precondition: None })
+        Ok(Simulation { config, derived, ftl, base_dir: None, trace_completions: false, completions: Vec::new(), erase_trace: Vec::new(), precondition: None })
     }
 
     /// What preconditioning did, once it has run.
@@ -208,7 +214,7 @@ impl Simulation {
             if done & 0xF_FFFF == 0 {
                 progress.update(done, d.clock.time_ns);
             }
-            if pc.steady_state_waf_tolerance > 0.0 && done % window == 0 {
+            if pc.steady_state_waf_tolerance > 0.0 && done.is_multiple_of(window) {
                 let p = d.ftl.counters.nand.total(crate::flash::OpKind::Program);
                 let waf = (p - programs_at) as f64 * spp as f64 / window as f64;
                 programs_at = p;
@@ -245,6 +251,8 @@ impl Simulation {
     /// Run `workload` (instead of the configured one) and assemble the results.
     pub fn run_workload_with(&mut self, workload: ssdlab_workload::Workload, progress: &mut dyn Progress) -> Result<Results> {
         let before = self.ftl.counters;
+        let workload_stats = workload.stats.clone();
+        let mut suspend = None;
         let (host, latency, per_flow, sim_time_ns, engine) = match self.config.mode {
             Mode::Timed => {
                 progress.phase("workload (timed)", None);
@@ -252,8 +260,10 @@ impl Simulation {
                 if self.trace_completions {
                     sim.trace_completions();
                 }
-                let o = sim.run(progress)?;
-                self.completions = o.completions.clone();
+                let mut o = sim.run(progress)?;
+                self.completions = std::mem::take(&mut o.completions);
+                self.erase_trace = std::mem::take(&mut o.erases);
+                suspend = Some(std::mem::take(&mut o.suspend));
                 let t = o.sim_time_ns.max(1) as f64;
                 let mean = |v: &[u64]| if v.is_empty() { 0.0 } else { stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t) };
                 let engine = EngineSummary { events: o.events, die_utilization_mean: mean(&o.die_busy_ns), channel_utilization_mean: mean(&o.channel_busy_ns) };
@@ -320,6 +330,8 @@ impl Simulation {
             precondition: self.precondition.clone(),
             integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary { checked_reads: i.checked_reads, errors: 0 }),
             engine,
+            suspend,
+            workload: workload_stats.snapshot(),
         })
     }
 }

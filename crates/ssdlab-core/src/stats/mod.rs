@@ -237,3 +237,65 @@ pub fn waf(counters: &FtlCounters, host_write_units: u64, slots_per_page: u32) -
     }
     round6(counters.nand.total(OpKind::Program) as f64 * slots_per_page as f64 / host_write_units as f64)
 }
+
+/// Erase/program suspension statistics of a timed phase (spec 01).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct SuspendSummary {
+    /// `scheduler.erase_suspend`.
+    pub policy: String,
+    /// Block erases completed (each block of a multi-plane erase counts).
+    pub erases: u64,
+    /// Erase suspensions (a multi-plane erase suspended once counts once).
+    pub erase_suspensions: u64,
+    /// Erase operations (die-level, multi-plane counted once) suspended at least once.
+    pub erases_suspended: u64,
+    pub max_suspensions_per_erase: u32,
+    pub max_suspensions_per_loop: u32,
+    /// Entry i: erase loops (of block erases) that were suspended i times.
+    pub suspensions_per_loop_histogram: Vec<u64>,
+    /// Block erases with a loop suspended more often than N_safe(PE) allows.
+    pub erases_exceeding_safe_limit: u64,
+    /// Summed extra RBER of the model (`extra_rber_per_excess_suspension`).
+    pub extra_rber_sum: f64,
+    pub program_suspensions: u64,
+    /// Longest time from a host read queueing behind a running erase to the die being
+    /// able to serve it (suspended with its penalty paid, or the erase done).
+    pub erase_read_delay_max_ns: u64,
+    /// Longest time an erase spent suspended (penalties and reads served included).
+    pub erase_postponement_max_ns: u64,
+    /// Suspend and resume penalties paid, in total.
+    pub penalty_ns_total: u64,
+}
+
+impl SuspendSummary {
+    /// Count one loop suspended `count` times.
+    #[inline]
+    pub fn count_loop(&mut self, count: u32) {
+        let i = count as usize;
+        if self.suspensions_per_loop_histogram.len() <= i {
+            self.suspensions_per_loop_histogram.resize(i + 1, 0);
+        }
+        self.suspensions_per_loop_histogram[i] += 1;
+        self.max_suspensions_per_loop = self.max_suspensions_per_loop.max(count);
+    }
+}
+
+/// One erase operation as the timed engine ran it (kept only when tracing completions).
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct EraseRecord {
+    pub die: u32,
+    /// First block of the (multi-plane) erase and how many blocks it erased.
+    pub block: u32,
+    pub blocks: u32,
+    pub pe_cycles: u32,
+    pub loops: u32,
+    pub loop_ns: u64,
+    pub command_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Time the die spent on the erase itself: command + loop work + penalties.
+    pub exec_ns: u64,
+    pub penalties_ns: u64,
+    pub suspensions: u32,
+    pub suspensions_per_loop: Vec<u16>,
+}

@@ -1,0 +1,27 @@
+//! `ssdlab reproduce <experiment>`: re-run a paper's experiment and write its table, CSV
+//! and plot. One subcommand (and one file) per paper; the experiment logic lives in the
+//! `ssdlab-experiments` crate, this module only parses arguments and writes output.
+
+pub mod op;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub experiment: Reproduce,
+}
+
+#[derive(Subcommand)]
+pub enum Reproduce {
+    /// Spec 02: OP 0…100 % sweep on the 800-block × 128-page × 1 KiB device (greedy GC,
+    /// uniform random 1 KiB overwrites of 100 GiB), simulation vs analytic model.
+    Op(op::OpArgs),
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    match &args.experiment {
+        Reproduce::Op(a) => op::run(a),
+    }
+}

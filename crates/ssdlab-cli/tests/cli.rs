@@ -1,0 +1,108 @@
+//! The `ssdlab` binary end to end: presets validate, a run writes its four files with
+//! deterministic results, bad input exits non-zero with the key named.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn ssdlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ssdlab"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdlab-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn every_preset_validates() {
+    for entry in std::fs::read_dir(repo().join("configs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let out = ssdlab().args(["config", "check"]).arg(&path).output().unwrap();
+            assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+            let show = ssdlab().args(["config", "show"]).arg(&path).output().unwrap();
+            let text = String::from_utf8_lossy(&show.stdout);
+            assert!(text.contains("logical_units") && text.contains("[device.geometry]"), "{text}");
+        }
+    }
+}
+
+const SMALL: &str = r#"
+seed = 5
+[device]
+over_provisioning_ratio = 0.3
+[device.geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 16384
+[ftl]
+write_buffer_bytes = 262144
+[precondition]
+enabled = true
+random_overwrite_capacity_multiple = 0.5
+[workload]
+kind = "synthetic"
+read_percent = 70.0
+requests = 3000
+queue_depth = 8
+"#;
+
+#[test]
+fn run_writes_results_and_is_deterministic() {
+    let dir = temp_dir("run");
+    let cfg = dir.join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    let mut results = Vec::new();
+    for i in 0..2 {
+        let out_dir = dir.join(format!("out{i}"));
+        let out = ssdlab().arg("run").arg(&cfg).arg("--out").arg(&out_dir).arg("--quiet").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("read latency us") && stdout.contains("WAF"), "{stdout}");
+        for f in ["results.json", "latency.csv", "config.resolved.toml", "perf.json"] {
+            assert!(out_dir.join(f).exists(), "{f} missing");
+        }
+        results.push(std::fs::read(out_dir.join("results.json")).unwrap());
+        let csv = std::fs::read_to_string(out_dir.join("latency.csv")).unwrap();
+        assert!(csv.starts_with("op,percentile,latency_ns,samples\n") && csv.contains("read,p99.9999,"), "{csv}");
+        let perf: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("perf.json")).unwrap()).unwrap();
+        assert!(perf["workload_wall_s"].as_f64().unwrap() > 0.0);
+        // The resolved config is itself a valid config that reproduces the run.
+        let resolved = out_dir.join("config.resolved.toml");
+        assert!(ssdlab().args(["config", "check"]).arg(&resolved).status().unwrap().success());
+    }
+    assert_eq!(results[0], results[1], "same config and seed give byte-identical results.json");
+    let v: serde_json::Value = serde_json::from_slice(&results[0]).unwrap();
+    for key in ["host", "latency_ns", "nand", "waf", "wear", "gc", "precondition"] {
+        assert!(v.get(key).is_some(), "results.json lacks {key}");
+    }
+    assert!(v["latency_ns"]["read"]["p99_9999"].as_u64().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_config_exits_nonzero_naming_the_key() {
+    let dir = temp_dir("bad");
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, SMALL.replace("queue_depth = 8", "queue_depth = 8\nqueue_dpth = 2")).unwrap();
+    let out = ssdlab().arg("run").arg(&cfg).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml") && err.contains("queue_dpth"), "{err}");
+    std::fs::write(&cfg, SMALL.replace("over_provisioning_ratio = 0.3", "over_provisioning_ratio = 0.01")).unwrap();
+    let out = ssdlab().args(["config", "check"]).arg(&cfg).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("device.over_provisioning_ratio") && err.contains("minimum"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,66 @@
+//! # ssdlab-experiments — reproducible experiments on top of `ssdlab-core`
+//!
+//! Experiment logic that is not CLI specific, so the CLI (`ssdlab reproduce …`,
+//! `ssdlab op-advise`) and future bindings share it:
+//!
+//! * [`op`] — spec 02, over-provisioning: building a device at a given OP with a fixed
+//!   logical capacity, running the functional overwrite experiment at one OP point, the
+//!   parallel OP sweep (`ssdlab reproduce op`), the analytic model of each point
+//!   (`ssdlab-model`) and the OP advisor with its simulation check (`ssdlab op-advise`).
+//!
+//! Every error names the option or configuration key at fault ([`ExperimentError`]).
+
+pub mod op;
+
+use ssdlab_core::SimError;
+use ssdlab_model::ModelError;
+use thiserror::Error;
+
+/// Errors of the experiments. Each names what to fix.
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    /// An experiment parameter (or a config key it derives from) is out of range.
+    #[error("{key}: {reason}")]
+    Invalid {
+        /// Parameter or config key, e.g. `host_writes` or `ftl.gc_victim`.
+        key: String,
+        /// What is wrong and what is accepted.
+        reason: String,
+    },
+    /// The simulator refused the configuration or failed.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The analytic model refused its arguments.
+    #[error("model: {0}")]
+    Model(ModelError),
+    /// No over-provisioning ratio of the advisor's grid meets the requirement.
+    #[error("no over-provisioning ratio in {grid} meets the requirement {requirement}: {detail}")]
+    RequirementUnmet {
+        /// The requirement as given, e.g. `--max-waf 1.01`.
+        requirement: String,
+        /// The OP grid searched, e.g. `0.00..=2.00 step 0.05`.
+        grid: String,
+        /// The best the grid reaches (e.g. the lowest WAF at the largest OP).
+        detail: String,
+    },
+}
+
+impl From<ModelError> for ExperimentError {
+    fn from(e: ModelError) -> Self {
+        // Not a `#[source]`: the message already contains it (no doubled error chains).
+        ExperimentError::Model(e)
+    }
+}
+
+impl ExperimentError {
+    /// An [`ExperimentError::Invalid`] for `key`.
+    pub fn invalid(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        ExperimentError::Invalid {
+            key: key.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;
