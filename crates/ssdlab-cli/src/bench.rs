@@ -57,7 +57,8 @@ pub fn run(a: &BenchArgs) -> Result<()> {
 
     // 2. Preconditioning the Table-1 device.
     let mut cfg = parse(TABLE1, "configs/ssr-table1.toml")?;
-    cfg.device.geometry.blocks_per_plane = (cfg.device.geometry.blocks_per_plane / a.table1_scale.max(1)).max(32);
+    cfg.device.geometry.blocks_per_plane =
+        (cfg.device.geometry.blocks_per_plane / a.table1_scale.max(1)).max(32);
     if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
         s.requests = a.timed_requests;
     }

@@ -14,7 +14,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(name = "ssdlab", version, about = "Fast, deterministic NAND-flash SSD simulator")]
+#[command(
+    name = "ssdlab",
+    version,
+    about = "Fast, deterministic NAND-flash SSD simulator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,9 +68,18 @@ fn load(path: &Path) -> Result<Config> {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { config, out, seed, quiet } => cmd_run(&config, out, seed, quiet),
-        Command::Config { action: ConfigAction::Check { file } } => cmd_check(&file),
-        Command::Config { action: ConfigAction::Show { file } } => cmd_show(&file),
+        Command::Run {
+            config,
+            out,
+            seed,
+            quiet,
+        } => cmd_run(&config, out, seed, quiet),
+        Command::Config {
+            action: ConfigAction::Check { file },
+        } => cmd_check(&file),
+        Command::Config {
+            action: ConfigAction::Show { file },
+        } => cmd_show(&file),
         Command::Bench(args) => bench::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::OpAdvise(args) => op_advise::run(&args),
@@ -79,21 +92,32 @@ fn main() {
 
 fn cmd_check(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = cfg.validate().with_context(|| format!("{}", file.display()))?;
+    let d = cfg
+        .validate()
+        .with_context(|| format!("{}", file.display()))?;
     let ctx = ssdlab_workload::WorkloadContext {
         logical_bytes: d.logical_bytes,
         unit_bytes: d.geometry.unit_bytes as u64,
         seed: cfg.seed,
         base_dir: file.parent().map(Path::to_path_buf),
     };
-    cfg.workload.validate(&ctx).with_context(|| format!("{}", file.display()))?;
-    println!("{}: ok ({} logical bytes, {} physical bytes)", file.display(), d.logical_bytes, d.physical_bytes);
+    cfg.workload
+        .validate(&ctx)
+        .with_context(|| format!("{}", file.display()))?;
+    println!(
+        "{}: ok ({} logical bytes, {} physical bytes)",
+        file.display(),
+        d.logical_bytes,
+        d.physical_bytes
+    );
     Ok(())
 }
 
 fn cmd_show(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = cfg.validate().with_context(|| format!("{}", file.display()))?;
+    let d = cfg
+        .validate()
+        .with_context(|| format!("{}", file.display()))?;
     print!("{}", cfg.to_toml_string());
     println!("\n# ---- derived (read-only) ----");
     print!("{}", output::derived_toml(&d));
@@ -105,7 +129,8 @@ fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, quiet: bool) ->
     if let Some(s) = seed {
         cfg.seed = s;
     }
-    let out = out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
+    let out =
+        out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
     let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
     sim.base_dir = path.parent().map(Path::to_path_buf);
     let mut bar = progress::Bar::new(quiet);

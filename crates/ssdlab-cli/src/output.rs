@@ -21,7 +21,12 @@ pub struct Perf {
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
 }
@@ -99,7 +104,14 @@ pub fn write_all(dir: &Path, cfg: &Config, d: &Derived, r: &Results, perf: &Perf
     };
     write("results.json", serde_json::to_string_pretty(r)? + "\n")?;
     write("latency.csv", latency_csv(r))?;
-    write("config.resolved.toml", format!("{}\n# ---- derived (read-only) ----\n{}", cfg.to_toml_string(), derived_toml(d)))?;
+    write(
+        "config.resolved.toml",
+        format!(
+            "{}\n# ---- derived (read-only) ----\n{}",
+            cfg.to_toml_string(),
+            derived_toml(d)
+        ),
+    )?;
     write("perf.json", serde_json::to_string_pretty(perf)? + "\n")?;
     Ok(())
 }
@@ -124,7 +136,11 @@ pub fn summary(r: &Results) -> String {
         h.counters.flushes,
         h.sim_time_ns as f64 / 1e9
     );
-    let _ = writeln!(s, "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})", h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s);
+    let _ = writeln!(
+        s,
+        "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
+        h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
+    );
     for (name, l) in [("read", &r.latency_ns.read), ("write", &r.latency_ns.write)] {
         if l.count > 0 {
             let _ = writeln!(
@@ -147,12 +163,35 @@ pub fn summary(r: &Results) -> String {
         n.reads.total, n.reads.gc, n.programs.total, n.programs.gc, n.erases.total, r.waf, r.gc.invocations, r.gc.copied_units
     );
     let w = &r.wear;
-    let _ = writeln!(s, "wear: erase count min {} mean {:.2} max {} stddev {:.2}; bad blocks {}", w.erase_count_min, w.erase_count_mean, w.erase_count_max, w.erase_count_stddev, w.bad_blocks);
+    let _ = writeln!(
+        s,
+        "wear: erase count min {} mean {:.2} max {} stddev {:.2}; bad blocks {}",
+        w.erase_count_min,
+        w.erase_count_mean,
+        w.erase_count_max,
+        w.erase_count_stddev,
+        w.bad_blocks
+    );
     if let Some(p) = &r.precondition {
-        let _ = writeln!(s, "precondition: {} fill + {} random units, WAF {:.3}{}", p.sequential_fill_units, p.random_overwrite_units, p.waf, if p.steady_state_reached { ", steady state" } else { "" });
+        let _ = writeln!(
+            s,
+            "precondition: {} fill + {} random units, WAF {:.3}{}",
+            p.sequential_fill_units,
+            p.random_overwrite_units,
+            p.waf,
+            if p.steady_state_reached {
+                ", steady state"
+            } else {
+                ""
+            }
+        );
     }
     if let Some(i) = &r.integrity {
-        let _ = writeln!(s, "integrity: {} reads checked, {} errors", i.checked_reads, i.errors);
+        let _ = writeln!(
+            s,
+            "integrity: {} reads checked, {} errors",
+            i.checked_reads, i.errors
+        );
     }
     s
 }

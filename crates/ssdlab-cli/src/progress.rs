@@ -11,7 +11,9 @@ pub struct Bar {
 impl Bar {
     pub fn new(quiet: bool) -> Bar {
         let show = !quiet && std::io::stderr().is_terminal();
-        Bar { bar: show.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())) }
+        Bar {
+            bar: show.then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())),
+        }
     }
 
     pub fn finish(&self) {
@@ -26,7 +28,11 @@ impl Progress for Bar {
         if let Some(b) = &self.bar {
             b.reset();
             b.set_length(total.unwrap_or(0));
-            let template = if total.is_some() { "{msg:32} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})" } else { "{msg:32} {pos} requests ({per_sec})" };
+            let template = if total.is_some() {
+                "{msg:32} [{bar:30}] {pos}/{len} ({per_sec}, eta {eta})"
+            } else {
+                "{msg:32} {pos} requests ({per_sec})"
+            };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 b.set_style(style);
             }

@@ -24,11 +24,27 @@ fn every_preset_validates() {
     for entry in std::fs::read_dir(repo().join("configs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let out = ssdlab().args(["config", "check"]).arg(&path).output().unwrap();
-            assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
-            let show = ssdlab().args(["config", "show"]).arg(&path).output().unwrap();
+            let out = ssdlab()
+                .args(["config", "check"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let show = ssdlab()
+                .args(["config", "show"])
+                .arg(&path)
+                .output()
+                .unwrap();
             let text = String::from_utf8_lossy(&show.stdout);
-            assert!(text.contains("logical_units") && text.contains("[device.geometry]"), "{text}");
+            assert!(
+                text.contains("logical_units") && text.contains("[device.geometry]"),
+                "{text}"
+            );
         }
     }
 }
@@ -65,25 +81,64 @@ fn run_writes_results_and_is_deterministic() {
     let mut results = Vec::new();
     for i in 0..2 {
         let out_dir = dir.join(format!("out{i}"));
-        let out = ssdlab().arg("run").arg(&cfg).arg("--out").arg(&out_dir).arg("--quiet").output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = ssdlab()
+            .arg("run")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out_dir)
+            .arg("--quiet")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(stdout.contains("read latency us") && stdout.contains("WAF"), "{stdout}");
-        for f in ["results.json", "latency.csv", "config.resolved.toml", "perf.json"] {
+        assert!(
+            stdout.contains("read latency us") && stdout.contains("WAF"),
+            "{stdout}"
+        );
+        for f in [
+            "results.json",
+            "latency.csv",
+            "config.resolved.toml",
+            "perf.json",
+        ] {
             assert!(out_dir.join(f).exists(), "{f} missing");
         }
         results.push(std::fs::read(out_dir.join("results.json")).unwrap());
         let csv = std::fs::read_to_string(out_dir.join("latency.csv")).unwrap();
-        assert!(csv.starts_with("op,percentile,latency_ns,samples\n") && csv.contains("read,p99.9999,"), "{csv}");
-        let perf: serde_json::Value = serde_json::from_slice(&std::fs::read(out_dir.join("perf.json")).unwrap()).unwrap();
+        assert!(
+            csv.starts_with("op,percentile,latency_ns,samples\n") && csv.contains("read,p99.9999,"),
+            "{csv}"
+        );
+        let perf: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out_dir.join("perf.json")).unwrap()).unwrap();
         assert!(perf["workload_wall_s"].as_f64().unwrap() > 0.0);
         // The resolved config is itself a valid config that reproduces the run.
         let resolved = out_dir.join("config.resolved.toml");
-        assert!(ssdlab().args(["config", "check"]).arg(&resolved).status().unwrap().success());
+        assert!(ssdlab()
+            .args(["config", "check"])
+            .arg(&resolved)
+            .status()
+            .unwrap()
+            .success());
     }
-    assert_eq!(results[0], results[1], "same config and seed give byte-identical results.json");
+    assert_eq!(
+        results[0], results[1],
+        "same config and seed give byte-identical results.json"
+    );
     let v: serde_json::Value = serde_json::from_slice(&results[0]).unwrap();
-    for key in ["host", "latency_ns", "nand", "waf", "wear", "gc", "precondition"] {
+    for key in [
+        "host",
+        "latency_ns",
+        "nand",
+        "waf",
+        "wear",
+        "gc",
+        "precondition",
+    ] {
         assert!(v.get(key).is_some(), "results.json lacks {key}");
     }
     assert!(v["latency_ns"]["read"]["p99_9999"].as_u64().is_some());
@@ -94,15 +149,36 @@ fn run_writes_results_and_is_deterministic() {
 fn bad_config_exits_nonzero_naming_the_key() {
     let dir = temp_dir("bad");
     let cfg = dir.join("bad.toml");
-    std::fs::write(&cfg, SMALL.replace("queue_depth = 8", "queue_depth = 8\nqueue_dpth = 2")).unwrap();
+    std::fs::write(
+        &cfg,
+        SMALL.replace("queue_depth = 8", "queue_depth = 8\nqueue_dpth = 2"),
+    )
+    .unwrap();
     let out = ssdlab().arg("run").arg(&cfg).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml") && err.contains("queue_dpth"), "{err}");
-    std::fs::write(&cfg, SMALL.replace("over_provisioning_ratio = 0.3", "over_provisioning_ratio = 0.01")).unwrap();
-    let out = ssdlab().args(["config", "check"]).arg(&cfg).output().unwrap();
+    assert!(
+        err.contains("bad.toml") && err.contains("queue_dpth"),
+        "{err}"
+    );
+    std::fs::write(
+        &cfg,
+        SMALL.replace(
+            "over_provisioning_ratio = 0.3",
+            "over_provisioning_ratio = 0.01",
+        ),
+    )
+    .unwrap();
+    let out = ssdlab()
+        .args(["config", "check"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("device.over_provisioning_ratio") && err.contains("minimum"), "{err}");
+    assert!(
+        err.contains("device.over_provisioning_ratio") && err.contains("minimum"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -29,7 +29,10 @@ pub enum SimError {
 
 impl SimError {
     pub fn config(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        SimError::Config { key: key.into(), reason: reason.into() }
+        SimError::Config {
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 }
 

@@ -9,24 +9,48 @@ const LOG_CAPACITY: usize = 1 << 16;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    Write { version: u32 },
-    Place { from_slot: u32, to_slot: u32, version: u32 },
+    Write {
+        version: u32,
+    },
+    Place {
+        from_slot: u32,
+        to_slot: u32,
+        version: u32,
+    },
     Trim,
-    Read { found: u32 },
+    Read {
+        found: u32,
+    },
 }
 
 impl std::fmt::Display for Event {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let slot = |s: u32| if s == u32::MAX { "none".to_string() } else { s.to_string() };
+        let slot = |s: u32| {
+            if s == u32::MAX {
+                "none".to_string()
+            } else {
+                s.to_string()
+            }
+        };
         match *self {
             Event::Write { version } => write!(f, "host write v{version}"),
-            Event::Place { from_slot, to_slot, version } => write!(f, "v{version} placed in slot {} (was {})", slot(to_slot), slot(from_slot)),
+            Event::Place {
+                from_slot,
+                to_slot,
+                version,
+            } => write!(
+                f,
+                "v{version} placed in slot {} (was {})",
+                slot(to_slot),
+                slot(from_slot)
+            ),
             Event::Trim => write!(f, "trim"),
             Event::Read { found } => write!(f, "read found v{found}"),
         }
     }
 }
 
+#[derive(Clone)]
 pub struct Integrity {
     /// Last version written per logical unit; 0 = never written or trimmed.
     expected: Vec<u32>,
@@ -46,7 +70,13 @@ pub enum Found {
 
 impl Integrity {
     pub fn new(logical_units: u32, unit_bytes: u32) -> Integrity {
-        Integrity { expected: vec![0; logical_units as usize], next_version: 1, unit_bytes: unit_bytes as u64, log: VecDeque::with_capacity(LOG_CAPACITY), checked_reads: 0 }
+        Integrity {
+            expected: vec![0; logical_units as usize],
+            next_version: 1,
+            unit_bytes: unit_bytes as u64,
+            log: VecDeque::with_capacity(LOG_CAPACITY),
+            checked_reads: 0,
+        }
     }
 
     fn record(&mut self, lpn: u32, e: Event) {
@@ -67,7 +97,14 @@ impl Integrity {
 
     /// `lpn` (with `version`) was placed in `to_slot`, leaving `from_slot` (or NONE).
     pub fn on_place(&mut self, lpn: u32, from_slot: u32, to_slot: u32, version: u32) {
-        self.record(lpn, Event::Place { from_slot, to_slot, version });
+        self.record(
+            lpn,
+            Event::Place {
+                from_slot,
+                to_slot,
+                version,
+            },
+        );
     }
 
     pub fn on_trim(&mut self, lpn: u32) {
@@ -88,7 +125,12 @@ impl Integrity {
             return Ok(());
         }
         self.record(lpn, Event::Read { found: got });
-        let history: Vec<String> = self.log.iter().filter(|(l, _)| *l == lpn).map(|(_, e)| e.to_string()).collect();
+        let history: Vec<String> = self
+            .log
+            .iter()
+            .filter(|(l, _)| *l == lpn)
+            .map(|(_, e)| e.to_string())
+            .collect();
         Err(format!(
             "read of unit {lpn} (byte offset {}) found version {got} ({found:?}) but version {want} was written last; recent operations on it: [{}]",
             lpn as u64 * self.unit_bytes,

@@ -16,16 +16,25 @@ page_size_bytes = 16384
 "#;
 
 fn parse_err(text: &str) -> String {
-    Config::from_toml_str(text, "bad.toml").unwrap_err().to_string()
+    Config::from_toml_str(text, "bad.toml")
+        .unwrap_err()
+        .to_string()
 }
 
 fn validate_err(text: &str) -> String {
-    Config::from_toml_str(text, "bad.toml").unwrap().validate().unwrap_err().to_string()
+    Config::from_toml_str(text, "bad.toml")
+        .unwrap()
+        .validate()
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
 fn base_is_valid() {
-    let d = Config::from_toml_str(BASE, "base.toml").unwrap().validate().unwrap();
+    let d = Config::from_toml_str(BASE, "base.toml")
+        .unwrap()
+        .validate()
+        .unwrap();
     assert_eq!(d.geometry.slots_per_page, 4);
     assert_eq!(d.logical_units, 6553, "floor(8192 / 1.25)");
 }
@@ -33,8 +42,13 @@ fn base_is_valid() {
 #[test]
 fn unknown_keys_are_errors_with_file_line_and_key() {
     let e = parse_err(&BASE.replace("channels = 2", "channels = 2\nchanels = 3"));
-    assert!(e.contains("bad.toml") && e.contains("chanels") && e.contains("line"), "{e}");
-    let e = parse_err(&format!("{BASE}\n[ftl]\ngc_victim = \"greedy\"\nvictim = 1\n"));
+    assert!(
+        e.contains("bad.toml") && e.contains("chanels") && e.contains("line"),
+        "{e}"
+    );
+    let e = parse_err(&format!(
+        "{BASE}\n[ftl]\ngc_victim = \"greedy\"\nvictim = 1\n"
+    ));
     assert!(e.contains("victim") && e.contains("unknown field"), "{e}");
     let e = parse_err(&format!("colour = 1\n{BASE}"));
     assert!(e.contains("colour"), "{e}");
@@ -50,18 +64,34 @@ fn wrong_types_and_unknown_policy_names() {
 
 #[test]
 fn zero_and_inconsistent_geometry() {
-    assert_eq!(validate_err(&BASE.replace("channels = 2", "channels = 0")), "device.geometry.channels: must be > 0");
+    assert_eq!(
+        validate_err(&BASE.replace("channels = 2", "channels = 0")),
+        "device.geometry.channels: must be > 0"
+    );
     let e = validate_err(&BASE.replace("page_size_bytes = 16384", "page_size_bytes = 10000"));
-    assert!(e.starts_with("device.geometry.mapping_unit_bytes") && e.contains("10000"), "{e}");
+    assert!(
+        e.starts_with("device.geometry.mapping_unit_bytes") && e.contains("10000"),
+        "{e}"
+    );
     let e = validate_err(&BASE.replace("blocks_per_plane = 32", "blocks_per_plane = 4"));
     assert!(e.starts_with("device.geometry.blocks_per_plane"), "{e}");
 }
 
 #[test]
 fn op_that_leaves_gc_no_room_names_the_minimum() {
-    let e = validate_err(&BASE.replace("over_provisioning_ratio = 0.25", "over_provisioning_ratio = 0.0"));
-    assert!(e.starts_with("device.over_provisioning_ratio") && e.contains("minimum for this geometry is 0.2047"), "{e}");
-    let e = validate_err(&BASE.replace("over_provisioning_ratio = 0.25", "over_provisioning_ratio = -1.0"));
+    let e = validate_err(&BASE.replace(
+        "over_provisioning_ratio = 0.25",
+        "over_provisioning_ratio = 0.0",
+    ));
+    assert!(
+        e.starts_with("device.over_provisioning_ratio")
+            && e.contains("minimum for this geometry is 0.2047"),
+        "{e}"
+    );
+    let e = validate_err(&BASE.replace(
+        "over_provisioning_ratio = 0.25",
+        "over_provisioning_ratio = -1.0",
+    ));
     assert!(e.starts_with("device.over_provisioning_ratio"), "{e}");
 }
 
@@ -69,7 +99,9 @@ fn op_that_leaves_gc_no_room_names_the_minimum() {
 fn ftl_and_timing_values() {
     let e = validate_err(&format!("{BASE}\n[ftl]\ngc_hard_free_blocks = 0\n"));
     assert!(e.starts_with("ftl.gc_hard_free_blocks"), "{e}");
-    let e = validate_err(&format!("{BASE}\n[ftl]\ngc_soft_free_blocks = 1\ngc_hard_free_blocks = 2\n"));
+    let e = validate_err(&format!(
+        "{BASE}\n[ftl]\ngc_soft_free_blocks = 1\ngc_hard_free_blocks = 2\n"
+    ));
     assert!(e.starts_with("ftl.gc_soft_free_blocks"), "{e}");
     let e = validate_err(&format!("{BASE}\n[ftl]\nstripe_order = \"CCDP\"\n"));
     assert!(e.starts_with("ftl.stripe_order"), "{e}");

@@ -52,7 +52,10 @@ fn timed_results_are_byte_identical_for_the_same_seed() {
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert_eq!(v["host"]["requests"], 8000);
     assert!(v["latency_ns"]["read"]["p99_9999"].as_u64().unwrap() > 0);
-    assert!(v["nand"]["erases"]["gc"].as_u64().unwrap() > 0, "the run exercises GC");
+    assert!(
+        v["nand"]["erases"]["gc"].as_u64().unwrap() > 0,
+        "the run exercises GC"
+    );
     assert_eq!(v["latency_ns"]["per_flow"].as_array().unwrap().len(), 2);
 }
 

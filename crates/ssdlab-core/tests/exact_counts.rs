@@ -37,13 +37,26 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(c.nand.get(OpKind::Program, Cause::Gc), 2);
     assert_eq!(c.nand.get(OpKind::Erase, Cause::Gc), 2);
     assert_eq!(c.nand.get(OpKind::Program, Cause::Host), 17);
-    assert_eq!(d.ftl.map.lookup(7), 20, "unit 7 moved first, to block 5 page 0");
-    assert_eq!(d.ftl.map.lookup(3), 21, "unit 3 moved second, to block 5 page 1");
+    assert_eq!(
+        d.ftl.map.lookup(7),
+        20,
+        "unit 7 moved first, to block 5 page 0"
+    );
+    assert_eq!(
+        d.ftl.map.lookup(3),
+        21,
+        "unit 3 moved second, to block 5 page 1"
+    );
     assert_eq!(d.ftl.blocks.erase_count[..6], [1, 1, 0, 0, 0, 0]);
     assert_eq!(d.ftl.alloc.free_blocks(0), 2);
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
     let t = &d.ftl.timing;
-    assert_eq!(d.clock.time_ns, 19 * t.program_ns[2] + 2 * t.read_ns[2] + 2 * t.erase_ns(ssdlab_core::config::CellMode::Tlc, 0));
+    assert_eq!(
+        d.clock.time_ns,
+        19 * t.program_ns[2]
+            + 2 * t.read_ns[2]
+            + 2 * t.erase_ns(ssdlab_core::config::CellMode::Tlc, 0)
+    );
     d.ftl.check_invariants().unwrap();
 }
 
@@ -75,8 +88,18 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
         d.write_unit(lpn).unwrap();
     }
     let c = d.ftl.counters;
-    assert_eq!((c.gc_invocations, c.gc_copied_units, c.padding_units), (2, 2, 6));
-    assert_eq!((c.nand.get(OpKind::Read, Cause::Gc), c.nand.get(OpKind::Program, Cause::Gc), c.nand.get(OpKind::Erase, Cause::Gc)), (2, 2, 2));
+    assert_eq!(
+        (c.gc_invocations, c.gc_copied_units, c.padding_units),
+        (2, 2, 6)
+    );
+    assert_eq!(
+        (
+            c.nand.get(OpKind::Read, Cause::Gc),
+            c.nand.get(OpKind::Program, Cause::Gc),
+            c.nand.get(OpKind::Erase, Cause::Gc)
+        ),
+        (2, 2, 2)
+    );
     assert_eq!((d.ftl.map.lookup(7), d.ftl.map.lookup(11)), (40, 44));
     assert_eq!(&d.ftl.blocks.erase_count[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();

@@ -24,7 +24,8 @@ fn at_minimum(mut c: Config) -> Config {
     let d = c.validate().unwrap();
     // One more logical unit than the minimum allows is refused, naming the key.
     let mut below = c.clone();
-    below.device.over_provisioning_ratio = d.geometry.slots as f64 / (d.logical_units + 1) as f64 - 1.0;
+    below.device.over_provisioning_ratio =
+        d.geometry.slots as f64 / (d.logical_units + 1) as f64 - 1.0;
     let e = below.validate().unwrap_err().to_string();
     assert!(e.starts_with("device.over_provisioning_ratio"), "{e}");
     assert!(d.logical_units > 0);
@@ -48,7 +49,11 @@ fn functional_random_writes_at_minimum_op() {
         d.flush().unwrap();
         d.ftl.check_invariants().unwrap();
         assert!(d.ftl.counters.gc_invocations > 0);
-        assert_eq!(d.ftl.map.mapped_units(), units as u64, "{planes}x{blocks}x{pages}x{spp}");
+        assert_eq!(
+            d.ftl.map.mapped_units(),
+            units as u64,
+            "{planes}x{blocks}x{pages}x{spp}"
+        );
     }
 }
 
@@ -60,9 +65,21 @@ fn timed_random_writes_at_minimum_op() {
     let units = sim.derived.logical_units as u64;
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(4);
     let mut reqs: Vec<_> = (0..units).map(|u| req(HostOp::Write, u, 1)).collect();
-    reqs.extend((0..units * 30).map(|_| req(if rng.gen_bool(0.3) { HostOp::Read } else { HostOp::Write }, rng.gen_range(0..units), 1)));
+    reqs.extend((0..units * 30).map(|_| {
+        req(
+            if rng.gen_bool(0.3) {
+                HostOp::Read
+            } else {
+                HostOp::Write
+            },
+            rng.gen_range(0..units),
+            1,
+        )
+    }));
     reqs.push(flush());
-    let r = sim.run_workload_with(closed(reqs, 8), &mut NoProgress).unwrap();
+    let r = sim
+        .run_workload_with(closed(reqs, 8), &mut NoProgress)
+        .unwrap();
     assert!(r.gc.invocations > 0);
     sim.ftl.check_invariants().unwrap();
     assert_eq!(sim.ftl.map.mapped_units(), units);

@@ -125,9 +125,19 @@ fn timed_integrity_through_gc_at_depth() {
     let mut reqs = Vec::new();
     for i in 0..units * 40 {
         let lpn = (i * 7919) % units;
-        reqs.push(req(if i % 3 == 0 { HostOp::Read } else { HostOp::Write }, lpn, 1));
+        reqs.push(req(
+            if i % 3 == 0 {
+                HostOp::Read
+            } else {
+                HostOp::Write
+            },
+            lpn,
+            1,
+        ));
     }
-    let r = sim.run_workload_with(closed(reqs, 8), &mut NoProgress).unwrap();
+    let r = sim
+        .run_workload_with(closed(reqs, 8), &mut NoProgress)
+        .unwrap();
     assert!(r.gc.invocations > 10);
     assert!(r.integrity.unwrap().checked_reads > units * 10);
 }
@@ -141,7 +151,17 @@ fn corrupted_slot_is_reported_with_history() {
     let slot = d.ftl.map.lookup(3) as usize;
     d.ftl.oob.version[slot] = 1; // a stale version: as if the second write was lost
     let e = d.submit(&req(HostOp::Read, 3, 1)).unwrap_err();
-    let SimError::Integrity(text) = e else { panic!("expected an integrity error, got {e}") };
-    assert!(text.contains("unit 3 (byte offset 12288)") && text.contains("found version 1") && text.contains("version 2 was written last"), "{text}");
-    assert!(text.contains("host write v1") && text.contains("host write v2"), "{text}");
+    let SimError::Integrity(text) = e else {
+        panic!("expected an integrity error, got {e}")
+    };
+    assert!(
+        text.contains("unit 3 (byte offset 12288)")
+            && text.contains("found version 1")
+            && text.contains("version 2 was written last"),
+        "{text}"
+    );
+    assert!(
+        text.contains("host write v1") && text.contains("host write v2"),
+        "{text}"
+    );
 }

@@ -37,8 +37,13 @@ fn first_victims(victim: GcVictimPolicy) -> Vec<u32> {
         d.write_unit(lpn).unwrap();
     }
     d.ftl.check_invariants().unwrap();
-    let FreePool::Fifo(pool) = &d.ftl.alloc.planes[0].free else { panic!("fifo pool") };
-    pool.iter().copied().filter(|&b| d.ftl.blocks.erase_count[b as usize] > 0).collect()
+    let FreePool::Fifo(pool) = &d.ftl.alloc.planes[0].free else {
+        panic!("fifo pool")
+    };
+    pool.iter()
+        .copied()
+        .filter(|&b| d.ftl.blocks.erase_count[b as usize] > 0)
+        .collect()
 }
 
 #[test]
@@ -63,5 +68,9 @@ fn random_victims_depend_on_the_seed_and_are_always_eligible() {
         let ec: Vec<u32> = d.ftl.blocks.erase_count.clone();
         victims.insert(ec);
     }
-    assert!(victims.len() > 3, "different seeds pick different victims: {} distinct wear patterns", victims.len());
+    assert!(
+        victims.len() > 3,
+        "different seeds pick different victims: {} distinct wear patterns",
+        victims.len()
+    );
 }

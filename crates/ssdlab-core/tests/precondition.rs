@@ -18,7 +18,10 @@ fn fill_overwrite_and_steady_state_stop() {
     sim.precondition(&mut NoProgress).unwrap();
     let p = sim.precondition_summary().unwrap().clone();
     assert_eq!(p.sequential_fill_units, units);
-    assert!(p.steady_state_reached, "WAF settles within 5% long before 20 capacities");
+    assert!(
+        p.steady_state_reached,
+        "WAF settles within 5% long before 20 capacities"
+    );
     assert!(p.random_overwrite_units < 20 * units && p.random_overwrite_units % units == 0);
     assert!(p.waf > 1.0 && p.nand.erases.gc > 0);
     assert_eq!(sim.ftl.map.mapped_units(), units);
@@ -38,12 +41,22 @@ fn measured_figures_exclude_preconditioning() {
     let mut c = common::tiny(2, 32, 8, 2, 0.3);
     c.mode = Mode::Timed;
     c.precondition.enabled = true;
-    c.workload = toml::from_str("kind = \"synthetic\"\nread_percent = 100.0\nrequests = 500\nqueue_depth = 4").unwrap();
+    c.workload = toml::from_str(
+        "kind = \"synthetic\"\nread_percent = 100.0\nrequests = 500\nqueue_depth = 4",
+    )
+    .unwrap();
     let r = run(c, &mut NoProgress).unwrap();
     let p = r.precondition.as_ref().unwrap();
     assert!(p.nand.programs.total > 0);
     // The measured phase only reads: no programs, no erases, every read hits NAND.
-    assert_eq!((r.nand.programs.total, r.nand.erases.total, r.host.counters.reads), (0, 0, 500));
+    assert_eq!(
+        (
+            r.nand.programs.total,
+            r.nand.erases.total,
+            r.host.counters.reads
+        ),
+        (0, 0, 500)
+    );
     assert_eq!(r.nand.reads.host, 500);
     assert_eq!(r.host.counters.unmapped_read_units, 0);
 }

@@ -25,7 +25,10 @@ fn read_ns(s: &Simulation) -> u64 {
 #[test]
 fn lone_read_is_command_plus_tr_plus_transfer() {
     let mut s = timed(tiny(1, 8, 4, 1, 2.0));
-    let w = closed(vec![req(HostOp::Write, 3, 1), flush(), req(HostOp::Read, 3, 1)], 1);
+    let w = closed(
+        vec![req(HostOp::Write, 3, 1), flush(), req(HostOp::Read, 3, 1)],
+        1,
+    );
     s.run_workload_with(w, &mut NoProgress).unwrap();
     let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
     assert_eq!(read.latency_ns(), CMD_NS + read_ns(&s) + XFER_4K_NS);
@@ -34,16 +37,33 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     let write = s.completions[0];
     assert_eq!(write.latency_ns(), 1000, "buffer_access_ns");
     let fl = s.completions[1];
-    assert_eq!(fl.complete_ns - write.complete_ns, CMD_NS + XFER_4K_NS + s.ftl.timing.program_ns[2]);
+    assert_eq!(
+        fl.complete_ns - write.complete_ns,
+        CMD_NS + XFER_4K_NS + s.ftl.timing.program_ns[2]
+    );
 }
 
 #[test]
 fn unwritten_and_buffered_reads_skip_nand() {
     let mut s = timed(tiny(1, 8, 4, 4, 2.0));
-    let w = closed(vec![req(HostOp::Read, 9, 1), req(HostOp::Write, 1, 1), req(HostOp::Read, 1, 1)], 1);
+    let w = closed(
+        vec![
+            req(HostOp::Read, 9, 1),
+            req(HostOp::Write, 1, 1),
+            req(HostOp::Read, 1, 1),
+        ],
+        1,
+    );
     let r = s.run_workload_with(w, &mut NoProgress).unwrap();
     assert!(s.completions.iter().all(|c| c.latency_ns() == 1000));
-    assert_eq!((r.host.counters.unmapped_read_units, r.host.counters.buffer_read_hits, r.nand.reads.total), (1, 1, 0));
+    assert_eq!(
+        (
+            r.host.counters.unmapped_read_units,
+            r.host.counters.buffer_read_hits,
+            r.nand.reads.total
+        ),
+        (1, 1, 0)
+    );
 }
 
 fn two_dies(channels: u32) -> Config {
@@ -79,13 +99,29 @@ fn channel_contention_between_two_dies() {
         let mut s = timed(two_dies(channels));
         // Units 0 and 1 land on different dies (consecutive pages stripe over dies).
         let prep = vec![req(HostOp::Write, 0, 1), req(HostOp::Write, 1, 1), flush()];
-        s.run_workload_with(closed(prep, 1), &mut NoProgress).unwrap();
-        assert_ne!(s.ftl.geo.die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(0))), s.ftl.geo.die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(1))));
-        s.run_workload_with(closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2), &mut NoProgress).unwrap();
+        s.run_workload_with(closed(prep, 1), &mut NoProgress)
+            .unwrap();
+        assert_ne!(
+            s.ftl
+                .geo
+                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(0))),
+            s.ftl
+                .geo
+                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(1)))
+        );
+        s.run_workload_with(
+            closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
+            &mut NoProgress,
+        )
+        .unwrap();
         let mut lat: Vec<u64> = s.completions.iter().map(|c| c.latency_ns()).collect();
         lat.sort_unstable();
         let lone = CMD_NS + read_ns(&s) + XFER_4K_NS;
-        assert_eq!(lat, vec![lone, lone + second_extra], "{channels} channel(s)");
+        assert_eq!(
+            lat,
+            vec![lone, lone + second_extra],
+            "{channels} channel(s)"
+        );
     }
 }
 
@@ -93,8 +129,16 @@ fn channel_contention_between_two_dies() {
 #[test]
 fn reads_on_one_die_serialise() {
     let mut s = timed(tiny(1, 8, 4, 1, 2.0));
-    s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
-    s.run_workload_with(closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2), &mut NoProgress).unwrap();
+    s.run_workload_with(
+        closed(vec![req(HostOp::Write, 0, 2), flush()], 1),
+        &mut NoProgress,
+    )
+    .unwrap();
+    s.run_workload_with(
+        closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
+        &mut NoProgress,
+    )
+    .unwrap();
     let lone = CMD_NS + read_ns(&s) + XFER_4K_NS;
     let lat: Vec<u64> = s.completions.iter().map(|c| c.latency_ns()).collect();
     assert_eq!(lat, vec![lone, 2 * lone]);
@@ -104,10 +148,21 @@ fn reads_on_one_die_serialise() {
 #[test]
 fn multi_plane_read() {
     let mut s = timed(tiny(2, 8, 4, 1, 2.0));
-    s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
+    s.run_workload_with(
+        closed(vec![req(HostOp::Write, 0, 2), flush()], 1),
+        &mut NoProgress,
+    )
+    .unwrap();
     let g = s.ftl.geo;
-    assert_ne!(g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(0))), g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(1))));
-    s.run_workload_with(closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2), &mut NoProgress).unwrap();
+    assert_ne!(
+        g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(0))),
+        g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(1)))
+    );
+    s.run_workload_with(
+        closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
+        &mut NoProgress,
+    )
+    .unwrap();
     let lat: Vec<u64> = s.completions.iter().map(|c| c.latency_ns()).collect();
     let both = CMD_NS + read_ns(&s) + 2 * XFER_4K_NS;
     assert_eq!(lat, vec![both, both]);
@@ -117,12 +172,17 @@ fn multi_plane_read() {
 #[test]
 fn open_loop_latency_from_arrival() {
     let mut s = timed(tiny(1, 8, 4, 1, 2.0));
-    s.run_workload_with(closed(vec![req(HostOp::Write, 0, 2), flush()], 1), &mut NoProgress).unwrap();
+    s.run_workload_with(
+        closed(vec![req(HostOp::Write, 0, 2), flush()], 1),
+        &mut NoProgress,
+    )
+    .unwrap();
     let mut a = req(HostOp::Read, 0, 1);
     let mut b = req(HostOp::Read, 1, 1);
     a.arrival_ns = 0;
     b.arrival_ns = 10_000; // arrives while the first read is sensing
-    s.run_workload_with(open(vec![a, b]), &mut NoProgress).unwrap();
+    s.run_workload_with(open(vec![a, b]), &mut NoProgress)
+        .unwrap();
     let lone = CMD_NS + read_ns(&s) + XFER_4K_NS;
     let lat: Vec<u64> = s.completions.iter().map(|c| c.latency_ns()).collect();
     assert_eq!(lat, vec![lone, 2 * lone - 10_000]);

@@ -54,12 +54,19 @@ fn simulated_waf(op: f64, victim: GcVictimPolicy) -> (f64, u32) {
     for _ in 0..n {
         d.write_unit(rng.gen_range(0..units)).unwrap();
     }
-    ((d.ftl.counters.nand.total(OpKind::Program) - before) as f64 / n as f64, units)
+    (
+        (d.ftl.counters.nand.total(OpKind::Program) - before) as f64 / n as f64,
+        units,
+    )
 }
 
 /// Principal branch of Lambert W on [−1/e, 0) by Halley's iteration.
 fn lambert_w0(x: f64) -> f64 {
-    let mut w = if x < -0.3 { -1.0 + (2.0 * (1.0 + std::f64::consts::E * x)).sqrt() } else { x };
+    let mut w = if x < -0.3 {
+        -1.0 + (2.0 * (1.0 + std::f64::consts::E * x)).sqrt()
+    } else {
+        x
+    };
     for _ in 0..100 {
         let e = w.exp();
         let f = w * e - x;
@@ -84,7 +91,7 @@ fn fifo_model_waf(units: u32) -> f64 {
 /// separate host and GC frontiers, GC while fewer than 2 blocks are free.
 struct ReferenceFtl {
     np: usize,
-    owner: Vec<u32>,   // physical page → logical page
+    owner: Vec<u32>,    // physical page → logical page
     where_: Vec<usize>, // logical page → physical page
     valid: Vec<usize>,
     full: Vec<bool>,
@@ -112,7 +119,10 @@ impl ReferenceFtl {
 
     fn place(&mut self, lpn: u32, stream: usize) {
         if self.frontier[stream] == usize::MAX {
-            self.frontier[stream] = self.free.pop_front().expect("reference FTL ran out of blocks");
+            self.frontier[stream] = self
+                .free
+                .pop_front()
+                .expect("reference FTL ran out of blocks");
             self.next[stream] = 0;
         }
         let b = self.frontier[stream];
@@ -137,7 +147,10 @@ impl ReferenceFtl {
         self.place(lpn, 0);
         while self.free.len() < 2 {
             let np = self.np;
-            let victim = (0..self.valid.len()).filter(|&b| self.full[b] && self.valid[b] < np).min_by_key(|&b| (self.valid[b], b)).expect("no victim");
+            let victim = (0..self.valid.len())
+                .filter(|&b| self.full[b] && self.valid[b] < np)
+                .min_by_key(|&b| (self.valid[b], b))
+                .expect("no victim");
             self.full[victim] = false;
             for p in victim * np..(victim + 1) * np {
                 if self.owner[p] != u32::MAX {
@@ -178,8 +191,15 @@ fn fifo_waf_matches_closed_form() {
         let (sim, units) = simulated_waf(op, GcVictimPolicy::Fifo);
         let model = fifo_model_waf(units);
         let err = (sim - model).abs() / model;
-        println!("FIFO OP {op}: simulated {sim:.4}, model {model:.4}, error {:.2}%", err * 100.0);
-        assert!(err < 0.03, "OP {op}: simulated FIFO WAF {sim:.3} vs model {model:.3} ({:.1}%)", err * 100.0);
+        println!(
+            "FIFO OP {op}: simulated {sim:.4}, model {model:.4}, error {:.2}%",
+            err * 100.0
+        );
+        assert!(
+            err < 0.03,
+            "OP {op}: simulated FIFO WAF {sim:.3} vs model {model:.3} ({:.1}%)",
+            err * 100.0
+        );
     }
 }
 
@@ -190,8 +210,15 @@ fn greedy_waf_matches_reference_simulator() {
         let (sim, units) = simulated_waf(op, GcVictimPolicy::Greedy);
         let reference = greedy_reference_waf(units);
         let err = (sim - reference).abs() / reference;
-        println!("greedy OP {op}: FTL {sim:.4}, reference {reference:.4}, error {:.2}%", err * 100.0);
-        assert!(err < 0.03, "OP {op}: FTL greedy WAF {sim:.3} vs reference {reference:.3} ({:.1}%)", err * 100.0);
+        println!(
+            "greedy OP {op}: FTL {sim:.4}, reference {reference:.4}, error {:.2}%",
+            err * 100.0
+        );
+        assert!(
+            err < 0.03,
+            "OP {op}: FTL greedy WAF {sim:.3} vs reference {reference:.3} ({:.1}%)",
+            err * 100.0
+        );
         assert!(sim < last, "WAF falls as OP grows");
         assert!(sim < fifo_model_waf(units), "greedy beats FIFO at OP {op}");
         last = sim;

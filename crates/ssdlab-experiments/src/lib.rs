@@ -7,10 +7,13 @@
 //!   logical capacity, running the functional overwrite experiment at one OP point, the
 //!   parallel OP sweep (`ssdlab reproduce op`), the analytic model of each point
 //!   (`ssdlab-model`) and the OP advisor with its simulation check (`ssdlab op-advise`).
+//! * [`ssr`] — spec 01, erase suspend/resume: every policy on the Table-1 device for the
+//!   4 KiB random 70/30 job and the TPC-C-like model (`ssdlab reproduce ssr`).
 //!
 //! Every error names the option or configuration key at fault ([`ExperimentError`]).
 
 pub mod op;
+pub mod ssr;
 
 use ssdlab_core::SimError;
 use ssdlab_model::ModelError;

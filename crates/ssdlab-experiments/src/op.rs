@@ -139,6 +139,10 @@ pub fn traffic_of(cfg: &Config) -> Result<(Traffic, Option<String>)> {
             Traffic::Uniform,
             Some("trace workloads are not modelled; using uniform random writes".into()),
         )),
+        WorkloadConfig::Tpcc(_) => Ok((
+            Traffic::Uniform,
+            Some("tpcc workloads are not modelled; using uniform random writes".into()),
+        )),
     }
 }
 

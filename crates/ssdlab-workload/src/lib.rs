@@ -13,6 +13,7 @@ pub mod request;
 pub mod rng;
 pub mod stats;
 pub mod synthetic;
+pub mod tpcc;
 pub mod trace;
 
 pub use error::WorkloadError;
@@ -94,6 +95,8 @@ pub enum WorkloadConfig {
     Fio(fio::FioWorkloadConfig),
     /// A block trace replay (see [`trace::TraceWorkloadConfig`]).
     Trace(trace::TraceWorkloadConfig),
+    /// TPC-C-like OLTP generator (see [`tpcc::TpccConfig`]).
+    Tpcc(tpcc::TpccConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -114,6 +117,7 @@ impl WorkloadConfig {
             WorkloadConfig::Synthetic(c) => synthetic::build(c, ctx),
             WorkloadConfig::Fio(c) => fio::build(c, ctx),
             WorkloadConfig::Trace(c) => trace::build(c, ctx),
+            WorkloadConfig::Tpcc(c) => tpcc::build(c, ctx),
         }
     }
 }

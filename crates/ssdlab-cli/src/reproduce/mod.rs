@@ -3,6 +3,7 @@
 //! `ssdlab-experiments` crate, this module only parses arguments and writes output.
 
 pub mod op;
+pub mod ssr;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -18,10 +19,14 @@ pub enum Reproduce {
     /// Spec 02: OP 0…100 % sweep on the 800-block × 128-page × 1 KiB device (greedy GC,
     /// uniform random 1 KiB overwrites of 100 GiB), simulation vs analytic model.
     Op(op::OpArgs),
+    /// Spec 01: erase suspend/resume policies (none, ies, des, ssr-static, ssr-dynamic) on
+    /// the preconditioned Table-1 device, 4 KiB random 70/30 and TPC-C-like, tail latency.
+    Ssr(ssr::SsrArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
     match &args.experiment {
         Reproduce::Op(a) => op::run(a),
+        Reproduce::Ssr(a) => ssr::run(a),
     }
 }

@@ -84,7 +84,8 @@ impl WriteBuffer {
             return;
         }
         debug_assert!(self.free_units() > 0);
-        self.index.insert(lpn, self.head_seq + self.pending.len() as u64);
+        self.index
+            .insert(lpn, self.head_seq + self.pending.len() as u64);
         self.pending.push_back((lpn, version));
         self.live_pending += 1;
     }
@@ -92,7 +93,9 @@ impl WriteBuffer {
     /// Version of `lpn` if it is waiting in the buffer.
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        self.index.get(&lpn).map(|&seq| self.pending[(seq - self.head_seq) as usize].1)
+        self.index
+            .get(&lpn)
+            .map(|&seq| self.pending[(seq - self.head_seq) as usize].1)
     }
 
     /// Drop a waiting copy of `lpn` (trim). Returns whether one was waiting.
@@ -128,7 +131,9 @@ impl WriteBuffer {
     pub fn commit_page(&mut self, n: usize) {
         let mut left = n;
         while left > 0 {
-            let Some((lpn, _)) = self.pending.pop_front() else { break };
+            let Some((lpn, _)) = self.pending.pop_front() else {
+                break;
+            };
             self.head_seq += 1;
             if lpn != NONE {
                 self.index.remove(&lpn);
@@ -168,7 +173,10 @@ mod tests {
         let n = b.peek_page(&mut l, &mut v);
         assert_eq!((&l[..n], &v[..n]), (&[5, 7][..], &[3, 4][..]));
         b.commit_page(n);
-        assert_eq!((b.pending_units(), b.inflight_units(), b.free_units()), (0, 2, 6));
+        assert_eq!(
+            (b.pending_units(), b.inflight_units(), b.free_units()),
+            (0, 2, 6)
+        );
         assert_eq!(b.lookup(5), None);
         b.program_done(2);
         assert!(b.is_empty());

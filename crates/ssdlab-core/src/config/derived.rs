@@ -25,12 +25,44 @@ pub struct Geometry {
     pub blocks: u32,
     pub pages: u64,
     pub slots: u64,
+    #[serde(skip)]
+    blocks_per_plane_div: FastDiv,
+    #[serde(skip)]
+    units_per_block_div: FastDiv,
+}
+
+/// Division of a `u32` by a fixed divisor as one multiply-high (Lemire, Kaser & Kurz 2019:
+/// M = ceil(2^64 / d) gives exact quotients for every 32-bit numerator). Hot paths turn
+/// slot and block ids into block and plane ids on every operation; a hardware divide
+/// there costs more than the rest of the update.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct FastDiv {
+    magic: u64,
+    divisor: u32,
+}
+
+impl FastDiv {
+    pub fn new(divisor: u32) -> FastDiv {
+        assert!(divisor > 0, "FastDiv by zero");
+        FastDiv {
+            magic: (u64::MAX / divisor as u64).wrapping_add(1),
+            divisor,
+        }
+    }
+
+    #[inline]
+    pub fn div(&self, x: u32) -> u32 {
+        if self.divisor == 1 {
+            return x;
+        }
+        ((self.magic as u128 * x as u128) >> 64) as u32
+    }
 }
 
 impl Geometry {
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
-        block / self.blocks_per_plane
+        self.blocks_per_plane_div.div(block)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
@@ -46,7 +78,7 @@ impl Geometry {
     }
     #[inline]
     pub fn block_of_slot(&self, slot: u32) -> u32 {
-        slot / self.units_per_block
+        self.units_per_block_div.div(slot)
     }
     #[inline]
     pub fn first_slot_of_block(&self, block: u32) -> u32 {
@@ -99,14 +131,29 @@ impl Derived {
         let page_bytes = nonzero(&k("page_size_bytes"), g.page_size_bytes)?;
         let unit_bytes = nonzero(&k("mapping_unit_bytes"), g.mapping_unit_bytes)?;
         if page_bytes % unit_bytes != 0 {
-            return Err(err(&k("mapping_unit_bytes"), format!("{unit_bytes} does not divide page_size_bytes {page_bytes}")));
+            return Err(err(
+                &k("mapping_unit_bytes"),
+                format!("{unit_bytes} does not divide page_size_bytes {page_bytes}"),
+            ));
         }
         if planes_per_die as usize > crate::scheduler::MAX_PLANES_PER_DIE {
-            return Err(err(&k("planes_per_die"), format!("{planes_per_die} exceeds the supported {}", crate::scheduler::MAX_PLANES_PER_DIE)));
+            return Err(err(
+                &k("planes_per_die"),
+                format!(
+                    "{planes_per_die} exceeds the supported {}",
+                    crate::scheduler::MAX_PLANES_PER_DIE
+                ),
+            ));
         }
         let slots_per_page = page_bytes / unit_bytes;
         if slots_per_page > crate::MAX_SLOTS_PER_PAGE as u32 {
-            return Err(err(&k("mapping_unit_bytes"), format!("a page may hold at most {} mapping units, this one holds {slots_per_page}", crate::MAX_SLOTS_PER_PAGE)));
+            return Err(err(
+                &k("mapping_unit_bytes"),
+                format!(
+                    "a page may hold at most {} mapping units, this one holds {slots_per_page}",
+                    crate::MAX_SLOTS_PER_PAGE
+                ),
+            ));
         }
         let dies = channels as u64 * chips as u64 * dies_per_chip as u64;
         let planes = dies * planes_per_die as u64;
@@ -134,14 +181,25 @@ impl Derived {
             blocks: blocks as u32,
             pages,
             slots,
+            blocks_per_plane_div: FastDiv::new(blocks_per_plane),
+            units_per_block_div: FastDiv::new(units_per_block),
         };
 
         let f = &c.ftl;
         if f.gc_hard_free_blocks == 0 {
-            return Err(err("ftl.gc_hard_free_blocks", "must be >= 1: GC needs a free block to copy into"));
+            return Err(err(
+                "ftl.gc_hard_free_blocks",
+                "must be >= 1: GC needs a free block to copy into",
+            ));
         }
         if f.gc_soft_free_blocks < f.gc_hard_free_blocks {
-            return Err(err("ftl.gc_soft_free_blocks", format!("{} is below gc_hard_free_blocks {}", f.gc_soft_free_blocks, f.gc_hard_free_blocks)));
+            return Err(err(
+                "ftl.gc_soft_free_blocks",
+                format!(
+                    "{} is below gc_hard_free_blocks {}",
+                    f.gc_soft_free_blocks, f.gc_hard_free_blocks
+                ),
+            ));
         }
         let reserve = 2 + f.gc_hard_free_blocks;
         if blocks_per_plane <= reserve + 1 {
@@ -149,7 +207,10 @@ impl Derived {
         }
         let op = c.device.over_provisioning_ratio;
         if !(op.is_finite() && op >= 0.0) {
-            return Err(err("device.over_provisioning_ratio", format!("{op} must be a finite number >= 0")));
+            return Err(err(
+                "device.over_provisioning_ratio",
+                format!("{op} must be a finite number >= 0"),
+            ));
         }
         // The epsilon keeps exact ratios (e.g. 880/800 blocks at OP 0.1) from losing a unit to rounding.
         let logical_units = (slots as f64 / (1.0 + op) + 1e-6).floor() as u64;
@@ -158,7 +219,11 @@ impl Derived {
         // page's worth of garbage (so padding its last page still frees space): when a plane
         // is full but for its reserve, its F = blocks − reserve blocks must hold more than
         // F · (slots_per_page − 1) invalid units, so one of them has a page's worth.
-        let slack_units = if planes > 1 { units_per_block as u64 + slots_per_page as u64 } else { 0 };
+        let slack_units = if planes > 1 {
+            units_per_block as u64 + slots_per_page as u64
+        } else {
+            0
+        };
         let data_blocks = (blocks_per_plane - reserve) as u64;
         let per_plane_room = data_blocks * units_per_block as u64;
         let needed_garbage = data_blocks * (slots_per_page as u64 - 1) + 1;
@@ -177,7 +242,10 @@ impl Derived {
             ));
         }
         if logical_units == 0 {
-            return Err(err("device.over_provisioning_ratio", "leaves no logical capacity"));
+            return Err(err(
+                "device.over_provisioning_ratio",
+                "leaves no logical capacity",
+            ));
         }
         let logical_units = logical_units as u32;
 
@@ -185,7 +253,10 @@ impl Derived {
         let mut sorted: Vec<char> = order.chars().collect();
         sorted.sort_unstable();
         if sorted != ['C', 'D', 'P', 'W'] {
-            return Err(err("ftl.stripe_order", format!("{:?} must be a permutation of C, W, D, P", f.stripe_order)));
+            return Err(err(
+                "ftl.stripe_order",
+                format!("{:?} must be a permutation of C, W, D, P", f.stripe_order),
+            ));
         }
         let stripe_planes = stripe_sequence(&geometry, &order);
 
@@ -196,13 +267,24 @@ impl Derived {
             let t = c.device.timing.get(mode);
             let key = |f: &str| format!("device.timing.{}.{f}", mode.name());
             if t.read_ns == 0 || t.program_ns == 0 || t.erase_loop_ns == 0 {
-                return Err(err(&key("read_ns"), "read_ns, program_ns and erase_loop_ns must be > 0"));
+                return Err(err(
+                    &key("read_ns"),
+                    "read_ns, program_ns and erase_loop_ns must be > 0",
+                ));
             }
             if t.erase_loops.first().map(|e| e.0) != Some(0) {
-                return Err(err(&key("erase_loops"), "the first entry must start at 0 P/E cycles"));
+                return Err(err(
+                    &key("erase_loops"),
+                    "the first entry must start at 0 P/E cycles",
+                ));
             }
-            if t.erase_loops.windows(2).any(|w| w[1].0 <= w[0].0) || t.erase_loops.iter().any(|e| e.1 == 0) {
-                return Err(err(&key("erase_loops"), "P/E thresholds must increase and loop counts be > 0"));
+            if t.erase_loops.windows(2).any(|w| w[1].0 <= w[0].0)
+                || t.erase_loops.iter().any(|e| e.1 == 0)
+            {
+                return Err(err(
+                    &key("erase_loops"),
+                    "P/E thresholds must increase and loop counts be > 0",
+                ));
             }
             if t.program_loops == 0 {
                 return Err(err(&key("program_loops"), "must be > 0"));
@@ -212,10 +294,18 @@ impl Derived {
             }
         }
 
-        let write_buffer_units = (f.write_buffer_bytes / unit_bytes as u64).min(u32::MAX as u64) as u32;
+        let write_buffer_units =
+            (f.write_buffer_bytes / unit_bytes as u64).min(u32::MAX as u64) as u32;
         let min_buffer_units = slots_per_page * planes_per_die;
         if c.mode == Mode::Timed && write_buffer_units < min_buffer_units {
-            return Err(err("ftl.write_buffer_bytes", format!("{} holds fewer than one page per plane of a die ({} bytes)", f.write_buffer_bytes, min_buffer_units as u64 * unit_bytes as u64)));
+            return Err(err(
+                "ftl.write_buffer_bytes",
+                format!(
+                    "{} holds fewer than one page per plane of a die ({} bytes)",
+                    f.write_buffer_bytes,
+                    min_buffer_units as u64 * unit_bytes as u64
+                ),
+            ));
         }
 
         Ok(Derived {
@@ -229,6 +319,30 @@ impl Derived {
             mapping_table_bytes: logical_units as u64 * 4,
             write_buffer_units,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact() {
+        for d in [1u32, 2, 3, 7, 128, 683, 768, 3072, 65_537, u32::MAX] {
+            let f = FastDiv::new(d);
+            for x in [
+                0u32,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                12_345_678,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
+                assert_eq!(f.div(x), x / d, "{x} / {d}");
+            }
+        }
     }
 }
 

@@ -284,7 +284,13 @@ pub enum SuspendPolicyKind {
 }
 
 impl SuspendPolicyKind {
-    pub const ALL: [SuspendPolicyKind; 5] = [SuspendPolicyKind::None, SuspendPolicyKind::Ies, SuspendPolicyKind::Des, SuspendPolicyKind::SsrStatic, SuspendPolicyKind::SsrDynamic];
+    pub const ALL: [SuspendPolicyKind; 5] = [
+        SuspendPolicyKind::None,
+        SuspendPolicyKind::Ies,
+        SuspendPolicyKind::Des,
+        SuspendPolicyKind::SsrStatic,
+        SuspendPolicyKind::SsrDynamic,
+    ];
 
     /// The name used in configs and result tables.
     pub fn name(self) -> &'static str {
@@ -358,7 +364,10 @@ pub fn step_lookup(table: &[(u32, u32)], x: u32) -> u32 {
 
 fn check_step_table(key: &str, table: &[(u32, u32)]) -> Result<()> {
     if table.first().map(|e| e.0) != Some(0) {
-        return Err(SimError::config(key, "the first entry must start at 0 P/E cycles"));
+        return Err(SimError::config(
+            key,
+            "the first entry must start at 0 P/E cycles",
+        ));
     }
     if table.windows(2).any(|w| w[1].0 <= w[0].0) {
         return Err(SimError::config(key, "P/E thresholds must increase"));
@@ -370,28 +379,52 @@ impl SchedulerConfig {
     /// Check the suspend settings (called by [`Config::validate`]).
     pub fn validate(&self, timing: &TimingTable) -> Result<()> {
         if self.safe_points_per_loop == 0 {
-            return Err(SimError::config("scheduler.safe_points_per_loop", "must be > 0"));
+            return Err(SimError::config(
+                "scheduler.safe_points_per_loop",
+                "must be > 0",
+            ));
         }
-        check_step_table("scheduler.ssr_dynamic_safe_points", &self.ssr_dynamic_safe_points)?;
+        check_step_table(
+            "scheduler.ssr_dynamic_safe_points",
+            &self.ssr_dynamic_safe_points,
+        )?;
         if self.ssr_dynamic_safe_points.iter().any(|e| e.1 == 0) {
-            return Err(SimError::config("scheduler.ssr_dynamic_safe_points", "safe points per loop must be > 0"));
+            return Err(SimError::config(
+                "scheduler.ssr_dynamic_safe_points",
+                "safe points per loop must be > 0",
+            ));
         }
-        check_step_table("scheduler.safe_suspensions_per_loop", &self.safe_suspensions_per_loop)?;
+        check_step_table(
+            "scheduler.safe_suspensions_per_loop",
+            &self.safe_suspensions_per_loop,
+        )?;
         let k = self.extra_rber_per_excess_suspension;
         if !(k.is_finite() && k >= 0.0) {
-            return Err(SimError::config("scheduler.extra_rber_per_excess_suspension", format!("{k} must be a finite number >= 0")));
+            return Err(SimError::config(
+                "scheduler.extra_rber_per_excess_suspension",
+                format!("{k} must be a finite number >= 0"),
+            ));
         }
         let e = self.extra_rber_exponent;
         if !(e.is_finite() && e > 0.0) {
-            return Err(SimError::config("scheduler.extra_rber_exponent", format!("{e} must be a finite number > 0")));
+            return Err(SimError::config(
+                "scheduler.extra_rber_exponent",
+                format!("{e} must be a finite number > 0"),
+            ));
         }
         for mode in CellMode::ALL {
             let t = timing.get(mode);
             if t.erase_loops.iter().any(|e| e.1 > MAX_ERASE_LOOPS) {
-                return Err(SimError::config(&format!("device.timing.{}.erase_loops", mode.name()), format!("at most {MAX_ERASE_LOOPS} loops per erase are supported")));
+                return Err(SimError::config(
+                    format!("device.timing.{}.erase_loops", mode.name()),
+                    format!("at most {MAX_ERASE_LOOPS} loops per erase are supported"),
+                ));
             }
             if t.program_loops > MAX_ERASE_LOOPS {
-                return Err(SimError::config(&format!("device.timing.{}.program_loops", mode.name()), format!("at most {MAX_ERASE_LOOPS} program loops are supported")));
+                return Err(SimError::config(
+                    format!("device.timing.{}.program_loops", mode.name()),
+                    format!("at most {MAX_ERASE_LOOPS} program loops are supported"),
+                ));
             }
         }
         Ok(())
@@ -429,16 +462,23 @@ impl Default for PreconditionConfig {
 impl Config {
     /// Parse TOML text; errors name the file, the line and the key.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Config> {
-        toml::from_str(text).map_err(|e| SimError::ConfigFile { file: file.to_string(), reason: e.to_string() })
+        toml::from_str(text).map_err(|e| SimError::ConfigFile {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })
     }
 
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io { path: path.display().to_string(), source: e })?;
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
         Config::from_toml_str(&text, &path.display().to_string())
     }
 
     pub fn to_toml_string(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# could not serialise config: {e}\n"))
+        toml::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("# could not serialise config: {e}\n"))
     }
 
     /// Validate every value and compute the derived parameters.

@@ -52,7 +52,11 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), now_ns: 0, next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            now_ns: 0,
+            next_seq: 0,
+        }
     }
 
     /// Current simulated time: the time of the last event popped.
@@ -66,7 +70,11 @@ impl<E> EventQueue<E> {
     pub fn schedule_at(&mut self, time_ns: SimTime, event: E) {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
         let time_ns = time_ns.max(self.now_ns);
-        self.heap.push(Entry { time_ns, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            time_ns,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 
@@ -139,7 +147,10 @@ mod tests {
         q.schedule_at(10, gen);
         let newer = gen.bump();
         q.schedule_at(20, newer);
-        let live: Vec<u64> = std::iter::from_fn(|| q.pop()).filter(|(_, g)| *g == gen).map(|(t, _)| t).collect();
+        let live: Vec<u64> = std::iter::from_fn(|| q.pop())
+            .filter(|(_, g)| *g == gen)
+            .map(|(t, _)| t)
+            .collect();
         assert_eq!(live, vec![20]);
     }
 }

@@ -17,6 +17,7 @@ pub enum BlockState {
 }
 
 /// Per-block state, one dense array per field, indexed by block id.
+#[derive(Clone)]
 pub struct BlockTable {
     pub state: Vec<BlockState>,
     pub valid_units: Vec<u32>,

@@ -7,7 +7,10 @@ pub struct Channels {
 
 impl Channels {
     pub fn new(channels: u32) -> Channels {
-        Channels { free_at_ns: vec![0; channels as usize], busy_ns: vec![0; channels as usize] }
+        Channels {
+            free_at_ns: vec![0; channels as usize],
+            busy_ns: vec![0; channels as usize],
+        }
     }
 
     /// Reserve `channel` for `duration_ns` from `ready_ns` or as soon as it is free after

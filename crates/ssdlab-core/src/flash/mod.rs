@@ -37,7 +37,13 @@ pub enum Cause {
 
 impl Cause {
     pub const COUNT: usize = 5;
-    pub const ALL: [Cause; 5] = [Cause::Host, Cause::Gc, Cause::WearLeveling, Cause::Mapping, Cause::Migration];
+    pub const ALL: [Cause; 5] = [
+        Cause::Host,
+        Cause::Gc,
+        Cause::WearLeveling,
+        Cause::Mapping,
+        Cause::Migration,
+    ];
     pub fn name(self) -> &'static str {
         ["host", "gc", "wear_leveling", "mapping", "migration"][self as usize]
     }
@@ -66,12 +72,22 @@ impl NandOp {
     /// An operation on `block`; the FTL fills in the cell mode and erase loops when it issues it.
     #[inline]
     pub fn new(kind: OpKind, cause: Cause, block: u32, page: u32, units: u32, tag: u32) -> NandOp {
-        NandOp { kind, cause, mode: CellMode::Tlc, loops: 0, block, page, units, tag }
+        NandOp {
+            kind,
+            cause,
+            mode: CellMode::Tlc,
+            loops: 0,
+            block,
+            page,
+            units,
+            tag,
+        }
     }
 }
 
 /// Out-of-band area of every slot: the logical unit stored there and, in integrity mode,
 /// its version. `lpn[slot] == NONE` means the slot holds no valid data.
+#[derive(Clone)]
 pub struct Oob {
     pub lpn: Vec<u32>,
     pub version: Vec<u32>,
@@ -79,6 +95,13 @@ pub struct Oob {
 
 impl Oob {
     pub fn new(slots: u64, integrity: bool) -> Oob {
-        Oob { lpn: vec![NONE; slots as usize], version: if integrity { vec![0; slots as usize] } else { Vec::new() } }
+        Oob {
+            lpn: vec![NONE; slots as usize],
+            version: if integrity {
+                vec![0; slots as usize]
+            } else {
+                Vec::new()
+            },
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Free blocks of one plane, handed out by the configured policy.
+#[derive(Clone)]
 pub enum FreePool {
     Fifo(VecDeque<u32>),
     /// Min-heap on (erase count, block id): lowest wear first, ties by id.
@@ -58,12 +59,14 @@ pub enum Stream {
     Gc = 1,
 }
 
+#[derive(Clone)]
 pub struct PlaneAlloc {
     pub free: FreePool,
     /// Open block per stream ([`NONE`] when none is open).
     pub open: [u32; 2],
 }
 
+#[derive(Clone)]
 pub struct Allocator {
     pub planes: Vec<PlaneAlloc>,
     stripe: Vec<u32>,
@@ -73,9 +76,19 @@ pub struct Allocator {
 }
 
 impl Allocator {
-    pub fn new(policy: FreeBlockAllocation, planes: u32, stripe: Vec<u32>, host_reserve_blocks: u32) -> Allocator {
+    pub fn new(
+        policy: FreeBlockAllocation,
+        planes: u32,
+        stripe: Vec<u32>,
+        host_reserve_blocks: u32,
+    ) -> Allocator {
         Allocator {
-            planes: (0..planes).map(|_| PlaneAlloc { free: FreePool::new(policy), open: [NONE; 2] }).collect(),
+            planes: (0..planes)
+                .map(|_| PlaneAlloc {
+                    free: FreePool::new(policy),
+                    open: [NONE; 2],
+                })
+                .collect(),
             stripe,
             cursor: 0,
             host_reserve_blocks,
@@ -117,6 +130,10 @@ mod tests {
             std::iter::from_fn(move || p.pop()).collect::<Vec<u32>>()
         };
         assert_eq!(fill(FreeBlockAllocation::Fifo), vec![10, 11, 12, 13]);
-        assert_eq!(fill(FreeBlockAllocation::MinWear), vec![11, 13, 12, 10], "lowest erase count, ties by id");
+        assert_eq!(
+            fill(FreeBlockAllocation::MinWear),
+            vec![11, 13, 12, 10],
+            "lowest erase count, ties by id"
+        );
     }
 }

@@ -12,6 +12,7 @@ use ssdlab_workload::rng::SimRng;
 use std::collections::VecDeque;
 
 /// Doubly linked lists of blocks, one per (plane, valid count); O(1) move on invalidation.
+#[derive(Clone)]
 pub struct Buckets {
     units_per_block: u32,
     head: Vec<u32>,
@@ -81,6 +82,7 @@ impl Buckets {
 }
 
 /// Full blocks of each plane in an unordered array with O(1) removal.
+#[derive(Clone)]
 pub struct FullSet {
     members: Vec<Vec<u32>>,
     pos: Vec<u32>,
@@ -88,7 +90,10 @@ pub struct FullSet {
 
 impl FullSet {
     fn new(planes: u32, blocks: u32) -> FullSet {
-        FullSet { members: (0..planes).map(|_| Vec::new()).collect(), pos: vec![NONE; blocks as usize] }
+        FullSet {
+            members: (0..planes).map(|_| Vec::new()).collect(),
+            pos: vec![NONE; blocks as usize],
+        }
     }
     fn insert(&mut self, plane: u32, block: u32) {
         let m = &mut self.members[plane as usize];
@@ -107,6 +112,7 @@ impl FullSet {
 }
 
 /// The GC victim index of the configured policy.
+#[derive(Clone)]
 pub enum VictimIndex {
     Greedy(Buckets),
     CostBenefit(FullSet),
@@ -115,11 +121,20 @@ pub enum VictimIndex {
 }
 
 impl VictimIndex {
-    pub fn new(policy: GcVictimPolicy, planes: u32, blocks: u32, units_per_block: u32) -> VictimIndex {
+    pub fn new(
+        policy: GcVictimPolicy,
+        planes: u32,
+        blocks: u32,
+        units_per_block: u32,
+    ) -> VictimIndex {
         match policy {
-            GcVictimPolicy::Greedy => VictimIndex::Greedy(Buckets::new(planes, blocks, units_per_block)),
+            GcVictimPolicy::Greedy => {
+                VictimIndex::Greedy(Buckets::new(planes, blocks, units_per_block))
+            }
             GcVictimPolicy::CostBenefit => VictimIndex::CostBenefit(FullSet::new(planes, blocks)),
-            GcVictimPolicy::Fifo => VictimIndex::Fifo((0..planes).map(|_| VecDeque::new()).collect()),
+            GcVictimPolicy::Fifo => {
+                VictimIndex::Fifo((0..planes).map(|_| VecDeque::new()).collect())
+            }
             GcVictimPolicy::Random => VictimIndex::Random(FullSet::new(planes, blocks)),
         }
     }
@@ -159,7 +174,15 @@ impl VictimIndex {
 
     /// Choose a victim among the full blocks of `plane` with at most `max_valid` valid
     /// units (so collecting it frees at least a page), and remove it from the index.
-    pub fn take_victim(&mut self, plane: u32, blocks: &BlockTable, units_per_block: u32, max_valid: u32, now_seq: u64, rng: &mut SimRng) -> Option<u32> {
+    pub fn take_victim(
+        &mut self,
+        plane: u32,
+        blocks: &BlockTable,
+        units_per_block: u32,
+        max_valid: u32,
+        now_seq: u64,
+        rng: &mut SimRng,
+    ) -> Option<u32> {
         match self {
             VictimIndex::Greedy(b) => {
                 let v = b.select(plane, max_valid)?;
@@ -168,7 +191,9 @@ impl VictimIndex {
             }
             VictimIndex::Fifo(q) => {
                 let q = &mut q[plane as usize];
-                let i = q.iter().position(|&b| blocks.valid_units[b as usize] <= max_valid)?;
+                let i = q
+                    .iter()
+                    .position(|&b| blocks.valid_units[b as usize] <= max_valid)?;
                 q.remove(i)
             }
             VictimIndex::CostBenefit(s) => {
@@ -185,7 +210,9 @@ impl VictimIndex {
                     let (num, den) = ((u - v) * age, u + v);
                     let better = match best {
                         None => true,
-                        Some((bb, bn, bd)) => num * bd > bn * den || (num * bd == bn * den && b < bb),
+                        Some((bb, bn, bd)) => {
+                            num * bd > bn * den || (num * bd == bn * den && b < bb)
+                        }
                     };
                     if better {
                         best = Some((b, num, den));
@@ -211,7 +238,9 @@ impl VictimIndex {
                 }
                 if pick.is_none() {
                     let start = rng.gen_range(0..m.len());
-                    pick = (0..m.len()).map(|i| m[(start + i) % m.len()]).find(|&b| blocks.valid_units[b as usize] <= max_valid);
+                    pick = (0..m.len())
+                        .map(|i| m[(start + i) % m.len()])
+                        .find(|&b| blocks.valid_units[b as usize] <= max_valid);
                 }
                 let victim = pick?;
                 s.remove(plane, victim);

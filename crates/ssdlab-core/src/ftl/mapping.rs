@@ -4,13 +4,16 @@
 
 use crate::flash::NONE;
 
+#[derive(Clone)]
 pub struct PageMap {
     l2p: Vec<u32>,
 }
 
 impl PageMap {
     pub fn new(logical_units: u32) -> PageMap {
-        PageMap { l2p: vec![NONE; logical_units as usize] }
+        PageMap {
+            l2p: vec![NONE; logical_units as usize],
+        }
     }
 
     /// Slot holding `lpn`, or [`NONE`] when unmapped.

@@ -15,7 +15,7 @@ pub mod wear;
 
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, BlockTable, Cause, NandOp, OpKind, Oob, TimingModel, NONE};
+use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, TimingModel, NONE};
 use crate::integrity::{Found, Integrity};
 use crate::MAX_SLOTS_PER_PAGE;
 use alloc::{Allocator, Stream};
@@ -80,6 +80,7 @@ pub struct FtlCounters {
 }
 
 /// The FTL state of one device.
+#[derive(Clone)]
 pub struct Ftl {
     pub geo: Geometry,
     pub timing: TimingModel,
@@ -111,7 +112,12 @@ impl Ftl {
     pub fn new(cfg: &Config, d: &Derived) -> Ftl {
         let g = d.geometry;
         let mut blocks = BlockTable::new(g.blocks, cfg.device.cell_mode);
-        let mut alloc = Allocator::new(cfg.ftl.free_block_allocation, g.planes, d.stripe_planes.clone(), cfg.ftl.gc_hard_free_blocks);
+        let mut alloc = Allocator::new(
+            cfg.ftl.free_block_allocation,
+            g.planes,
+            d.stripe_planes.clone(),
+            cfg.ftl.gc_hard_free_blocks,
+        );
         for b in 0..g.blocks {
             blocks.state[b as usize] = BlockState::Free;
             alloc.planes[g.plane_of_block(b) as usize].free.push(b, 0);
@@ -125,7 +131,9 @@ impl Ftl {
             alloc,
             victims: VictimIndex::new(cfg.ftl.gc_victim, g.planes, g.blocks, g.units_per_block),
             wear: WearLeveler::new(cfg.ftl.wear_leveling),
-            integrity: cfg.integrity.then(|| Integrity::new(d.logical_units, g.unit_bytes)),
+            integrity: cfg
+                .integrity
+                .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
             counters: FtlCounters::default(),
             gc_soft_free_blocks: cfg.ftl.gc_soft_free_blocks,
             gc_hard_free_blocks: cfg.ftl.gc_hard_free_blocks,
@@ -133,7 +141,8 @@ impl Ftl {
             rng: stream(cfg.seed, 0x6763),
             logical_units: d.logical_units,
             plane_valid_units: vec![0; g.planes as usize],
-            plane_valid_cap_units: d.logical_units as u64 / g.planes as u64 + g.units_per_block as u64,
+            plane_valid_cap_units: d.logical_units as u64 / g.planes as u64
+                + g.units_per_block as u64,
         }
     }
 
@@ -175,7 +184,11 @@ impl Ftl {
         let pa = &mut self.alloc.planes[plane as usize];
         let mut b = pa.open[stream as usize];
         if b == NONE {
-            let reserve = if stream == Stream::Host { self.alloc.host_reserve_blocks } else { 0 };
+            let reserve = if stream == Stream::Host {
+                self.alloc.host_reserve_blocks
+            } else {
+                0
+            };
             if pa.free.len() <= reserve {
                 return None;
             }
@@ -197,7 +210,8 @@ impl Ftl {
             self.alloc.planes[plane as usize].open[stream as usize] = NONE;
             self.blocks.state[block as usize] = BlockState::Full;
             self.blocks.closed_seq[block as usize] = self.program_seq;
-            self.victims.on_full(plane, block, self.blocks.valid_units[block as usize]);
+            self.victims
+                .on_full(plane, block, self.blocks.valid_units[block as usize]);
         }
     }
 
@@ -227,13 +241,21 @@ impl Ftl {
     /// Program one host page holding `lpns` (at most a page's worth; fewer = padded) on the
     /// next plane in stripe order that can take it. Returns the plane, or `None` when no
     /// plane has a free page outside its GC reserve (the caller waits for GC).
-    pub fn write_host_page<S: NandSink>(&mut self, lpns: &[u32], versions: &[u32], sink: &mut S) -> Option<u32> {
+    pub fn write_host_page<S: NandSink>(
+        &mut self,
+        lpns: &[u32],
+        versions: &[u32],
+        sink: &mut S,
+    ) -> Option<u32> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
         // First pass: planes within their share of valid data; second: any plane with room.
         for pass in 0..2 {
             for _ in 0..self.alloc.stripe_len() {
                 let plane = self.alloc.next_stripe_plane();
-                if pass == 0 && self.plane_valid_units[plane as usize] + lpns.len() as u64 > self.plane_valid_cap_units {
+                if pass == 0
+                    && self.plane_valid_units[plane as usize] + lpns.len() as u64
+                        > self.plane_valid_cap_units
+                {
                     continue;
                 }
                 if let Some(placed) = self.place_host_page(plane, lpns, versions, sink) {
@@ -245,11 +267,27 @@ impl Ftl {
     }
 
     #[inline]
-    fn place_host_page<S: NandSink>(&mut self, plane: u32, lpns: &[u32], versions: &[u32], sink: &mut S) -> Option<u32> {
+    fn place_host_page<S: NandSink>(
+        &mut self,
+        plane: u32,
+        lpns: &[u32],
+        versions: &[u32],
+        sink: &mut S,
+    ) -> Option<u32> {
         let (block, page) = self.take_page(plane, Stream::Host)?;
         self.fill_page(block, page, lpns, versions);
         self.counters.host_units_programmed += lpns.len() as u64;
-        self.issue(sink, NandOp::new(OpKind::Program, Cause::Host, block, page, lpns.len() as u32, NONE));
+        self.issue(
+            sink,
+            NandOp::new(
+                OpKind::Program,
+                Cause::Host,
+                block,
+                page,
+                lpns.len() as u32,
+                NONE,
+            ),
+        );
         self.after_page(plane, Stream::Host, block);
         Some(plane)
     }
@@ -274,7 +312,14 @@ impl Ftl {
     /// page padded. Returns `Ok(false)` when no full block of the plane qualifies.
     pub fn collect<S: NandSink>(&mut self, plane: u32, cause: Cause, sink: &mut S) -> Result<bool> {
         let max_valid = self.geo.units_per_block - self.geo.slots_per_page;
-        let victim = match self.victims.take_victim(plane, &self.blocks, self.geo.units_per_block, max_valid, self.program_seq, &mut self.rng) {
+        let victim = match self.victims.take_victim(
+            plane,
+            &self.blocks,
+            self.geo.units_per_block,
+            max_valid,
+            self.program_seq,
+            &mut self.rng,
+        ) {
             Some(v) => v,
             None => return Ok(false),
         };
@@ -285,7 +330,13 @@ impl Ftl {
 
     /// Move every valid unit of `victim` (already removed from the victim index) to the
     /// plane's GC frontier and erase it.
-    fn relocate_and_erase<S: NandSink>(&mut self, plane: u32, victim: u32, cause: Cause, sink: &mut S) -> Result<()> {
+    fn relocate_and_erase<S: NandSink>(
+        &mut self,
+        plane: u32,
+        victim: u32,
+        cause: Cause,
+        sink: &mut S,
+    ) -> Result<()> {
         self.blocks.state[victim as usize] = BlockState::Erasing;
         let spp = self.geo.slots_per_page as usize;
         let integrity = self.integrity.is_some();
@@ -295,11 +346,17 @@ impl Ftl {
         let base = self.geo.first_slot_of_block(victim) as usize;
         for page in 0..self.geo.pages_per_block {
             let first = base + page as usize * spp;
-            let valid = self.oob.lpn[first..first + spp].iter().filter(|&&l| l != NONE).count() as u32;
+            let valid = self.oob.lpn[first..first + spp]
+                .iter()
+                .filter(|&&l| l != NONE)
+                .count() as u32;
             if valid == 0 {
                 continue;
             }
-            self.issue(sink, NandOp::new(OpKind::Read, cause, victim, page, valid, NONE));
+            self.issue(
+                sink,
+                NandOp::new(OpKind::Read, cause, victim, page, valid, NONE),
+            );
             for s in first..first + spp {
                 let lpn = self.oob.lpn[s];
                 if lpn == NONE {
@@ -311,13 +368,25 @@ impl Ftl {
                 }
                 n += 1;
                 if n == spp {
-                    self.program_copy(plane, &pack[..n], if integrity { &vers[..n] } else { &[] }, cause, sink)?;
+                    self.program_copy(
+                        plane,
+                        &pack[..n],
+                        if integrity { &vers[..n] } else { &[] },
+                        cause,
+                        sink,
+                    )?;
                     n = 0;
                 }
             }
         }
         if n > 0 {
-            self.program_copy(plane, &pack[..n], if integrity { &vers[..n] } else { &[] }, cause, sink)?;
+            self.program_copy(
+                plane,
+                &pack[..n],
+                if integrity { &vers[..n] } else { &[] },
+                cause,
+                sink,
+            )?;
         }
         debug_assert_eq!(self.blocks.valid_units[victim as usize], 0);
         self.issue(sink, NandOp::new(OpKind::Erase, cause, victim, 0, 0, NONE));
@@ -327,17 +396,28 @@ impl Ftl {
         Ok(())
     }
 
-    fn program_copy<S: NandSink>(&mut self, plane: u32, lpns: &[u32], versions: &[u32], cause: Cause, sink: &mut S) -> Result<()> {
-        let (block, page) = self.take_page(plane, Stream::Gc).ok_or_else(|| {
-            SimError::DeviceFull(format!(
+    fn program_copy<S: NandSink>(
+        &mut self,
+        plane: u32,
+        lpns: &[u32],
+        versions: &[u32],
+        cause: Cause,
+        sink: &mut S,
+    ) -> Result<()> {
+        let (block, page) =
+            self.take_page(plane, Stream::Gc).ok_or_else(|| {
+                SimError::DeviceFull(format!(
                 "plane {plane} has no free block for GC copies ({} blocks retired as bad so far{})",
                 self.counters.blocks_retired,
                 if self.counters.blocks_retired > 0 { ": the device is worn out" } else { "" }
             ))
-        })?;
+            })?;
         self.fill_page(block, page, lpns, versions);
         self.counters.gc_copied_units += lpns.len() as u64;
-        self.issue(sink, NandOp::new(OpKind::Program, cause, block, page, lpns.len() as u32, NONE));
+        self.issue(
+            sink,
+            NandOp::new(OpKind::Program, cause, block, page, lpns.len() as u32, NONE),
+        );
         self.after_page(plane, Stream::Gc, block);
         Ok(())
     }
@@ -357,13 +437,19 @@ impl Ftl {
             self.counters.blocks_retired += 1;
         } else {
             self.blocks.state[b] = BlockState::Free;
-            self.alloc.planes[plane as usize].free.push(block, self.blocks.erase_count[b]);
+            self.alloc.planes[plane as usize]
+                .free
+                .push(block, self.blocks.erase_count[b]);
         }
         match self.wear.after_erase(block) {
             WearAction::Idle => {}
             WearAction::Migrate { cold_block } => {
                 if self.blocks.state[cold_block as usize] == BlockState::Full {
-                    self.victims.remove(self.geo.plane_of_block(cold_block), cold_block, &self.blocks);
+                    self.victims.remove(
+                        self.geo.plane_of_block(cold_block),
+                        cold_block,
+                        &self.blocks,
+                    );
                     self.relocate_and_erase(plane, cold_block, Cause::WearLeveling, sink)?;
                 }
             }
@@ -374,7 +460,13 @@ impl Ftl {
     /// Read the units `lpns` for the host: units that `buffered` finds (with their version)
     /// need no NAND access; the rest cost one NAND read per distinct physical page, tagged
     /// with `tag`. In integrity mode every unit is checked against its last version.
-    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(&mut self, lpns: std::ops::Range<u32>, buffered: B, tag: u32, sink: &mut S) -> Result<ReadOutcome> {
+    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(
+        &mut self,
+        lpns: std::ops::Range<u32>,
+        buffered: B,
+        tag: u32,
+        sink: &mut S,
+    ) -> Result<ReadOutcome> {
         let spp = self.geo.slots_per_page;
         let ppb = self.geo.pages_per_block as u64;
         let mut out = ReadOutcome::default();
@@ -392,13 +484,27 @@ impl Ftl {
                 continue;
             }
             if self.integrity.is_some() {
-                let version = if self.oob.lpn[slot as usize] == lpn { self.oob.version[slot as usize] } else { 0 };
+                let version = if self.oob.lpn[slot as usize] == lpn {
+                    self.oob.version[slot as usize]
+                } else {
+                    0
+                };
                 self.check(lpn, Found::Flash { slot, version })?;
             }
             let page_id = (slot / spp) as u64;
             if page_id != cur_page {
                 if cur_units > 0 {
-                    self.issue(sink, NandOp::new(OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag));
+                    self.issue(
+                        sink,
+                        NandOp::new(
+                            OpKind::Read,
+                            Cause::Host,
+                            (cur_page / ppb) as u32,
+                            (cur_page % ppb) as u32,
+                            cur_units,
+                            tag,
+                        ),
+                    );
                     out.nand_reads += 1;
                 }
                 cur_page = page_id;
@@ -407,7 +513,17 @@ impl Ftl {
             cur_units += 1;
         }
         if cur_units > 0 {
-            self.issue(sink, NandOp::new(OpKind::Read, Cause::Host, (cur_page / ppb) as u32, (cur_page % ppb) as u32, cur_units, tag));
+            self.issue(
+                sink,
+                NandOp::new(
+                    OpKind::Read,
+                    Cause::Host,
+                    (cur_page / ppb) as u32,
+                    (cur_page % ppb) as u32,
+                    cur_units,
+                    tag,
+                ),
+            );
             out.nand_reads += 1;
         }
         Ok(out)
@@ -450,7 +566,9 @@ impl Ftl {
 
     /// Total free blocks over all planes.
     pub fn free_blocks_total(&self) -> u64 {
-        (0..self.geo.planes).map(|p| self.alloc.free_blocks(p) as u64).sum()
+        (0..self.geo.planes)
+            .map(|p| self.alloc.free_blocks(p) as u64)
+            .sum()
     }
 
     /// Check the FTL's internal consistency (tests and debug runs): valid counts match the
@@ -461,26 +579,41 @@ impl Ftl {
         for (slot, &lpn) in self.oob.lpn.iter().enumerate() {
             if lpn != NONE {
                 if self.map.lookup(lpn) != slot as u32 {
-                    return Err(format!("slot {slot} claims unit {lpn}, which maps to {}", self.map.lookup(lpn)));
+                    return Err(format!(
+                        "slot {slot} claims unit {lpn}, which maps to {}",
+                        self.map.lookup(lpn)
+                    ));
                 }
                 valid[g.block_of_slot(slot as u32) as usize] += 1;
             }
         }
         for (b, (&counted, &recorded)) in valid.iter().zip(&self.blocks.valid_units).enumerate() {
             if counted != recorded {
-                return Err(format!("block {b}: valid count {recorded} but {counted} valid slots"));
+                return Err(format!(
+                    "block {b}: valid count {recorded} but {counted} valid slots"
+                ));
             }
         }
         for lpn in 0..self.logical_units {
             let s = self.map.lookup(lpn);
             if s != NONE && self.oob.lpn[s as usize] != lpn {
-                return Err(format!("unit {lpn} maps to slot {s} holding {}", self.oob.lpn[s as usize]));
+                return Err(format!(
+                    "unit {lpn} maps to slot {s} holding {}",
+                    self.oob.lpn[s as usize]
+                ));
             }
         }
         let free: u64 = self.free_blocks_total();
-        let in_state = self.blocks.state.iter().filter(|&&s| s == BlockState::Free).count() as u64;
+        let in_state = self
+            .blocks
+            .state
+            .iter()
+            .filter(|&&s| s == BlockState::Free)
+            .count() as u64;
         if free != in_state {
-            return Err(format!("{free} blocks in free pools but {in_state} in state Free"));
+            return Err(format!(
+                "{free} blocks in free pools but {in_state} in state Free"
+            ));
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ pub enum WearAction {
     Migrate { cold_block: u32 },
 }
 
+#[derive(Clone)]
 pub enum WearLeveler {
     None,
 }

@@ -26,7 +26,12 @@ impl UnitSpan {
 pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
     let u = unit_bytes as u64;
     if req.op == HostOp::Flush || req.size_bytes == 0 {
-        return Ok(UnitSpan { first: 0, count: 0, head_partial: false, tail_partial: false });
+        return Ok(UnitSpan {
+            first: 0,
+            count: 0,
+            head_partial: false,
+            tail_partial: false,
+        });
     }
     let end = req.offset_bytes.saturating_add(req.size_bytes);
     let limit = logical_units as u64 * u;
@@ -127,14 +132,43 @@ mod tests {
     use super::*;
 
     fn req(off: u64, size: u64) -> HostRequest {
-        HostRequest { arrival_ns: 0, op: HostOp::Write, offset_bytes: off, size_bytes: size }
+        HostRequest {
+            arrival_ns: 0,
+            op: HostOp::Write,
+            offset_bytes: off,
+            size_bytes: size,
+        }
     }
 
     #[test]
     fn splits_aligned_and_unaligned() {
-        assert_eq!(split(&req(8192, 4096), 4096, 10).unwrap(), UnitSpan { first: 2, count: 1, head_partial: false, tail_partial: false });
-        assert_eq!(split(&req(1000, 8192), 4096, 10).unwrap(), UnitSpan { first: 0, count: 3, head_partial: true, tail_partial: true });
-        assert_eq!(split(&req(4096, 512), 4096, 10).unwrap(), UnitSpan { first: 1, count: 1, head_partial: true, tail_partial: true });
+        assert_eq!(
+            split(&req(8192, 4096), 4096, 10).unwrap(),
+            UnitSpan {
+                first: 2,
+                count: 1,
+                head_partial: false,
+                tail_partial: false
+            }
+        );
+        assert_eq!(
+            split(&req(1000, 8192), 4096, 10).unwrap(),
+            UnitSpan {
+                first: 0,
+                count: 3,
+                head_partial: true,
+                tail_partial: true
+            }
+        );
+        assert_eq!(
+            split(&req(4096, 512), 4096, 10).unwrap(),
+            UnitSpan {
+                first: 1,
+                count: 1,
+                head_partial: true,
+                tail_partial: true
+            }
+        );
         let e = split(&req(36864, 8192), 4096, 10).unwrap_err().to_string();
         assert!(e.contains("beyond the logical capacity 40960"), "{e}");
     }

@@ -31,8 +31,18 @@ pub enum Class {
 }
 
 const CLASSES: usize = 4;
-const NORMAL_ORDER: [Class; CLASSES] = [Class::HostRead, Class::Mapping, Class::Background, Class::HostWrite];
-const URGENT_ORDER: [Class; CLASSES] = [Class::Background, Class::HostRead, Class::Mapping, Class::HostWrite];
+const NORMAL_ORDER: [Class; CLASSES] = [
+    Class::HostRead,
+    Class::Mapping,
+    Class::Background,
+    Class::HostWrite,
+];
+const URGENT_ORDER: [Class; CLASSES] = [
+    Class::Background,
+    Class::HostRead,
+    Class::Mapping,
+    Class::HostWrite,
+];
 
 /// The operation(s) a die is running.
 #[derive(Clone, Copy)]
@@ -65,7 +75,16 @@ pub struct Scheduler {
     blocks_per_plane: u32,
 }
 
-pub const EMPTY_OP: NandOp = NandOp { kind: OpKind::Read, cause: Cause::Host, mode: CellMode::Tlc, loops: 0, block: 0, page: 0, units: 0, tag: 0 };
+pub const EMPTY_OP: NandOp = NandOp {
+    kind: OpKind::Read,
+    cause: Cause::Host,
+    mode: CellMode::Tlc,
+    loops: 0,
+    block: 0,
+    page: 0,
+    units: 0,
+    tag: 0,
+};
 
 impl Scheduler {
     pub fn new(cfg: &SchedulerConfig, g: &Geometry) -> Scheduler {
@@ -74,7 +93,10 @@ impl Scheduler {
                 .map(|_| DieQueue {
                     queues: Default::default(),
                     busy: false,
-                    running: Batch { ops: [EMPTY_OP; MAX_PLANES_PER_DIE], len: 0 },
+                    running: Batch {
+                        ops: [EMPTY_OP; MAX_PLANES_PER_DIE],
+                        len: 0,
+                    },
                     busy_ns: 0,
                 })
                 .collect(),
@@ -115,7 +137,10 @@ impl Scheduler {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
         let order = if urgent { &URGENT_ORDER } else { &NORMAL_ORDER };
-        let class = order.iter().copied().find(|c| !d.queues[*c as usize].is_empty())?;
+        let class = order
+            .iter()
+            .copied()
+            .find(|c| !d.queues[*c as usize].is_empty())?;
         self.take_batch(die, class, MAX_PLANES_PER_DIE)
     }
 
@@ -126,7 +151,10 @@ impl Scheduler {
         let d = &mut self.dies[die as usize];
         let q = &mut d.queues[class as usize];
         let first = q.pop_front()?;
-        let mut batch = Batch { ops: [first; MAX_PLANES_PER_DIE], len: 1 };
+        let mut batch = Batch {
+            ops: [first; MAX_PLANES_PER_DIE],
+            len: 1,
+        };
         let mut planes_used: u32 = 1 << ((first.block / bpp) % ppd);
         while batch.len < (ppd as usize).min(max) {
             let Some(next) = q.front() else { break };
@@ -147,7 +175,9 @@ impl Scheduler {
     /// Whether the next host-class operation queued on `die` is a host read.
     #[inline]
     pub fn host_read_waiting(&self, die: u32) -> bool {
-        self.dies[die as usize].queues[Class::HostRead as usize].front().is_some_and(|o| o.kind == OpKind::Read && o.cause == Cause::Host)
+        self.dies[die as usize].queues[Class::HostRead as usize]
+            .front()
+            .is_some_and(|o| o.kind == OpKind::Read && o.cause == Cause::Host)
     }
 
     /// Host reads queued on `die` (the reads a deferred suspension serves).
@@ -167,7 +197,11 @@ impl Scheduler {
         if max == 0 || !self.host_read_waiting(die) {
             return None;
         }
-        self.take_batch(die, Class::HostRead, max.min(MAX_PLANES_PER_DIE as u32) as usize)
+        self.take_batch(
+            die,
+            Class::HostRead,
+            max.min(MAX_PLANES_PER_DIE as u32) as usize,
+        )
     }
 
     /// The die finished its batch.
@@ -205,7 +239,16 @@ mod tests {
     use crate::config::Config;
 
     fn op(kind: OpKind, cause: Cause, block: u32) -> NandOp {
-        NandOp { kind, cause, mode: CellMode::Tlc, loops: 0, block, page: 0, units: 1, tag: 0 }
+        NandOp {
+            kind,
+            cause,
+            mode: CellMode::Tlc,
+            loops: 0,
+            block,
+            page: 0,
+            units: 1,
+            tag: 0,
+        }
     }
 
     #[test]
@@ -225,7 +268,11 @@ mod tests {
         assert_eq!(b.ops[0].cause, Cause::Gc, "GC before host writes");
         s.finish(0, 1);
         let b = s.start_next(0, false).unwrap();
-        assert_eq!(b.ops().iter().map(|o| o.block).collect::<Vec<_>>(), vec![0, 8], "two planes, one program");
+        assert_eq!(
+            b.ops().iter().map(|o| o.block).collect::<Vec<_>>(),
+            vec![0, 8],
+            "two planes, one program"
+        );
         s.finish(0, 1);
         s.enqueue(0, op(OpKind::Read, Cause::Host, 2));
         s.enqueue(0, op(OpKind::Erase, Cause::Gc, 3));

@@ -21,7 +21,12 @@ pub struct SerialClock {
 
 impl SerialClock {
     pub fn new(t: &TimingModel) -> SerialClock {
-        SerialClock { time_ns: 0, read_ns: t.read_ns, program_ns: t.program_ns, erase_loop_ns: t.erase_loop_ns }
+        SerialClock {
+            time_ns: 0,
+            read_ns: t.read_ns,
+            program_ns: t.program_ns,
+            erase_loop_ns: t.erase_loop_ns,
+        }
     }
 }
 
@@ -60,7 +65,10 @@ struct Packer {
 impl Packer {
     #[inline]
     fn lookup(&self, lpn: u32) -> Option<u32> {
-        self.lpns[..self.n].iter().position(|&l| l == lpn).map(|i| self.versions[i])
+        self.lpns[..self.n]
+            .iter()
+            .position(|&l| l == lpn)
+            .map(|i| self.versions[i])
     }
 }
 
@@ -79,7 +87,12 @@ impl<'a> FunctionalDriver<'a> {
         FunctionalDriver {
             ftl,
             clock,
-            packer: Packer { lpns: [0; MAX_SLOTS_PER_PAGE], versions: [0; MAX_SLOTS_PER_PAGE], n: 0, capacity },
+            packer: Packer {
+                lpns: [0; MAX_SLOTS_PER_PAGE],
+                versions: [0; MAX_SLOTS_PER_PAGE],
+                n: 0,
+                capacity,
+            },
             host: HostCounters::default(),
         }
     }
@@ -111,25 +124,39 @@ impl<'a> FunctionalDriver<'a> {
             return Ok(());
         }
         self.packer.n = 0;
-        let versions: &[u32] = if self.ftl.integrity.is_some() { &self.packer.versions[..n] } else { &[] };
-        let plane = match self.ftl.write_host_page(&self.packer.lpns[..n], versions, &mut self.clock) {
-            Some(p) => p,
-            None => {
-                // Every plane is down to its GC reserve: collect everywhere, then retry.
-                for plane in 0..self.ftl.geo.planes {
-                    collect_to_threshold(self.ftl, &mut self.clock, plane)?;
-                }
-                self.ftl.write_host_page(&self.packer.lpns[..n], versions, &mut self.clock).ok_or_else(|| {
-                    SimError::DeviceFull("no plane can take a host page and GC cannot reclaim space".into())
-                })?
-            }
+        let versions: &[u32] = if self.ftl.integrity.is_some() {
+            &self.packer.versions[..n]
+        } else {
+            &[]
         };
+        let plane =
+            match self
+                .ftl
+                .write_host_page(&self.packer.lpns[..n], versions, &mut self.clock)
+            {
+                Some(p) => p,
+                None => {
+                    // Every plane is down to its GC reserve: collect everywhere, then retry.
+                    for plane in 0..self.ftl.geo.planes {
+                        collect_to_threshold(self.ftl, &mut self.clock, plane)?;
+                    }
+                    self.ftl
+                        .write_host_page(&self.packer.lpns[..n], versions, &mut self.clock)
+                        .ok_or_else(|| {
+                            SimError::DeviceFull(
+                                "no plane can take a host page and GC cannot reclaim space".into(),
+                            )
+                        })?
+                }
+            };
         collect_to_threshold(self.ftl, &mut self.clock, plane)
     }
 
     /// Version of `lpn` the device holds (packed page first, then flash); integrity mode.
     pub fn stored_version(&self, lpn: u32) -> Option<u32> {
-        self.packer.lookup(lpn).or_else(|| self.ftl.flash_version(lpn))
+        self.packer
+            .lookup(lpn)
+            .or_else(|| self.ftl.flash_version(lpn))
     }
 
     /// Flush: program the partial page, padded.
@@ -139,7 +166,12 @@ impl<'a> FunctionalDriver<'a> {
 
     fn read_span(&mut self, span: UnitSpan) -> Result<()> {
         let packer = &self.packer;
-        let out = self.ftl.read_units(span.lpns(), |l| packer.lookup(l), crate::flash::NONE, &mut self.clock)?;
+        let out = self.ftl.read_units(
+            span.lpns(),
+            |l| packer.lookup(l),
+            crate::flash::NONE,
+            &mut self.clock,
+        )?;
         self.host.buffer_read_hits += out.buffer_hits as u64;
         self.host.unmapped_read_units += out.unmapped as u64;
         Ok(())
@@ -153,10 +185,24 @@ impl<'a> FunctionalDriver<'a> {
             HostOp::Read => self.read_span(span)?,
             HostOp::Write => {
                 // Partly covered units that hold data are read first (read-modify-write).
-                for (partial, lpn) in [(span.head_partial, span.first), (span.tail_partial && span.count > 1, span.first + span.count - 1)] {
-                    if partial && self.packer.lookup(lpn).is_none() && self.ftl.map.lookup(lpn) != crate::flash::NONE {
+                for (partial, lpn) in [
+                    (span.head_partial, span.first),
+                    (
+                        span.tail_partial && span.count > 1,
+                        span.first + span.count - 1,
+                    ),
+                ] {
+                    if partial
+                        && self.packer.lookup(lpn).is_none()
+                        && self.ftl.map.lookup(lpn) != crate::flash::NONE
+                    {
                         self.host.rmw_reads += 1;
-                        self.read_span(UnitSpan { first: lpn, count: 1, head_partial: false, tail_partial: false })?;
+                        self.read_span(UnitSpan {
+                            first: lpn,
+                            count: 1,
+                            head_partial: false,
+                            tail_partial: false,
+                        })?;
                     }
                 }
                 self.host.write_units += span.count as u64;
@@ -166,7 +212,10 @@ impl<'a> FunctionalDriver<'a> {
             }
             HostOp::Trim => {
                 for lpn in span.lpns() {
-                    if let Some(i) = self.packer.lpns[..self.packer.n].iter().position(|&l| l == lpn) {
+                    if let Some(i) = self.packer.lpns[..self.packer.n]
+                        .iter()
+                        .position(|&l| l == lpn)
+                    {
                         let n = self.packer.n;
                         self.packer.lpns.copy_within(i + 1..n, i);
                         self.packer.versions.copy_within(i + 1..n, i);

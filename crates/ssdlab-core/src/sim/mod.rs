@@ -8,7 +8,10 @@ pub mod timed;
 use crate::config::{Config, Derived, Mode};
 use crate::error::{Result, SimError};
 use crate::ftl::{Ftl, FtlCounters};
-use crate::stats::{self, EraseRecord, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary, SuspendSummary, WearSummary};
+use crate::stats::{
+    self, EraseRecord, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary,
+    SuspendSummary, WearSummary,
+};
 use functional::FunctionalDriver;
 use rand::Rng;
 use serde::Serialize;
@@ -58,7 +61,13 @@ pub struct HostSummary {
 impl HostSummary {
     fn new(c: HostCounters, sim_time_ns: u64) -> HostSummary {
         let s = sim_time_ns as f64 / 1e9;
-        let rate = |x: f64| if sim_time_ns == 0 { 0.0 } else { stats::round6(x / s) };
+        let rate = |x: f64| {
+            if sim_time_ns == 0 {
+                0.0
+            } else {
+                stats::round6(x / s)
+            }
+        };
         HostSummary {
             requests: c.requests(),
             sim_time_ns,
@@ -127,7 +136,11 @@ pub struct Results {
 }
 
 fn gc_summary(c: &FtlCounters) -> GcSummary {
-    GcSummary { invocations: c.gc_invocations, copied_units: c.gc_copied_units, padding_units: c.padding_units }
+    GcSummary {
+        invocations: c.gc_invocations,
+        copied_units: c.gc_copied_units,
+        padding_units: c.padding_units,
+    }
 }
 
 fn diff(a: &FtlCounters, b: &FtlCounters) -> FtlCounters {
@@ -155,6 +168,9 @@ pub struct Simulation {
     pub completions: Vec<timed::Completion>,
     /// Every erase of the last timed run, when `trace_completions` is on.
     pub erase_trace: Vec<EraseRecord>,
+    /// Latency histograms of the last timed run (for tail plots; the results hold only
+    /// the percentiles).
+    pub last_latency: Option<stats::Latency>,
     precondition: Option<PreconditionSummary>,
 }
 
@@ -162,7 +178,43 @@ impl Simulation {
     pub fn new(config: Config) -> Result<Simulation> {
         let derived = config.validate()?;
         let ftl = Ftl::new(&config, &derived);
-        Ok(Simulation { config, derived, ftl, base_dir: None, trace_completions: false, completions: Vec::new(), erase_trace: Vec::new(), precondition: None })
+        Ok(Simulation {
+            config,
+            derived,
+            ftl,
+            base_dir: None,
+            trace_completions: false,
+            completions: Vec::new(),
+            erase_trace: Vec::new(),
+            last_latency: None,
+            precondition: None,
+        })
+    }
+
+    /// A simulation of `config` starting from `base`'s device state (e.g. one functional
+    /// preconditioning reused by several timed runs that differ in their scheduler).
+    /// The device geometry and over-provisioning must be the same.
+    pub fn from_state(config: Config, base: &Simulation) -> Result<Simulation> {
+        let derived = config.validate()?;
+        if derived.geometry != base.derived.geometry
+            || derived.logical_units != base.derived.logical_units
+        {
+            return Err(SimError::config(
+                "device",
+                "the device differs from the one whose state is reused",
+            ));
+        }
+        Ok(Simulation {
+            config,
+            derived,
+            ftl: base.ftl.clone(),
+            base_dir: base.base_dir.clone(),
+            trace_completions: false,
+            completions: Vec::new(),
+            erase_trace: Vec::new(),
+            last_latency: None,
+            precondition: base.precondition.clone(),
+        })
     }
 
     /// What preconditioning did, once it has run.
@@ -171,7 +223,12 @@ impl Simulation {
     }
 
     pub fn workload_context(&self) -> WorkloadContext {
-        WorkloadContext { logical_bytes: self.derived.logical_bytes, unit_bytes: self.derived.geometry.unit_bytes as u64, seed: self.config.seed, base_dir: self.base_dir.clone() }
+        WorkloadContext {
+            logical_bytes: self.derived.logical_bytes,
+            unit_bytes: self.derived.geometry.unit_bytes as u64,
+            seed: self.config.seed,
+            base_dir: self.base_dir.clone(),
+        }
     }
 
     /// Functional preconditioning as configured (sequential fill, then random overwrites).
@@ -180,8 +237,13 @@ impl Simulation {
         if !pc.enabled {
             return Ok(());
         }
-        if !(pc.random_overwrite_capacity_multiple >= 0.0 && pc.random_overwrite_capacity_multiple.is_finite()) {
-            return Err(SimError::config("precondition.random_overwrite_capacity_multiple", "must be a finite number >= 0"));
+        if !(pc.random_overwrite_capacity_multiple >= 0.0
+            && pc.random_overwrite_capacity_multiple.is_finite())
+        {
+            return Err(SimError::config(
+                "precondition.random_overwrite_capacity_multiple",
+                "must be a finite number >= 0",
+            ));
         }
         let units = self.ftl.logical_units() as u64;
         let before = self.ftl.counters;
@@ -249,14 +311,19 @@ impl Simulation {
     }
 
     /// Run `workload` (instead of the configured one) and assemble the results.
-    pub fn run_workload_with(&mut self, workload: ssdlab_workload::Workload, progress: &mut dyn Progress) -> Result<Results> {
+    pub fn run_workload_with(
+        &mut self,
+        workload: ssdlab_workload::Workload,
+        progress: &mut dyn Progress,
+    ) -> Result<Results> {
         let before = self.ftl.counters;
         let workload_stats = workload.stats.clone();
         let mut suspend = None;
         let (host, latency, per_flow, sim_time_ns, engine) = match self.config.mode {
             Mode::Timed => {
                 progress.phase("workload (timed)", None);
-                let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
+                let mut sim =
+                    timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
                 if self.trace_completions {
                     sim.trace_completions();
                 }
@@ -265,10 +332,29 @@ impl Simulation {
                 self.erase_trace = std::mem::take(&mut o.erases);
                 suspend = Some(std::mem::take(&mut o.suspend));
                 let t = o.sim_time_ns.max(1) as f64;
-                let mean = |v: &[u64]| if v.is_empty() { 0.0 } else { stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t) };
-                let engine = EngineSummary { events: o.events, die_utilization_mean: mean(&o.die_busy_ns), channel_utilization_mean: mean(&o.channel_busy_ns) };
-                let per_flow = o.per_flow.iter().map(|(name, l)| FlowLatency { flow: name.clone(), latency: LatencyPair::of(l) }).collect();
-                (o.host, LatencyPair::of(&o.latency), per_flow, o.sim_time_ns, Some(engine))
+                let mean = |v: &[u64]| {
+                    if v.is_empty() {
+                        0.0
+                    } else {
+                        stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t)
+                    }
+                };
+                let engine = EngineSummary {
+                    events: o.events,
+                    die_utilization_mean: mean(&o.die_busy_ns),
+                    channel_utilization_mean: mean(&o.channel_busy_ns),
+                };
+                let per_flow = o
+                    .per_flow
+                    .iter()
+                    .map(|(name, l)| FlowLatency {
+                        flow: name.clone(),
+                        latency: LatencyPair::of(l),
+                    })
+                    .collect();
+                let pair = LatencyPair::of(&o.latency);
+                self.last_latency = Some(o.latency);
+                (o.host, pair, per_flow, o.sim_time_ns, Some(engine))
             }
             Mode::Functional => {
                 progress.phase("workload (functional)", None);
@@ -282,7 +368,10 @@ impl Simulation {
                         if !live[f] {
                             continue;
                         }
-                        if workload.duration_ns.is_some_and(|lim| d.clock.time_ns >= lim) {
+                        if workload
+                            .duration_ns
+                            .is_some_and(|lim| d.clock.time_ns >= lim)
+                        {
                             live[f] = false;
                             continue;
                         }
@@ -297,8 +386,20 @@ impl Simulation {
                     }
                 }
                 let empty = stats::Latency::default();
-                let per_flow = flows.iter().map(|f| FlowLatency { flow: f.name.clone(), latency: LatencyPair::of(&empty) }).collect();
-                (d.host, LatencyPair::of(&empty), per_flow, d.clock.time_ns, None)
+                let per_flow = flows
+                    .iter()
+                    .map(|f| FlowLatency {
+                        flow: f.name.clone(),
+                        latency: LatencyPair::of(&empty),
+                    })
+                    .collect();
+                (
+                    d.host,
+                    LatencyPair::of(&empty),
+                    per_flow,
+                    d.clock.time_ns,
+                    None,
+                )
             }
         };
         let c = diff(&self.ftl.counters, &before);
@@ -323,12 +424,19 @@ impl Simulation {
             },
             waf: stats::waf(&c, host.write_units, g.slots_per_page),
             host: HostSummary::new(host, sim_time_ns),
-            latency_ns: LatencyBlock { read: latency.read, write: latency.write, per_flow },
+            latency_ns: LatencyBlock {
+                read: latency.read,
+                write: latency.write,
+                per_flow,
+            },
             nand: NandSummary::of(&c.nand),
             wear: WearSummary::of(&self.ftl.blocks),
             gc: gc_summary(&c),
             precondition: self.precondition.clone(),
-            integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary { checked_reads: i.checked_reads, errors: 0 }),
+            integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary {
+                checked_reads: i.checked_reads,
+                errors: 0,
+            }),
             engine,
             suspend,
             workload: workload_stats.snapshot(),

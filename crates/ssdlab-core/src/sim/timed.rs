@@ -18,6 +18,8 @@
 //! die while its erase is suspended.
 
 use super::Progress;
+use crate::cache::WriteBuffer;
+use crate::config::Config;
 use crate::config::Derived;
 use crate::config::MAX_ERASE_LOOPS;
 use crate::engine::{EventQueue, Generation};
@@ -27,8 +29,6 @@ use crate::ftl::{Ftl, NandSink};
 use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
 use crate::scheduler::suspend::{loop_of_position, next_grid_point};
 use crate::scheduler::{Batch, EraseView, Reliability, Scheduler, SuspendDecision};
-use crate::cache::WriteBuffer;
-use crate::config::Config;
 use crate::stats::{EraseRecord, HostCounters, Latency, SuspendSummary};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
@@ -139,7 +139,12 @@ impl LongOp {
 /// A sink over the simulator's scheduler (a macro so the borrow stays field-precise).
 macro_rules! queue_sink {
     ($s:ident) => {
-        QueueSink { sched: &mut $s.sched, wake: &mut $s.wake, planes_per_die: $s.ftl.geo.planes_per_die, blocks_per_plane: $s.ftl.geo.blocks_per_plane }
+        QueueSink {
+            sched: &mut $s.sched,
+            wake: &mut $s.wake,
+            planes_per_die: $s.ftl.geo.planes_per_die,
+            blocks_per_plane: $s.ftl.geo.blocks_per_plane,
+        }
     };
 }
 
@@ -222,7 +227,12 @@ impl<'a> TimedSim<'a> {
         let mut sources = Vec::new();
         let mut flow_names = Vec::new();
         for f in workload.flows {
-            flows.push(FlowState { arrival: f.arrival, in_flight: 0, exhausted: false, next: None });
+            flows.push(FlowState {
+                arrival: f.arrival,
+                in_flight: 0,
+                exhausted: false,
+                next: None,
+            });
             sources.push(f.source);
             flow_names.push(f.name);
         }
@@ -230,7 +240,10 @@ impl<'a> TimedSim<'a> {
         let idle = LongOp {
             phase: Phase::Idle,
             kind: OpKind::Erase,
-            batch: Batch { ops: [crate::scheduler::EMPTY_OP; crate::scheduler::MAX_PLANES_PER_DIE], len: 0 },
+            batch: Batch {
+                ops: [crate::scheduler::EMPTY_OP; crate::scheduler::MAX_PLANES_PER_DIE],
+                len: 0,
+            },
             mode: 0,
             started_ns: 0,
             seg_start_ns: 0,
@@ -256,12 +269,16 @@ impl<'a> TimedSim<'a> {
         TimedSim {
             gen: vec![Generation::default(); g.dies as usize],
             long: vec![idle; g.dies as usize],
-            resume_penalty_ns: crate::config::CellMode::ALL.map(|m| cfg.device.timing.get(m).resume_penalty_ns),
+            resume_penalty_ns: crate::config::CellMode::ALL
+                .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
             program_suspend: sc.program_suspend,
             max_suspensions_per_erase: sc.max_suspensions_per_erase,
             max_erase_postponement_ns: sc.max_erase_postponement_ns,
             reliability: Reliability::new(sc),
-            susp: SuspendSummary { policy: sc.erase_suspend.name().to_string(), ..Default::default() },
+            susp: SuspendSummary {
+                policy: sc.erase_suspend.name().to_string(),
+                ..Default::default()
+            },
             erase_trace: None,
             q: EventQueue::new(),
             sched: Scheduler::new(&cfg.scheduler, &g),
@@ -358,7 +375,9 @@ impl<'a> TimedSim<'a> {
 
     /// Closed loop: submit until the flow's queue depth is reached.
     fn refill_closed(&mut self, f: usize) -> Result<()> {
-        let Arrival::Closed { queue_depth } = self.flows[f].arrival else { return Ok(()) };
+        let Arrival::Closed { queue_depth } = self.flows[f].arrival else {
+            return Ok(());
+        };
         while !self.flows[f].exhausted && self.flows[f].in_flight < queue_depth {
             if self.past_duration() {
                 self.flows[f].exhausted = true;
@@ -397,7 +416,15 @@ impl<'a> TimedSim<'a> {
         self.host.count(r.op, r.size_bytes);
         self.flows[f].in_flight += 1;
         let now = self.q.now_ns();
-        let id = self.reqs.insert(Request { flow: f as u16, op: r.op, stage: Stage::Reading, submit_ns: now, bytes: r.size_bytes, span, pending_ops: 0 });
+        let id = self.reqs.insert(Request {
+            flow: f as u16,
+            op: r.op,
+            stage: Stage::Reading,
+            submit_ns: now,
+            bytes: r.size_bytes,
+            span,
+            pending_ops: 0,
+        });
         match r.op {
             HostOp::Read => {
                 let n = self.read_units(span, id)?;
@@ -409,10 +436,24 @@ impl<'a> TimedSim<'a> {
                 self.host.write_units += span.count as u64;
                 let mut n = 0;
                 let last = span.first + span.count - 1;
-                for (partial, lpn) in [(span.head_partial, span.first), (span.tail_partial && last != span.first, last)] {
-                    if partial && self.buffer.lookup(lpn).is_none() && self.ftl.map.lookup(lpn) != NONE {
+                for (partial, lpn) in [
+                    (span.head_partial, span.first),
+                    (span.tail_partial && last != span.first, last),
+                ] {
+                    if partial
+                        && self.buffer.lookup(lpn).is_none()
+                        && self.ftl.map.lookup(lpn) != NONE
+                    {
                         self.host.rmw_reads += 1;
-                        n += self.read_units(UnitSpan { first: lpn, count: 1, head_partial: false, tail_partial: false }, id)?;
+                        n += self.read_units(
+                            UnitSpan {
+                                first: lpn,
+                                count: 1,
+                                head_partial: false,
+                                tail_partial: false,
+                            },
+                            id,
+                        )?;
                     }
                 }
                 if n == 0 {
@@ -443,7 +484,9 @@ impl<'a> TimedSim<'a> {
     fn read_units(&mut self, span: UnitSpan, id: u32) -> Result<u32> {
         let mut sink = queue_sink!(self);
         let buffer = &self.buffer;
-        let out = self.ftl.read_units(span.lpns(), |l| buffer.lookup(l), id, &mut sink)?;
+        let out = self
+            .ftl
+            .read_units(span.lpns(), |l| buffer.lookup(l), id, &mut sink)?;
         self.host.buffer_read_hits += out.buffer_hits as u64;
         self.host.unmapped_read_units += out.unmapped as u64;
         self.reqs.get_mut(id).pending_ops += out.nand_reads;
@@ -466,7 +509,8 @@ impl<'a> TimedSim<'a> {
 
     fn finish_after_buffer(&mut self, id: u32) {
         self.reqs.get_mut(id).stage = Stage::Completing;
-        self.q.schedule_in(self.buffer_access_ns, Event::Complete { req: id });
+        self.q
+            .schedule_in(self.buffer_access_ns, Event::Complete { req: id });
     }
 
     /// Put a write's units into the buffer as space allows (oldest waiting write first).
@@ -513,11 +557,17 @@ impl<'a> TimedSim<'a> {
         let integrity = self.ftl.integrity.is_some();
         let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
         let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
-        while self.buffer.pending_units() >= spp || (!self.drain_waiters.is_empty() && self.buffer.pending_units() > 0) {
-            let n = self.buffer.peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
+        while self.buffer.pending_units() >= spp
+            || (!self.drain_waiters.is_empty() && self.buffer.pending_units() > 0)
+        {
+            let n = self
+                .buffer
+                .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
             let mut sink = queue_sink!(self);
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
-            let Some(plane) = self.ftl.write_host_page(&lpns[..n], versions, &mut sink) else { break };
+            let Some(plane) = self.ftl.write_host_page(&lpns[..n], versions, &mut sink) else {
+                break;
+            };
             self.buffer.commit_page(n);
             self.maybe_gc(plane)?;
         }
@@ -549,14 +599,19 @@ impl<'a> TimedSim<'a> {
             return;
         }
         let urgent = self.die_urgent(die);
-        let Some(batch) = self.sched.start_next(die, urgent) else { return };
+        let Some(batch) = self.sched.start_next(die, urgent) else {
+            return;
+        };
         let now = self.q.now_ns();
         self.die_started_ns[die as usize] = now;
         let first = batch.ops[0];
         let m = first.mode.index();
         let gen = self.gen[die as usize].0;
         match first.kind {
-            OpKind::Read => self.q.schedule_at(now + self.command_ns + self.ftl.timing.read_ns[m], Event::Sensed { die: die as u16 }),
+            OpKind::Read => self.q.schedule_at(
+                now + self.command_ns + self.ftl.timing.read_ns[m],
+                Event::Sensed { die: die as u16 },
+            ),
             OpKind::Program => {
                 let t = &self.ftl.timing;
                 let ch = self.ftl.geo.channel_of_die(die);
@@ -564,17 +619,40 @@ impl<'a> TimedSim<'a> {
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
                 let prog = t.program_ns[m];
                 let points = t.program_loops[m];
-                self.q.schedule_at(end + prog, Event::DieDone { die: die as u16, gen });
+                self.q.schedule_at(
+                    end + prog,
+                    Event::DieDone {
+                        die: die as u16,
+                        gen,
+                    },
+                );
                 if self.program_suspend {
                     self.begin_long(die, batch, end, prog, 1, points, 0);
                 }
             }
             OpKind::Erase => {
-                let loops = batch.ops().iter().map(|o| o.loops).max().unwrap_or(1).max(1) as u32;
+                let loops = batch
+                    .ops()
+                    .iter()
+                    .map(|o| o.loops)
+                    .max()
+                    .unwrap_or(1)
+                    .max(1) as u32;
                 let loop_ns = self.ftl.timing.erase_loop_ns[m];
-                let pe = batch.ops().iter().map(|o| self.ftl.blocks.erase_count[o.block as usize]).max().unwrap_or(0);
+                let pe = batch
+                    .ops()
+                    .iter()
+                    .map(|o| self.ftl.blocks.erase_count[o.block as usize])
+                    .max()
+                    .unwrap_or(0);
                 let work_start = now + self.command_ns;
-                self.q.schedule_at(work_start + loops as u64 * loop_ns, Event::DieDone { die: die as u16, gen });
+                self.q.schedule_at(
+                    work_start + loops as u64 * loop_ns,
+                    Event::DieDone {
+                        die: die as u16,
+                        gen,
+                    },
+                );
                 self.begin_long(die, batch, work_start, loop_ns, loops, 0, pe);
             }
         }
@@ -582,7 +660,16 @@ impl<'a> TimedSim<'a> {
 
     /// Track the erase or program `batch` that just started on `die`.
     #[allow(clippy::too_many_arguments)]
-    fn begin_long(&mut self, die: u32, batch: Batch, work_start_ns: u64, loop_ns: u64, loops: u32, points: u32, pe_cycles: u32) {
+    fn begin_long(
+        &mut self,
+        die: u32,
+        batch: Batch,
+        work_start_ns: u64,
+        loop_ns: u64,
+        loops: u32,
+        points: u32,
+        pe_cycles: u32,
+    ) {
         let now = self.q.now_ns();
         let lo = &mut self.long[die as usize];
         lo.phase = Phase::Running;
@@ -629,20 +716,36 @@ impl<'a> TimedSim<'a> {
                 return;
             }
             if p.guarded()
-                && ((self.max_suspensions_per_erase > 0 && lo.suspensions >= self.max_suspensions_per_erase)
-                    || (self.max_erase_postponement_ns > 0 && lo.postponed_ns >= self.max_erase_postponement_ns))
+                && ((self.max_suspensions_per_erase > 0
+                    && lo.suspensions >= self.max_suspensions_per_erase)
+                    || (self.max_erase_postponement_ns > 0
+                        && lo.postponed_ns >= self.max_erase_postponement_ns))
             {
                 return;
             }
-            let v = EraseView { pos_ns: pos, last_suspend_pos_ns: lo.last_suspend_pos_ns, loop_ns: lo.loop_ns, loops: lo.loops, pe_cycles: lo.pe_cycles };
-            let SuspendDecision::SuspendAt { pos_ns } = p.decide(&v) else { return };
+            let v = EraseView {
+                pos_ns: pos,
+                last_suspend_pos_ns: lo.last_suspend_pos_ns,
+                loop_ns: lo.loop_ns,
+                loops: lo.loops,
+                pe_cycles: lo.pe_cycles,
+            };
+            let SuspendDecision::SuspendAt { pos_ns } = p.decide(&v) else {
+                return;
+            };
             // Urgent GC is not preemptible.
             if self.die_urgent(die) {
                 return;
             }
             pos_ns
         } else {
-            let v = EraseView { pos_ns: pos, last_suspend_pos_ns: lo.last_suspend_pos_ns, loop_ns: lo.loop_ns, loops: 1, pe_cycles: 0 };
+            let v = EraseView {
+                pos_ns: pos,
+                last_suspend_pos_ns: lo.last_suspend_pos_ns,
+                loop_ns: lo.loop_ns,
+                loops: 1,
+                pe_cycles: 0,
+            };
             match next_grid_point(&v, lo.points) {
                 Some(g) => g,
                 None => return,
@@ -654,13 +757,20 @@ impl<'a> TimedSim<'a> {
         let lo = &mut self.long[die as usize];
         lo.pending = true;
         lo.pending_pos_ns = target;
-        self.q.schedule_at(at, Event::Suspend { die: die as u16, gen });
+        self.q.schedule_at(
+            at,
+            Event::Suspend {
+                die: die as u16,
+                gen,
+            },
+        );
     }
 
     /// The running erase or program reached its suspension point: stop, pay the penalty.
     fn on_suspend(&mut self, die: u32, gen: u32) {
         let di = die as usize;
-        if gen != self.gen[di].0 || self.long[di].phase != Phase::Running || !self.long[di].pending {
+        if gen != self.gen[di].0 || self.long[di].phase != Phase::Running || !self.long[di].pending
+        {
             return;
         }
         let now = self.q.now_ns();
@@ -691,7 +801,13 @@ impl<'a> TimedSim<'a> {
         let g = self.gen[di].bump().0;
         self.sched.add_busy(die, now - self.die_started_ns[di]);
         self.die_started_ns[di] = now;
-        self.q.schedule_at(now + penalty, Event::DieDone { die: die as u16, gen: g });
+        self.q.schedule_at(
+            now + penalty,
+            Event::DieDone {
+                die: die as u16,
+                gen: g,
+            },
+        );
     }
 
     /// A die with a suspended erase or program is free: serve a waiting host read if the
@@ -699,7 +815,12 @@ impl<'a> TimedSim<'a> {
     fn serve_or_resume(&mut self, die: u32) {
         let di = die as usize;
         let lo = &self.long[di];
-        let budget = if lo.kind == OpKind::Erase && lo.read_budget == u32::MAX && self.die_urgent(die) { 0 } else { lo.read_budget };
+        let budget =
+            if lo.kind == OpKind::Erase && lo.read_budget == u32::MAX && self.die_urgent(die) {
+                0
+            } else {
+                lo.read_budget
+            };
         if let Some(batch) = self.sched.start_reads(die, budget) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
@@ -708,7 +829,10 @@ impl<'a> TimedSim<'a> {
             let now = self.q.now_ns();
             self.die_started_ns[di] = now;
             let m = batch.ops[0].mode.index();
-            self.q.schedule_at(now + self.command_ns + self.ftl.timing.read_ns[m], Event::Sensed { die: die as u16 });
+            self.q.schedule_at(
+                now + self.command_ns + self.ftl.timing.read_ns[m],
+                Event::Sensed { die: die as u16 },
+            );
         } else {
             self.resume(die);
         }
@@ -732,7 +856,13 @@ impl<'a> TimedSim<'a> {
         self.sched.resume(die, batch);
         self.die_started_ns[di] = now;
         let gen = self.gen[di].0;
-        self.q.schedule_at(end, Event::DieDone { die: die as u16, gen });
+        self.q.schedule_at(
+            end,
+            Event::DieDone {
+                die: die as u16,
+                gen,
+            },
+        );
         // Reads that arrived during the suspension and were not served.
         if self.sched.host_read_waiting(die) {
             if erase {
@@ -769,8 +899,10 @@ impl<'a> TimedSim<'a> {
             self.susp.extra_rber_sum += extra;
         }
         self.susp.erases_suspended += (lo.suspensions > 0) as u64;
-        self.susp.max_suspensions_per_erase = self.susp.max_suspensions_per_erase.max(lo.suspensions);
-        self.susp.erase_postponement_max_ns = self.susp.erase_postponement_max_ns.max(lo.postponed_ns);
+        self.susp.max_suspensions_per_erase =
+            self.susp.max_suspensions_per_erase.max(lo.suspensions);
+        self.susp.erase_postponement_max_ns =
+            self.susp.erase_postponement_max_ns.max(lo.postponed_ns);
         if let Some(trace) = self.erase_trace.as_mut() {
             trace.push(EraseRecord {
                 die,
@@ -794,9 +926,19 @@ impl<'a> TimedSim<'a> {
         let batch = &self.sched.dies[die as usize].running;
         let units: u64 = batch.ops().iter().map(|o| o.units as u64).sum();
         let ch = self.ftl.geo.channel_of_die(die);
-        let end = self.channels.reserve(ch, self.q.now_ns(), self.ftl.timing.transfer_ns(units * self.unit_bytes));
+        let end = self.channels.reserve(
+            ch,
+            self.q.now_ns(),
+            self.ftl.timing.transfer_ns(units * self.unit_bytes),
+        );
         let gen = self.gen[die as usize].0;
-        self.q.schedule_at(end, Event::DieDone { die: die as u16, gen });
+        self.q.schedule_at(
+            end,
+            Event::DieDone {
+                die: die as u16,
+                gen,
+            },
+        );
     }
 
     fn on_die_done(&mut self, die: u32, gen: u32) -> Result<()> {
@@ -811,7 +953,8 @@ impl<'a> TimedSim<'a> {
                 let lo = &mut self.long[di];
                 lo.phase = Phase::Suspended;
                 if let Some(t) = lo.wait_since_ns.take() {
-                    self.susp.erase_read_delay_max_ns = self.susp.erase_read_delay_max_ns.max(now - t);
+                    self.susp.erase_read_delay_max_ns =
+                        self.susp.erase_read_delay_max_ns.max(now - t);
                 }
                 self.sched.release(die, now - self.die_started_ns[di]);
                 self.wake.idle.push(die);
@@ -820,7 +963,9 @@ impl<'a> TimedSim<'a> {
             Phase::Running => self.finish_long(die),
             Phase::Suspended | Phase::Idle => {}
         }
-        let batch = self.sched.finish(die, now - self.die_started_ns[die as usize]);
+        let batch = self
+            .sched
+            .finish(die, now - self.die_started_ns[die as usize]);
         let mut freed_buffer = false;
         for op in batch.ops() {
             match (op.kind, op.cause) {
@@ -873,7 +1018,12 @@ impl<'a> TimedSim<'a> {
         self.per_flow[r.flow as usize].record(r.op, latency);
         self.last_completion_ns = now;
         if let Some(c) = self.completions.as_mut() {
-            c.push(Completion { flow: r.flow, op: r.op, submit_ns: r.submit_ns, complete_ns: now });
+            c.push(Completion {
+                flow: r.flow,
+                op: r.op,
+                submit_ns: r.submit_ns,
+                complete_ns: now,
+            });
         }
         let f = r.flow as usize;
         self.flows[f].in_flight -= 1;

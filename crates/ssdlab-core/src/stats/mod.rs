@@ -4,6 +4,8 @@
 
 use crate::flash::{BlockState, BlockTable, Cause, OpKind};
 use crate::ftl::FtlCounters;
+/// The histogram crate, for callers that read the latency histograms.
+pub use hdrhistogram as hdr;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use ssdlab_workload::HostOp;
@@ -16,6 +18,7 @@ pub fn new_histogram() -> Histogram<u64> {
 }
 
 /// Read and write latency of one flow or of the whole host.
+#[derive(Clone)]
 pub struct Latency {
     pub read: Histogram<u64>,
     pub write: Histogram<u64>,
@@ -23,7 +26,10 @@ pub struct Latency {
 
 impl Default for Latency {
     fn default() -> Self {
-        Latency { read: new_histogram(), write: new_histogram() }
+        Latency {
+            read: new_histogram(),
+            write: new_histogram(),
+        }
     }
 }
 
@@ -114,7 +120,19 @@ pub const PERCENTILES: [(&str, f64); 8] = [
 impl LatencySummary {
     pub fn of(h: &Histogram<u64>) -> LatencySummary {
         if h.is_empty() {
-            return LatencySummary { count: 0, mean: 0.0, min: 0, p50: 0, p90: 0, p99: 0, p99_9: 0, p99_99: 0, p99_999: 0, p99_9999: 0, max: 0 };
+            return LatencySummary {
+                count: 0,
+                mean: 0.0,
+                min: 0,
+                p50: 0,
+                p90: 0,
+                p99: 0,
+                p99_9: 0,
+                p99_99: 0,
+                p99_999: 0,
+                p99_9999: 0,
+                max: 0,
+            };
         }
         let q = |p: f64| h.value_at_percentile(p);
         LatencySummary {
@@ -146,7 +164,10 @@ pub struct LatencyPair {
 
 impl LatencyPair {
     pub fn of(l: &Latency) -> LatencyPair {
-        LatencyPair { read: LatencySummary::of(&l.read), write: LatencySummary::of(&l.write) }
+        LatencyPair {
+            read: LatencySummary::of(&l.read),
+            write: LatencySummary::of(&l.write),
+        }
     }
 }
 
@@ -185,7 +206,11 @@ impl NandSummary {
             migration: c.get(k, Cause::Migration),
             total: c.total(k),
         };
-        NandSummary { reads: by(OpKind::Read), programs: by(OpKind::Program), erases: by(OpKind::Erase) }
+        NandSummary {
+            reads: by(OpKind::Read),
+            programs: by(OpKind::Program),
+            erases: by(OpKind::Erase),
+        }
     }
 }
 
@@ -203,13 +228,22 @@ impl WearSummary {
         let n = blocks.erase_count.len().max(1) as f64;
         let sum: u64 = blocks.erase_count.iter().map(|&e| e as u64).sum();
         let mean = sum as f64 / n;
-        let var = blocks.erase_count.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
+        let var = blocks
+            .erase_count
+            .iter()
+            .map(|&e| (e as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
         WearSummary {
             erase_count_min: blocks.erase_count.iter().copied().min().unwrap_or(0),
             erase_count_mean: round6(mean),
             erase_count_max: blocks.erase_count.iter().copied().max().unwrap_or(0),
             erase_count_stddev: round6(var.sqrt()),
-            bad_blocks: blocks.state.iter().filter(|&&s| s == BlockState::Bad).count() as u64,
+            bad_blocks: blocks
+                .state
+                .iter()
+                .filter(|&&s| s == BlockState::Bad)
+                .count() as u64,
         }
     }
 }
@@ -235,7 +269,10 @@ pub fn waf(counters: &FtlCounters, host_write_units: u64, slots_per_page: u32) -
     if host_write_units == 0 {
         return 0.0;
     }
-    round6(counters.nand.total(OpKind::Program) as f64 * slots_per_page as f64 / host_write_units as f64)
+    round6(
+        counters.nand.total(OpKind::Program) as f64 * slots_per_page as f64
+            / host_write_units as f64,
+    )
 }
 
 /// Erase/program suspension statistics of a timed phase (spec 01).

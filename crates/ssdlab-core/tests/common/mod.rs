@@ -37,19 +37,45 @@ write_buffer_bytes = {buf}
 }
 
 pub fn req(op: HostOp, unit: u64, units: u64) -> HostRequest {
-    HostRequest { arrival_ns: 0, op, offset_bytes: unit * 4096, size_bytes: units * 4096 }
+    HostRequest {
+        arrival_ns: 0,
+        op,
+        offset_bytes: unit * 4096,
+        size_bytes: units * 4096,
+    }
 }
 
 pub fn flush() -> HostRequest {
-    HostRequest { arrival_ns: 0, op: HostOp::Flush, offset_bytes: 0, size_bytes: 0 }
+    HostRequest {
+        arrival_ns: 0,
+        op: HostOp::Flush,
+        offset_bytes: 0,
+        size_bytes: 0,
+    }
 }
 
 /// One closed-loop flow replaying `reqs` at queue depth `qd`.
 pub fn closed(reqs: Vec<HostRequest>, qd: u32) -> Workload {
-    Workload { flows: vec![Flow { name: "test".into(), arrival: Arrival::Closed { queue_depth: qd }, source: Box::new(VecSource::new(reqs)) }], duration_ns: None, stats: Default::default() }
+    Workload {
+        flows: vec![Flow {
+            name: "test".into(),
+            arrival: Arrival::Closed { queue_depth: qd },
+            source: Box::new(VecSource::new(reqs)),
+        }],
+        duration_ns: None,
+        stats: Default::default(),
+    }
 }
 
 /// One open-loop flow replaying `reqs` at their arrival times.
 pub fn open(reqs: Vec<HostRequest>) -> Workload {
-    Workload { flows: vec![Flow { name: "test".into(), arrival: Arrival::Open, source: Box::new(VecSource::new(reqs)) }], duration_ns: None, stats: Default::default() }
+    Workload {
+        flows: vec![Flow {
+            name: "test".into(),
+            arrival: Arrival::Open,
+            source: Box::new(VecSource::new(reqs)),
+        }],
+        duration_ns: None,
+        stats: Default::default(),
+    }
 }

@@ -107,8 +107,12 @@ impl SuspendPolicy {
             SuspendPolicyKind::None => SuspendPolicy::None(none::NoSuspend),
             SuspendPolicyKind::Ies => SuspendPolicy::Ies(ies::Ies),
             SuspendPolicyKind::Des => SuspendPolicy::Des(des::Des),
-            SuspendPolicyKind::SsrStatic => SuspendPolicy::SsrStatic(ssr_static::SsrStatic::new(cfg.safe_points_per_loop)),
-            SuspendPolicyKind::SsrDynamic => SuspendPolicy::SsrDynamic(ssr_dynamic::SsrDynamic::new(cfg.ssr_dynamic_safe_points.clone())),
+            SuspendPolicyKind::SsrStatic => {
+                SuspendPolicy::SsrStatic(ssr_static::SsrStatic::new(cfg.safe_points_per_loop))
+            }
+            SuspendPolicyKind::SsrDynamic => SuspendPolicy::SsrDynamic(
+                ssr_dynamic::SsrDynamic::new(cfg.ssr_dynamic_safe_points.clone()),
+            ),
         }
     }
 
@@ -180,7 +184,11 @@ pub struct Reliability {
 
 impl Reliability {
     pub fn new(cfg: &SchedulerConfig) -> Reliability {
-        Reliability { safe: cfg.safe_suspensions_per_loop.clone(), coefficient: cfg.extra_rber_per_excess_suspension, exponent: cfg.extra_rber_exponent }
+        Reliability {
+            safe: cfg.safe_suspensions_per_loop.clone(),
+            coefficient: cfg.extra_rber_per_excess_suspension,
+            exponent: cfg.extra_rber_exponent,
+        }
     }
 
     /// N_safe for a block at `pe_cycles`.
@@ -209,7 +217,13 @@ mod tests {
     use super::*;
 
     fn view(pos: u64, last: Option<u64>) -> EraseView {
-        EraseView { pos_ns: pos, last_suspend_pos_ns: last, loop_ns: 5000, loops: 5, pe_cycles: 0 }
+        EraseView {
+            pos_ns: pos,
+            last_suspend_pos_ns: last,
+            loop_ns: 5000,
+            loops: 5,
+            pe_cycles: 0,
+        }
     }
 
     #[test]
@@ -220,13 +234,23 @@ mod tests {
         assert_eq!(next_grid_point(&view(500, Some(500)), 10), Some(1000));
         assert_eq!(next_grid_point(&view(4999, None), 10), Some(5000));
         assert_eq!(next_grid_point(&view(5001, None), 10), Some(5500));
-        assert_eq!(next_grid_point(&view(24_600, None), 10), None, "the erase's end is no suspension point");
+        assert_eq!(
+            next_grid_point(&view(24_600, None), 10),
+            None,
+            "the erase's end is no suspension point"
+        );
         // One point per loop (D-ES): loop ends, never the last one.
         assert_eq!(next_grid_point(&view(1, None), 1), Some(5000));
         assert_eq!(next_grid_point(&view(5000, Some(5000)), 1), Some(10_000));
         assert_eq!(next_grid_point(&view(20_001, None), 1), None);
         // Uneven spacing: 3 points in a 1000 ns loop at 333, 666, 1000.
-        let v = EraseView { pos_ns: 334, last_suspend_pos_ns: None, loop_ns: 1000, loops: 2, pe_cycles: 0 };
+        let v = EraseView {
+            pos_ns: 334,
+            last_suspend_pos_ns: None,
+            loop_ns: 1000,
+            loops: 2,
+            pe_cycles: 0,
+        };
         assert_eq!(next_grid_point(&v, 3), Some(666));
     }
 

@@ -12,7 +12,9 @@ pub struct SsrStatic {
 
 impl SsrStatic {
     pub fn new(points_per_loop: u32) -> SsrStatic {
-        SsrStatic { n: points_per_loop.max(1) }
+        SsrStatic {
+            n: points_per_loop.max(1),
+        }
     }
 
     pub fn points_per_loop(&self) -> u32 {

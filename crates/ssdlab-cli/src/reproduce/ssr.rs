@@ -1,0 +1,214 @@
+//! `ssdlab reproduce ssr`: the erase-suspend experiment of spec 01 (see
+//! `docs/erase-suspend.md`). Prints a markdown report and writes `ssr.md`, `ssr.csv`,
+//! `ssr.json` and `ssr.svg` (log-scale CCDF of read and write latency per policy) to `--out`.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use plotters::prelude::*;
+use ssdlab_experiments::ssr::{self as exp, SsrParams, SsrReport, SsrWorkload};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct SsrArgs {
+    /// Output directory for ssr.md, ssr.csv, ssr.json and ssr.svg.
+    #[arg(long, default_value = "out/reproduce-ssr")]
+    out: PathBuf,
+    /// Shrink the Table-1 device by this factor (chips per channel first, then pages per
+    /// block) and divide the requests per run by it (1 = the paper's 256 GiB device and
+    /// ~10^7 reads per run).
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// Requests per run (overrides the default derived from the p99.9999 sample target).
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Runs in parallel (each holds its own copy of the preconditioned device).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Override the preset's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// No per-run progress lines on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(a: &SsrArgs) -> Result<()> {
+    let wall = Instant::now();
+    let mut p = SsrParams::paper(a.scale)?;
+    if let Some(s) = a.seed {
+        p.base.seed = s;
+    }
+    if let Some(n) = a.requests {
+        if n == 0 {
+            bail!("--requests: must be > 0");
+        }
+        p.requests = vec![n; p.workloads.len()];
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.jobs.max(1))
+        .build()
+        .context("--jobs: cannot start the worker threads")?;
+    let quiet = a.quiet;
+    if !quiet {
+        eprintln!(
+            "reproduce ssr: preconditioning the Table-1 device ({} chips/channel, {} pages/block), then {} policies x {} workloads ({} requests per run) on {} threads ...",
+            p.base.device.geometry.chips_per_channel,
+            p.base.device.geometry.pages_per_block,
+            p.policies.len(),
+            p.workloads.len(),
+            p.requests.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
+            pool.current_num_threads()
+        );
+    }
+    let progress = move |r: &exp::SsrRun| {
+        if !quiet {
+            eprintln!(
+                "  {:<11} {:<4}: read p99.99 {:>9.1} us, write p99.99 {:>9.1} us, {} suspensions, {:.1} s wall",
+                r.policy,
+                r.workload,
+                r.read.p99_99 as f64 / 1e3,
+                r.write.p99_99 as f64 / 1e3,
+                r.suspend.erase_suspensions,
+                r.wall_s
+            );
+        }
+    };
+    let report = pool.install(|| exp::run(&p, &progress))?;
+    let total_wall = wall.elapsed().as_secs_f64();
+    let md = markdown(&report, &p, total_wall);
+    print!("{md}");
+    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    write(&a.out.join("ssr.md"), &md)?;
+    write(&a.out.join("ssr.csv"), &report.csv())?;
+    let json = serde_json::to_string_pretty(&report).context("serialising ssr.json")?;
+    write(&a.out.join("ssr.json"), &(json + "\n"))?;
+    let svg = a.out.join("ssr.svg");
+    plot(&report, &svg).with_context(|| format!("drawing {}", svg.display()))?;
+    println!(
+        "\nwrote {}/ssr.md, ssr.csv, ssr.json, ssr.svg",
+        a.out.display()
+    );
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
+    let c = &p.base;
+    let g = &c.device.geometry;
+    let t = c.device.timing.get(c.device.cell_mode);
+    let s = &c.scheduler;
+    let mut o = String::new();
+    let _ = writeln!(o, "# Erase suspend/resume policies (spec 01, SSR paper)\n");
+    let _ = writeln!(
+        o,
+        "* Device: {} channels x {} chips x {} die, {} planes/die, {} blocks/plane, {} pages/block ({}), {} B pages, OP {:.0} %, page mapping, greedy preemptible GC (urgent below {} free blocks per plane), seed {}.",
+        g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, r.scale_note, g.page_size_bytes,
+        c.device.over_provisioning_ratio * 100.0, c.ftl.gc_hard_free_blocks, c.seed
+    );
+    let _ = writeln!(
+        o,
+        "* Timing: read {} us, program {} us, erase {} loops x {} ms, suspend penalty {} us, resume penalty {} us.",
+        t.read_ns as f64 / 1e3,
+        t.program_ns as f64 / 1e3,
+        t.erase_loops.first().map_or(0, |e| e.1),
+        t.erase_loop_ns as f64 / 1e6,
+        t.suspend_penalty_ns as f64 / 1e3,
+        t.resume_penalty_ns as f64 / 1e3
+    );
+    let _ = writeln!(
+        o,
+        "* Policies: none, ies, des, ssr-static (N = {}), ssr-dynamic (N by P/E: {:?}); safe limit N_safe(PE) {:?}; extra RBER = {:e} x excess^{}.",
+        s.safe_points_per_loop, s.ssr_dynamic_safe_points, s.safe_suspensions_per_loop, s.extra_rber_per_excess_suspension, s.extra_rber_exponent
+    );
+    let _ = writeln!(
+        o,
+        "* Workloads: fio = 4 KiB random 70 % reads QD 16; tpcc = TPC-C-like OLTP model (8 KiB pages, 65 % reads, sequential log writes, group-commit flushes), QD 16. Requests per run: {}.",
+        p.workloads.iter().zip(&p.requests).map(|(w, n)| format!("{} {}", w.name(), n)).collect::<Vec<_>>().join(", ")
+    );
+    let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state.\n", r.precondition_wall_s);
+    o += &r.markdown();
+    let _ = writeln!(
+        o,
+        "\nRuns: {:.1} s wall; whole command {:.1} s.",
+        r.runs_wall_s, total_wall_s
+    );
+    o
+}
+
+const COLORS: [RGBColor; 5] = [
+    RGBColor(0, 0, 0),
+    RGBColor(220, 50, 32),
+    RGBColor(0, 114, 178),
+    RGBColor(0, 158, 115),
+    RGBColor(230, 159, 0),
+];
+
+/// 2 x 2 panels (workload x read/write): CCDF of latency, both axes log scale.
+fn plot(r: &SsrReport, path: &Path) -> Result<()> {
+    let root = SVGBackend::new(path, (1200, 900)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((2, 2));
+    for (i, area) in panels.iter().enumerate() {
+        let w = SsrWorkload::ALL[i / 2];
+        let op = if i % 2 == 0 { "read" } else { "write" };
+        let runs: Vec<_> = r.runs.iter().filter(|x| x.workload == w.name()).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let pts = |x: &exp::SsrRun| -> Vec<(f64, f64)> {
+            let c = if op == "read" {
+                &x.read_ccdf
+            } else {
+                &x.write_ccdf
+            };
+            c.iter()
+                .filter(|(_, p)| *p > 0.0)
+                .map(|&(v, p)| (v.max(1) as f64 / 1e3, p))
+                .collect()
+        };
+        let all: Vec<(f64, f64)> = runs.iter().flat_map(|x| pts(x)).collect();
+        if all.is_empty() {
+            continue;
+        }
+        let x_lo = all
+            .iter()
+            .map(|p| p.0)
+            .fold(f64::INFINITY, f64::min)
+            .max(1e-3);
+        let x_hi = all.iter().map(|p| p.0).fold(0.0, f64::max) * 1.5;
+        let y_lo = all.iter().map(|p| p.1).fold(1.0, f64::min).min(1e-7) / 2.0;
+        let mut c = ChartBuilder::on(area)
+            .caption(
+                format!("{} {op} latency CCDF", w.name()),
+                ("sans-serif", 20),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..1.0).log_scale())?;
+        c.configure_mesh()
+            .x_desc("latency (us, log)")
+            .y_desc("P(latency > x) (log)")
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()?;
+        for (k, x) in runs.iter().enumerate() {
+            let color = COLORS[k % COLORS.len()];
+            c.draw_series(LineSeries::new(pts(x), color.stroke_width(2)))?
+                .label(x.policy)
+                .legend(move |(a, b)| {
+                    PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
+                });
+        }
+        c.configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

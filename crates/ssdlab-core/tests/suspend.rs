@@ -1,0 +1,329 @@
+//! Erase suspension in the timed engine, hand-checked (spec 01, docs/erase-suspend.md).
+//!
+//! One die, one plane. Writes fill the device until GC erases a block that holds no valid
+//! data (so GC issues only the erase). Reads of other units arrive while the erase runs;
+//! every completion time below is derived by hand from C (command), L (erase loop), P
+//! (suspend penalty) and R (one 4 KiB read: C + tR + transfer).
+
+mod common;
+
+use common::{flush, open, req};
+use ssdlab_core::config::{Mode, SuspendPolicyKind};
+use ssdlab_core::stats::EraseRecord;
+use ssdlab_core::{Config, NoProgress, Simulation};
+use ssdlab_workload::{HostOp, HostRequest};
+
+const C: u64 = 1000;
+const L: u64 = 5_000_000;
+const P: u64 = 100_000;
+const R: u64 = C + 40_000 + 5120;
+
+fn config(policy: SuspendPolicyKind) -> Config {
+    let mut c = common::tiny(1, 8, 4, 1, 1.0);
+    c.mode = Mode::Timed;
+    c.scheduler.erase_suspend = policy;
+    assert_eq!(
+        (
+            c.device.timing.tlc.erase_loop_ns,
+            c.device.timing.tlc.erase_loops.clone(),
+            c.device.timing.tlc.suspend_penalty_ns
+        ),
+        (L, vec![(0, 5)], P)
+    );
+    c
+}
+
+/// The fill that makes GC erase a block without valid data.
+fn prep() -> Vec<HostRequest> {
+    vec![
+        req(HostOp::Write, 0, 16),
+        flush(),
+        req(HostOp::Write, 0, 4),
+        flush(),
+        req(HostOp::Write, 4, 4),
+        flush(),
+        req(HostOp::Write, 8, 4),
+        flush(),
+    ]
+}
+
+fn read_at(unit: u64, at_ns: u64) -> HostRequest {
+    let mut r = req(HostOp::Read, unit, 1);
+    r.arrival_ns = at_ns;
+    r
+}
+
+struct Run {
+    /// (arrival, completion) of the reads, in arrival order.
+    reads: Vec<(u64, u64)>,
+    erase: EraseRecord,
+    results: ssdlab_core::Results,
+}
+
+fn run(c: Config, reads: &[(u64, u64)]) -> Run {
+    let mut s = Simulation::new(c).unwrap();
+    s.trace_completions = true;
+    let mut w = prep();
+    w.extend(reads.iter().map(|&(u, t)| read_at(u, t)));
+    let results = s.run_workload_with(open(w), &mut NoProgress).unwrap();
+    let mut rd: Vec<(u64, u64)> = s
+        .completions
+        .iter()
+        .filter(|c| c.op == HostOp::Read)
+        .map(|c| (c.submit_ns, c.complete_ns))
+        .collect();
+    rd.sort_unstable();
+    Run {
+        reads: rd,
+        erase: s.erase_trace.first().expect("GC erased a block").clone(),
+        results,
+    }
+}
+
+/// Start of the first erase (the same for every policy: nothing differs before the reads).
+fn erase_start() -> u64 {
+    let r = run(config(SuspendPolicyKind::None), &[]);
+    assert_eq!(
+        (
+            r.erase.loops,
+            r.erase.suspensions,
+            r.erase.end_ns - r.erase.start_ns
+        ),
+        (5, 0, C + 5 * L)
+    );
+    r.erase.start_ns
+}
+
+/// The erase took its loops plus the penalties it paid, and nothing finished early or late.
+fn check_exec(e: &EraseRecord) {
+    assert_eq!(
+        e.exec_ns,
+        e.command_ns + e.loops as u64 * e.loop_ns + e.penalties_ns,
+        "{e:?}"
+    );
+}
+
+#[test]
+fn one_read_mid_loop_under_each_policy() {
+    let t0 = erase_start();
+    let w0 = t0 + C; // array work starts
+    let ta = w0 + 2 * L + 1_650_000; // position 2.33 L: inside the third loop
+    let end = w0 + 5 * L;
+    // (policy, suspension time, suspensions in loop 3 (index 2), erase end)
+    let cases = [
+        (SuspendPolicyKind::None, None, end + R),
+        (SuspendPolicyKind::Ies, Some(ta), end + P + R),
+        (SuspendPolicyKind::Des, Some(w0 + 3 * L), end + P + R),
+        (
+            SuspendPolicyKind::SsrStatic,
+            Some(w0 + 2 * L + 2_000_000),
+            end + P + R,
+        ),
+        // 30 safe points per loop at low P/E: the 10th of the loop, at floor(10 L / 30).
+        (
+            SuspendPolicyKind::SsrDynamic,
+            Some(w0 + 2 * L + 1_666_666),
+            end + P + R,
+        ),
+    ];
+    for (policy, suspend_at, erase_end_or_read) in cases {
+        let r = run(config(policy), &[(15, ta)]);
+        assert_eq!(r.erase.start_ns, t0, "{policy:?}");
+        check_exec(&r.erase);
+        let s = r.results.suspend.as_ref().unwrap();
+        match suspend_at {
+            None => {
+                assert_eq!(
+                    r.reads,
+                    vec![(ta, end + R)],
+                    "none: the read waits for the whole erase"
+                );
+                assert_eq!(r.erase.end_ns, end);
+                assert_eq!(s.erase_read_delay_max_ns, end - ta);
+            }
+            Some(ts) => {
+                assert_eq!(r.reads, vec![(ta, ts + P + R)], "{policy:?}");
+                assert_eq!(
+                    r.erase.end_ns, erase_end_or_read,
+                    "{policy:?}: the remaining work resumes exactly"
+                );
+                assert_eq!(
+                    (r.erase.suspensions, r.erase.penalties_ns),
+                    (1, P),
+                    "{policy:?}"
+                );
+                // D-ES suspends at the end of loop 3, which counts for loop 3.
+                assert_eq!(
+                    r.erase.suspensions_per_loop,
+                    vec![0, 0, 1, 0, 0],
+                    "{policy:?}"
+                );
+                assert_eq!(s.erase_read_delay_max_ns, ts + P - ta, "{policy:?}");
+                assert_eq!(
+                    (
+                        s.erase_suspensions,
+                        s.erases_exceeding_safe_limit,
+                        s.max_suspensions_per_loop
+                    ),
+                    (1, 0, 1)
+                );
+            }
+        }
+    }
+}
+
+/// A second read arrives while the first is served in the suspension: I-ES serves it in the
+/// same suspension; D-ES and SSR serve only the reads queued at the suspension, so the
+/// second read waits for the next safe point (SSR(s): 0.1 L later).
+#[test]
+fn read_arriving_during_suspension() {
+    let t0 = erase_start();
+    let w0 = t0 + C;
+    let ta = w0 + 2 * L + 1_650_000;
+    let end = w0 + 5 * L;
+    // I-ES
+    let r = run(
+        config(SuspendPolicyKind::Ies),
+        &[(15, ta), (14, ta + P + 10_000)],
+    );
+    assert_eq!(
+        r.reads,
+        vec![(ta, ta + P + R), (ta + P + 10_000, ta + P + 2 * R)]
+    );
+    assert_eq!((r.erase.suspensions, r.erase.end_ns), (1, end + P + 2 * R));
+    check_exec(&r.erase);
+    // SSR(s)
+    let t1 = w0 + 2 * L + 2_000_000;
+    let r = run(
+        config(SuspendPolicyKind::SsrStatic),
+        &[(15, ta), (14, t1 + P + 10_000)],
+    );
+    let resume = t1 + P + R;
+    let t2 = resume + L / 10;
+    assert_eq!(
+        r.reads,
+        vec![(ta, t1 + P + R), (t1 + P + 10_000, t2 + P + R)]
+    );
+    assert_eq!(
+        (r.erase.suspensions, r.erase.end_ns),
+        (2, end + 2 * (P + R))
+    );
+    assert_eq!(r.erase.suspensions_per_loop, vec![0, 0, 2, 0, 0]);
+    check_exec(&r.erase);
+    // D-ES: the second suspension is at the end of the fourth loop.
+    let t1 = w0 + 3 * L;
+    let r = run(
+        config(SuspendPolicyKind::Des),
+        &[(15, ta), (14, t1 + P + 10_000)],
+    );
+    let resume = t1 + P + R;
+    let t2 = resume + L;
+    assert_eq!(
+        r.reads,
+        vec![(ta, t1 + P + R), (t1 + P + 10_000, t2 + P + R)]
+    );
+    assert_eq!(r.erase.suspensions_per_loop, vec![0, 0, 1, 1, 0]);
+    check_exec(&r.erase);
+}
+
+/// The resume penalty (re-ramp) delays the rest of the erase, not the read.
+#[test]
+fn resume_penalty_is_charged_on_resume() {
+    let t0 = erase_start();
+    let w0 = t0 + C;
+    let ta = w0 + 2 * L + 1_650_000;
+    let mut c = config(SuspendPolicyKind::SsrStatic);
+    c.device.timing.tlc.resume_penalty_ns = 20_000;
+    let r = run(c, &[(15, ta)]);
+    let t1 = w0 + 2 * L + 2_000_000;
+    assert_eq!(r.reads, vec![(ta, t1 + P + R)]);
+    assert_eq!(
+        (r.erase.end_ns, r.erase.penalties_ns),
+        (w0 + 5 * L + P + R + 20_000, P + 20_000)
+    );
+    check_exec(&r.erase);
+}
+
+/// In the last loop D-ES has no loop boundary left: the read waits for the erase.
+#[test]
+fn des_never_suspends_in_the_last_loop() {
+    let t0 = erase_start();
+    let w0 = t0 + C;
+    let ta = w0 + 4 * L + 1_000;
+    let r = run(config(SuspendPolicyKind::Des), &[(15, ta)]);
+    assert_eq!(r.reads, vec![(ta, w0 + 5 * L + R)]);
+    assert_eq!(r.erase.suspensions, 0);
+}
+
+/// The starvation guard stops suspending after `max_suspensions_per_erase`.
+#[test]
+fn starvation_guard_limits_suspensions() {
+    let t0 = erase_start();
+    let w0 = t0 + C;
+    let mut c = config(SuspendPolicyKind::SsrStatic);
+    c.scheduler.max_suspensions_per_erase = 1;
+    let ta = w0 + L / 2 + 1;
+    let r = run(c, &[(15, ta), (14, w0 + 3 * L)]);
+    let t1 = w0 + L / 2 + L / 10;
+    assert_eq!(
+        r.reads,
+        vec![(ta, t1 + P + R), (w0 + 3 * L, w0 + 5 * L + P + R + R)]
+    );
+    assert_eq!(r.erase.suspensions, 1);
+}
+
+#[test]
+fn bad_suspend_config_is_an_error() {
+    let mut c = config(SuspendPolicyKind::SsrDynamic);
+    c.scheduler.ssr_dynamic_safe_points = vec![(10, 30)];
+    let e = Simulation::new(c).err().unwrap().to_string();
+    assert!(e.starts_with("scheduler.ssr_dynamic_safe_points"), "{e}");
+    let text = "[scheduler]\nerase_suspend = \"ssr-static\"\nsafe_points_per_loopz = 3\n";
+    assert!(
+        Config::from_toml_str(text, "x.toml").is_err(),
+        "unknown keys are errors"
+    );
+    let text = "[scheduler]\nerase_suspend = \"sometimes\"\n";
+    assert!(Config::from_toml_str(text, "x.toml").is_err());
+}
+
+/// Program suspend: a read waiting on a program runs at the next ISPP loop boundary.
+#[test]
+fn program_suspend_at_loop_boundary() {
+    let mut c = config(SuspendPolicyKind::None);
+    c.scheduler.program_suspend = true;
+    let prog = c.device.timing.tlc.program_ns;
+    let loops = c.device.timing.tlc.program_loops as u64;
+    let mut s = Simulation::new(c).unwrap();
+    s.trace_completions = true;
+    // Unit 0 on flash, then a write whose program a read of unit 0 interrupts.
+    s.run_workload_with(
+        common::closed(vec![req(HostOp::Write, 0, 1), flush()], 1),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let x = 5120; // one 4 KiB page over the channel
+    let prog_start = C + x; // the flush programs the partial page at once
+    let ta = prog_start + prog / loops + 7;
+    let mut rd = read_at(0, ta);
+    rd.arrival_ns = ta;
+    let mut w = req(HostOp::Write, 1, 1);
+    w.arrival_ns = 0;
+    let r = s
+        .run_workload_with(open(vec![w, flush(), rd]), &mut NoProgress)
+        .unwrap();
+    let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
+    let boundary = prog_start + 2 * prog / loops;
+    assert_eq!((read.submit_ns, read.complete_ns), (ta, boundary + P + R));
+    assert_eq!(r.suspend.unwrap().program_suspensions, 1);
+    let fl = s
+        .completions
+        .iter()
+        .find(|c| c.op == HostOp::Flush)
+        .unwrap();
+    assert_eq!(
+        fl.complete_ns,
+        prog_start + prog + P + R + 1000,
+        "the program resumes after the read; + buffer_access_ns"
+    );
+}
