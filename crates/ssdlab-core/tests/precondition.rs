@@ -22,7 +22,9 @@ fn fill_overwrite_and_steady_state_stop() {
         p.steady_state_reached,
         "WAF settles within 5% long before 20 capacities"
     );
-    assert!(p.random_overwrite_units < 20 * units && p.random_overwrite_units % units == 0);
+    assert!(
+        p.random_overwrite_units < 20 * units && p.random_overwrite_units.is_multiple_of(units)
+    );
     assert!(p.waf > 1.0 && p.nand.erases.gc > 0);
     assert_eq!(sim.ftl.map.mapped_units(), units);
 

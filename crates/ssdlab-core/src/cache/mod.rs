@@ -36,6 +36,12 @@ pub struct WriteBuffer {
     head_seq: u64,
     live_pending: u32,
     inflight_units: u32,
+    /// Pages on their way to NAND in commit order: (sequence number of the page's first
+    /// unit, program finished). Flushes complete when the front has passed their mark.
+    inflight_pages: VecDeque<(u64, bool)>,
+    /// Token of `inflight_pages.front()`; tokens number pages in commit order.
+    front_token: u32,
+    next_token: u32,
 }
 
 impl WriteBuffer {
@@ -47,6 +53,9 @@ impl WriteBuffer {
             head_seq: 0,
             live_pending: 0,
             inflight_units: 0,
+            inflight_pages: VecDeque::new(),
+            front_token: 0,
+            next_token: 0,
         }
     }
 
@@ -104,6 +113,7 @@ impl WriteBuffer {
             Some(seq) => {
                 self.pending[(seq - self.head_seq) as usize].0 = NONE;
                 self.live_pending -= 1;
+                self.drop_leading_tombstones();
                 true
             }
             None => false,
@@ -127,8 +137,42 @@ impl WriteBuffer {
         n
     }
 
-    /// Remove the `n` units last peeked: they are now in flight to NAND.
-    pub fn commit_page(&mut self, n: usize) {
+    /// Trimmed entries at the front carry no data: drop them so that `head_seq` is always
+    /// the oldest unit still waiting (or the end).
+    fn drop_leading_tombstones(&mut self) {
+        while let Some(&(NONE, _)) = self.pending.front() {
+            self.pending.pop_front();
+            self.head_seq += 1;
+        }
+    }
+
+    /// Sequence number the next inserted unit will get: a flush arriving now covers every
+    /// unit below it.
+    pub fn end_seq(&self) -> u64 {
+        self.head_seq + self.pending.len() as u64
+    }
+
+    /// Every unit with a sequence number below this is on NAND (its program finished).
+    pub fn durable_seq(&self) -> u64 {
+        self.inflight_pages.front().map_or(self.head_seq, |p| p.0)
+    }
+
+    /// Token the next committed page will get.
+    pub fn next_token(&self) -> u32 {
+        self.next_token
+    }
+
+    /// Sequence number of the oldest unit still waiting for a page.
+    pub fn head_seq(&self) -> u64 {
+        self.head_seq
+    }
+
+    /// Remove the `n` units last peeked: they are now in flight to NAND. Returns the page's
+    /// token, to hand back to [`WriteBuffer::program_done`].
+    pub fn commit_page(&mut self, n: usize) -> u32 {
+        let token = self.next_token;
+        self.next_token = self.next_token.wrapping_add(1);
+        self.inflight_pages.push_back((self.head_seq, false));
         let mut left = n;
         while left > 0 {
             let Some((lpn, _)) = self.pending.pop_front() else {
@@ -140,24 +184,61 @@ impl WriteBuffer {
                 left -= 1;
             }
         }
-        // Trimmed entries at the front carry no data.
-        while let Some(&(NONE, _)) = self.pending.front() {
-            self.pending.pop_front();
-            self.head_seq += 1;
-        }
+        self.drop_leading_tombstones();
         self.live_pending -= n as u32;
         self.inflight_units += n as u32;
+        token
     }
 
-    /// A page program holding `units` buffer units finished.
-    pub fn program_done(&mut self, units: u32) {
+    /// The program of page `token`, holding `units` buffer units, finished.
+    pub fn program_done(&mut self, units: u32, token: u32) {
         self.inflight_units -= units;
+        let i = token.wrapping_sub(self.front_token) as usize;
+        if let Some(page) = self.inflight_pages.get_mut(i) {
+            page.1 = true;
+        }
+        while self.inflight_pages.front().is_some_and(|p| p.1) {
+            self.inflight_pages.pop_front();
+            self.front_token = self.front_token.wrapping_add(1);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trimmed_units_do_not_hold_back_a_flush() {
+        let mut b = WriteBuffer::new(8);
+        b.insert(1, 1);
+        b.insert(2, 2);
+        let mark = b.end_seq();
+        assert!(b.discard(2) && b.discard(1));
+        assert!(b.durable_seq() >= mark, "nothing left to program");
+    }
+
+    #[test]
+    fn durable_frontier_follows_the_oldest_unfinished_page() {
+        let mut b = WriteBuffer::new(16);
+        let (mut l, mut v) = ([0; 2], [0; 2]);
+        for lpn in 0..6 {
+            b.insert(lpn, 1);
+        }
+        let n = b.peek_page(&mut l, &mut v);
+        let t0 = b.commit_page(n);
+        let n = b.peek_page(&mut l, &mut v);
+        let t1 = b.commit_page(n);
+        assert_eq!(b.durable_seq(), 0);
+        b.program_done(2, t1); // finishes out of order
+        assert_eq!(b.durable_seq(), 0);
+        b.program_done(2, t0);
+        assert_eq!(
+            b.durable_seq(),
+            4,
+            "both pages done; units 4 and 5 still wait"
+        );
+    }
 
     #[test]
     fn merges_rewrites_and_packs_in_order() {
@@ -172,13 +253,20 @@ mod tests {
         let (mut l, mut v) = ([0; 4], [0; 4]);
         let n = b.peek_page(&mut l, &mut v);
         assert_eq!((&l[..n], &v[..n]), (&[5, 7][..], &[3, 4][..]));
-        b.commit_page(n);
+        let flush_mark = b.end_seq();
+        let t = b.commit_page(n);
         assert_eq!(
             (b.pending_units(), b.inflight_units(), b.free_units()),
             (0, 2, 6)
         );
         assert_eq!(b.lookup(5), None);
-        b.program_done(2);
-        assert!(b.is_empty());
+        b.insert(9, 5); // arrives after the flush mark
+        assert!(b.durable_seq() < flush_mark);
+        b.program_done(2, t);
+        assert!(
+            b.durable_seq() >= flush_mark,
+            "the page before the mark is on NAND"
+        );
+        assert_eq!(b.pending_units(), 1);
     }
 }

@@ -322,30 +322,6 @@ impl Derived {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::FastDiv;
-
-    #[test]
-    fn fast_division_is_exact() {
-        for d in [1u32, 2, 3, 7, 128, 683, 768, 3072, 65_537, u32::MAX] {
-            let f = FastDiv::new(d);
-            for x in [
-                0u32,
-                1,
-                d - 1,
-                d,
-                d.wrapping_add(1),
-                12_345_678,
-                u32::MAX - 1,
-                u32::MAX,
-            ] {
-                assert_eq!(f.div(x), x / d, "{x} / {d}");
-            }
-        }
-    }
-}
-
 /// Plane ids in stripe order; `order[0]` varies fastest.
 fn stripe_sequence(g: &Geometry, order: &str) -> Vec<u32> {
     let extent = |c: char| match c {
@@ -373,4 +349,28 @@ fn stripe_sequence(g: &Geometry, order: &str) -> Vec<u32> {
         out.push(die * g.planes_per_die + p);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastDiv;
+
+    #[test]
+    fn fast_division_is_exact() {
+        for d in [1u32, 2, 3, 7, 128, 683, 768, 3072, 65_537, u32::MAX] {
+            let f = FastDiv::new(d);
+            for x in [
+                0u32,
+                1,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                12_345_678,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
+                assert_eq!(f.div(x), x / d, "{x} / {d}");
+            }
+        }
+    }
 }

@@ -106,6 +106,8 @@ pub struct Ftl {
     /// of the logical space plus one block), so no plane fills up with data that is never
     /// invalidated while the others keep the spare space.
     plane_valid_cap_units: u64,
+    /// Planes whose GC victim's erase is still pending (timed mode).
+    gc_in_progress: Vec<bool>,
 }
 
 impl Ftl {
@@ -143,6 +145,7 @@ impl Ftl {
             plane_valid_units: vec![0; g.planes as usize],
             plane_valid_cap_units: d.logical_units as u64 / g.planes as u64
                 + g.units_per_block as u64,
+            gc_in_progress: vec![false; g.planes as usize],
         }
     }
 
@@ -239,26 +242,31 @@ impl Ftl {
     }
 
     /// Program one host page holding `lpns` (at most a page's worth; fewer = padded) on the
-    /// next plane in stripe order that can take it. Returns the plane, or `None` when no
-    /// plane has a free page outside its GC reserve (the caller waits for GC).
+    /// next plane in stripe order that can take it; `tag` travels with the program. Returns
+    /// the plane, or `None` when no plane has a free page outside its GC reserve (the caller
+    /// waits for GC). Planes that are collecting or hold more than their share of valid
+    /// data are used only when no other plane can take the page.
     pub fn write_host_page<S: NandSink>(
         &mut self,
         lpns: &[u32],
         versions: &[u32],
+        tag: u32,
         sink: &mut S,
     ) -> Option<u32> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
-        // First pass: planes within their share of valid data; second: any plane with room.
+        // First pass: planes not collecting and within their share of valid data; second:
+        // any plane with room.
         for pass in 0..2 {
             for _ in 0..self.alloc.stripe_len() {
                 let plane = self.alloc.next_stripe_plane();
                 if pass == 0
-                    && self.plane_valid_units[plane as usize] + lpns.len() as u64
-                        > self.plane_valid_cap_units
+                    && (self.gc_in_progress[plane as usize]
+                        || self.plane_valid_units[plane as usize] + lpns.len() as u64
+                            > self.plane_valid_cap_units)
                 {
                     continue;
                 }
-                if let Some(placed) = self.place_host_page(plane, lpns, versions, sink) {
+                if let Some(placed) = self.place_host_page(plane, lpns, versions, tag, sink) {
                     return Some(placed);
                 }
             }
@@ -272,6 +280,7 @@ impl Ftl {
         plane: u32,
         lpns: &[u32],
         versions: &[u32],
+        tag: u32,
         sink: &mut S,
     ) -> Option<u32> {
         let (block, page) = self.take_page(plane, Stream::Host)?;
@@ -285,7 +294,7 @@ impl Ftl {
                 block,
                 page,
                 lpns.len() as u32,
-                NONE,
+                tag,
             ),
         );
         self.after_page(plane, Stream::Host, block);
@@ -296,6 +305,13 @@ impl Ftl {
     #[inline]
     pub fn wants_gc(&self, plane: u32) -> bool {
         self.alloc.free_blocks(plane) < self.gc_soft_free_blocks
+    }
+
+    /// Whether `plane` is down to its GC reserve (host writes can no longer open a block
+    /// there) and GC has work.
+    #[inline]
+    pub fn gc_pressing(&self, plane: u32) -> bool {
+        self.alloc.free_blocks(plane) <= self.gc_hard_free_blocks
     }
 
     /// Whether `plane` is below the urgent GC threshold. Host writes stop opening blocks on
@@ -325,7 +341,14 @@ impl Ftl {
         };
         self.relocate_and_erase(plane, victim, cause, sink)?;
         self.counters.gc_invocations += 1;
+        self.gc_in_progress[plane as usize] = S::DEFERRED_ERASE;
         Ok(true)
+    }
+
+    /// Whether `plane` has collected a victim whose erase has not finished yet.
+    #[inline]
+    pub fn gc_in_progress(&self, plane: u32) -> bool {
+        self.gc_in_progress[plane as usize]
     }
 
     /// Move every valid unit of `victim` (already removed from the victim index) to the
@@ -431,6 +454,7 @@ impl Ftl {
         self.blocks.valid_units[b] = 0;
         self.blocks.next_page[b] = 0;
         let plane = self.geo.plane_of_block(block);
+        self.gc_in_progress[plane as usize] = false;
         let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
         if self.blocks.erase_count[b] >= endurance {
             self.blocks.state[b] = BlockState::Bad;

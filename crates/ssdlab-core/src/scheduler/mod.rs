@@ -4,8 +4,10 @@
 //! GC/wear-leveling, host writes. GC work exists only while a plane is below the soft
 //! threshold; ranking it above host writes (not above reads) makes writes, not reads, wait
 //! when GC falls behind, which is how the host write rate gets throttled to what GC can
-//! sustain. A die with a plane at or below the urgent (hard) threshold serves GC first,
-//! before reads too (non-preemptible GC). Consecutive operations of the same kind at the head of the chosen queue that
+//! sustain. Two kinds of pressure make a class take turns with the reads (one batch each)
+//! so that nothing starves: a plane down to its GC reserve (GC), and host writes waiting
+//! for write-buffer space (host programs). A plane below its reserve makes GC urgent: it
+//! runs first, before reads (non-preemptible GC). Consecutive operations of the same kind at the head of the chosen queue that
 //! target different planes of the die run together as one multi-plane operation.
 //! [`SuspendPolicy`] is asked whenever a host read waits on a die running an erase; while
 //! the erase is suspended the die serves host reads only ([`Scheduler::start_reads`]).
@@ -37,12 +39,18 @@ const NORMAL_ORDER: [Class; CLASSES] = [
     Class::Background,
     Class::HostWrite,
 ];
-const URGENT_ORDER: [Class; CLASSES] = [
-    Class::Background,
-    Class::HostRead,
-    Class::Mapping,
-    Class::HostWrite,
-];
+
+/// How badly a die's planes need GC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcPressure {
+    /// GC (if any) runs after host reads and before host writes.
+    Normal,
+    /// A plane is down to its GC reserve, so host writes cannot use it: GC and host reads
+    /// take turns, one batch each, so neither starves the other.
+    Pressing,
+    /// A plane is below its reserve: GC runs first (non-preemptible).
+    Urgent,
+}
 
 /// The operation(s) a die is running.
 #[derive(Clone, Copy)]
@@ -65,6 +73,8 @@ pub struct DieQueue {
     pub busy: bool,
     pub running: Batch,
     pub busy_ns: u64,
+    /// Class of the last batch started (for GC/read turn-taking).
+    last_class: Class,
 }
 
 pub struct Scheduler {
@@ -98,6 +108,7 @@ impl Scheduler {
                         len: 0,
                     },
                     busy_ns: 0,
+                    last_class: Class::HostRead,
                 })
                 .collect(),
             read_priority: cfg.read_priority,
@@ -131,16 +142,30 @@ impl Scheduler {
         self.dies[die as usize].queues.iter().map(|q| q.len()).sum()
     }
 
-    /// Pick the next batch for idle `die`; `urgent` = a plane of the die is below the hard
-    /// GC threshold. Marks the die busy and returns the batch, or `None` if nothing waits.
-    pub fn start_next(&mut self, die: u32, urgent: bool) -> Option<Batch> {
+    /// Pick the next batch for idle `die` under GC `pressure`; `writes_blocked` = host writes
+    /// wait for write-buffer space, so host programs take turns with reads instead of
+    /// starving behind them. Marks the die busy and returns the batch, or `None`.
+    pub fn start_next(
+        &mut self,
+        die: u32,
+        pressure: GcPressure,
+        writes_blocked: bool,
+    ) -> Option<Batch> {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
-        let order = if urgent { &URGENT_ORDER } else { &NORMAL_ORDER };
-        let class = order
-            .iter()
-            .copied()
+        // Turn-taking: GC under pressure goes first unless it had the last turn; blocked
+        // host writes go first right after a read batch.
+        let first = match pressure {
+            GcPressure::Urgent => Some(Class::Background),
+            GcPressure::Pressing if d.last_class != Class::Background => Some(Class::Background),
+            _ if writes_blocked && d.last_class == Class::HostRead => Some(Class::HostWrite),
+            _ => None,
+        };
+        let class = first
+            .into_iter()
+            .chain(NORMAL_ORDER)
             .find(|c| !d.queues[*c as usize].is_empty())?;
+        self.dies[die as usize].last_class = class;
         self.take_batch(die, class, MAX_PLANES_PER_DIE)
     }
 
@@ -261,13 +286,13 @@ mod tests {
         s.enqueue(0, op(OpKind::Program, Cause::Host, 8));
         s.enqueue(0, op(OpKind::Read, Cause::Gc, 1));
         assert!(s.enqueue(0, op(OpKind::Read, Cause::Host, 9)));
-        let b = s.start_next(0, false).unwrap();
+        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
         assert_eq!((b.len, b.ops[0].block), (1, 9));
         s.finish(0, 1);
-        let b = s.start_next(0, false).unwrap();
+        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
         assert_eq!(b.ops[0].cause, Cause::Gc, "GC before host writes");
         s.finish(0, 1);
-        let b = s.start_next(0, false).unwrap();
+        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
         assert_eq!(
             b.ops().iter().map(|o| o.block).collect::<Vec<_>>(),
             vec![0, 8],
@@ -276,11 +301,37 @@ mod tests {
         s.finish(0, 1);
         s.enqueue(0, op(OpKind::Read, Cause::Host, 2));
         s.enqueue(0, op(OpKind::Erase, Cause::Gc, 3));
-        let b = s.start_next(0, true).unwrap();
+        let b = s.start_next(0, GcPressure::Urgent, false).unwrap();
         assert_eq!(b.ops[0].cause, Cause::Gc, "urgent GC before host reads");
         s.finish(0, 1);
-        assert_eq!(s.start_next(0, true).unwrap().ops[0].block, 2);
+        assert_eq!(
+            s.start_next(0, GcPressure::Urgent, false).unwrap().ops[0].block,
+            2
+        );
         s.finish(0, 1);
-        assert!(s.start_next(0, false).is_none());
+        assert!(s.start_next(0, GcPressure::Normal, false).is_none());
+        // Pressing: GC and host reads alternate.
+        for b in [1, 2, 3] {
+            s.enqueue(0, op(OpKind::Read, Cause::Host, 10 + b));
+            s.enqueue(0, op(OpKind::Program, Cause::Gc, 20 + b));
+        }
+        let mut order = Vec::new();
+        while let Some(b) = s.start_next(0, GcPressure::Pressing, false) {
+            order.push(b.ops[0].block);
+            s.finish(0, 1);
+        }
+        assert_eq!(order, vec![21, 11, 22, 12, 23, 13]);
+        // Writes blocked on buffer space: host programs and reads alternate.
+        for b in [1, 2] {
+            // Same plane each (blocks 32, 34 on plane 0; 41, 43 on plane 1): no batching.
+            s.enqueue(0, op(OpKind::Read, Cause::Host, 30 + 2 * b));
+            s.enqueue(0, op(OpKind::Program, Cause::Host, 39 + 2 * b));
+        }
+        let mut order = Vec::new();
+        while let Some(b) = s.start_next(0, GcPressure::Normal, true) {
+            order.push(b.ops[0].block);
+            s.finish(0, 1);
+        }
+        assert_eq!(order, vec![41, 32, 43, 34]);
     }
 }

@@ -129,26 +129,32 @@ impl<'a> FunctionalDriver<'a> {
         } else {
             &[]
         };
-        let plane =
-            match self
-                .ftl
-                .write_host_page(&self.packer.lpns[..n], versions, &mut self.clock)
-            {
-                Some(p) => p,
-                None => {
-                    // Every plane is down to its GC reserve: collect everywhere, then retry.
-                    for plane in 0..self.ftl.geo.planes {
-                        collect_to_threshold(self.ftl, &mut self.clock, plane)?;
-                    }
-                    self.ftl
-                        .write_host_page(&self.packer.lpns[..n], versions, &mut self.clock)
-                        .ok_or_else(|| {
-                            SimError::DeviceFull(
-                                "no plane can take a host page and GC cannot reclaim space".into(),
-                            )
-                        })?
+        let plane = match self.ftl.write_host_page(
+            &self.packer.lpns[..n],
+            versions,
+            crate::flash::NONE,
+            &mut self.clock,
+        ) {
+            Some(p) => p,
+            None => {
+                // Every plane is down to its GC reserve: collect everywhere, then retry.
+                for plane in 0..self.ftl.geo.planes {
+                    collect_to_threshold(self.ftl, &mut self.clock, plane)?;
                 }
-            };
+                self.ftl
+                    .write_host_page(
+                        &self.packer.lpns[..n],
+                        versions,
+                        crate::flash::NONE,
+                        &mut self.clock,
+                    )
+                    .ok_or_else(|| {
+                        SimError::DeviceFull(
+                            "no plane can take a host page and GC cannot reclaim space".into(),
+                        )
+                    })?
+            }
+        };
         collect_to_threshold(self.ftl, &mut self.clock, plane)
     }
 

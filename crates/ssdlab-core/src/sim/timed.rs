@@ -28,7 +28,7 @@ use crate::flash::{Cause, Channels, NandOp, OpKind, NONE};
 use crate::ftl::{Ftl, NandSink};
 use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
 use crate::scheduler::suspend::{loop_of_position, next_grid_point};
-use crate::scheduler::{Batch, EraseView, Reliability, Scheduler, SuspendDecision};
+use crate::scheduler::{Batch, EraseView, GcPressure, Reliability, Scheduler, SuspendDecision};
 use crate::stats::{EraseRecord, HostCounters, Latency, SuspendSummary};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
@@ -194,9 +194,10 @@ pub struct TimedSim<'a> {
     buffer_waiters: VecDeque<u32>,
     /// Flushes waiting for the buffer to drain; while any waits, partial pages are
     /// programmed (padded) instead of waiting for more units.
-    drain_waiters: Vec<u32>,
+    drain_waiters: Vec<(u32, u64)>,
+    /// The host is done; the device programs what is buffered and finishes its GC.
+    settling: bool,
     wake: Wake,
-    gc_active: Vec<bool>,
     die_started_ns: Vec<u64>,
     host: HostCounters,
     latency: Latency,
@@ -290,8 +291,8 @@ impl<'a> TimedSim<'a> {
             flow_names,
             buffer_waiters: VecDeque::new(),
             drain_waiters: Vec::new(),
+            settling: false,
             wake: Wake::default(),
-            gc_active: vec![false; g.planes as usize],
             die_started_ns: vec![0; g.dies as usize],
             host: HostCounters::default(),
             latency: Latency::default(),
@@ -324,6 +325,45 @@ impl<'a> TimedSim<'a> {
         while let Some(die) = self.wake.idle.pop() {
             self.start_die(die);
         }
+        self.event_loop(progress, true)?;
+        if self.reqs.in_flight > 0 {
+            return Err(SimError::DeviceFull(format!(
+                "{} requests never completed: no plane could take a write and GC had nothing to reclaim ({} free blocks)",
+                self.reqs.in_flight,
+                self.ftl.free_blocks_total()
+            )));
+        }
+        // The measured figures end with the last host completion. Then the device settles,
+        // unmeasured: buffered units are programmed and pending GC erases finish, so the
+        // FTL state handed to a later phase has no lost writes and no half-erased blocks.
+        let die_busy_ns = self.sched.dies.iter().map(|d| d.busy_ns).collect();
+        let channel_busy_ns = self.channels.busy_ns().to_vec();
+        let events = self.q.scheduled_count();
+        self.settling = true;
+        self.pump_buffer()?;
+        while let Some(die) = self.wake.idle.pop() {
+            self.start_die(die);
+        }
+        self.event_loop(progress, false)?;
+        debug_assert!(self.buffer.is_empty());
+        progress.update(self.host.requests(), self.q.now_ns());
+        Ok(TimedOutcome {
+            host: self.host,
+            latency: self.latency,
+            per_flow: self.flow_names.into_iter().zip(self.per_flow).collect(),
+            sim_time_ns: self.last_completion_ns,
+            events,
+            die_busy_ns,
+            channel_busy_ns,
+            completions: self.completions.unwrap_or_default(),
+            suspend: self.susp,
+            erases: self.erase_trace.unwrap_or_default(),
+        })
+    }
+
+    /// Process events until the queue is empty or, with `until_host_done`, until every flow
+    /// is exhausted and no request is in flight.
+    fn event_loop(&mut self, progress: &mut dyn Progress, until_host_done: bool) -> Result<()> {
         let mut since_report = 0u32;
         while let Some((_, ev)) = self.q.pop() {
             match ev {
@@ -336,7 +376,8 @@ impl<'a> TimedSim<'a> {
             while let Some(die) = self.wake.idle.pop() {
                 self.start_die(die);
             }
-            if self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted) {
+            if until_host_done && self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted)
+            {
                 break;
             }
             since_report += 1;
@@ -345,28 +386,7 @@ impl<'a> TimedSim<'a> {
                 progress.update(self.host.requests(), self.q.now_ns());
             }
         }
-        if self.reqs.in_flight > 0 {
-            return Err(SimError::DeviceFull(format!(
-                "{} requests never completed: no plane could take a write and GC had nothing to reclaim ({} free blocks)",
-                self.reqs.in_flight,
-                self.ftl.free_blocks_total()
-            )));
-        }
-        progress.update(self.host.requests(), self.q.now_ns());
-        let events = self.q.scheduled_count();
-        let die_busy_ns = self.sched.dies.iter().map(|d| d.busy_ns).collect();
-        Ok(TimedOutcome {
-            host: self.host,
-            latency: self.latency,
-            per_flow: self.flow_names.into_iter().zip(self.per_flow).collect(),
-            sim_time_ns: self.last_completion_ns,
-            events,
-            die_busy_ns,
-            channel_busy_ns: self.channels.busy_ns().to_vec(),
-            completions: self.completions.unwrap_or_default(),
-            suspend: self.susp,
-            erases: self.erase_trace.unwrap_or_default(),
-        })
+        Ok(())
     }
 
     fn past_duration(&self) -> bool {
@@ -468,11 +488,13 @@ impl<'a> TimedSim<'a> {
                 self.finish_after_buffer(id);
             }
             HostOp::Flush => {
-                if self.buffer.is_empty() {
+                // Covers the units written before it; later writes do not delay it.
+                let mark = self.buffer.end_seq();
+                if self.buffer.durable_seq() >= mark {
                     self.finish_after_buffer(id);
                 } else {
                     self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
-                    self.drain_waiters.push(id);
+                    self.drain_waiters.push((id, mark));
                     self.pump_buffer()?;
                 }
             }
@@ -557,15 +579,25 @@ impl<'a> TimedSim<'a> {
         let integrity = self.ftl.integrity.is_some();
         let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
         let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
+        // A flush forces out partial pages until every unit before its mark is in flight.
+        let flush_mark = if self.settling {
+            u64::MAX
+        } else {
+            self.drain_waiters.iter().map(|w| w.1).max().unwrap_or(0)
+        };
         while self.buffer.pending_units() >= spp
-            || (!self.drain_waiters.is_empty() && self.buffer.pending_units() > 0)
+            || (self.buffer.pending_units() > 0 && self.buffer.head_seq() < flush_mark)
         {
             let n = self
                 .buffer
                 .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
             let mut sink = queue_sink!(self);
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
-            let Some(plane) = self.ftl.write_host_page(&lpns[..n], versions, &mut sink) else {
+            let token = self.buffer.next_token();
+            let Some(plane) = self
+                .ftl
+                .write_host_page(&lpns[..n], versions, token, &mut sink)
+            else {
                 break;
             };
             self.buffer.commit_page(n);
@@ -576,13 +608,23 @@ impl<'a> TimedSim<'a> {
 
     /// Start GC on `plane` if it is below the soft threshold and not already collecting.
     fn maybe_gc(&mut self, plane: u32) -> Result<()> {
-        if !self.gc_active[plane as usize] && self.ftl.wants_gc(plane) {
+        if !self.ftl.gc_in_progress(plane) && self.ftl.wants_gc(plane) {
             let mut sink = queue_sink!(self);
-            if self.ftl.collect(plane, Cause::Gc, &mut sink)? {
-                self.gc_active[plane as usize] = true;
-            }
+            self.ftl.collect(plane, Cause::Gc, &mut sink)?;
         }
         Ok(())
+    }
+
+    fn gc_pressure(&self, die: u32) -> GcPressure {
+        let ppd = self.ftl.geo.planes_per_die;
+        let planes = die * ppd..(die + 1) * ppd;
+        if planes.clone().any(|p| self.ftl.gc_urgent(p)) {
+            GcPressure::Urgent
+        } else if planes.into_iter().any(|p| self.ftl.gc_pressing(p)) {
+            GcPressure::Pressing
+        } else {
+            GcPressure::Normal
+        }
     }
 
     fn die_urgent(&self, die: u32) -> bool {
@@ -598,8 +640,11 @@ impl<'a> TimedSim<'a> {
             self.serve_or_resume(die);
             return;
         }
-        let urgent = self.die_urgent(die);
-        let Some(batch) = self.sched.start_next(die, urgent) else {
+        let writes_blocked = !self.buffer_waiters.is_empty();
+        let Some(batch) = self
+            .sched
+            .start_next(die, self.gc_pressure(die), writes_blocked)
+        else {
             return;
         };
         let now = self.q.now_ns();
@@ -971,14 +1016,13 @@ impl<'a> TimedSim<'a> {
             match (op.kind, op.cause) {
                 (OpKind::Read, _) if op.tag != NONE => self.op_done(op.tag)?,
                 (OpKind::Program, Cause::Host) => {
-                    self.buffer.program_done(op.units);
+                    self.buffer.program_done(op.units, op.tag);
                     freed_buffer = true;
                 }
                 (OpKind::Erase, _) => {
                     let mut sink = queue_sink!(self);
                     self.ftl.erase_done(op.block, &mut sink)?;
                     let plane = self.ftl.geo.plane_of_block(op.block);
-                    self.gc_active[plane as usize] = false;
                     self.maybe_gc(plane)?;
                     self.pump_buffer()?;
                 }
@@ -987,11 +1031,19 @@ impl<'a> TimedSim<'a> {
         }
         if freed_buffer {
             self.serve_buffer_waiters()?;
-            if self.buffer.is_empty() {
-                for id in std::mem::take(&mut self.drain_waiters) {
+            // Complete the flushes whose mark is now durable, keeping the others in order.
+            let durable = self.buffer.durable_seq();
+            let mut kept = 0;
+            for i in 0..self.drain_waiters.len() {
+                let (id, mark) = self.drain_waiters[i];
+                if mark <= durable {
                     self.finish_after_buffer(id);
+                } else {
+                    self.drain_waiters[kept] = (id, mark);
+                    kept += 1;
                 }
             }
+            self.drain_waiters.truncate(kept);
         }
         self.wake.idle.push(die);
         Ok(())

@@ -263,9 +263,11 @@ mod tests {
 
     #[test]
     fn reliability_model() {
-        let mut cfg = SchedulerConfig::default();
-        cfg.safe_suspensions_per_loop = vec![(0, 3), (100, 1)];
-        cfg.extra_rber_per_excess_suspension = 1e-6;
+        let cfg = SchedulerConfig {
+            safe_suspensions_per_loop: vec![(0, 3), (100, 1)],
+            extra_rber_per_excess_suspension: 1e-6,
+            ..SchedulerConfig::default()
+        };
         let r = Reliability::new(&cfg);
         assert_eq!(r.assess(&[3, 2, 0], 0), (false, 0.0));
         let (ex, extra) = r.assess(&[5, 4], 0);
