@@ -245,13 +245,15 @@ impl Ftl {
     /// next plane in stripe order that can take it; `tag` travels with the program. Returns
     /// the plane, or `None` when no plane has a free page outside its GC reserve (the caller
     /// waits for GC). Planes that are collecting or hold more than their share of valid
-    /// data are used only when no other plane can take the page.
-    pub fn write_host_page<S: NandSink>(
+    /// data are used only when no other plane can take the page; planes for which `accept`
+    /// says no (the timed mode's per-die limit of queued host programs) are never used.
+    pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lpns: &[u32],
         versions: &[u32],
         tag: u32,
         sink: &mut S,
+        accept: A,
     ) -> Option<u32> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
         // First pass: planes not collecting and within their share of valid data; second:
@@ -259,6 +261,9 @@ impl Ftl {
         for pass in 0..2 {
             for _ in 0..self.alloc.stripe_len() {
                 let plane = self.alloc.next_stripe_plane();
+                if !accept(plane) {
+                    continue;
+                }
                 if pass == 0
                     && (self.gc_in_progress[plane as usize]
                         || self.plane_valid_units[plane as usize] + lpns.len() as u64

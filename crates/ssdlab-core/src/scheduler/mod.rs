@@ -40,6 +40,9 @@ const NORMAL_ORDER: [Class; CLASSES] = [
     Class::HostWrite,
 ];
 
+/// Order in which classes under pressure take turns with host reads.
+const TURN_ROTATION: [Class; 3] = [Class::Background, Class::HostRead, Class::HostWrite];
+
 /// How badly a die's planes need GC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GcPressure {
@@ -143,8 +146,8 @@ impl Scheduler {
     }
 
     /// Pick the next batch for idle `die` under GC `pressure`; `writes_blocked` = host writes
-    /// wait for write-buffer space, so host programs take turns with reads instead of
-    /// starving behind them. Marks the die busy and returns the batch, or `None`.
+    /// wait for write-buffer space, so host programs take turns instead of starving behind
+    /// reads and GC. Marks the die busy and returns the batch, or `None`.
     pub fn start_next(
         &mut self,
         die: u32,
@@ -153,15 +156,28 @@ impl Scheduler {
     ) -> Option<Batch> {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
-        // Turn-taking: GC under pressure goes first unless it had the last turn; blocked
-        // host writes go first right after a read batch.
-        let first = match pressure {
-            GcPressure::Urgent => Some(Class::Background),
-            GcPressure::Pressing if d.last_class != Class::Background => Some(Class::Background),
-            _ if writes_blocked && d.last_class == Class::HostRead => Some(Class::HostWrite),
-            _ => None,
+        // Under pressure, the pressured classes and host reads take turns, one batch each,
+        // in the rotation GC → reads → host writes; classes not under pressure fall back to
+        // the normal order.
+        let class = if pressure == GcPressure::Urgent {
+            Some(Class::Background)
+        } else if pressure == GcPressure::Pressing || writes_blocked {
+            let active = |c: Class| match c {
+                Class::Background => pressure == GcPressure::Pressing,
+                Class::HostWrite => writes_blocked,
+                _ => true,
+            };
+            let after = TURN_ROTATION
+                .iter()
+                .position(|&c| c == d.last_class)
+                .map_or(0, |i| i + 1);
+            (0..TURN_ROTATION.len())
+                .map(|k| TURN_ROTATION[(after + k) % TURN_ROTATION.len()])
+                .find(|&c| active(c) && !d.queues[c as usize].is_empty())
+        } else {
+            None
         };
-        let class = first
+        let class = class
             .into_iter()
             .chain(NORMAL_ORDER)
             .find(|c| !d.queues[*c as usize].is_empty())?;

@@ -134,6 +134,7 @@ impl<'a> FunctionalDriver<'a> {
             versions,
             crate::flash::NONE,
             &mut self.clock,
+            |_| true,
         ) {
             Some(p) => p,
             None => {
@@ -147,6 +148,7 @@ impl<'a> FunctionalDriver<'a> {
                         versions,
                         crate::flash::NONE,
                         &mut self.clock,
+                        |_| true,
                     )
                     .ok_or_else(|| {
                         SimError::DeviceFull(

@@ -141,6 +141,7 @@ impl TimedSim<'_> {
                 (OpKind::Read, _) if op.tag != NONE => self.op_done(op.tag)?,
                 (OpKind::Program, Cause::Host) => {
                     self.buffer.program_done(op.units, op.tag);
+                    self.host_programs_queued[die as usize] -= 1;
                     freed_buffer = true;
                 }
                 (OpKind::Erase, _) => {

@@ -166,13 +166,24 @@ impl TimedSim<'_> {
             let mut sink = queue_sink!(self);
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token();
-            let Some(plane) = self
-                .ftl
-                .write_host_page(&lpns[..n], versions, token, &mut sink)
+            let (queued, ppd) = (&self.host_programs_queued, self.ftl.geo.planes_per_die);
+            let has_room =
+                |plane: u32| queued[(plane / ppd) as usize] < HOST_PROGRAMS_PER_PLANE * ppd;
+            let Some(plane) =
+                self.ftl
+                    .write_host_page(&lpns[..n], versions, token, &mut sink, has_room)
             else {
+                // No plane can take the page: dies are at their limit of queued host
+                // programs, or planes are down to their reserve. A plane whose GC found no
+                // victim when it last looked may have one now (writes elsewhere invalidated
+                // its data): look again everywhere, or host writes could wait for ever.
+                for plane in 0..self.ftl.geo.planes {
+                    self.maybe_gc(plane)?;
+                }
                 break;
             };
             self.buffer.commit_page(n);
+            self.host_programs_queued[(plane / ppd) as usize] += 1;
             self.maybe_gc(plane)?;
         }
         Ok(())

@@ -91,6 +91,11 @@ macro_rules! queue_sink {
     };
 }
 
+/// Host page programs a die may have queued or running, per plane of the die. Pages
+/// beyond that stay in the DRAM buffer (where reads still hit and rewrites still merge)
+/// instead of queueing behind GC and reads for seconds.
+const HOST_PROGRAMS_PER_PLANE: u32 = 2;
+
 mod die;
 mod io;
 mod suspend;
@@ -141,6 +146,9 @@ pub struct TimedSim<'a> {
     flow_names: Vec<String>,
     /// Writes waiting for buffer space, oldest first.
     buffer_waiters: VecDeque<u32>,
+    /// Host page programs queued or running per die (at most `HOST_PROGRAMS_PER_PLANE` per
+    /// plane of the die; the rest of the data waits in the write buffer).
+    host_programs_queued: Vec<u32>,
     /// Flushes waiting for the buffer to drain; while any waits, partial pages are
     /// programmed (padded) instead of waiting for more units.
     drain_waiters: Vec<(u32, u64)>,
@@ -240,6 +248,7 @@ impl<'a> TimedSim<'a> {
             flow_names,
             buffer_waiters: VecDeque::new(),
             drain_waiters: Vec::new(),
+            host_programs_queued: vec![0; g.dies as usize],
             settling: false,
             wake: Wake::default(),
             die_started_ns: vec![0; g.dies as usize],
