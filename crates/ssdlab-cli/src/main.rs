@@ -39,6 +39,10 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Trace workloads: malformed lines to skip (and count) before one is an error
+        /// (overrides `workload.skip_bad_lines`).
+        #[arg(long)]
+        skip_bad_lines: Option<u64>,
     },
     /// Validate or print configurations.
     Config {
@@ -73,7 +77,8 @@ fn main() {
             out,
             seed,
             quiet,
-        } => cmd_run(&config, out, seed, quiet),
+            skip_bad_lines,
+        } => cmd_run(&config, out, seed, quiet, skip_bad_lines),
         Command::Config {
             action: ConfigAction::Check { file },
         } => cmd_check(&file),
@@ -124,10 +129,25 @@ fn cmd_show(file: &Path) -> Result<()> {
     Ok(())
 }
 
-fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, quiet: bool) -> Result<()> {
+fn cmd_run(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    quiet: bool,
+    skip_bad_lines: Option<u64>,
+) -> Result<()> {
     let mut cfg = load(path)?;
     if let Some(s) = seed {
         cfg.seed = s;
+    }
+    if let Some(n) = skip_bad_lines {
+        match &mut cfg.workload {
+            ssdlab_workload::WorkloadConfig::Trace(t) => t.skip_bad_lines = n,
+            _ => anyhow::bail!(
+                "--skip-bad-lines applies to trace workloads only ({} has another kind)",
+                path.display()
+            ),
+        }
     }
     let out =
         out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));

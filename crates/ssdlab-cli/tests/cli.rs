@@ -182,3 +182,128 @@ fn bad_config_exits_nonzero_naming_the_key() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const DEVICE: &str = r#"
+seed = 2
+[device]
+over_provisioning_ratio = 0.3
+[device.geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 16384
+[ftl]
+write_buffer_bytes = 262144
+"#;
+
+/// An MSR trace with a malformed line: an error naming file and line by default, replayed
+/// with the line counted under `--skip-bad-lines 1`; the replayed ops are counted by kind.
+#[test]
+fn trace_workload_end_to_end() {
+    let dir = temp_dir("trace");
+    let trace = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+        128166372000000000,hm,0,Write,0,8192,10\n\
+        128166372000010000,hm,0,Read,0,4096,10\n\
+        128166372000020000,hm,0,Write,1048576,4096,10\n\
+        this line is broken\n\
+        128166372000030000,hm,0,Read,1048576,4096,10\n";
+    std::fs::write(dir.join("t.csv"), trace).unwrap();
+    let cfg = dir.join("trace.toml");
+    std::fs::write(
+        &cfg,
+        format!("{DEVICE}\n[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\n"),
+    )
+    .unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(dir.join("o1"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("t.csv") && err.contains(":5") && err.contains("this line is broken"),
+        "{err}"
+    );
+    let out = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args(["--quiet", "--skip-bad-lines", "1", "--out"])
+        .arg(dir.join("o2"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("o2/results.json")).unwrap()).unwrap();
+    assert_eq!(
+        (v["host"]["reads"].as_u64(), v["host"]["writes"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(v["workload"]["skipped_bad_lines"].as_u64(), Some(1));
+    assert_eq!(
+        v["host"]["buffer_read_hits"].as_u64(),
+        Some(2),
+        "both reads hit freshly written data"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An fio job file with two jobs (two flows), fsync every 4 writes, unsupported key rejected.
+#[test]
+fn fio_workload_end_to_end() {
+    let dir = temp_dir("fio");
+    let job = "[global]\nioengine=libaio\ndirect=1\nbs=4k\nsize=8m\niodepth=4\nnumber_ios=200\n\n\
+        [writer]\nrw=randwrite\nfsync=4\n\n[reader]\nrw=randread\n";
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let cfg = dir.join("fio.toml");
+    std::fs::write(
+        &cfg,
+        format!("{DEVICE}\n[workload]\nkind = \"fio\"\npath = \"job.fio\"\n"),
+    )
+    .unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args(["--quiet", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("o/results.json")).unwrap()).unwrap();
+    assert_eq!(
+        (
+            v["host"]["reads"].as_u64(),
+            v["host"]["writes"].as_u64(),
+            v["host"]["flushes"].as_u64()
+        ),
+        (Some(200), Some(200), Some(50))
+    );
+    assert_eq!(v["latency_ns"]["per_flow"].as_array().unwrap().len(), 2);
+    std::fs::write(dir.join("job.fio"), format!("{job}verify=md5\n")).unwrap();
+    let out = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args(["--quiet", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("job.fio") && err.contains("verify"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
