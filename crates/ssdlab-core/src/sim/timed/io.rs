@@ -157,9 +157,13 @@ impl TimedSim<'_> {
         } else {
             self.drain_waiters.iter().map(|w| w.1).max().unwrap_or(0)
         };
+        let limit = HOST_PROGRAMS_PER_PLANE * self.ftl.geo.planes_per_die;
         while self.buffer.pending_units() >= spp
             || (self.buffer.pending_units() > 0 && self.buffer.head_seq() < flush_mark)
         {
+            if self.host_programs_queued.iter().all(|&q| q >= limit) {
+                break; // every die has its fill of host programs; a completion calls again
+            }
             let n = self
                 .buffer
                 .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
@@ -167,18 +171,20 @@ impl TimedSim<'_> {
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token();
             let (queued, ppd) = (&self.host_programs_queued, self.ftl.geo.planes_per_die);
-            let has_room =
-                |plane: u32| queued[(plane / ppd) as usize] < HOST_PROGRAMS_PER_PLANE * ppd;
+            let has_room = |plane: u32| queued[(plane / ppd) as usize] < limit;
             let Some(plane) =
                 self.ftl
                     .write_host_page(&lpns[..n], versions, token, &mut sink, has_room)
             else {
-                // No plane can take the page: dies are at their limit of queued host
-                // programs, or planes are down to their reserve. A plane whose GC found no
-                // victim when it last looked may have one now (writes elsewhere invalidated
-                // its data): look again everywhere, or host writes could wait for ever.
-                for plane in 0..self.ftl.geo.planes {
-                    self.maybe_gc(plane)?;
+                // No plane can take the page. If only the per-die limits are in the way, a
+                // program completion will call again. Otherwise planes are down to their
+                // reserve; a plane whose GC found no victim when it last looked may have one
+                // now (writes elsewhere invalidated its data): look again everywhere, or
+                // host writes could wait for ever.
+                if self.host_programs_queued.iter().any(|&q| q < limit) {
+                    for plane in 0..self.ftl.geo.planes {
+                        self.maybe_gc(plane)?;
+                    }
                 }
                 break;
             };
