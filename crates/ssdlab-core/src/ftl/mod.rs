@@ -497,7 +497,6 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<ReadOutcome> {
         let spp = self.geo.slots_per_page;
-        let ppb = self.geo.pages_per_block as u64;
         let mut out = ReadOutcome::default();
         let (mut cur_page, mut cur_units) = (u64::MAX, 0u32);
         for lpn in lpns {
@@ -522,40 +521,36 @@ impl Ftl {
             }
             let page_id = (slot / spp) as u64;
             if page_id != cur_page {
-                if cur_units > 0 {
-                    self.issue(
-                        sink,
-                        NandOp::new(
-                            OpKind::Read,
-                            Cause::Host,
-                            (cur_page / ppb) as u32,
-                            (cur_page % ppb) as u32,
-                            cur_units,
-                            tag,
-                        ),
-                    );
-                    out.nand_reads += 1;
-                }
+                self.issue_host_read(sink, cur_page, cur_units, tag, &mut out);
                 cur_page = page_id;
                 cur_units = 0;
             }
             cur_units += 1;
         }
-        if cur_units > 0 {
-            self.issue(
-                sink,
-                NandOp::new(
-                    OpKind::Read,
-                    Cause::Host,
-                    (cur_page / ppb) as u32,
-                    (cur_page % ppb) as u32,
-                    cur_units,
-                    tag,
-                ),
-            );
-            out.nand_reads += 1;
-        }
+        self.issue_host_read(sink, cur_page, cur_units, tag, &mut out);
         Ok(out)
+    }
+
+    /// One NAND read of `units` units of global page `page_id` for a host request.
+    #[inline]
+    fn issue_host_read<S: NandSink>(
+        &mut self,
+        sink: &mut S,
+        page_id: u64,
+        units: u32,
+        tag: u32,
+        out: &mut ReadOutcome,
+    ) {
+        if units == 0 {
+            return;
+        }
+        let ppb = self.geo.pages_per_block as u64;
+        let (block, page) = ((page_id / ppb) as u32, (page_id % ppb) as u32);
+        self.issue(
+            sink,
+            NandOp::new(OpKind::Read, Cause::Host, block, page, units, tag),
+        );
+        out.nand_reads += 1;
     }
 
     #[inline]
