@@ -21,7 +21,7 @@ use crate::flash::{Cause, NandOp, OpKind};
 use std::collections::VecDeque;
 
 /// Most planes per die a multi-plane operation can span.
-pub const MAX_PLANES_PER_DIE: usize = 16;
+pub const MAX_PLANES_PER_DIE: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

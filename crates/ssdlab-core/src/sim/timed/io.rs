@@ -149,8 +149,6 @@ impl TimedSim<'_> {
     pub(super) fn pump_buffer(&mut self) -> Result<()> {
         let spp = self.ftl.geo.slots_per_page;
         let integrity = self.ftl.integrity.is_some();
-        let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
-        let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
         // A flush forces out partial pages until every unit before its mark is in flight.
         let flush_mark = if self.settling {
             u64::MAX
@@ -164,6 +162,8 @@ impl TimedSim<'_> {
             if self.host_programs_queued.iter().all(|&q| q >= limit) {
                 break; // every die has its fill of host programs; a completion calls again
             }
+            let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
+            let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
             let n = self
                 .buffer
                 .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
