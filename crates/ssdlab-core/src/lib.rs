@@ -22,7 +22,7 @@ mod testutil;
 
 pub use config::Config;
 pub use error::{Result, SimError};
-pub use sim::{run, NoProgress, Progress, Results, Simulation};
+pub use sim::{run, NoProgress, Progress, Results, RunStatus, Simulation};
 
 /// Most mapping units one page may hold (page size / mapping unit).
 pub const MAX_SLOTS_PER_PAGE: usize = 64;

@@ -47,7 +47,7 @@ fn unknown_keys_are_errors_with_file_line_and_key() {
         "{e}"
     );
     let e = parse_err(&format!(
-        "{BASE}\n[ftl]\ngc_victim = \"greedy\"\nvictim = 1\n"
+        "{BASE}\n[ftl]\ngc = {{ policy = \"greedy\" }}\nvictim = 1\n"
     ));
     assert!(e.contains("victim") && e.contains("unknown field"), "{e}");
     let e = parse_err(&format!("colour = 1\n{BASE}"));
@@ -58,8 +58,16 @@ fn unknown_keys_are_errors_with_file_line_and_key() {
 fn wrong_types_and_unknown_policy_names() {
     let e = parse_err(&BASE.replace("channels = 2", "channels = \"two\""));
     assert!(e.contains("channels") || e.contains("line 6"), "{e}");
-    let e = parse_err(&format!("{BASE}\n[ftl]\ngc_victim = \"smartest\"\n"));
+    let e = parse_err(&format!(
+        "{BASE}\n[ftl]\ngc = {{ policy = \"smartest\" }}\n"
+    ));
     assert!(e.contains("smartest") && e.contains("greedy"), "{e}");
+    let e = parse_err(&format!(
+        "{BASE}\n[ftl.gc]\npolicy = \"d-choices\"\nd = 4\nk = 2\n"
+    ));
+    assert!(e.contains("unknown field") && e.contains('k'), "{e}");
+    let e = parse_err(&format!("{BASE}\n[ftl]\ngc_victim = \"greedy\"\n"));
+    assert!(e.contains("gc_victim"), "old keys are errors: {e}");
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn greedy_victims_and_copies_by_hand() {
         d.write_unit(lpn).unwrap();
     }
     assert_eq!(d.ftl.counters.gc_invocations, 0);
-    assert_eq!(d.ftl.alloc.free_blocks(0), 2);
+    assert_eq!(d.ftl.free_blocks(0, 0), 2);
     d.write_unit(2).unwrap();
     let c = d.ftl.counters;
     assert_eq!(c.gc_invocations, 2);
@@ -38,17 +38,17 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(c.nand.get(OpKind::Erase, Cause::Gc), 2);
     assert_eq!(c.nand.get(OpKind::Program, Cause::Host), 17);
     assert_eq!(
-        d.ftl.map.lookup(7),
+        d.ftl.slot_of(7),
         20,
         "unit 7 moved first, to block 5 page 0"
     );
     assert_eq!(
-        d.ftl.map.lookup(3),
+        d.ftl.slot_of(3),
         21,
         "unit 3 moved second, to block 5 page 1"
     );
     assert_eq!(d.ftl.blocks.erase_count[..6], [1, 1, 0, 0, 0, 0]);
-    assert_eq!(d.ftl.alloc.free_blocks(0), 2);
+    assert_eq!(d.ftl.free_blocks(0, 0), 2);
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
     let t = &d.ftl.timing;
     assert_eq!(
@@ -100,7 +100,7 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
         ),
         (2, 2, 2)
     );
-    assert_eq!((d.ftl.map.lookup(7), d.ftl.map.lookup(11)), (40, 44));
+    assert_eq!((d.ftl.slot_of(7), d.ftl.slot_of(11)), (40, 44));
     assert_eq!(&d.ftl.blocks.erase_count[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();
 }

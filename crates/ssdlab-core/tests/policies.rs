@@ -4,15 +4,14 @@
 mod common;
 
 use common::tiny;
-use ssdlab_core::config::GcVictimPolicy;
-use ssdlab_core::ftl::alloc::FreePool;
+use ssdlab_core::config::GcConfig;
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::{Config, Simulation};
 
 /// 1 plane × 8 blocks × 4 pages, one unit per page, 12 logical units.
-fn device(victim: GcVictimPolicy) -> Config {
+fn device(victim: GcConfig) -> Config {
     let mut c = tiny(1, 8, 4, 1, 32.0 / 12.0 - 1.0);
-    c.ftl.gc_victim = victim;
+    c.ftl.gc = victim;
     c
 }
 
@@ -29,7 +28,7 @@ fn device(victim: GcVictimPolicy) -> Config {
 /// - cost-benefit, score (U − v)·(age + 1)/(U + v), U = 4: block 1: 3·18/5 = 10.8,
 ///   block 0: 2·22/6 = 7.3, block 3: 2·10/6, block 5: 3·2/5 → 1; then (one page later)
 ///   block 0: 2·23/6 = 7.7 beats block 5: 3·3/5 → 0.
-fn first_victims(victim: GcVictimPolicy) -> Vec<u32> {
+fn first_victims(victim: GcConfig) -> Vec<u32> {
     let mut sim = Simulation::new(device(victim)).unwrap();
     assert_eq!(sim.derived.logical_units, 12);
     let mut d = FunctionalDriver::new(&mut sim.ftl);
@@ -37,27 +36,36 @@ fn first_victims(victim: GcVictimPolicy) -> Vec<u32> {
         d.write_unit(lpn).unwrap();
     }
     d.ftl.check_invariants().unwrap();
-    let FreePool::Fifo(pool) = &d.ftl.alloc.planes[0].free else {
-        panic!("fifo pool")
-    };
-    pool.iter()
-        .copied()
+    d.ftl
+        .plane_state(0, 0)
+        .free
+        .blocks()
+        .into_iter()
         .filter(|&b| d.ftl.blocks.erase_count[b as usize] > 0)
         .collect()
 }
 
 #[test]
 fn victim_policies_choose_as_defined() {
-    assert_eq!(first_victims(GcVictimPolicy::Fifo), vec![0, 1]);
-    assert_eq!(first_victims(GcVictimPolicy::Greedy), vec![5, 1]);
-    assert_eq!(first_victims(GcVictimPolicy::CostBenefit), vec![1, 0]);
+    assert_eq!(
+        first_victims(GcConfig::Fifo(Default::default())),
+        vec![0, 1]
+    );
+    assert_eq!(
+        first_victims(GcConfig::Greedy(Default::default())),
+        vec![5, 1]
+    );
+    assert_eq!(
+        first_victims(GcConfig::CostBenefit(Default::default())),
+        vec![1, 0]
+    );
 }
 
 #[test]
 fn random_victims_depend_on_the_seed_and_are_always_eligible() {
     let mut victims = std::collections::BTreeSet::new();
     for seed in 0..12 {
-        let mut c = device(GcVictimPolicy::Random);
+        let mut c = device(GcConfig::Random(Default::default()));
         c.seed = seed;
         let mut sim = Simulation::new(c).unwrap();
         let mut d = FunctionalDriver::new(&mut sim.ftl);

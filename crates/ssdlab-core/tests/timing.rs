@@ -104,10 +104,10 @@ fn channel_contention_between_two_dies() {
         assert_ne!(
             s.ftl
                 .geo
-                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(0))),
+                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.slot_of(0))),
             s.ftl
                 .geo
-                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.map.lookup(1)))
+                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.slot_of(1)))
         );
         s.run_workload_with(
             closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
@@ -155,8 +155,8 @@ fn multi_plane_read() {
     .unwrap();
     let g = s.ftl.geo;
     assert_ne!(
-        g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(0))),
-        g.plane_of_block(g.block_of_slot(s.ftl.map.lookup(1)))
+        g.plane_of_block(g.block_of_slot(s.ftl.slot_of(0))),
+        g.plane_of_block(g.block_of_slot(s.ftl.slot_of(1)))
     );
     s.run_workload_with(
         closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),

@@ -5,7 +5,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use ssdlab_core::config::GcVictimPolicy;
+use ssdlab_core::config::GcConfig;
 use ssdlab_core::flash::OpKind;
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::{Config, Simulation};
@@ -13,7 +13,7 @@ use ssdlab_core::{Config, Simulation};
 const BLOCKS: u32 = 256;
 const PAGES: u32 = 64;
 
-fn device(op: f64, victim: GcVictimPolicy) -> Config {
+fn device(op: f64, victim: GcConfig) -> Config {
     let text = format!(
         r#"
 mode = "functional"
@@ -33,12 +33,12 @@ gc_hard_free_blocks = 1
 "#
     );
     let mut c = Config::from_toml_str(&text, "waf").unwrap();
-    c.ftl.gc_victim = victim;
+    c.ftl.gc = victim;
     c
 }
 
 /// Steady-state WAF of the FTL: fill, warm up, then measure over `measure` capacities.
-fn simulated_waf(op: f64, victim: GcVictimPolicy) -> (f64, u32) {
+fn simulated_waf(op: f64, victim: GcConfig) -> (f64, u32) {
     let mut sim = Simulation::new(device(op, victim)).unwrap();
     let units = sim.derived.logical_units;
     let mut rng = Pcg64Mcg::seed_from_u64(21);
@@ -188,7 +188,7 @@ fn lambert_w_reference_values() {
 #[test]
 fn fifo_waf_matches_closed_form() {
     for op in [0.15, 0.25, 0.5, 1.0] {
-        let (sim, units) = simulated_waf(op, GcVictimPolicy::Fifo);
+        let (sim, units) = simulated_waf(op, GcConfig::Fifo(Default::default()));
         let model = fifo_model_waf(units);
         let err = (sim - model).abs() / model;
         println!(
@@ -207,7 +207,7 @@ fn fifo_waf_matches_closed_form() {
 fn greedy_waf_matches_reference_simulator() {
     let mut last = f64::INFINITY;
     for op in [0.15, 0.25, 0.5, 1.0] {
-        let (sim, units) = simulated_waf(op, GcVictimPolicy::Greedy);
+        let (sim, units) = simulated_waf(op, GcConfig::Greedy(Default::default()));
         let reference = greedy_reference_waf(units);
         let err = (sim - reference).abs() / reference;
         println!(

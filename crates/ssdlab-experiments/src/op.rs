@@ -41,7 +41,7 @@ use crate::{ExperimentError, Result};
 use rand::Rng;
 use rayon::prelude::*;
 use serde::Serialize;
-use ssdlab_core::config::{CellMode, Derived, GcVictimPolicy, Mode};
+use ssdlab_core::config::{CellMode, Derived, GcConfig, Mode};
 use ssdlab_core::flash::OpKind;
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::{Config, Simulation};
@@ -81,14 +81,17 @@ pub fn paper_base_config() -> Result<Config> {
     )?)
 }
 
-/// The model's victim policy for `cfg.ftl.gc_victim` (`greedy` and `fifo` are modelled).
+/// The model's victim policy for `cfg.ftl.gc` (`greedy` and `fifo` are modelled).
 pub fn model_policy(cfg: &Config) -> Result<GcPolicyModel> {
-    match cfg.ftl.gc_victim {
-        GcVictimPolicy::Greedy => Ok(GcPolicyModel::Greedy),
-        GcVictimPolicy::Fifo => Ok(GcPolicyModel::Fifo),
-        other => Err(ExperimentError::invalid(
-            "ftl.gc_victim",
-            format!("{other:?} has no analytic model; use \"greedy\" or \"fifo\""),
+    match cfg.ftl.gc {
+        GcConfig::Greedy(_) => Ok(GcPolicyModel::Greedy),
+        GcConfig::Fifo(_) => Ok(GcPolicyModel::Fifo),
+        ref other => Err(ExperimentError::invalid(
+            "ftl.gc.policy",
+            format!(
+                "{:?} has no analytic model; use \"greedy\" or \"fifo\"",
+                other.name()
+            ),
         )),
     }
 }

@@ -114,7 +114,7 @@ fn model_matches_simulation_uniform() {
 #[test]
 fn model_matches_simulation_hot_cold() {
     let mut base = small_base();
-    base.ftl.gc_victim = ssdlab_core::config::GcVictimPolicy::Greedy;
+    base.ftl.gc = ssdlab_core::config::GcConfig::Greedy(Default::default());
     let traffic = Traffic::HotCold {
         hot_io_fraction: 0.8,
         hot_space_fraction: 0.2,
@@ -292,7 +292,7 @@ fn unmet_requirement_is_an_error() {
     assert!(e.to_string().contains("max_waf"), "{e}");
     // A policy without a model is refused by key.
     let mut c = advisor_config();
-    c.ftl.gc_victim = ssdlab_core::config::GcVictimPolicy::CostBenefit;
+    c.ftl.gc = ssdlab_core::config::GcConfig::CostBenefit(Default::default());
     let e = advise(
         &c,
         &AdviseParams {
@@ -302,7 +302,7 @@ fn unmet_requirement_is_an_error() {
         },
     )
     .unwrap_err();
-    assert!(e.to_string().contains("ftl.gc_victim"), "{e}");
+    assert!(e.to_string().contains("ftl.gc.policy"), "{e}");
 }
 
 #[test]

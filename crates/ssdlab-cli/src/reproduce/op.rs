@@ -117,8 +117,8 @@ fn markdown(s: &OpSweep, p: &OpSweepParams, scale: f64) -> String {
     let _ = writeln!(o, "# Over-provisioning sweep (spec 02)\n");
     let _ = writeln!(
         o,
-        "* Device: {} user blocks x {} pages x {} B (page-mapped, {:?} GC, functional mode: one serial resource), seed {}.",
-        s.user_blocks_per_plane, g.pages_per_block, g.page_size_bytes, p.base.ftl.gc_victim, p.base.seed
+        "* Device: {} user blocks x {} pages x {} B (page-mapped, {} GC, functional mode: one serial resource), seed {}.",
+        s.user_blocks_per_plane, g.pages_per_block, g.page_size_bytes, p.base.ftl.gc.name(), p.base.seed
     );
     let _ = writeln!(
         o,

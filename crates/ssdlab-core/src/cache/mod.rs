@@ -1,7 +1,7 @@
 //! DRAM write buffer of the timed mode: host units wait here until a page's worth is packed
 //! and programmed. A rewrite of a unit still waiting replaces it in place (no second NAND
-//! write). A unit keeps its buffer space until its page program finishes, so reads and
-//! back-pressure see the buffer a real controller would have.
+//! write). A unit keeps its buffer space, and stays readable from the buffer, until its
+//! page program completes: a read never goes to NAND before the program of its data.
 
 use crate::flash::NONE;
 use std::collections::{HashMap, VecDeque};
@@ -27,18 +27,29 @@ impl Hasher for UnitHasher {
 
 type UnitMap<V> = HashMap<u32, V, BuildHasherDefault<UnitHasher>>;
 
+/// A page on its way to NAND.
+#[derive(Clone, Copy, Debug)]
+struct InflightPage {
+    /// Sequence numbers of its entries (tombstones of trimmed units included).
+    first_seq: u64,
+    end_seq: u64,
+    done: bool,
+}
+
 pub struct WriteBuffer {
     capacity_units: u32,
-    /// Units waiting for a page, oldest first; `lpn == NONE` marks a trimmed entry.
-    pending: VecDeque<(u32, u32)>,
-    /// Position (absolute sequence number) of each waiting unit.
-    index: UnitMap<u64>,
+    /// Entries `(lpn, version)` by sequence number from `base_seq`: first those of pages in
+    /// flight (up to `head_seq`), then those waiting for a page. `lpn == NONE` marks a
+    /// trimmed entry.
+    entries: VecDeque<(u32, u32)>,
+    base_seq: u64,
     head_seq: u64,
+    /// Sequence number of the newest copy of each buffered unit.
+    index: UnitMap<u64>,
     live_pending: u32,
     inflight_units: u32,
-    /// Pages on their way to NAND in commit order: (sequence number of the page's first
-    /// unit, program finished). Flushes complete when the front has passed their mark.
-    inflight_pages: VecDeque<(u64, bool)>,
+    /// Pages in flight in commit order; flushes complete when the front has passed their mark.
+    inflight_pages: VecDeque<InflightPage>,
     /// Token of `inflight_pages.front()`; tokens number pages in commit order.
     front_token: u32,
     next_token: u32,
@@ -48,9 +59,10 @@ impl WriteBuffer {
     pub fn new(capacity_units: u32) -> WriteBuffer {
         WriteBuffer {
             capacity_units,
-            pending: VecDeque::with_capacity(capacity_units as usize),
-            index: UnitMap::default(),
+            entries: VecDeque::with_capacity(capacity_units as usize),
+            base_seq: 0,
             head_seq: 0,
+            index: UnitMap::default(),
             live_pending: 0,
             inflight_units: 0,
             inflight_pages: VecDeque::new(),
@@ -81,41 +93,55 @@ impl WriteBuffer {
         self.live_pending == 0 && self.inflight_units == 0
     }
 
-    /// Units of `lpns` that would need new space (those not already waiting).
-    pub fn space_needed(&self, lpns: std::ops::Range<u32>) -> u32 {
-        lpns.filter(|l| !self.index.contains_key(l)).count() as u32
+    #[inline]
+    fn entry(&self, seq: u64) -> &(u32, u32) {
+        &self.entries[(seq - self.base_seq) as usize]
     }
 
-    /// Store `lpn` at `version`; the caller has checked the space.
+    #[inline]
+    fn entry_mut(&mut self, seq: u64) -> &mut (u32, u32) {
+        &mut self.entries[(seq - self.base_seq) as usize]
+    }
+
+    /// Whether storing `lpn` takes new space (it is not already waiting for a page).
+    #[inline]
+    pub fn needs_space(&self, lpn: u32) -> bool {
+        self.index.get(&lpn).is_none_or(|&seq| seq < self.head_seq)
+    }
+
+    /// Store `lpn` at `version`; the caller has checked the space. A copy still waiting is
+    /// replaced in place; a copy in flight stays (its program is under way) and the new
+    /// one waits for a page.
     pub fn insert(&mut self, lpn: u32, version: u32) {
         if let Some(&seq) = self.index.get(&lpn) {
-            self.pending[(seq - self.head_seq) as usize].1 = version;
-            return;
+            if seq >= self.head_seq {
+                self.entry_mut(seq).1 = version;
+                return;
+            }
         }
         debug_assert!(self.free_units() > 0);
-        self.index
-            .insert(lpn, self.head_seq + self.pending.len() as u64);
-        self.pending.push_back((lpn, version));
+        self.index.insert(lpn, self.end_seq());
+        self.entries.push_back((lpn, version));
         self.live_pending += 1;
     }
 
-    /// Version of `lpn` if it is waiting in the buffer.
+    /// Version of `lpn` if the buffer holds it (waiting or in flight).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        self.index
-            .get(&lpn)
-            .map(|&seq| self.pending[(seq - self.head_seq) as usize].1)
+        self.index.get(&lpn).map(|&seq| self.entry(seq).1)
     }
 
-    /// Drop a waiting copy of `lpn` (trim). Returns whether one was waiting.
+    /// Drop `lpn` (trim): a waiting copy is discarded, one in flight is forgotten (its
+    /// page still programs it; the FTL unmaps it). Returns whether the buffer held it.
     pub fn discard(&mut self, lpn: u32) -> bool {
         match self.index.remove(&lpn) {
-            Some(seq) => {
-                self.pending[(seq - self.head_seq) as usize].0 = NONE;
+            Some(seq) if seq >= self.head_seq => {
+                self.entry_mut(seq).0 = NONE;
                 self.live_pending -= 1;
-                self.drop_leading_tombstones();
+                self.skip_leading_tombstones();
                 true
             }
+            Some(_) => true,
             None => false,
         }
     }
@@ -124,7 +150,8 @@ impl WriteBuffer {
     /// without removing them; returns how many.
     pub fn peek_page(&self, lpns: &mut [u32], versions: &mut [u32]) -> usize {
         let mut n = 0;
-        for &(lpn, v) in self.pending.iter() {
+        let from = (self.head_seq - self.base_seq) as usize;
+        for &(lpn, v) in self.entries.range(from..) {
             if n == lpns.len() {
                 break;
             }
@@ -137,24 +164,26 @@ impl WriteBuffer {
         n
     }
 
-    /// Trimmed entries at the front carry no data: drop them so that `head_seq` is always
-    /// the oldest unit still waiting (or the end).
-    fn drop_leading_tombstones(&mut self) {
-        while let Some(&(NONE, _)) = self.pending.front() {
-            self.pending.pop_front();
+    /// Trimmed entries at the head of the waiting units carry no data: step over them so
+    /// that `head_seq` is always the oldest unit still waiting (or the end).
+    fn skip_leading_tombstones(&mut self) {
+        while self.head_seq < self.end_seq() && self.entry(self.head_seq).0 == NONE {
             self.head_seq += 1;
         }
+        self.pop_finished();
     }
 
     /// Sequence number the next inserted unit will get: a flush arriving now covers every
     /// unit below it.
     pub fn end_seq(&self) -> u64 {
-        self.head_seq + self.pending.len() as u64
+        self.base_seq + self.entries.len() as u64
     }
 
     /// Every unit with a sequence number below this is on NAND (its program finished).
     pub fn durable_seq(&self) -> u64 {
-        self.inflight_pages.front().map_or(self.head_seq, |p| p.0)
+        self.inflight_pages
+            .front()
+            .map_or(self.head_seq, |p| p.first_seq)
     }
 
     /// Token the next committed page will get.
@@ -167,39 +196,67 @@ impl WriteBuffer {
         self.head_seq
     }
 
-    /// Remove the `n` units last peeked: they are now in flight to NAND. Returns the page's
-    /// token, to hand back to [`WriteBuffer::program_done`].
+    /// The `n` units last peeked are now in flight to NAND. Returns the page's token, to
+    /// hand back to [`WriteBuffer::program_done`].
     pub fn commit_page(&mut self, n: usize) -> u32 {
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1);
-        self.inflight_pages.push_back((self.head_seq, false));
+        let first_seq = self.head_seq;
         let mut left = n;
-        while left > 0 {
-            let Some((lpn, _)) = self.pending.pop_front() else {
-                break;
-            };
-            self.head_seq += 1;
-            if lpn != NONE {
-                self.index.remove(&lpn);
+        while left > 0 && self.head_seq < self.end_seq() {
+            if self.entry(self.head_seq).0 != NONE {
                 left -= 1;
             }
+            self.head_seq += 1;
         }
-        self.drop_leading_tombstones();
+        while self.head_seq < self.end_seq() && self.entry(self.head_seq).0 == NONE {
+            self.head_seq += 1;
+        }
+        self.inflight_pages.push_back(InflightPage {
+            first_seq,
+            end_seq: self.head_seq,
+            done: false,
+        });
         self.live_pending -= n as u32;
         self.inflight_units += n as u32;
         token
     }
 
-    /// The program of page `token`, holding `units` buffer units, finished.
+    /// The program of page `token`, holding `units` buffer units, finished: its units are
+    /// on NAND (reads go there from now on).
     pub fn program_done(&mut self, units: u32, token: u32) {
         self.inflight_units -= units;
         let i = token.wrapping_sub(self.front_token) as usize;
-        if let Some(page) = self.inflight_pages.get_mut(i) {
-            page.1 = true;
+        let Some(page) = self.inflight_pages.get_mut(i) else {
+            return;
+        };
+        page.done = true;
+        let (first, end) = (page.first_seq, page.end_seq);
+        for seq in first..end {
+            let lpn = self.entry(seq).0;
+            if lpn != NONE && self.index.get(&lpn) == Some(&seq) {
+                self.index.remove(&lpn);
+            }
         }
-        while self.inflight_pages.front().is_some_and(|p| p.1) {
+        self.pop_finished();
+    }
+
+    /// Drop finished pages (and their entries) from the front.
+    fn pop_finished(&mut self) {
+        while let Some(p) = self.inflight_pages.front().copied().filter(|p| p.done) {
             self.inflight_pages.pop_front();
             self.front_token = self.front_token.wrapping_add(1);
+            for _ in self.base_seq..p.end_seq {
+                self.entries.pop_front();
+            }
+            self.base_seq = p.end_seq;
+        }
+        if self.inflight_pages.is_empty() {
+            // Tombstones before the first waiting unit.
+            while self.base_seq < self.head_seq {
+                self.entries.pop_front();
+                self.base_seq += 1;
+            }
         }
     }
 }
@@ -232,12 +289,19 @@ mod tests {
         assert_eq!(b.durable_seq(), 0);
         b.program_done(2, t1); // finishes out of order
         assert_eq!(b.durable_seq(), 0);
+        assert_eq!(
+            b.lookup(0),
+            Some(1),
+            "in flight: still read from the buffer"
+        );
+        assert_eq!(b.lookup(2), None, "programmed: read from NAND");
         b.program_done(2, t0);
         assert_eq!(
             b.durable_seq(),
             4,
             "both pages done; units 4 and 5 still wait"
         );
+        assert_eq!(b.lookup(0), None);
     }
 
     #[test]
@@ -259,7 +323,9 @@ mod tests {
             (b.pending_units(), b.inflight_units(), b.free_units()),
             (0, 2, 6)
         );
-        assert_eq!(b.lookup(5), None);
+        assert_eq!(b.lookup(5), Some(3), "in flight");
+        b.insert(5, 9); // rewrite while the old copy is in flight: a new waiting copy
+        assert_eq!((b.pending_units(), b.lookup(5)), (1, Some(9)));
         b.insert(9, 5); // arrives after the flush mark
         assert!(b.durable_seq() < flush_mark);
         b.program_done(2, t);
@@ -267,6 +333,8 @@ mod tests {
             b.durable_seq() >= flush_mark,
             "the page before the mark is on NAND"
         );
-        assert_eq!(b.pending_units(), 1);
+        assert_eq!(b.lookup(5), Some(9), "the newer copy stays");
+        assert_eq!(b.lookup(7), None);
+        assert_eq!(b.pending_units(), 2);
     }
 }

@@ -1,6 +1,6 @@
 //! Validated configuration and the values derived from it, computed once.
 
-use super::{CellMode, Config, Mode};
+use super::{CellMode, Config, GcConfig, Mode, PlacementConfig, RegionConfig, RegionContent};
 use crate::error::{Result, SimError};
 use serde::Serialize;
 
@@ -93,12 +93,17 @@ pub struct Derived {
     pub logical_units: u32,
     pub logical_bytes: u64,
     pub physical_bytes: u64,
-    /// Blocks per plane kept back from host writes: 2 open blocks (host, GC) + the urgent
-    /// GC threshold. Host writes may not take a plane's last `gc_hard_free_blocks` blocks.
-    /// The minimum OP also leaves one block per plane of slack for uneven plane occupancy.
+    /// Blocks per plane the data region keeps back from host writes: 2 open blocks (host,
+    /// GC) + its urgent GC threshold. Host writes may not take a plane's last
+    /// `gc_hard_free_blocks` blocks. The minimum OP also leaves one block per plane of
+    /// slack for uneven plane occupancy.
     pub reserve_blocks_per_plane: u32,
     /// Smallest OP ratio this geometry and GC thresholds accept.
     pub min_over_provisioning_ratio: f64,
+    /// The block regions, in layout order (one `data` region unless `[[ftl.regions]]`).
+    pub regions: Vec<RegionGeometry>,
+    /// Id of the region holding the logical capacity.
+    pub data_region: u8,
     /// Plane ids in the order consecutive pages stripe over them.
     pub stripe_planes: Vec<u32>,
     /// Page-level table: 4 bytes per mapping unit.
@@ -186,68 +191,25 @@ impl Derived {
         };
 
         let f = &c.ftl;
-        if f.gc_hard_free_blocks == 0 {
-            return Err(err(
-                "ftl.gc_hard_free_blocks",
-                "must be >= 1: GC needs a free block to copy into",
-            ));
-        }
-        if f.gc_soft_free_blocks < f.gc_hard_free_blocks {
-            return Err(err(
-                "ftl.gc_soft_free_blocks",
-                format!(
-                    "{} is below gc_hard_free_blocks {}",
-                    f.gc_soft_free_blocks, f.gc_hard_free_blocks
-                ),
-            ));
-        }
-        let reserve = 2 + f.gc_hard_free_blocks;
-        if blocks_per_plane <= reserve + 1 {
-            return Err(err(&k("blocks_per_plane"), format!("{blocks_per_plane} leaves no room: each plane keeps {reserve} blocks back (2 open + gc_hard_free_blocks)")));
-        }
-        let op = c.device.over_provisioning_ratio;
-        if !(op.is_finite() && op >= 0.0) {
-            return Err(err(
-                "device.over_provisioning_ratio",
-                format!("{op} must be a finite number >= 0"),
-            ));
-        }
-        // The epsilon keeps exact ratios (e.g. 880/800 blocks at OP 0.1) from losing a unit to rounding.
-        let logical_units = (slots as f64 / (1.0 + op) + 1e-6).floor() as u64;
-        // With several planes, each may hold its share of the logical space plus one block
-        // and one page (host writes skip a plane beyond that). GC only takes a victim with a
-        // page's worth of garbage (so padding its last page still frees space): when a plane
-        // is full but for its reserve, its F = blocks − reserve blocks must hold more than
-        // F · (slots_per_page − 1) invalid units, so one of them has a page's worth.
-        let slack_units = if planes > 1 {
-            units_per_block as u64 + slots_per_page as u64
-        } else {
-            0
-        };
-        let data_blocks = (blocks_per_plane - reserve) as u64;
-        let per_plane_room = data_blocks * units_per_block as u64;
-        let needed_garbage = data_blocks * (slots_per_page as u64 - 1) + 1;
-        if per_plane_room <= slack_units + needed_garbage {
-            return Err(err(&k("blocks_per_plane"), format!("{blocks_per_plane} leaves no room: each plane keeps {reserve} blocks back (2 open + gc_hard_free_blocks) and one block of balance slack")));
-        }
-        let max_logical_units = planes * (per_plane_room - slack_units - needed_garbage);
-        let min_op = slots as f64 / max_logical_units as f64 - 1.0;
-        if logical_units > max_logical_units {
-            return Err(err(
-                "device.over_provisioning_ratio",
-                format!(
-                    "{op} leaves GC no room: each plane needs {reserve} reserve blocks (2 open + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {:.6}",
-                    min_op
-                ),
-            ));
-        }
-        if logical_units == 0 {
-            return Err(err(
-                "device.over_provisioning_ratio",
-                "leaves no logical capacity",
-            ));
-        }
+        let regions = regions(c, &geometry)?;
+        let data = regions
+            .iter()
+            .find(|r| r.content == RegionContent::Data)
+            .ok_or_else(|| err("ftl.regions", "no region has content = \"data\""))?;
+        let data_region = data.id;
+        let (logical_units, min_op) = data_capacity(c, &geometry, data)?;
         let logical_units = logical_units as u32;
+        let reserve = data.reserve_blocks_per_plane;
+        for b in [
+            ("device.bad_block_ratio", c.device.bad_block_ratio, 0.9),
+            ("device.program_fail_rate", c.device.program_fail_rate, 1.0),
+            ("device.erase_fail_rate", c.device.erase_fail_rate, 1.0),
+        ] {
+            if !(b.1.is_finite() && b.1 >= 0.0 && b.1 < b.2) {
+                return Err(err(b.0, format!("{} must be >= 0 and < {}", b.1, b.2)));
+            }
+        }
+        check_placement(c, &regions)?;
 
         let order = f.stripe_order.to_ascii_uppercase();
         let mut sorted: Vec<char> = order.chars().collect();
@@ -315,10 +277,326 @@ impl Derived {
             physical_bytes: slots * unit_bytes as u64,
             reserve_blocks_per_plane: reserve,
             min_over_provisioning_ratio: min_op,
+            regions,
+            data_region,
             stripe_planes,
             mapping_table_bytes: logical_units as u64 * 4,
             write_buffer_units,
         })
+    }
+}
+
+/// One region as laid out on the device.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RegionGeometry {
+    pub id: u8,
+    pub name: String,
+    pub content: RegionContent,
+    pub cell_mode: CellMode,
+    /// In every plane the region owns block indexes `first_index .. first_index + blocks_per_plane`.
+    pub first_index: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub units_per_block: u32,
+    pub blocks: u64,
+    pub physical_bytes: u64,
+    /// What the region's blocks would hold in the device's native cell mode (its cost).
+    pub native_bytes: u64,
+    pub gc_soft_free_blocks: u32,
+    pub gc_hard_free_blocks: u32,
+    /// GC target while the host is idle.
+    pub idle_gc_free_blocks: u32,
+    /// Free blocks per plane held back from host writes (2 open + gc_hard_free_blocks).
+    pub reserve_blocks_per_plane: u32,
+    /// Region GC copies go to.
+    pub relocate_to: u8,
+    #[serde(skip)]
+    pub gc: GcConfig,
+}
+
+fn region_key(i: usize, f: &str) -> String {
+    format!("ftl.regions[{i}].{f}")
+}
+
+/// Lay the configured regions out (or the single default data region) and check them.
+fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
+    let f = &c.ftl;
+    let default = [RegionConfig {
+        name: "data".into(),
+        content: RegionContent::Data,
+        cell_mode: None,
+        blocks_per_plane: None,
+        bytes: None,
+        pages_per_block: None,
+        relocate_to: None,
+        gc: None,
+        gc_soft_free_blocks: None,
+        gc_hard_free_blocks: None,
+    }];
+    let list: &[RegionConfig] = if f.regions.is_empty() {
+        &default
+    } else {
+        &f.regions
+    };
+    if list.len() > 16 {
+        return Err(err("ftl.regions", "at most 16 regions are supported"));
+    }
+    let native = c.device.cell_mode;
+    let mut out: Vec<RegionGeometry> = Vec::new();
+    let mut rest_of: Option<usize> = None;
+    for (i, r) in list.iter().enumerate() {
+        let key = |f: &str| region_key(i, f);
+        if out.iter().any(|o| o.name == r.name) || r.name.is_empty() {
+            return Err(err(
+                &key("name"),
+                format!("{:?} is empty or used twice", r.name),
+            ));
+        }
+        let mode = r.cell_mode.unwrap_or(native);
+        if mode.bits() > native.bits() {
+            return Err(err(
+                &key("cell_mode"),
+                format!(
+                    "{} stores more bits per cell than the device's {}",
+                    mode.name(),
+                    native.name()
+                ),
+            ));
+        }
+        let ppb = match r.pages_per_block {
+            Some(p) => p,
+            None => {
+                let p = g.pages_per_block * mode.bits();
+                if !p.is_multiple_of(native.bits()) {
+                    return Err(err(&key("pages_per_block"), format!("{} pages per {} block in {} mode is not a whole number; give pages_per_block", g.pages_per_block, native.name(), mode.name())));
+                }
+                p / native.bits()
+            }
+        };
+        if ppb == 0 || ppb > g.pages_per_block {
+            return Err(err(
+                &key("pages_per_block"),
+                format!("{ppb} must be in 1..={}", g.pages_per_block),
+            ));
+        }
+        let bpp = match (r.blocks_per_plane, r.bytes) {
+            (Some(_), Some(_)) => {
+                return Err(err(
+                    &key("bytes"),
+                    "give blocks_per_plane or bytes, not both",
+                ))
+            }
+            (Some(b), None) => b,
+            (None, Some(bytes)) => {
+                let per_block_row = g.planes as u64 * ppb as u64 * g.page_bytes as u64;
+                bytes.div_ceil(per_block_row).max(1) as u32
+            }
+            (None, None) => {
+                if rest_of.is_some() {
+                    return Err(err(
+                        &key("blocks_per_plane"),
+                        "only one region may take the remaining blocks; size the others",
+                    ));
+                }
+                rest_of = Some(i);
+                0
+            }
+        };
+        let soft = r.gc_soft_free_blocks.unwrap_or(f.gc_soft_free_blocks);
+        let hard = r.gc_hard_free_blocks.unwrap_or(f.gc_hard_free_blocks);
+        let (sk, hk) = if r.gc_hard_free_blocks.is_some() || r.gc_soft_free_blocks.is_some() {
+            (key("gc_soft_free_blocks"), key("gc_hard_free_blocks"))
+        } else {
+            (
+                "ftl.gc_soft_free_blocks".to_string(),
+                "ftl.gc_hard_free_blocks".to_string(),
+            )
+        };
+        if hard == 0 {
+            return Err(err(&hk, "must be >= 1: GC needs a free block to copy into"));
+        }
+        if soft < hard {
+            return Err(err(
+                &sk,
+                format!("{soft} is below gc_hard_free_blocks {hard}"),
+            ));
+        }
+        out.push(RegionGeometry {
+            id: i as u8,
+            name: r.name.clone(),
+            content: r.content,
+            cell_mode: mode,
+            first_index: 0,
+            blocks_per_plane: bpp,
+            pages_per_block: ppb,
+            units_per_block: ppb * g.slots_per_page,
+            blocks: 0,
+            physical_bytes: 0,
+            native_bytes: 0,
+            gc_soft_free_blocks: soft,
+            gc_hard_free_blocks: hard,
+            idle_gc_free_blocks: f.idle_gc_free_blocks.max(soft),
+            reserve_blocks_per_plane: 2 + hard,
+            relocate_to: i as u8,
+            gc: r.gc.clone().unwrap_or_else(|| f.gc.clone()),
+        });
+    }
+    let sized: u64 = out.iter().map(|r| r.blocks_per_plane as u64).sum();
+    match rest_of {
+        Some(i) => {
+            if sized >= g.blocks_per_plane as u64 {
+                return Err(err("ftl.regions", format!("the sized regions take {sized} of {} blocks per plane, leaving none for {:?}", g.blocks_per_plane, out[i].name)));
+            }
+            out[i].blocks_per_plane = g.blocks_per_plane - sized as u32;
+        }
+        None if sized != g.blocks_per_plane as u64 => {
+            return Err(err("ftl.regions", format!("the regions take {sized} blocks per plane but a plane has {}; leave one region unsized to take the rest", g.blocks_per_plane)));
+        }
+        None => {}
+    }
+    let mut first = 0;
+    for (i, r) in out.iter_mut().enumerate() {
+        r.first_index = first;
+        first += r.blocks_per_plane;
+        r.blocks = r.blocks_per_plane as u64 * g.planes as u64;
+        r.physical_bytes = r.blocks * r.units_per_block as u64 * g.unit_bytes as u64;
+        r.native_bytes = r.blocks * g.units_per_block as u64 * g.unit_bytes as u64;
+        if r.blocks_per_plane <= r.reserve_blocks_per_plane + 1 {
+            let key = if f.regions.is_empty() {
+                "device.geometry.blocks_per_plane".to_string()
+            } else {
+                region_key(i, "blocks_per_plane")
+            };
+            return Err(err(&key, format!("{} leaves no room: each plane keeps {} blocks back (2 open + gc_hard_free_blocks)", r.blocks_per_plane, r.reserve_blocks_per_plane)));
+        }
+    }
+    let data_id = out
+        .iter()
+        .find(|r| r.content == RegionContent::Data)
+        .map(|r| r.id);
+    for (i, r) in list.iter().enumerate() {
+        let target = match &r.relocate_to {
+            Some(name) => out
+                .iter()
+                .find(|o| &o.name == name)
+                .map(|o| o.id)
+                .ok_or_else(|| {
+                    err(
+                        &region_key(i, "relocate_to"),
+                        format!("no region is named {name:?}"),
+                    )
+                })?,
+            None if r.content == RegionContent::Cache => data_id.unwrap_or(i as u8),
+            None => i as u8,
+        };
+        if out[target as usize].content != out[i].content && out[i].content != RegionContent::Cache
+        {
+            return Err(err(
+                &region_key(i, "relocate_to"),
+                format!(
+                    "a {} region cannot relocate into the {} region {:?}",
+                    out[i].content.name(),
+                    out[target as usize].content.name(),
+                    out[target as usize].name
+                ),
+            ));
+        }
+        out[i].relocate_to = target;
+    }
+    if out
+        .iter()
+        .filter(|r| r.content == RegionContent::Data)
+        .count()
+        > 1
+    {
+        return Err(err(
+            "ftl.regions",
+            "exactly one region may hold data (content = \"data\")",
+        ));
+    }
+    for (i, r) in out.iter().enumerate() {
+        let why = match r.content {
+            RegionContent::Translation => {
+                Some("no mapping scheme writes translation pages yet (spec 04)")
+            }
+            RegionContent::Journal => {
+                Some("no placement policy writes a journal region yet (spec 05)")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(err(&region_key(i, "content"), why));
+        }
+    }
+    Ok(out)
+}
+
+/// Logical capacity (mapping units) and minimum OP of the data region.
+fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f64)> {
+    let k = |f: &str| format!("device.geometry.{f}");
+    let reserve = r.reserve_blocks_per_plane;
+    let upb = r.units_per_block as u64;
+    let planes = g.planes as u64;
+    let spp = g.slots_per_page as u64;
+    let slots = r.blocks * upb;
+    let op = c.device.over_provisioning_ratio;
+    if !(op.is_finite() && op >= 0.0) {
+        return Err(err(
+            "device.over_provisioning_ratio",
+            format!("{op} must be a finite number >= 0"),
+        ));
+    }
+    // The epsilon keeps exact ratios (e.g. 880/800 blocks at OP 0.1) from losing a unit to rounding.
+    let logical_units = (slots as f64 / (1.0 + op) + 1e-6).floor() as u64;
+    // With several planes, each may hold its share of the logical space plus one block
+    // and one page (host writes skip a plane beyond that). GC only takes a victim with a
+    // page's worth of garbage (so padding its last page still frees space): when a plane
+    // is full but for its reserve, its F = blocks − reserve blocks must hold more than
+    // F · (slots_per_page − 1) invalid units, so one of them has a page's worth.
+    let slack_units = if planes > 1 { upb + spp } else { 0 };
+    let data_blocks = (r.blocks_per_plane - reserve) as u64;
+    let per_plane_room = data_blocks * upb;
+    let needed_garbage = data_blocks * (spp - 1) + 1;
+    if per_plane_room <= slack_units + needed_garbage {
+        return Err(err(&k("blocks_per_plane"), format!("{} data blocks per plane leave no room: each plane keeps {reserve} blocks back (2 open + gc_hard_free_blocks) and one block of balance slack", r.blocks_per_plane)));
+    }
+    let max_logical_units = planes * (per_plane_room - slack_units - needed_garbage);
+    let min_op = slots as f64 / max_logical_units as f64 - 1.0;
+    if logical_units > max_logical_units {
+        return Err(err(
+            "device.over_provisioning_ratio",
+            format!(
+                "{op} leaves GC no room: each plane needs {reserve} reserve blocks (2 open + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {min_op:.6}"
+            ),
+        ));
+    }
+    if logical_units == 0 {
+        return Err(err(
+            "device.over_provisioning_ratio",
+            "leaves no logical capacity",
+        ));
+    }
+    Ok((logical_units, min_op))
+}
+
+/// The placement policy must find the regions it writes to.
+fn check_placement(c: &Config, regions: &[RegionGeometry]) -> Result<()> {
+    let caches = regions
+        .iter()
+        .filter(|r| r.content == RegionContent::Cache)
+        .count();
+    match &c.ftl.placement {
+        PlacementConfig::CacheFirst(_) if caches != 1 => Err(err(
+            "ftl.placement",
+            format!(
+                "cache-first needs exactly one region with content = \"cache\" ({caches} given)"
+            ),
+        )),
+        PlacementConfig::Direct(_) if caches > 0 => Err(err(
+            "ftl.placement",
+            "a cache region is only written by placement policy = \"cache-first\"",
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -4,7 +4,13 @@
 //! Every field is documented in `docs/config.md`; keep the two in step.
 
 mod derived;
-pub use derived::{Derived, Geometry};
+pub use derived::{Derived, Geometry, RegionGeometry};
+
+pub use crate::ftl::alloc::AllocConfig;
+pub use crate::ftl::gc::GcConfig;
+pub use crate::ftl::mapping::MappingConfig;
+pub use crate::ftl::placement::PlacementConfig;
+pub use crate::ftl::wear::WearConfig;
 
 use crate::error::{Result, SimError};
 use serde::{Deserialize, Serialize};
@@ -65,6 +71,10 @@ impl CellMode {
     }
     pub fn name(self) -> &'static str {
         ["slc", "mlc", "tlc", "qlc"][self as usize]
+    }
+    /// Bits stored per cell.
+    pub fn bits(self) -> u32 {
+        self as u32 + 1
     }
 }
 
@@ -179,61 +189,102 @@ pub struct DeviceConfig {
     pub command_overhead_ns: u64,
     #[serde(default)]
     pub timing: TimingTable,
+    /// Share of blocks that are bad from the factory (drawn from the seed, excluded from
+    /// every pool before the run), 0 ≤ ratio < 1.
+    #[serde(default)]
+    pub bad_block_ratio: f64,
+    /// Probability that a page program fails (drawn per program from the seed): the page
+    /// holds nothing, its data is programmed elsewhere, the block is retired once its
+    /// valid data has moved.
+    #[serde(default)]
+    pub program_fail_rate: f64,
+    /// Probability that an erase fails (drawn per erase): the block is retired.
+    #[serde(default)]
+    pub erase_fail_rate: f64,
 }
 
 fn default_channel_rate() -> u64 {
     800
 }
 
-/// Garbage-collection victim policy.
+/// What a region holds.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
-pub enum GcVictimPolicy {
-    /// Fewest valid units (O(1) through buckets by valid count).
+pub enum RegionContent {
+    /// Host data; its physical size (with the OP ratio) sets the logical capacity.
     #[default]
-    Greedy,
-    /// Max (1 − u) · age / (1 + u) (Kawaguchi et al. 1995 / Rosenblum LFS).
-    CostBenefit,
-    /// Oldest full block first.
-    Fifo,
-    /// A uniformly random full block with at least one invalid unit.
-    Random,
+    Data,
+    /// Host data held temporarily (e.g. an SLC write cache); GC drains it into its
+    /// `relocate_to` region. Adds no logical capacity.
+    Cache,
+    /// Translation pages of a demand-paged mapping (spec 04).
+    Translation,
+    /// A detected file-system journal (spec 05).
+    Journal,
 }
 
-/// How a plane hands out free blocks.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum FreeBlockAllocation {
-    /// First erased, first reused.
-    #[default]
-    Fifo,
-    /// Lowest erase count first (spec 03).
-    MinWear,
+impl RegionContent {
+    pub fn name(self) -> &'static str {
+        match self {
+            RegionContent::Data => "data",
+            RegionContent::Cache => "cache",
+            RegionContent::Translation => "translation",
+            RegionContent::Journal => "journal",
+        }
+    }
 }
 
-/// Wear-leveling policy (spec 03 adds the others).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum WearLevelingPolicy {
-    /// No wear leveling (spec 03's `greedy` baseline).
-    #[default]
-    None,
+/// `[[ftl.regions]]`: a set of blocks in every plane with its own cell mode, write
+/// streams, GC and reserve. Regions are laid out in the order given, from the start of
+/// each plane. Without any, the device is one `data` region.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RegionConfig {
+    pub name: String,
+    #[serde(default)]
+    pub content: RegionContent,
+    /// Cell mode the region's blocks are programmed in (default `device.cell_mode`).
+    pub cell_mode: Option<CellMode>,
+    /// Blocks of the region in every plane. At most one region may give neither this nor
+    /// `bytes`: it takes the blocks the others leave.
+    pub blocks_per_plane: Option<u32>,
+    /// Size of the region in bytes (in its own cell mode), rounded up to whole blocks per plane.
+    pub bytes: Option<u64>,
+    /// Pages per block in the region's cell mode (default: `pages_per_block` × its bits per
+    /// cell / the device cell mode's bits per cell, e.g. a third for SLC on TLC).
+    pub pages_per_block: Option<u32>,
+    /// Region GC relocates valid units into (default: itself; for `cache`: the data region).
+    pub relocate_to: Option<String>,
+    /// Victim policy of this region (default `[ftl.gc]`).
+    pub gc: Option<GcConfig>,
+    /// GC thresholds of this region (default the `[ftl]` ones).
+    pub gc_soft_free_blocks: Option<u32>,
+    pub gc_hard_free_blocks: Option<u32>,
 }
 
 /// `[ftl]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FtlConfig {
-    /// Address mapping; `page` = full page-level table in DRAM.
-    pub mapping: MappingKind,
-    pub gc_victim: GcVictimPolicy,
-    /// Background (preemptible) GC starts when a plane has fewer free blocks than this.
+    /// `[ftl.mapping]`: address mapping; `page` = full page-level table in DRAM.
+    pub mapping: MappingConfig,
+    /// `[ftl.gc]`: the victim policy (`policy = "greedy"`, …).
+    pub gc: GcConfig,
+    /// GC starts on a plane (of a region) with fewer free blocks than this; it is paced
+    /// against host writes, faster the further below the threshold the plane is.
     pub gc_soft_free_blocks: u32,
     /// Free blocks per plane kept for GC: host writes may not open a block when only this
-    /// many are left, and GC becomes urgent (served before host I/O on its die) below it.
+    /// many are left (GC then runs unpaced), and GC becomes urgent (served before host I/O
+    /// on its die) below it.
     pub gc_hard_free_blocks: u32,
-    pub free_block_allocation: FreeBlockAllocation,
-    pub wear_leveling: WearLevelingPolicy,
+    /// `[ftl.allocation]`: which free block a stream opens (`fifo`, `min-erase`).
+    pub allocation: AllocConfig,
+    /// `[ftl.wear_leveling]`: the wear-leveling policy (`none`, `bet`, …).
+    pub wear_leveling: WearConfig,
+    /// `[ftl.placement]`: which region host pages go to (`direct`, `cache-first`).
+    pub placement: PlacementConfig,
+    /// `[[ftl.regions]]`; empty = one data region over every block.
+    pub regions: Vec<RegionConfig>,
     /// Order in which consecutive pages stripe over the parallel units, fastest first:
     /// a permutation of C (channel), W (chip/way), D (die), P (plane).
     pub stripe_order: String,
@@ -241,27 +292,34 @@ pub struct FtlConfig {
     pub write_buffer_bytes: u64,
     /// Time to move a request's data into or out of the DRAM buffer.
     pub buffer_access_ns: u64,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum MappingKind {
-    #[default]
-    Page,
+    /// Copy programs a GC job keeps in flight (timed mode; 0 = no limit): a victim's
+    /// copies stream through this window instead of being queued at once.
+    pub gc_window_pages: u32,
+    /// Host idle time after which GC collects up to `idle_gc_free_blocks` per plane
+    /// (0 = never).
+    pub idle_gc_after_ns: u64,
+    /// Free blocks per plane GC collects up to while the host is idle (0 = the soft
+    /// threshold: idle time adds nothing).
+    pub idle_gc_free_blocks: u32,
 }
 
 impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
-            mapping: MappingKind::Page,
-            gc_victim: GcVictimPolicy::Greedy,
+            mapping: MappingConfig::default(),
+            gc: GcConfig::default(),
             gc_soft_free_blocks: 3,
             gc_hard_free_blocks: 1,
-            free_block_allocation: FreeBlockAllocation::Fifo,
-            wear_leveling: WearLevelingPolicy::None,
+            allocation: AllocConfig::default(),
+            wear_leveling: WearConfig::default(),
+            placement: PlacementConfig::default(),
+            regions: Vec::new(),
             stripe_order: "CWDP".into(),
             write_buffer_bytes: 16 << 20,
             buffer_access_ns: 1_000,
+            gc_window_pages: 8,
+            idle_gc_after_ns: 0,
+            idle_gc_free_blocks: 0,
         }
     }
 }

@@ -4,15 +4,18 @@ use crate::config::CellMode;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum BlockState {
-    /// Erased and in its plane's free pool.
+    /// Erased and in its region's free pool of its plane.
     Free,
-    /// Being programmed (a host or GC write frontier).
+    /// A write frontier of some stream (pages being programmed).
     Open,
-    /// Every page programmed; a GC candidate.
+    /// Every page programmed; a GC candidate of its region.
     Full,
-    /// Chosen by GC; its erase is issued but not finished.
+    /// The source of a relocation job (GC, wear leveling, retirement): its valid units
+    /// are being moved out.
+    Victim,
+    /// Erase issued, not finished.
     Erasing,
-    /// Retired (erase count reached endurance).
+    /// Retired: factory bad, worn out, or failed a program or an erase.
     Bad,
 }
 
@@ -20,13 +23,24 @@ pub enum BlockState {
 #[derive(Clone)]
 pub struct BlockTable {
     pub state: Vec<BlockState>,
+    /// Region the block belongs to (fixed for the device's life).
+    pub region: Vec<u8>,
+    /// Index of the block's (region, plane) state in the FTL: `region · planes + plane`.
+    pub rp: Vec<u32>,
     pub valid_units: Vec<u32>,
     pub erase_count: Vec<u32>,
     pub cell_mode: Vec<CellMode>,
-    /// Next page to program (the write pointer).
+    /// Next page to program (the write pointer: programs issued).
     pub next_page: Vec<u32>,
+    /// Pages whose program has completed (≤ `next_page`; programs of one block complete
+    /// in order).
+    pub programmed: Vec<u32>,
     /// Value of the FTL's program sequence when the block became full (its data age).
     pub closed_seq: Vec<u64>,
+    /// Reads queued or running on the block (timed mode): its erase waits for them.
+    pub pins: Vec<u16>,
+    /// Retire instead of erasing once its data has moved (a program on it failed).
+    pub doomed: Vec<bool>,
 }
 
 impl BlockTable {
@@ -34,11 +48,16 @@ impl BlockTable {
         let n = blocks as usize;
         BlockTable {
             state: vec![BlockState::Free; n],
+            region: vec![0; n],
+            rp: vec![0; n],
             valid_units: vec![0; n],
             erase_count: vec![0; n],
             cell_mode: vec![mode; n],
             next_page: vec![0; n],
+            programmed: vec![0; n],
             closed_seq: vec![0; n],
+            pins: vec![0; n],
+            doomed: vec![false; n],
         }
     }
 
@@ -48,5 +67,10 @@ impl BlockTable {
 
     pub fn is_empty(&self) -> bool {
         self.state.is_empty()
+    }
+
+    /// Blocks not retired.
+    pub fn usable(&self) -> usize {
+        self.state.iter().filter(|&&s| s != BlockState::Bad).count()
     }
 }

@@ -24,6 +24,14 @@ impl Channels {
         start + duration_ns
     }
 
+    pub fn len(&self) -> usize {
+        self.free_at_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.free_at_ns.is_empty()
+    }
+
     /// Total time each channel spent transferring.
     pub fn busy_ns(&self) -> &[u64] {
         &self.busy_ns

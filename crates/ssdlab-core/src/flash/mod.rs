@@ -49,6 +49,26 @@ impl Cause {
     }
 }
 
+/// Who waits for a NAND operation: the FTL is told of every completion and routes it by
+/// this typed owner (no shared integer tag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Nobody (e.g. a program attempt that failed and was re-placed at once).
+    None,
+    /// A host read (or the read half of a read-modify-write) of request slot `req`.
+    HostRead { req: u32 },
+    /// The program of write-buffer page `token`.
+    HostProgram { token: u32 },
+    /// A relocation job (GC, wear leveling, migration, retirement) of the FTL.
+    Job { job: u32 },
+    /// A translation-page operation of the mapping layer for request `req` (or `NONE`).
+    Mapping { req: u32 },
+}
+
+/// `NandOp::flags`: the operation fails (program: the page holds nothing; erase: the
+/// block is retired). Drawn when the operation is issued (seeded).
+pub const OP_FAILS: u8 = 1;
+
 /// One NAND operation as the FTL issues it. Small and `Copy`: it travels through the
 /// scheduler's queues by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +77,12 @@ pub struct NandOp {
     pub cause: Cause,
     /// Cell mode of the block (selects the latencies).
     pub mode: CellMode,
+    /// Bit set of `OP_*` flags.
+    pub flags: u8,
+    /// Stage of a staged plan (e.g. translation read = 0, data read = 1): the timed
+    /// driver starts stage k + 1 of an owner when its stage-k operations have completed;
+    /// the functional driver sums them.
+    pub stage: u8,
     /// Erase: ISPE loops this erase takes (from the block's P/E cycles); otherwise 0.
     pub loops: u16,
     pub block: u32,
@@ -64,24 +90,37 @@ pub struct NandOp {
     pub page: u32,
     /// Mapping units moved over the channel (reads: units requested; programs: the page).
     pub units: u32,
-    /// Host request slot waiting for this operation, or [`NONE`].
-    pub tag: u32,
+    pub owner: Owner,
 }
 
 impl NandOp {
     /// An operation on `block`; the FTL fills in the cell mode and erase loops when it issues it.
     #[inline]
-    pub fn new(kind: OpKind, cause: Cause, block: u32, page: u32, units: u32, tag: u32) -> NandOp {
+    pub fn new(
+        kind: OpKind,
+        cause: Cause,
+        block: u32,
+        page: u32,
+        units: u32,
+        owner: Owner,
+    ) -> NandOp {
         NandOp {
             kind,
             cause,
             mode: CellMode::Tlc,
+            flags: 0,
+            stage: 0,
             loops: 0,
             block,
             page,
             units,
-            tag,
+            owner,
         }
+    }
+
+    #[inline]
+    pub fn fails(&self) -> bool {
+        self.flags & OP_FAILS != 0
     }
 }
 

@@ -1,33 +1,54 @@
-//! Flash translation layer: mapping, block allocation, garbage collection and wear leveling.
+//! Flash translation layer: regions of blocks, mapping, free-block allocation, relocation
+//! jobs (GC, wear leveling, retirement) and their pacing, bad blocks and wear-out.
 //!
-//! The FTL makes every decision and keeps the logical state (which slot holds which unit);
-//! it never reads a clock. Each NAND operation it decides on is handed to a [`NandSink`]:
-//! the functional mode's sink adds the operation's latency to one serial clock, the timed
-//! mode's sink queues it on its die. State changes are applied when the operation is
-//! issued, except that an erased block rejoins its free pool only when the sink reports
-//! the erase finished ([`Ftl::erase_done`]); that is what makes GC back-pressure host
-//! writes in the timed mode.
+//! The FTL makes every decision and keeps the logical state; it never reads a clock. Each
+//! NAND operation it decides on is handed to a [`NandSink`] and carries a typed
+//! [`Owner`]. The FTL is told of every completion ([`Ftl::on_complete`]): the functional
+//! sink completes operations as they are issued (`IMMEDIATE`), the timed driver when the
+//! die finishes them. What changes when:
+//!
+//! * a host page's units are mapped when its program is issued (the write buffer keeps
+//!   them readable until the program completes);
+//! * a relocated unit is re-mapped when its copy's program completes (until then reads go
+//!   to the old copy, whose block cannot be erased while reads of it are queued);
+//! * a block becomes a GC candidate when its last page's program completes;
+//! * an erased block rejoins its free pool when the erase completes, which is what makes
+//!   GC back-pressure host writes in the timed mode.
+//!
+//! Background work (GC, wear leveling, retirement) runs as relocation jobs in `jobs.rs`,
+//! the same in both modes; how GC shares a die with host programs is named here
+//! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
 
 pub mod alloc;
+mod check;
 pub mod gc;
+mod health;
+mod host;
+mod jobs;
 pub mod mapping;
+pub mod placement;
+pub mod region;
+mod registry;
 pub mod wear;
+
+pub use health::{LifeEvent, Lifetime};
 
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, TimingModel, NONE};
-use crate::integrity::{Found, Integrity};
-use crate::MAX_SLOTS_PER_PAGE;
-use alloc::{Allocator, Stream};
-use gc::VictimIndex;
-use mapping::PageMap;
+use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
+use crate::integrity::Integrity;
+use health::Health;
+use jobs::Jobs;
+use mapping::{Mapping, MappingShape};
+use placement::{Placement, PlacementShape};
+use region::{PlaneState, Region};
 use ssdlab_workload::rng::{stream, SimRng};
-use wear::{WearAction, WearLeveler};
 
 /// Receiver of the NAND operations the FTL issues.
 pub trait NandSink {
-    /// True when erases finish later (timed mode): the sink calls [`Ftl::erase_done`].
-    const DEFERRED_ERASE: bool;
+    /// True when operations complete as they are issued (functional mode): the FTL then
+    /// applies each completion itself. Otherwise the driver calls [`Ftl::on_complete`].
+    const IMMEDIATE: bool;
     fn issue(&mut self, op: NandOp);
 }
 
@@ -58,7 +79,10 @@ impl NandCounts {
 /// What a host read of a run of units needed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadOutcome {
+    /// NAND reads issued (all stages).
     pub nand_reads: u32,
+    /// Of those, reads of a later stage (they start when the earlier stage completes).
+    pub staged_reads: u32,
     pub buffer_hits: u32,
     pub unmapped: u32,
 }
@@ -76,7 +100,37 @@ pub struct FtlCounters {
     /// Empty slots programmed because a page was flushed before it was full.
     pub padding_units: u64,
     pub trimmed_units: u64,
+    /// Blocks retired during the run (worn out or failed), factory bad blocks excluded.
     pub blocks_retired: u64,
+    /// Units moved by wear leveling.
+    pub wear_leveling_units: u64,
+    /// Wear-leveling migrations (blocks).
+    pub wear_leveling_migrations: u64,
+    /// Units moved out of blocks retired after a failed program.
+    pub retired_units_moved: u64,
+    /// Failed page programs and erases (injected).
+    pub program_failures: u64,
+    pub erase_failures: u64,
+}
+
+impl FtlCounters {
+    /// `self − earlier`, field by field.
+    pub fn since(&self, b: &FtlCounters) -> FtlCounters {
+        FtlCounters {
+            nand: self.nand.since(&b.nand),
+            host_units_programmed: self.host_units_programmed - b.host_units_programmed,
+            gc_copied_units: self.gc_copied_units - b.gc_copied_units,
+            gc_invocations: self.gc_invocations - b.gc_invocations,
+            padding_units: self.padding_units - b.padding_units,
+            trimmed_units: self.trimmed_units - b.trimmed_units,
+            blocks_retired: self.blocks_retired - b.blocks_retired,
+            wear_leveling_units: self.wear_leveling_units - b.wear_leveling_units,
+            wear_leveling_migrations: self.wear_leveling_migrations - b.wear_leveling_migrations,
+            retired_units_moved: self.retired_units_moved - b.retired_units_moved,
+            program_failures: self.program_failures - b.program_failures,
+            erase_failures: self.erase_failures - b.erase_failures,
+        }
+    }
 }
 
 /// The FTL state of one device.
@@ -84,561 +138,468 @@ pub struct FtlCounters {
 pub struct Ftl {
     pub geo: Geometry,
     pub timing: TimingModel,
-    pub map: PageMap,
+    mapping: Mapping,
     pub blocks: BlockTable,
     pub oob: Oob,
-    pub alloc: Allocator,
-    pub victims: VictimIndex,
-    pub wear: WearLeveler,
+    pub regions: Vec<Region>,
+    /// Per (region, plane) state, index `region · planes + plane`.
+    ps: Vec<PlaneState>,
+    placement: Placement,
+    /// Plane ids in stripe order, and the cursor of the next host page.
+    stripe: Vec<u32>,
+    cursor: usize,
+    jobs: Jobs,
+    health: Health,
     pub integrity: Option<Integrity>,
     pub counters: FtlCounters,
-    /// Background GC threshold (free blocks per plane).
-    pub gc_soft_free_blocks: u32,
-    /// Urgent GC threshold.
-    pub gc_hard_free_blocks: u32,
     /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
     program_seq: u64,
     rng: SimRng,
     logical_units: u32,
-    /// Valid units held by each plane.
-    plane_valid_units: Vec<u64>,
-    /// Host writes skip a plane holding more than this many valid units (its fair share
-    /// of the logical space plus one block), so no plane fills up with data that is never
-    /// invalidated while the others keep the spare space.
-    plane_valid_cap_units: u64,
-    /// Planes whose GC victim's erase is still pending (timed mode).
-    gc_in_progress: Vec<bool>,
+    data_region: u8,
+    /// (region, plane) pairs waiting for a background step.
+    woken: Vec<(u8, u32)>,
+    /// Jobs waiting for a step.
+    woken_jobs: Vec<u32>,
+    /// The host is idle: GC collects up to the idle target.
+    host_idle: bool,
+    /// Copy programs a job keeps in flight (0: no limit).
+    gc_window_pages: u32,
+    /// Debug builds: run the full invariant checker every this many operations (0 = off).
+    check_every_ops: u64,
+    ops_until_check: u64,
+    /// Test hook for the staged-plan executor until a mapping issues translation reads:
+    /// every host read first reads page 0 of this block (cause `mapping`, stage 0).
+    #[cfg(test)]
+    pub(crate) staged_read_hook: Option<u32>,
 }
 
 impl Ftl {
-    pub fn new(cfg: &Config, d: &Derived) -> Ftl {
+    /// Build the FTL of a fresh device: every block erased and free, but for the factory
+    /// bad blocks (`device.bad_block_ratio`).
+    pub fn new(cfg: &Config, d: &Derived) -> Result<Ftl> {
         let g = d.geometry;
         let mut blocks = BlockTable::new(g.blocks, cfg.device.cell_mode);
-        let mut alloc = Allocator::new(
-            cfg.ftl.free_block_allocation,
-            g.planes,
-            d.stripe_planes.clone(),
-            cfg.ftl.gc_hard_free_blocks,
-        );
-        for b in 0..g.blocks {
-            blocks.state[b as usize] = BlockState::Free;
-            alloc.planes[g.plane_of_block(b) as usize].free.push(b, 0);
-        }
-        Ftl {
+        let regions: Vec<Region> = d
+            .regions
+            .iter()
+            .map(|r| Region::new(&g, r, &cfg.ftl.wear_leveling, cfg))
+            .collect();
+        let ps = regions
+            .iter()
+            .flat_map(|r| (0..g.planes).map(|p| r.plane_state(p, &cfg.ftl.allocation)))
+            .collect();
+        let cache_region = d
+            .regions
+            .iter()
+            .find(|r| r.content == crate::config::RegionContent::Cache)
+            .map(|r| r.id);
+        let mut ftl = Ftl {
             geo: g,
             timing: TimingModel::new(cfg),
-            map: PageMap::new(d.logical_units),
-            blocks,
+            mapping: Mapping::new(
+                &cfg.ftl.mapping,
+                &MappingShape {
+                    logical_units: d.logical_units,
+                },
+            ),
             oob: Oob::new(g.slots, cfg.integrity),
-            alloc,
-            victims: VictimIndex::new(cfg.ftl.gc_victim, g.planes, g.blocks, g.units_per_block),
-            wear: WearLeveler::new(cfg.ftl.wear_leveling),
+            placement: Placement::new(
+                &cfg.ftl.placement,
+                &PlacementShape {
+                    data_region: d.data_region,
+                    cache_region,
+                },
+            ),
+            stripe: d.stripe_planes.clone(),
+            cursor: 0,
+            jobs: Jobs::default(),
+            health: Health::new(cfg),
             integrity: cfg
                 .integrity
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
             counters: FtlCounters::default(),
-            gc_soft_free_blocks: cfg.ftl.gc_soft_free_blocks,
-            gc_hard_free_blocks: cfg.ftl.gc_hard_free_blocks,
             program_seq: 0,
             rng: stream(cfg.seed, 0x6763),
             logical_units: d.logical_units,
-            plane_valid_units: vec![0; g.planes as usize],
-            plane_valid_cap_units: d.logical_units as u64 / g.planes as u64
-                + g.units_per_block as u64,
-            gc_in_progress: vec![false; g.planes as usize],
+            data_region: d.data_region,
+            woken: Vec::new(),
+            woken_jobs: Vec::new(),
+            host_idle: false,
+            gc_window_pages: cfg.ftl.gc_window_pages,
+            check_every_ops: if cfg!(debug_assertions) {
+                (4 * g.slots).max(4096)
+            } else {
+                0
+            },
+            ops_until_check: 0,
+            #[cfg(test)]
+            staged_read_hook: None,
+            blocks: BlockTable::new(0, cfg.device.cell_mode),
+            regions,
+            ps,
+        };
+        ftl.ops_until_check = ftl.check_every_ops;
+        for r in &ftl.regions {
+            for plane in 0..g.planes {
+                for b in r.plane_blocks(plane) {
+                    blocks.region[b as usize] = r.id();
+                    blocks.rp[b as usize] = r.id() as u32 * g.planes + plane;
+                    blocks.cell_mode[b as usize] = r.geo.cell_mode;
+                }
+            }
         }
+        ftl.blocks = blocks;
+        let bad = ftl.health.factory_bad_blocks(g.blocks);
+        ftl.health.factory_bad = bad.len() as u64;
+        for b in 0..g.blocks {
+            let ps = &mut ftl.ps[ftl.blocks.rp[b as usize] as usize];
+            if bad.contains(&b) {
+                ftl.blocks.state[b as usize] = BlockState::Bad;
+                ps.usable_blocks -= 1;
+            } else {
+                ftl.blocks.state[b as usize] = BlockState::Free;
+                ps.free.push(b, 0);
+            }
+        }
+        ftl.update_capacity()
+            .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
+        Ok(ftl)
     }
 
     pub fn logical_units(&self) -> u32 {
         self.logical_units
     }
 
-    /// Count `op`, fill in its block's cell mode and erase loops, and hand it to `sink`.
+    /// Index of (region, plane) in the plane-state array.
     #[inline]
-    fn issue<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) {
+    fn rp(&self, r: u8, plane: u32) -> usize {
+        r as usize * self.geo.planes as usize + plane as usize
+    }
+
+    /// The state of region `r` in `plane`.
+    #[inline]
+    pub fn plane_state(&self, r: u8, plane: u32) -> &PlaneState {
+        &self.ps[self.rp(r, plane)]
+    }
+
+    /// Free blocks of region `r` in `plane`.
+    #[inline]
+    pub fn free_blocks(&self, r: u8, plane: u32) -> u32 {
+        self.ps[self.rp(r, plane)].free.len()
+    }
+
+    /// The region holding the logical capacity.
+    pub fn data_region(&self) -> &Region {
+        &self.regions[self.data_region as usize]
+    }
+
+    /// Slot holding `lpn`, or `NONE` (the mapping's ground truth, without any cost:
+    /// tests, checks and summaries; host reads go through [`Ftl::read_units`]).
+    #[inline]
+    pub fn slot_of(&self, lpn: u32) -> u32 {
+        self.mapping.lookup(lpn)
+    }
+
+    /// Whether `lpn` holds data on flash (read-modify-write decisions).
+    #[inline]
+    pub fn is_mapped(&self, lpn: u32) -> bool {
+        self.mapping.lookup(lpn) != NONE
+    }
+
+    /// Units mapped to flash.
+    pub fn mapped_units(&self) -> u64 {
+        self.mapping.mapped_units()
+    }
+
+    /// DRAM the mapping keeps.
+    pub fn mapping_dram_bytes(&self) -> u64 {
+        self.mapping.dram_bytes()
+    }
+
+    /// Count `op`, fill in its block's cell mode and erase loops, hand it to `sink`, and
+    /// complete it at once when the sink is immediate.
+    #[inline(always)]
+    fn issue<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += 1;
         let b = op.block as usize;
         op.mode = self.blocks.cell_mode[b];
-        if op.kind == OpKind::Erase {
-            op.loops = self.timing.erase_loops(op.mode, self.blocks.erase_count[b]) as u16;
+        match op.kind {
+            OpKind::Erase => {
+                op.loops = self.timing.erase_loops(op.mode, self.blocks.erase_count[b]) as u16;
+            }
+            OpKind::Read if !S::IMMEDIATE => self.blocks.pins[b] += 1,
+            _ => {}
         }
         sink.issue(op);
+        self.count_op();
+        if S::IMMEDIATE {
+            self.completed(&op, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Debug builds: count an operation towards the next invariant check.
+    #[inline]
+    fn count_op(&mut self) {
+        if cfg!(debug_assertions) {
+            self.ops_until_check = self.ops_until_check.saturating_sub(1);
+        }
+    }
+
+    /// Debug builds: run the full invariant checker when `check_every_ops` operations have
+    /// been issued since the last check. Called where the state is consistent: at the end
+    /// of the FTL's public calls.
+    fn check_due(&mut self) -> Result<()> {
+        if !cfg!(debug_assertions) || self.check_every_ops == 0 || self.ops_until_check > 0 {
+            return Ok(());
+        }
+        self.ops_until_check = self.check_every_ops;
+        self.check_invariants()
+            .map_err(|e| SimError::Integrity(format!("FTL invariant broken: {e}")))
+    }
+
+    /// Run the full invariant checker every `ops` operations in debug builds and tests
+    /// (0 = off; the default is about four passes over the device's slots between checks).
+    pub fn set_check_every_ops(&mut self, ops: u64) {
+        self.check_every_ops = ops;
+        self.ops_until_check = ops;
+    }
+
+    /// The driver reports that `op` completed (timed mode; immediate sinks never call this).
+    pub fn on_complete<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
+        self.completed(op, sink)?;
+        self.run_background(sink)
+    }
+
+    /// Apply the completion of `op`.
+    #[inline(always)]
+    fn completed<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
+        match op.kind {
+            OpKind::Read => {
+                if !S::IMMEDIATE {
+                    let b = op.block as usize;
+                    self.blocks.pins[b] -= 1;
+                    if self.blocks.pins[b] == 0 && self.blocks.state[b] == BlockState::Victim {
+                        self.wake_block(op.block);
+                    }
+                }
+                Ok(())
+            }
+            OpKind::Program => {
+                if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
+                    if !op.fails() {
+                        self.apply_copies(job, op);
+                    }
+                    self.jobs.get_mut(job).copies_in_flight -= 1;
+                    self.wake_job(job);
+                }
+                self.page_programmed(op.block, sink)
+            }
+            OpKind::Erase => self.erase_done(op, sink),
+        }
+    }
+
+    /// A program of `block` completed: close the block when it was the last page.
+    #[inline(always)]
+    fn page_programmed<S: NandSink>(&mut self, block: u32, sink: &mut S) -> Result<()> {
+        let b = block as usize;
+        self.blocks.programmed[b] += 1;
+        let p = self.blocks.programmed[b];
+        if self.blocks.doomed[b] {
+            if p == self.blocks.next_page[b] {
+                self.start_retire(block, sink)?;
+            }
+            return Ok(());
+        }
+        let ps = &self.ps[self.blocks.rp[b] as usize];
+        if p == ps.pages_per_block {
+            self.blocks.state[b] = BlockState::Full;
+            self.blocks.closed_seq[b] = self.program_seq;
+            let (r, plane) = (ps.region as usize, ps.plane);
+            self.regions[r]
+                .victims
+                .on_full(plane, block, self.blocks.valid_units[b]);
+        }
+        Ok(())
     }
 
     /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
-    #[inline]
+    #[inline(always)]
     fn invalidate(&mut self, slot: u32) {
         self.oob.lpn[slot as usize] = NONE;
         let b = self.geo.block_of_slot(slot);
         let v = &mut self.blocks.valid_units[b as usize];
         *v -= 1;
         let v = *v;
-        let plane = self.geo.plane_of_block(b);
-        self.plane_valid_units[plane as usize] -= 1;
+        let ps = &mut self.ps[self.blocks.rp[b as usize] as usize];
+        ps.valid_units -= 1;
         if self.blocks.state[b as usize] == BlockState::Full {
-            self.victims.on_invalidate(plane, b, v);
+            let (r, plane) = (ps.region, ps.plane);
+            let region = &mut self.regions[r as usize];
+            region.victims.on_invalidate(plane, b, v);
+            if ps.starved && v <= region.max_victim_valid {
+                ps.starved = false;
+                self.wake(r, plane);
+            }
         }
     }
 
-    /// Next free page of `plane`'s `stream` frontier, opening a block when needed.
-    /// Host writes may not take the plane's last `gc_hard_free_blocks` free blocks.
-    #[inline]
-    fn take_page(&mut self, plane: u32, stream: Stream) -> Option<(u32, u32)> {
-        let pa = &mut self.alloc.planes[plane as usize];
-        let mut b = pa.open[stream as usize];
+    /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
+    #[inline(always)]
+    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<u32>) {
+        let old = self.mapping.update(lpn, slot);
+        if old != NONE {
+            self.invalidate(old);
+        }
+        self.oob.lpn[slot as usize] = lpn;
+        if let Some(v) = version {
+            self.oob.version[slot as usize] = v;
+            if let Some(check) = self.integrity.as_mut() {
+                check.on_place(lpn, old, slot, v);
+            }
+        }
+    }
+
+    /// Next free page of `plane`'s `stream` frontier in region `r`, opening a block when
+    /// needed. Streams that do not free space may not take the region's last
+    /// `gc_hard_free_blocks` free blocks of the plane.
+    #[inline(always)]
+    fn take_page(&mut self, r: u8, plane: u32, stream: region::Stream) -> Option<(u32, u32)> {
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        let mut b = ps.open[stream as usize];
         if b == NONE {
-            let reserve = if stream == Stream::Host {
-                self.alloc.host_reserve_blocks
-            } else {
+            let reserve = if stream.uses_reserve() {
                 0
+            } else {
+                ps.gc_hard_free_blocks
             };
-            if pa.free.len() <= reserve {
+            if ps.free.len() <= reserve {
                 return None;
             }
-            b = pa.free.pop()?;
-            pa.open[stream as usize] = b;
+            b = ps.free.pop()?;
+            ps.open[stream as usize] = b;
             self.blocks.state[b as usize] = BlockState::Open;
             self.blocks.next_page[b as usize] = 0;
+            self.blocks.programmed[b as usize] = 0;
         }
         let page = self.blocks.next_page[b as usize];
         self.blocks.next_page[b as usize] = page + 1;
+        if page + 1 == ps.pages_per_block {
+            ps.open[stream as usize] = NONE;
+        }
         Some((b, page))
     }
 
-    /// Close `block` if its last page was just written.
+    /// First slot of `page` of `block`.
     #[inline]
-    fn after_page(&mut self, plane: u32, stream: Stream, block: u32) {
-        self.program_seq += 1;
-        if self.blocks.next_page[block as usize] == self.geo.pages_per_block {
-            self.alloc.planes[plane as usize].open[stream as usize] = NONE;
-            self.blocks.state[block as usize] = BlockState::Full;
-            self.blocks.closed_seq[block as usize] = self.program_seq;
-            self.victims
-                .on_full(plane, block, self.blocks.valid_units[block as usize]);
-        }
+    fn page_slot(&self, block: u32, page: u32) -> u32 {
+        self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page
     }
 
-    /// Store `lpns` (with their integrity `versions`, empty when off) in the slots of `page`.
+    /// Whether the next program (of `kind` cause) fails (seeded draw; never when the rate is 0).
     #[inline]
-    fn fill_page(&mut self, block: u32, page: u32, lpns: &[u32], versions: &[u32]) {
-        let first = self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page;
-        for (i, &lpn) in lpns.iter().enumerate() {
-            let slot = first + i as u32;
-            let old = self.map.update(lpn, slot);
-            if old != NONE {
-                self.invalidate(old);
-            }
-            self.oob.lpn[slot as usize] = lpn;
-            if let Some(&v) = versions.get(i) {
-                self.oob.version[slot as usize] = v;
-                if let Some(check) = self.integrity.as_mut() {
-                    check.on_place(lpn, old, slot, v);
-                }
-            }
-        }
-        self.blocks.valid_units[block as usize] += lpns.len() as u32;
-        self.plane_valid_units[self.geo.plane_of_block(block) as usize] += lpns.len() as u64;
-        self.counters.padding_units += (self.geo.slots_per_page as usize - lpns.len()) as u64;
+    fn program_fails(&mut self) -> bool {
+        self.health.draw_program_failure()
     }
 
-    /// Program one host page holding `lpns` (at most a page's worth; fewer = padded) on the
-    /// next plane in stripe order that can take it; `tag` travels with the program. Returns
-    /// the plane, or `None` when no plane has a free page outside its GC reserve (the caller
-    /// waits for GC). Planes that are collecting or hold more than their share of valid
-    /// data are used only when no other plane can take the page; planes for which `accept`
-    /// says no (the timed mode's per-die limit of queued host programs) are never used.
-    pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
-        &mut self,
-        lpns: &[u32],
-        versions: &[u32],
-        tag: u32,
-        sink: &mut S,
-        accept: A,
-    ) -> Option<u32> {
-        debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
-        // First pass: planes not collecting and within their share of valid data; second:
-        // any plane with room.
-        for pass in 0..2 {
-            for _ in 0..self.alloc.stripe_len() {
-                let plane = self.alloc.next_stripe_plane();
-                if !accept(plane) {
-                    continue;
-                }
-                if pass == 0
-                    && (self.gc_in_progress[plane as usize]
-                        || self.plane_valid_units[plane as usize] + lpns.len() as u64
-                            > self.plane_valid_cap_units)
-                {
-                    continue;
-                }
-                if let Some(placed) = self.place_host_page(plane, lpns, versions, tag, sink) {
-                    return Some(placed);
-                }
-            }
-        }
-        None
-    }
-
-    #[inline]
-    fn place_host_page<S: NandSink>(
-        &mut self,
-        plane: u32,
-        lpns: &[u32],
-        versions: &[u32],
-        tag: u32,
-        sink: &mut S,
-    ) -> Option<u32> {
-        let (block, page) = self.take_page(plane, Stream::Host)?;
-        self.fill_page(block, page, lpns, versions);
-        self.counters.host_units_programmed += lpns.len() as u64;
-        self.issue(
-            sink,
-            NandOp::new(
-                OpKind::Program,
-                Cause::Host,
-                block,
-                page,
-                lpns.len() as u32,
-                tag,
-            ),
-        );
-        self.after_page(plane, Stream::Host, block);
-        Some(plane)
-    }
-
-    /// Whether `plane` is below the background GC threshold.
-    #[inline]
-    pub fn wants_gc(&self, plane: u32) -> bool {
-        self.alloc.free_blocks(plane) < self.gc_soft_free_blocks
-    }
-
-    /// Whether `plane` is down to its GC reserve (host writes can no longer open a block
-    /// there) and GC has work.
-    #[inline]
-    pub fn gc_pressing(&self, plane: u32) -> bool {
-        self.alloc.free_blocks(plane) <= self.gc_hard_free_blocks
-    }
-
-    /// Whether `plane` is below the urgent GC threshold. Host writes stop opening blocks on
-    /// a plane at the threshold, so only GC's own frontier can take it below: GC has eaten
-    /// into its reserve and must not wait behind host I/O any more.
-    #[inline]
-    pub fn gc_urgent(&self, plane: u32) -> bool {
-        self.alloc.free_blocks(plane) < self.gc_hard_free_blocks
-    }
-
-    /// Collect one victim of `plane`: read its valid units page by page, program them into
-    /// the plane's GC frontier, erase it. Only blocks with at least a page's worth of
-    /// invalid units qualify, so every collection frees space even with the last partial
-    /// page padded. Returns `Ok(false)` when no full block of the plane qualifies.
-    pub fn collect<S: NandSink>(&mut self, plane: u32, cause: Cause, sink: &mut S) -> Result<bool> {
-        let max_valid = self.geo.units_per_block - self.geo.slots_per_page;
-        let victim = match self.victims.take_victim(
-            plane,
-            &self.blocks,
-            self.geo.units_per_block,
-            max_valid,
-            self.program_seq,
-            &mut self.rng,
-        ) {
-            Some(v) => v,
-            None => return Ok(false),
-        };
-        self.relocate_and_erase(plane, victim, cause, sink)?;
-        self.counters.gc_invocations += 1;
-        self.gc_in_progress[plane as usize] = S::DEFERRED_ERASE;
-        Ok(true)
-    }
-
-    /// Whether `plane` has collected a victim whose erase has not finished yet.
-    #[inline]
-    pub fn gc_in_progress(&self, plane: u32) -> bool {
-        self.gc_in_progress[plane as usize]
-    }
-
-    /// Move every valid unit of `victim` (already removed from the victim index) to the
-    /// plane's GC frontier and erase it.
-    fn relocate_and_erase<S: NandSink>(
-        &mut self,
-        plane: u32,
-        victim: u32,
-        cause: Cause,
-        sink: &mut S,
-    ) -> Result<()> {
-        self.blocks.state[victim as usize] = BlockState::Erasing;
-        let spp = self.geo.slots_per_page as usize;
-        let integrity = self.integrity.is_some();
-        let mut pack = [0u32; MAX_SLOTS_PER_PAGE];
-        let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
-        let mut n = 0usize;
-        let base = self.geo.first_slot_of_block(victim) as usize;
-        for page in 0..self.geo.pages_per_block {
-            let first = base + page as usize * spp;
-            let valid = self.oob.lpn[first..first + spp]
-                .iter()
-                .filter(|&&l| l != NONE)
-                .count() as u32;
-            if valid == 0 {
-                continue;
-            }
-            self.issue(
-                sink,
-                NandOp::new(OpKind::Read, cause, victim, page, valid, NONE),
-            );
-            for s in first..first + spp {
-                let lpn = self.oob.lpn[s];
-                if lpn == NONE {
-                    continue;
-                }
-                pack[n] = lpn;
-                if integrity {
-                    vers[n] = self.oob.version[s];
-                }
-                n += 1;
-                if n == spp {
-                    self.program_copy(
-                        plane,
-                        &pack[..n],
-                        if integrity { &vers[..n] } else { &[] },
-                        cause,
-                        sink,
-                    )?;
-                    n = 0;
-                }
-            }
-        }
-        if n > 0 {
-            self.program_copy(
-                plane,
-                &pack[..n],
-                if integrity { &vers[..n] } else { &[] },
-                cause,
-                sink,
-            )?;
-        }
-        debug_assert_eq!(self.blocks.valid_units[victim as usize], 0);
-        self.issue(sink, NandOp::new(OpKind::Erase, cause, victim, 0, 0, NONE));
-        if !S::DEFERRED_ERASE {
-            self.erase_done(victim, sink)?;
-        }
-        Ok(())
-    }
-
-    fn program_copy<S: NandSink>(
-        &mut self,
-        plane: u32,
-        lpns: &[u32],
-        versions: &[u32],
-        cause: Cause,
-        sink: &mut S,
-    ) -> Result<()> {
-        let (block, page) =
-            self.take_page(plane, Stream::Gc).ok_or_else(|| {
-                SimError::DeviceFull(format!(
-                "plane {plane} has no free block for GC copies ({} blocks retired as bad so far{})",
-                self.counters.blocks_retired,
-                if self.counters.blocks_retired > 0 { ": the device is worn out" } else { "" }
-            ))
-            })?;
-        self.fill_page(block, page, lpns, versions);
-        self.counters.gc_copied_units += lpns.len() as u64;
-        self.issue(
-            sink,
-            NandOp::new(OpKind::Program, cause, block, page, lpns.len() as u32, NONE),
-        );
-        self.after_page(plane, Stream::Gc, block);
-        Ok(())
-    }
-
-    /// The erase of `block` has finished: count the wear, retire or free the block, and let
-    /// the wear leveler react.
-    pub fn erase_done<S: NandSink>(&mut self, block: u32, sink: &mut S) -> Result<()> {
+    /// A program on `block` failed: the page holds nothing, the block leaves its stream
+    /// and is retired once its valid data has moved.
+    fn doom(&mut self, block: u32) {
         let b = block as usize;
-        debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
-        self.blocks.erase_count[b] += 1;
-        self.blocks.valid_units[b] = 0;
-        self.blocks.next_page[b] = 0;
-        let plane = self.geo.plane_of_block(block);
-        self.gc_in_progress[plane as usize] = false;
-        let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
-        if self.blocks.erase_count[b] >= endurance {
-            self.blocks.state[b] = BlockState::Bad;
-            self.counters.blocks_retired += 1;
-        } else {
-            self.blocks.state[b] = BlockState::Free;
-            self.alloc.planes[plane as usize]
-                .free
-                .push(block, self.blocks.erase_count[b]);
-        }
-        match self.wear.after_erase(block) {
-            WearAction::Idle => {}
-            WearAction::Migrate { cold_block } => {
-                if self.blocks.state[cold_block as usize] == BlockState::Full {
-                    self.victims.remove(
-                        self.geo.plane_of_block(cold_block),
-                        cold_block,
-                        &self.blocks,
-                    );
-                    self.relocate_and_erase(plane, cold_block, Cause::WearLeveling, sink)?;
-                }
+        self.counters.program_failures += 1;
+        self.blocks.doomed[b] = true;
+        for s in self.ps[self.blocks.rp[b] as usize].open.iter_mut() {
+            if *s == block {
+                *s = NONE;
             }
         }
-        Ok(())
     }
 
-    /// Read the units `lpns` for the host: units that `buffered` finds (with their version)
-    /// need no NAND access; the rest cost one NAND read per distinct physical page, tagged
-    /// with `tag`. In integrity mode every unit is checked against its last version.
-    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(
-        &mut self,
-        lpns: std::ops::Range<u32>,
-        buffered: B,
-        tag: u32,
-        sink: &mut S,
-    ) -> Result<ReadOutcome> {
-        let spp = self.geo.slots_per_page;
-        let mut out = ReadOutcome::default();
-        let (mut cur_page, mut cur_units) = (u64::MAX, 0u32);
-        for lpn in lpns {
-            if let Some(v) = buffered(lpn) {
-                out.buffer_hits += 1;
-                self.check(lpn, Found::Buffer(v))?;
-                continue;
-            }
-            let slot = self.map.lookup(lpn);
-            if slot == NONE {
-                out.unmapped += 1;
-                self.check(lpn, Found::Unmapped)?;
-                continue;
-            }
-            if self.integrity.is_some() {
-                let version = if self.oob.lpn[slot as usize] == lpn {
-                    self.oob.version[slot as usize]
-                } else {
-                    0
-                };
-                self.check(lpn, Found::Flash { slot, version })?;
-            }
-            let page_id = (slot / spp) as u64;
-            if page_id != cur_page {
-                self.issue_host_read(sink, cur_page, cur_units, tag, &mut out);
-                cur_page = page_id;
-                cur_units = 0;
-            }
-            cur_units += 1;
-        }
-        self.issue_host_read(sink, cur_page, cur_units, tag, &mut out);
-        Ok(out)
-    }
-
-    /// One NAND read of `units` units of global page `page_id` for a host request.
-    #[inline]
-    fn issue_host_read<S: NandSink>(
-        &mut self,
-        sink: &mut S,
-        page_id: u64,
-        units: u32,
-        tag: u32,
-        out: &mut ReadOutcome,
-    ) {
-        if units == 0 {
-            return;
-        }
-        let ppb = self.geo.pages_per_block as u64;
-        let (block, page) = ((page_id / ppb) as u32, (page_id % ppb) as u32);
-        self.issue(
-            sink,
-            NandOp::new(OpKind::Read, Cause::Host, block, page, units, tag),
-        );
-        out.nand_reads += 1;
-    }
-
-    #[inline]
-    fn check(&mut self, lpn: u32, found: Found) -> Result<()> {
-        match self.integrity.as_mut() {
-            Some(i) => i.check_read(lpn, found).map_err(SimError::Integrity),
-            None => Ok(()),
-        }
-    }
-
-    /// A new version of `lpn` from the host (0 when integrity mode is off).
-    #[inline]
-    pub fn new_version(&mut self, lpn: u32) -> u32 {
-        match self.integrity.as_mut() {
-            Some(i) => i.on_write(lpn),
-            None => 0,
-        }
-    }
-
-    /// Deallocate `lpn`.
-    pub fn trim(&mut self, lpn: u32) {
-        if let Some(i) = self.integrity.as_mut() {
-            i.on_trim(lpn);
-        }
-        let old = self.map.update(lpn, NONE);
-        if old != NONE {
-            self.invalidate(old);
-            self.counters.trimmed_units += 1;
-        }
-    }
-
-    /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
-    pub fn flash_version(&self, lpn: u32) -> Option<u32> {
-        let slot = self.map.lookup(lpn);
-        (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
-    }
-
-    /// Total free blocks over all planes.
+    /// Free blocks of the data region over all planes.
     pub fn free_blocks_total(&self) -> u64 {
         (0..self.geo.planes)
-            .map(|p| self.alloc.free_blocks(p) as u64)
+            .map(|p| self.free_blocks(self.data_region, p) as u64)
             .sum()
     }
 
-    /// Check the FTL's internal consistency (tests and debug runs): valid counts match the
-    /// out-of-band area, the map and the OOB agree, pool sizes add up.
-    pub fn check_invariants(&self) -> std::result::Result<(), String> {
-        let g = &self.geo;
-        let mut valid = vec![0u32; g.blocks as usize];
-        for (slot, &lpn) in self.oob.lpn.iter().enumerate() {
-            if lpn != NONE {
-                if self.map.lookup(lpn) != slot as u32 {
-                    return Err(format!(
-                        "slot {slot} claims unit {lpn}, which maps to {}",
-                        self.map.lookup(lpn)
-                    ));
-                }
-                valid[g.block_of_slot(slot as u32) as usize] += 1;
-            }
+    /// How GC shares `plane`'s die with host programs (the scheduler applies it): below a
+    /// region's hard threshold → `Urgent`; at it → `Pressing` (host writes can no longer
+    /// open blocks there); below the soft threshold → `Behind(k)`, `k` GC programs per host
+    /// program (see `jobs.rs`); otherwise `Normal` (a job finishing takes turns 1:1).
+    pub fn gc_pressure(&self, plane: u32) -> crate::scheduler::GcPressure {
+        use crate::scheduler::GcPressure;
+        let mut p = GcPressure::Normal;
+        for r in 0..self.regions.len() as u8 {
+            let ps = self.plane_state(r, plane);
+            let (f, hard, soft) = (
+                ps.free.len(),
+                ps.gc_hard_free_blocks,
+                ps.gc_soft_free_blocks,
+            );
+            let here = if f < hard {
+                return GcPressure::Urgent;
+            } else if f == hard {
+                GcPressure::Pressing
+            } else if f < soft {
+                let ratio = match ps.gc_job {
+                    NONE => 16,
+                    j => self.jobs.get(j).ratio_x16,
+                };
+                GcPressure::Behind((ratio * (soft - f)).div_ceil(16).max(1))
+            } else {
+                GcPressure::Normal
+            };
+            p = p.max(here);
         }
-        for (b, (&counted, &recorded)) in valid.iter().zip(&self.blocks.valid_units).enumerate() {
-            if counted != recorded {
-                return Err(format!(
-                    "block {b}: valid count {recorded} but {counted} valid slots"
-                ));
-            }
-        }
-        for lpn in 0..self.logical_units {
-            let s = self.map.lookup(lpn);
-            if s != NONE && self.oob.lpn[s as usize] != lpn {
-                return Err(format!(
-                    "unit {lpn} maps to slot {s} holding {}",
-                    self.oob.lpn[s as usize]
-                ));
-            }
-        }
-        let free: u64 = self.free_blocks_total();
-        let in_state = self
-            .blocks
-            .state
-            .iter()
-            .filter(|&&s| s == BlockState::Free)
-            .count() as u64;
-        if free != in_state {
-            return Err(format!(
-                "{free} blocks in free pools but {in_state} in state Free"
-            ));
-        }
-        Ok(())
+        p
+    }
+
+    /// Whether any plane of `die` has urgent GC.
+    pub fn die_urgent(&self, die: u32) -> bool {
+        let ppd = self.geo.planes_per_die;
+        (die * ppd..(die + 1) * ppd)
+            .any(|p| self.gc_pressure(p) == crate::scheduler::GcPressure::Urgent)
+    }
+
+    /// Whether GC has unfinished work on `plane` (a job, or a plane below its threshold).
+    pub fn gc_active(&self, plane: u32) -> bool {
+        (0..self.regions.len() as u8).any(|r| {
+            let ps = self.plane_state(r, plane);
+            ps.gc_job != NONE || ps.free.len() < ps.gc_soft_free_blocks
+        })
+    }
+
+    /// Whether background work is in progress anywhere (jobs started and not finished).
+    pub fn background_busy(&self) -> bool {
+        self.jobs.active() > 0
+    }
+
+    /// Blocks bad from the factory.
+    pub fn factory_bad_blocks(&self) -> u64 {
+        self.health.factory_bad
+    }
+
+    /// Lifetime events so far (first bad block, failure).
+    pub fn lifetime(&self) -> &Lifetime {
+        &self.health.lifetime
+    }
+
+    /// Whether the device has failed (it can no longer hold its logical capacity).
+    #[inline]
+    pub fn worn_out(&self) -> bool {
+        self.health.lifetime.failure.is_some()
+    }
+
+    /// Whether a lifetime event waits for the driver's time stamp.
+    #[inline]
+    pub fn lifetime_stamp_pending(&self) -> bool {
+        self.health.stamp_pending
+    }
+
+    /// Stamp pending lifetime events with the driver's clock and host write count.
+    pub fn stamp_lifetime(&mut self, sim_ns: u64, host_write_units: u64) {
+        self.health.stamp(sim_ns, host_write_units);
     }
 }

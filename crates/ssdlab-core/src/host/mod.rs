@@ -72,8 +72,12 @@ pub struct Request {
     pub submit_ns: u64,
     pub bytes: u64,
     pub span: UnitSpan,
-    /// NAND operations still outstanding.
+    /// NAND operations of the current plan stage still outstanding (writes waiting for
+    /// buffer space: units already inserted).
     pub pending_ops: u32,
+    /// Stage of a staged read plan the request is in, and operations parked for later stages.
+    pub plan_stage: u8,
+    pub parked_ops: u32,
 }
 
 /// Requests in flight, in a slab of reusable slots (no allocation per request once warm).

@@ -1,23 +1,26 @@
 //! Transaction scheduler: per-die queues by class and the choice of what a die runs next.
 //!
-//! Classes, in default priority order: host reads, mapping (translation) operations,
-//! GC/wear-leveling, host writes. GC work exists only while a plane is below the soft
-//! threshold; ranking it above host writes (not above reads) makes writes, not reads, wait
-//! when GC falls behind, which is how the host write rate gets throttled to what GC can
-//! sustain. Two kinds of pressure make a class take turns with the reads (one batch each)
-//! so that nothing starves: a plane down to its GC reserve (GC), and host writes waiting
-//! for write-buffer space (host programs). A plane below its reserve makes GC urgent: it
-//! runs first, before reads (non-preemptible GC). Consecutive operations of the same kind at the head of the chosen queue that
-//! target different planes of the die run together as one multi-plane operation.
-//! [`SuspendPolicy`] is asked whenever a host read waits on a die running an erase; while
-//! the erase is suspended the die serves host reads only ([`Scheduler::start_reads`]).
+//! Classes: host reads (and translation reads, which are on a host read's path), mapping
+//! operations, GC/wear-leveling (background), host writes. Host reads go first; GC and
+//! host programs then share the die at the ratio the FTL names from free space
+//! ([`GcPressure`]: 1:1, `k`:1 when a plane is `k` blocks below its soft threshold, GC
+//! first at the hard threshold), so that host programs never wait behind a whole victim
+//! and GC keeps up when space runs short. Two kinds of pressure make reads take every
+//! other batch instead of all of them: a plane at its hard threshold, and host writes
+//! waiting for write-buffer space. A plane below its hard threshold makes GC urgent: it
+//! runs first, before reads (and is not suspended). Consecutive operations of the same
+//! kind and cell mode at the head of the chosen queue that target different planes of the
+//! die run together as one multi-plane operation. The suspender
+//! (`sim::timed::suspend`, policies in [`suspend`]) is asked whenever a read waits on a
+//! die running an erase; while the erase is suspended the die serves reads only
+//! ([`Scheduler::start_reads`]).
 
 pub mod suspend;
 
 pub use suspend::{EraseView, Reliability, SuspendDecision, SuspendPolicy};
 
 use crate::config::{CellMode, Geometry, SchedulerConfig};
-use crate::flash::{Cause, NandOp, OpKind};
+use crate::flash::{Cause, NandOp, OpKind, Owner};
 use std::collections::VecDeque;
 
 /// Most planes per die a multi-plane operation can span.
@@ -33,21 +36,16 @@ pub enum Class {
 }
 
 const CLASSES: usize = 4;
-const NORMAL_ORDER: [Class; CLASSES] = [
-    Class::HostRead,
-    Class::Mapping,
-    Class::Background,
-    Class::HostWrite,
-];
 
-/// Order in which classes under pressure take turns with host reads.
-const TURN_ROTATION: [Class; 3] = [Class::Background, Class::HostRead, Class::HostWrite];
-
-/// How badly a die's planes need GC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How badly a die's planes need GC (ordered: the most pressing plane of a die counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GcPressure {
-    /// GC (if any) runs after host reads and before host writes.
+    /// No plane below its soft threshold: GC (finishing a job) and host programs take
+    /// turns 1:1 after host reads.
     Normal,
+    /// A plane is below its soft threshold: after host reads, `k` GC programs for each
+    /// host-program batch.
+    Behind(u32),
     /// A plane is down to its GC reserve, so host writes cannot use it: GC and host reads
     /// take turns, one batch each, so neither starves the other.
     Pressing,
@@ -76,14 +74,24 @@ pub struct DieQueue {
     pub busy: bool,
     pub running: Batch,
     pub busy_ns: u64,
-    /// Class of the last batch started (for GC/read turn-taking).
+    /// Class of the last batch started (for read turn-taking).
     last_class: Class,
+    /// GC batches started since the last host-program batch.
+    gc_streak: u32,
+}
+
+impl DieQueue {
+    /// Whether work other than host reads waits.
+    fn other_waiting(&self) -> bool {
+        [Class::Mapping, Class::Background, Class::HostWrite]
+            .iter()
+            .any(|&c| !self.queues[c as usize].is_empty())
+    }
 }
 
 pub struct Scheduler {
     pub dies: Vec<DieQueue>,
     read_priority: bool,
-    pub suspend: SuspendPolicy,
     planes_per_die: u32,
     blocks_per_plane: u32,
 }
@@ -92,11 +100,13 @@ pub const EMPTY_OP: NandOp = NandOp {
     kind: OpKind::Read,
     cause: Cause::Host,
     mode: CellMode::Tlc,
+    flags: 0,
+    stage: 0,
     loops: 0,
     block: 0,
     page: 0,
     units: 0,
-    tag: 0,
+    owner: Owner::None,
 };
 
 impl Scheduler {
@@ -112,10 +122,10 @@ impl Scheduler {
                     },
                     busy_ns: 0,
                     last_class: Class::HostRead,
+                    gc_streak: 0,
                 })
                 .collect(),
             read_priority: cfg.read_priority,
-            suspend: SuspendPolicy::new(cfg),
             planes_per_die: g.planes_per_die,
             blocks_per_plane: g.blocks_per_plane,
         }
@@ -123,7 +133,9 @@ impl Scheduler {
 
     fn class_of(&self, op: &NandOp) -> Class {
         match (op.cause, op.kind) {
-            (Cause::Host, OpKind::Read) => Class::HostRead,
+            // Translation reads are on a host read's path: they rank, and suspend erases,
+            // like host reads.
+            (Cause::Host | Cause::Mapping, OpKind::Read) => Class::HostRead,
             // Without read priority, host reads and writes share one FIFO.
             (Cause::Host, _) if !self.read_priority => Class::HostRead,
             (Cause::Host, _) => Class::HostWrite,
@@ -146,61 +158,78 @@ impl Scheduler {
     }
 
     /// Pick the next batch for idle `die` under GC `pressure`; `writes_blocked` = host writes
-    /// wait for write-buffer space, so host programs take turns instead of starving behind
-    /// reads and GC. Marks the die busy and returns the batch, or `None`.
+    /// wait for write-buffer space. Marks the die busy and returns the batch, or `None`.
+    ///
+    /// 1. Urgent GC runs first.
+    /// 2. Host (and translation) reads run next, except that under pressure (a plane at its
+    ///    hard threshold, or writes blocked on buffer space) they take every other batch,
+    ///    so that neither reads nor the pressured work starves.
+    /// 3. Then mapping operations, then GC and host programs share the die: `k` GC programs
+    ///    (or erases; GC reads run between them) per host-program batch when both wait
+    ///    (`k` = 1 `Normal`, `k` for `Behind(k)`, GC first when `Pressing`).
     pub fn start_next(
         &mut self,
         die: u32,
         pressure: GcPressure,
         writes_blocked: bool,
-    ) -> Option<Batch> {
+    ) -> Option<&Batch> {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
-        // Under pressure, the pressured classes and host reads take turns, one batch each,
-        // in the rotation GC → reads → host writes; classes not under pressure fall back to
-        // the normal order.
-        let class = if pressure == GcPressure::Urgent {
-            Some(Class::Background)
-        } else if pressure == GcPressure::Pressing || writes_blocked {
-            let active = |c: Class| match c {
-                Class::Background => pressure == GcPressure::Pressing,
-                Class::HostWrite => writes_blocked,
-                _ => true,
-            };
-            let after = TURN_ROTATION
-                .iter()
-                .position(|&c| c == d.last_class)
-                .map_or(0, |i| i + 1);
-            (0..TURN_ROTATION.len())
-                .map(|k| TURN_ROTATION[(after + k) % TURN_ROTATION.len()])
-                .find(|&c| active(c) && !d.queues[c as usize].is_empty())
+        let waiting = |c: Class| !d.queues[c as usize].is_empty();
+        let turns = pressure == GcPressure::Pressing || writes_blocked;
+        let class = if pressure == GcPressure::Urgent && waiting(Class::Background) {
+            Class::Background
+        } else if waiting(Class::HostRead)
+            && !(turns && d.last_class == Class::HostRead && d.other_waiting())
+        {
+            Class::HostRead
+        } else if waiting(Class::Mapping) {
+            Class::Mapping
         } else {
-            None
+            let k = match pressure {
+                GcPressure::Normal => 1,
+                GcPressure::Behind(k) => k,
+                GcPressure::Pressing | GcPressure::Urgent => u32::MAX,
+            };
+            match (waiting(Class::Background), waiting(Class::HostWrite)) {
+                (true, true) if d.gc_streak < k => Class::Background,
+                (_, true) => Class::HostWrite,
+                (true, false) => Class::Background,
+                (false, false) if waiting(Class::HostRead) => Class::HostRead,
+                (false, false) => return None,
+            }
         };
-        let class = class
-            .into_iter()
-            .chain(NORMAL_ORDER)
-            .find(|c| !d.queues[*c as usize].is_empty())?;
-        self.dies[die as usize].last_class = class;
-        self.take_batch(die, class, MAX_PLANES_PER_DIE)
+        let d = &mut self.dies[die as usize];
+        d.last_class = class;
+        let batch = self.take_batch(die, class, MAX_PLANES_PER_DIE)?;
+        // GC's share is counted in programs and erases (its reads are short).
+        let long = batch.kind() != OpKind::Read;
+        let d = &mut self.dies[die as usize];
+        match class {
+            Class::Background if long => d.gc_streak = d.gc_streak.saturating_add(1),
+            Class::HostWrite => d.gc_streak = 0,
+            _ => {}
+        }
+        Some(&d.running)
     }
 
     /// Pop a batch of up to `max` operations of one kind on distinct planes from the head of
-    /// `class`'s queue, mark the die busy with it.
-    fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<Batch> {
+    /// `class`'s queue into the die's running batch, mark the die busy with it.
+    fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<&Batch> {
         let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
         let d = &mut self.dies[die as usize];
         let q = &mut d.queues[class as usize];
         let first = q.pop_front()?;
-        let mut batch = Batch {
-            ops: [first; MAX_PLANES_PER_DIE],
-            len: 1,
-        };
+        let batch = &mut d.running;
+        batch.ops[0] = first;
+        batch.len = 1;
         let mut planes_used: u32 = 1 << ((first.block / bpp) % ppd);
         while batch.len < (ppd as usize).min(max) {
             let Some(next) = q.front() else { break };
             let plane_bit = 1 << ((next.block / bpp) % ppd);
-            if next.kind != first.kind || planes_used & plane_bit != 0 {
+            // One kind and one cell mode per multi-plane operation; page offsets may differ
+            // (independent plane addressing).
+            if next.kind != first.kind || next.mode != first.mode || planes_used & plane_bit != 0 {
                 break;
             }
             planes_used |= plane_bit;
@@ -209,16 +238,16 @@ impl Scheduler {
             q.pop_front();
         }
         d.busy = true;
-        d.running = batch;
-        Some(batch)
+        Some(&d.running)
     }
 
-    /// Whether the next host-class operation queued on `die` is a host read.
+    /// Whether the next host-class operation queued on `die` is a read (host or
+    /// translation).
     #[inline]
     pub fn host_read_waiting(&self, die: u32) -> bool {
         self.dies[die as usize].queues[Class::HostRead as usize]
             .front()
-            .is_some_and(|o| o.kind == OpKind::Read && o.cause == Cause::Host)
+            .is_some_and(|o| o.kind == OpKind::Read)
     }
 
     /// Host reads queued on `die` (the reads a deferred suspension serves).
@@ -233,7 +262,7 @@ impl Scheduler {
 
     /// While `die`'s erase or program is suspended: start a batch of at most `max` host
     /// reads from the head of the host queue (nothing else may run on a suspended die).
-    pub fn start_reads(&mut self, die: u32, max: u32) -> Option<Batch> {
+    pub fn start_reads(&mut self, die: u32, max: u32) -> Option<&Batch> {
         debug_assert!(!self.dies[die as usize].busy);
         if max == 0 || !self.host_read_waiting(die) {
             return None;
@@ -245,12 +274,12 @@ impl Scheduler {
         )
     }
 
-    /// The die finished its batch.
-    pub fn finish(&mut self, die: u32, busy_ns: u64) -> Batch {
+    /// The die finished its batch (still readable as `dies[die].running`).
+    pub fn finish(&mut self, die: u32, busy_ns: u64) -> usize {
         let d = &mut self.dies[die as usize];
         d.busy = false;
         d.busy_ns += busy_ns;
-        d.running
+        d.running.len
     }
 
     /// The die stops working on its (suspended) batch for now.
@@ -280,16 +309,7 @@ mod tests {
     use crate::config::Config;
 
     fn op(kind: OpKind, cause: Cause, block: u32) -> NandOp {
-        NandOp {
-            kind,
-            cause,
-            mode: CellMode::Tlc,
-            loops: 0,
-            block,
-            page: 0,
-            units: 1,
-            tag: 0,
-        }
+        NandOp::new(kind, cause, block, 0, 1, Owner::None)
     }
 
     #[test]

@@ -1,17 +1,19 @@
 //! Functional mode: the FTL driven without an event queue. Every NAND operation is counted
-//! and its array latency (tR, tPROG, loops × erase-loop time) is added to one serial clock;
-//! no transfer or command time, no parallelism. Used for preconditioning, lifetime runs
-//! and OP sweeps, and as `mode = "functional"`.
+//! and completes as it is issued; its array latency (tR, tPROG, loops × erase-loop time) is
+//! added to one serial clock; no transfer or command time, no parallelism. The clock also
+//! follows request arrival times (open-loop workloads), and a gap of `idle_gc_after_ns`
+//! or more between requests lets background GC drain before the next request. Used for
+//! preconditioning, lifetime runs and OP sweeps, and as `mode = "functional"`.
 
 use crate::error::{Result, SimError};
-use crate::flash::{Cause, NandOp, OpKind, TimingModel};
+use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::{Ftl, NandSink};
 use crate::host::{split, UnitSpan};
 use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{HostOp, HostRequest};
 
-/// Serial-time sink: sums array latencies.
+/// Serial-time sink: sums array latencies; operations complete at once.
 pub struct SerialClock {
     pub time_ns: u64,
     read_ns: [u64; 4],
@@ -31,7 +33,7 @@ impl SerialClock {
 }
 
 impl NandSink for SerialClock {
-    const DEFERRED_ERASE: bool = false;
+    const IMMEDIATE: bool = true;
     #[inline]
     fn issue(&mut self, op: NandOp) {
         let m = op.mode.index();
@@ -41,17 +43,6 @@ impl NandSink for SerialClock {
             OpKind::Erase => self.erase_loop_ns[m] * op.loops as u64,
         };
     }
-}
-
-/// Collect victims of `plane` until it is back at the background threshold.
-#[inline]
-fn collect_to_threshold(ftl: &mut Ftl, clock: &mut SerialClock, plane: u32) -> Result<()> {
-    while ftl.wants_gc(plane) {
-        if !ftl.collect(plane, Cause::Gc, clock)? {
-            break;
-        }
-    }
-    Ok(())
 }
 
 /// The partial page being filled (the functional mode's write buffer: one page).
@@ -78,6 +69,10 @@ pub struct FunctionalDriver<'a> {
     pub clock: SerialClock,
     packer: Packer,
     pub host: HostCounters,
+    /// Host idle time after which background GC drains (0 = never).
+    idle_gc_after_ns: u64,
+    /// Arrival of the last request (the idle gap is measured from it).
+    last_arrival_ns: u64,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -94,7 +89,21 @@ impl<'a> FunctionalDriver<'a> {
                 capacity,
             },
             host: HostCounters::default(),
+            idle_gc_after_ns: 0,
+            last_arrival_ns: 0,
         }
+    }
+
+    /// Let background GC drain when the host is idle this long (0 = never).
+    pub fn with_idle_gc(mut self, idle_gc_after_ns: u64) -> Self {
+        self.idle_gc_after_ns = idle_gc_after_ns;
+        self
+    }
+
+    /// Whether the device has worn out (the run must stop).
+    #[inline]
+    pub fn worn_out(&self) -> bool {
+        self.ftl.worn_out()
     }
 
     /// Write one unit from the host.
@@ -129,35 +138,35 @@ impl<'a> FunctionalDriver<'a> {
         } else {
             &[]
         };
-        let plane = match self.ftl.write_host_page(
-            &self.packer.lpns[..n],
-            versions,
-            crate::flash::NONE,
-            &mut self.clock,
-            |_| true,
-        ) {
-            Some(p) => p,
-            None => {
-                // Every plane is down to its GC reserve: collect everywhere, then retry.
-                for plane in 0..self.ftl.geo.planes {
-                    collect_to_threshold(self.ftl, &mut self.clock, plane)?;
-                }
-                self.ftl
-                    .write_host_page(
-                        &self.packer.lpns[..n],
-                        versions,
-                        crate::flash::NONE,
-                        &mut self.clock,
-                        |_| true,
-                    )
-                    .ok_or_else(|| {
-                        SimError::DeviceFull(
-                            "no plane can take a host page and GC cannot reclaim space".into(),
-                        )
-                    })?
-            }
-        };
-        collect_to_threshold(self.ftl, &mut self.clock, plane)
+        let lpns = &self.packer.lpns[..n];
+        if self
+            .ftl
+            .write_host_page(lpns, versions, NONE, &mut self.clock, |_| true)?
+            .is_some()
+        {
+            return Ok(());
+        }
+        // Every plane is down to its GC reserve: let every plane's GC look again, retry.
+        self.ftl.wake_all(&mut self.clock)?;
+        let placed = self
+            .ftl
+            .write_host_page(lpns, versions, NONE, &mut self.clock, |_| true)?;
+        if placed.is_some() || self.ftl.worn_out() {
+            self.stamp();
+            return Ok(());
+        }
+        Err(SimError::DeviceFull(
+            "no plane can take a host page and GC cannot reclaim space".into(),
+        ))
+    }
+
+    /// Stamp lifetime events with the clock and the host writes so far.
+    #[inline]
+    fn stamp(&mut self) {
+        if self.ftl.lifetime_stamp_pending() {
+            self.ftl
+                .stamp_lifetime(self.clock.time_ns, self.host.write_units);
+        }
     }
 
     /// Version of `lpn` the device holds (packed page first, then flash); integrity mode.
@@ -174,20 +183,32 @@ impl<'a> FunctionalDriver<'a> {
 
     fn read_span(&mut self, span: UnitSpan) -> Result<()> {
         let packer = &self.packer;
-        let out = self.ftl.read_units(
-            span.lpns(),
-            |l| packer.lookup(l),
-            crate::flash::NONE,
-            &mut self.clock,
-        )?;
+        let out = self
+            .ftl
+            .read_units(span.lpns(), |l| packer.lookup(l), NONE, &mut self.clock)?;
         self.host.buffer_read_hits += out.buffer_hits as u64;
         self.host.unmapped_read_units += out.unmapped as u64;
+        Ok(())
+    }
+
+    /// The clock follows arrivals; a gap of `idle_gc_after_ns` or more lets idle-time GC
+    /// run (from the moment the gap reached the threshold) before the next request.
+    fn arrive(&mut self, arrival_ns: u64) -> Result<()> {
+        let busy_until = self.last_arrival_ns.max(self.clock.time_ns);
+        if self.idle_gc_after_ns > 0 && arrival_ns >= busy_until + self.idle_gc_after_ns {
+            self.clock.time_ns = busy_until + self.idle_gc_after_ns;
+            self.ftl.set_host_idle(true, &mut self.clock)?;
+            self.ftl.set_host_idle(false, &mut self.clock)?;
+        }
+        self.last_arrival_ns = arrival_ns;
+        self.clock.time_ns = self.clock.time_ns.max(arrival_ns);
         Ok(())
     }
 
     /// Apply one host request.
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = split(req, self.ftl.geo.unit_bytes, self.ftl.logical_units())?;
+        self.arrive(req.arrival_ns)?;
         self.host.count(req.op, req.size_bytes);
         match req.op {
             HostOp::Read => self.read_span(span)?,
@@ -200,10 +221,7 @@ impl<'a> FunctionalDriver<'a> {
                         span.first + span.count - 1,
                     ),
                 ] {
-                    if partial
-                        && self.packer.lookup(lpn).is_none()
-                        && self.ftl.map.lookup(lpn) != crate::flash::NONE
-                    {
+                    if partial && self.packer.lookup(lpn).is_none() && self.ftl.is_mapped(lpn) {
                         self.host.rmw_reads += 1;
                         self.read_span(UnitSpan {
                             first: lpn,
@@ -234,6 +252,7 @@ impl<'a> FunctionalDriver<'a> {
             }
             HostOp::Flush => self.flush()?,
         }
+        self.stamp();
         Ok(())
     }
 }

@@ -119,6 +119,7 @@ pub struct Results {
     pub ssdlab_version: &'static str,
     pub mode: Mode,
     pub seed: u64,
+    pub status: RunStatus,
     pub device: DeviceSummary,
     pub host: HostSummary,
     pub latency_ns: LatencyBlock,
@@ -126,6 +127,8 @@ pub struct Results {
     pub waf: f64,
     pub wear: WearSummary,
     pub gc: GcSummary,
+    pub lifetime: LifetimeSummary,
+    pub regions: Vec<RegionSummary>,
     pub precondition: Option<PreconditionSummary>,
     pub integrity: Option<IntegritySummary>,
     pub engine: Option<EngineSummary>,
@@ -144,15 +147,48 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
 }
 
 fn diff(a: &FtlCounters, b: &FtlCounters) -> FtlCounters {
-    FtlCounters {
-        nand: a.nand.since(&b.nand),
-        host_units_programmed: a.host_units_programmed - b.host_units_programmed,
-        gc_copied_units: a.gc_copied_units - b.gc_copied_units,
-        gc_invocations: a.gc_invocations - b.gc_invocations,
-        padding_units: a.padding_units - b.padding_units,
-        trimmed_units: a.trimmed_units - b.trimmed_units,
-        blocks_retired: a.blocks_retired - b.blocks_retired,
-    }
+    a.since(b)
+}
+
+/// How a run ended.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The workload ran to its end.
+    Completed,
+    /// The device could no longer hold its logical capacity; the figures cover the run up
+    /// to that point (requests in flight then are not counted).
+    WornOut,
+}
+
+/// Bad blocks and lifetime events.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct LifetimeSummary {
+    /// Blocks bad from the factory (`device.bad_block_ratio`).
+    pub factory_bad_blocks: u64,
+    /// Blocks retired during this phase (worn out, or a failed program or erase).
+    pub retired_blocks: u64,
+    pub program_failures: u64,
+    pub erase_failures: u64,
+    /// First block retired during the device's life so far (simulated ns and host write
+    /// units of the phase that saw it), `null` if none.
+    pub first_bad_block: Option<crate::ftl::LifeEvent>,
+    /// When the device failed, `null` if it has not.
+    pub failure: Option<crate::ftl::LifeEvent>,
+    pub failure_reason: Option<String>,
+}
+
+/// Per-region figures.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RegionSummary {
+    pub name: String,
+    pub content: &'static str,
+    pub cell_mode: &'static str,
+    pub blocks: u64,
+    pub physical_bytes: u64,
+    pub free_blocks: u64,
+    pub valid_units: u64,
+    pub bad_blocks: u64,
 }
 
 /// One simulated device with its configuration.
@@ -177,7 +213,7 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(config: Config) -> Result<Simulation> {
         let derived = config.validate()?;
-        let ftl = Ftl::new(&config, &derived);
+        let ftl = Ftl::new(&config, &derived)?;
         Ok(Simulation {
             config,
             derived,
@@ -255,6 +291,9 @@ impl Simulation {
             progress.phase("precondition: sequential fill", Some(units));
             for lpn in 0..units as u32 {
                 d.write_unit(lpn)?;
+                if d.worn_out() {
+                    break;
+                }
                 if lpn & 0xF_FFFF == 0 {
                     progress.update(lpn as u64, d.clock.time_ns);
                 }
@@ -270,6 +309,9 @@ impl Simulation {
         let mut done = 0u64;
         progress.phase("precondition: random overwrite", Some(random_total));
         while done < random_total {
+            if d.worn_out() {
+                break;
+            }
             let lpn = rng.gen_range(0..units as u32);
             d.write_unit(lpn)?;
             done += 1;
@@ -319,6 +361,7 @@ impl Simulation {
         let before = self.ftl.counters;
         let workload_stats = workload.stats.clone();
         let mut suspend = None;
+        let mut worn_out = false;
         let (host, latency, per_flow, sim_time_ns, engine) = match self.config.mode {
             Mode::Timed => {
                 progress.phase("workload (timed)", None);
@@ -331,6 +374,7 @@ impl Simulation {
                 self.completions = std::mem::take(&mut o.completions);
                 self.erase_trace = std::mem::take(&mut o.erases);
                 suspend = Some(std::mem::take(&mut o.suspend));
+                worn_out = o.worn_out;
                 let t = o.sim_time_ns.max(1) as f64;
                 let mean = |v: &[u64]| {
                     if v.is_empty() {
@@ -358,7 +402,8 @@ impl Simulation {
             }
             Mode::Functional => {
                 progress.phase("workload (functional)", None);
-                let mut d = FunctionalDriver::new(&mut self.ftl);
+                let mut d = FunctionalDriver::new(&mut self.ftl)
+                    .with_idle_gc(self.config.ftl.idle_gc_after_ns);
                 let mut flows = workload.flows;
                 let mut live: Vec<bool> = vec![true; flows.len()];
                 let mut submitted = 0u64;
@@ -378,6 +423,11 @@ impl Simulation {
                         match flow.source.next_request()? {
                             Some(r) => d.submit(&r)?,
                             None => live[f] = false,
+                        }
+                        if d.worn_out() {
+                            worn_out = true;
+                            live.fill(false);
+                            break;
                         }
                         submitted += 1;
                         if submitted & 0xFFFF == 0 {
@@ -405,10 +455,26 @@ impl Simulation {
         let c = diff(&self.ftl.counters, &before);
         let d = &self.derived;
         let g = &d.geometry;
+        let lt = self.ftl.lifetime();
+        let lifetime = LifetimeSummary {
+            factory_bad_blocks: self.ftl.factory_bad_blocks(),
+            retired_blocks: c.blocks_retired,
+            program_failures: c.program_failures,
+            erase_failures: c.erase_failures,
+            first_bad_block: lt.first_bad_block,
+            failure: lt.failure,
+            failure_reason: lt.failure_reason.clone(),
+        };
+        let regions = self.region_summaries();
         Ok(Results {
             ssdlab_version: env!("CARGO_PKG_VERSION"),
             mode: self.config.mode,
             seed: self.config.seed,
+            status: if worn_out {
+                RunStatus::WornOut
+            } else {
+                RunStatus::Completed
+            },
             device: DeviceSummary {
                 logical_bytes: d.logical_bytes,
                 physical_bytes: d.physical_bytes,
@@ -432,6 +498,8 @@ impl Simulation {
             nand: NandSummary::of(&c.nand),
             wear: WearSummary::of(&self.ftl.blocks),
             gc: gc_summary(&c),
+            lifetime,
+            regions,
             precondition: self.precondition.clone(),
             integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary {
                 checked_reads: i.checked_reads,
@@ -441,6 +509,31 @@ impl Simulation {
             suspend,
             workload: workload_stats.snapshot(),
         })
+    }
+}
+
+impl Simulation {
+    /// The regions' current figures.
+    pub fn region_summaries(&self) -> Vec<RegionSummary> {
+        let g = &self.derived.geometry;
+        self.ftl
+            .regions
+            .iter()
+            .map(|r| {
+                let states = || (0..g.planes).map(|p| self.ftl.plane_state(r.id(), p));
+                RegionSummary {
+                    name: r.geo.name.clone(),
+                    content: r.geo.content.name(),
+                    cell_mode: r.geo.cell_mode.name(),
+                    blocks: r.geo.blocks,
+                    physical_bytes: r.geo.physical_bytes,
+                    free_blocks: states().map(|p| p.free.len() as u64).sum(),
+                    valid_units: states().map(|p| p.valid_units).sum(),
+                    bad_blocks: r.geo.blocks
+                        - states().map(|p| p.usable_blocks as u64).sum::<u64>(),
+                }
+            })
+            .collect()
     }
 }
 

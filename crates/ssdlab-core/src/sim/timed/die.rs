@@ -1,67 +1,131 @@
-//! Die execution: choosing and running a die's next batch, and its completion.
+//! The die executor: per-die queues (the scheduler), channel buses, and the timing of the
+//! batch a die runs. Read: command + tR on the die (`Sensed`), then the transfer on the
+//! channel (`DieDone`). Program: command + transfer, then tPROG. Erase: command, then its
+//! ISPE loops. A multi-plane batch is timed by its slowest member.
 
-use super::*;
+use super::Event;
+use crate::config::{Config, Geometry};
+use crate::engine::{EventQueue, Generation};
+use crate::flash::{Channels, OpKind, TimingModel};
+use crate::ftl::Ftl;
+use crate::scheduler::{Batch, GcPressure, Scheduler};
 
-impl TimedSim<'_> {
-    pub(super) fn gc_pressure(&self, die: u32) -> GcPressure {
-        let ppd = self.ftl.geo.planes_per_die;
-        let planes = die * ppd..(die + 1) * ppd;
-        if planes.clone().any(|p| self.ftl.gc_urgent(p)) {
-            GcPressure::Urgent
-        } else if planes.into_iter().any(|p| self.ftl.gc_pressing(p)) {
-            GcPressure::Pressing
-        } else {
-            GcPressure::Normal
+/// An erase or program that just started, for the suspender to track.
+#[derive(Clone, Copy)]
+pub(super) struct LongStart {
+    pub batch: Batch,
+    /// When the array work starts (after command and, for programs, the transfer).
+    pub work_start_ns: u64,
+    pub loop_ns: u64,
+    pub loops: u32,
+    /// Programs: ISPP loops (suspension points); erases: 0.
+    pub points: u32,
+    /// P/E cycles of the most worn block of the batch.
+    pub pe_cycles: u32,
+}
+
+pub(super) struct DieExecutor {
+    pub sched: Scheduler,
+    pub channels: Channels,
+    /// Per die: generation of its DieDone/Suspend events (bumped to cancel them).
+    gen: Vec<Generation>,
+    /// Per die: when the current batch (or segment of it) started.
+    pub started_ns: Vec<u64>,
+    pub command_ns: u64,
+    /// Blocks per die (block ids are die-major).
+    pub blocks_per_die: u32,
+    page_bytes: u64,
+    unit_bytes: u64,
+    program_suspend: bool,
+}
+
+impl DieExecutor {
+    pub fn new(cfg: &Config, g: &Geometry, t: &TimingModel) -> DieExecutor {
+        DieExecutor {
+            sched: Scheduler::new(&cfg.scheduler, g),
+            channels: Channels::new(g.channels),
+            gen: vec![Generation::default(); g.dies as usize],
+            started_ns: vec![0; g.dies as usize],
+            command_ns: t.command_overhead_ns,
+            blocks_per_die: g.blocks_per_plane * g.planes_per_die,
+            page_bytes: g.page_bytes as u64,
+            unit_bytes: g.unit_bytes as u64,
+            program_suspend: cfg.scheduler.program_suspend,
         }
     }
 
-    pub(super) fn die_urgent(&self, die: u32) -> bool {
-        let ppd = self.ftl.geo.planes_per_die;
-        (die * ppd..(die + 1) * ppd).any(|p| self.ftl.gc_urgent(p))
+    #[inline]
+    pub fn gen(&self, die: u32) -> u32 {
+        self.gen[die as usize].0
     }
 
-    pub(super) fn start_die(&mut self, die: u32) {
-        if self.sched.dies[die as usize].busy {
-            return;
+    /// Cancel the die's pending DieDone/Suspend events; returns the new generation.
+    #[inline]
+    pub fn bump_gen(&mut self, die: u32) -> u32 {
+        self.gen[die as usize].bump().0
+    }
+
+    pub fn busy_ns(&self) -> Vec<u64> {
+        self.sched.dies.iter().map(|d| d.busy_ns).collect()
+    }
+
+    /// How badly the planes of `die` need GC.
+    fn pressure(&self, die: u32, ftl: &Ftl) -> GcPressure {
+        let ppd = ftl.geo.planes_per_die;
+        let mut p = GcPressure::Normal;
+        for plane in die * ppd..(die + 1) * ppd {
+            match ftl.gc_pressure(plane) {
+                GcPressure::Urgent => return GcPressure::Urgent,
+                other => p = p.max(other),
+            }
         }
-        if self.long[die as usize].phase == Phase::Suspended {
-            self.serve_or_resume(die);
-            return;
-        }
-        let writes_blocked = !self.buffer_waiters.is_empty();
-        let Some(batch) = self
-            .sched
-            .start_next(die, self.gc_pressure(die), writes_blocked)
-        else {
-            return;
+        p
+    }
+
+    /// Start idle `die`'s next batch; for an erase (or a program with program suspend)
+    /// returns what the suspender tracks.
+    pub fn start_next(
+        &mut self,
+        die: u32,
+        writes_blocked: bool,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) -> Option<LongStart> {
+        let pressure = self.pressure(die, ftl);
+        let batch = self.sched.start_next(die, pressure, writes_blocked)?;
+        let now = q.now_ns();
+        self.started_ns[die as usize] = now;
+        let t = &ftl.timing;
+        let slowest = |f: &dyn Fn(usize) -> u64| {
+            batch
+                .ops()
+                .iter()
+                .map(|o| f(o.mode.index()))
+                .max()
+                .unwrap_or(0)
         };
-        let now = self.q.now_ns();
-        self.die_started_ns[die as usize] = now;
-        let first = batch.ops[0];
-        let m = first.mode.index();
         let gen = self.gen[die as usize].0;
-        match first.kind {
-            OpKind::Read => self.q.schedule_at(
-                now + self.command_ns + self.ftl.timing.read_ns[m],
-                Event::Sensed { die: die as u16 },
-            ),
+        let d = die as u16;
+        match batch.kind() {
+            OpKind::Read => {
+                let sense = slowest(&|m| t.read_ns[m]);
+                q.schedule_at(now + self.command_ns + sense, Event::Sensed { die: d });
+                None
+            }
             OpKind::Program => {
-                let t = &self.ftl.timing;
-                let ch = self.ftl.geo.channel_of_die(die);
+                let ch = ftl.geo.channel_of_die(die);
                 let xfer = t.transfer_ns(self.page_bytes * batch.len as u64);
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
-                let prog = t.program_ns[m];
-                let points = t.program_loops[m];
-                self.q.schedule_at(
-                    end + prog,
-                    Event::DieDone {
-                        die: die as u16,
-                        gen,
-                    },
-                );
-                if self.program_suspend {
-                    self.begin_long(die, batch, end, prog, 1, points, 0);
-                }
+                let prog = slowest(&|m| t.program_ns[m]);
+                q.schedule_at(end + prog, Event::DieDone { die: d, gen });
+                self.program_suspend.then(|| LongStart {
+                    batch: *batch,
+                    work_start_ns: end,
+                    loop_ns: prog,
+                    loops: 1,
+                    points: slowest(&|m| t.program_loops[m] as u64) as u32,
+                    pe_cycles: 0,
+                })
             }
             OpKind::Erase => {
                 let loops = batch
@@ -71,37 +135,65 @@ impl TimedSim<'_> {
                     .max()
                     .unwrap_or(1)
                     .max(1) as u32;
-                let loop_ns = self.ftl.timing.erase_loop_ns[m];
+                let loop_ns = slowest(&|m| t.erase_loop_ns[m]);
                 let pe = batch
                     .ops()
                     .iter()
-                    .map(|o| self.ftl.blocks.erase_count[o.block as usize])
+                    .map(|o| ftl.blocks.erase_count[o.block as usize])
                     .max()
                     .unwrap_or(0);
                 let work_start = now + self.command_ns;
-                self.q.schedule_at(
+                q.schedule_at(
                     work_start + loops as u64 * loop_ns,
-                    Event::DieDone {
-                        die: die as u16,
-                        gen,
-                    },
+                    Event::DieDone { die: d, gen },
                 );
-                self.begin_long(die, batch, work_start, loop_ns, loops, 0, pe);
+                Some(LongStart {
+                    batch: *batch,
+                    work_start_ns: work_start,
+                    loop_ns,
+                    loops,
+                    points: 0,
+                    pe_cycles: pe,
+                })
             }
         }
     }
 
-    pub(super) fn on_sensed(&mut self, die: u32) {
+    /// Start a batch of at most `max` host reads on `die` while its erase or program is
+    /// suspended; false when none waits.
+    pub fn start_reads(
+        &mut self,
+        die: u32,
+        max: u32,
+        q: &mut EventQueue<Event>,
+        t: &TimingModel,
+    ) -> Option<u32> {
+        let now = q.now_ns();
+        self.started_ns[die as usize] = now;
+        let batch = self.sched.start_reads(die, max)?;
+        let sense = batch
+            .ops()
+            .iter()
+            .map(|o| t.read_ns[o.mode.index()])
+            .max()
+            .unwrap_or(0);
+        q.schedule_at(
+            now + self.command_ns + sense,
+            Event::Sensed { die: die as u16 },
+        );
+        Some(batch.len as u32)
+    }
+
+    /// The read batch of `die` is sensed: move its data over the channel.
+    pub fn on_sensed(&mut self, die: u32, q: &mut EventQueue<Event>, t: &TimingModel) {
         let batch = &self.sched.dies[die as usize].running;
         let units: u64 = batch.ops().iter().map(|o| o.units as u64).sum();
-        let ch = self.ftl.geo.channel_of_die(die);
-        let end = self.channels.reserve(
-            ch,
-            self.q.now_ns(),
-            self.ftl.timing.transfer_ns(units * self.unit_bytes),
-        );
-        let gen = self.gen[die as usize].0;
-        self.q.schedule_at(
+        let ch = die / self.dies_per_channel();
+        let end = self
+            .channels
+            .reserve(ch, q.now_ns(), t.transfer_ns(units * self.unit_bytes));
+        let gen = self.gen(die);
+        q.schedule_at(
             end,
             Event::DieDone {
                 die: die as u16,
@@ -110,67 +202,20 @@ impl TimedSim<'_> {
         );
     }
 
-    pub(super) fn on_die_done(&mut self, die: u32, gen: u32) -> Result<()> {
-        let di = die as usize;
-        if gen != self.gen[di].0 {
-            return Ok(()); // the operation was suspended: this completion is void
-        }
-        let now = self.q.now_ns();
-        match self.long[di].phase {
-            Phase::Penalty => {
-                // Suspension penalty paid: the die may serve reads now.
-                let lo = &mut self.long[di];
-                lo.phase = Phase::Suspended;
-                if let Some(t) = lo.wait_since_ns.take() {
-                    self.susp.erase_read_delay_max_ns =
-                        self.susp.erase_read_delay_max_ns.max(now - t);
-                }
-                self.sched.release(die, now - self.die_started_ns[di]);
-                self.wake.idle.push(die);
-                return Ok(());
-            }
-            Phase::Running => self.finish_long(die),
-            Phase::Suspended | Phase::Idle => {}
-        }
-        let batch = self
-            .sched
-            .finish(die, now - self.die_started_ns[die as usize]);
-        let mut freed_buffer = false;
-        for op in batch.ops() {
-            match (op.kind, op.cause) {
-                (OpKind::Read, _) if op.tag != NONE => self.op_done(op.tag)?,
-                (OpKind::Program, Cause::Host) => {
-                    self.buffer.program_done(op.units, op.tag);
-                    self.host_programs_queued[die as usize] -= 1;
-                    freed_buffer = true;
-                }
-                (OpKind::Erase, _) => {
-                    let mut sink = queue_sink!(self);
-                    self.ftl.erase_done(op.block, &mut sink)?;
-                    let plane = self.ftl.geo.plane_of_block(op.block);
-                    self.maybe_gc(plane)?;
-                    self.pump_buffer()?;
-                }
-                _ => {}
-            }
-        }
-        if freed_buffer {
-            self.serve_buffer_waiters()?;
-            // Complete the flushes whose mark is now durable, keeping the others in order.
-            let durable = self.buffer.durable_seq();
-            let mut kept = 0;
-            for i in 0..self.drain_waiters.len() {
-                let (id, mark) = self.drain_waiters[i];
-                if mark <= durable {
-                    self.finish_after_buffer(id);
-                } else {
-                    self.drain_waiters[kept] = (id, mark);
-                    kept += 1;
-                }
-            }
-            self.drain_waiters.truncate(kept);
-        }
-        self.wake.idle.push(die);
-        Ok(())
+    fn dies_per_channel(&self) -> u32 {
+        (self.sched.dies.len() / self.channels.len()) as u32
+    }
+
+    /// `die` finished its batch at `now`; returns how many operations it held (read
+    /// them with [`DieExecutor::finished_op`]).
+    pub fn finish(&mut self, die: u32, now: u64) -> usize {
+        let started = self.started_ns[die as usize];
+        self.sched.finish(die, now - started)
+    }
+
+    /// Operation `i` of the batch `die` just finished.
+    #[inline]
+    pub fn finished_op(&self, die: u32, i: usize) -> crate::flash::NandOp {
+        self.sched.dies[die as usize].running.ops[i]
     }
 }

@@ -1,38 +1,40 @@
 //! Timed mode: the discrete-event simulation.
 //!
-//! Event flow: a flow submits a request (closed loop: when a slot frees; open loop: at its
-//! arrival) → the host layer splits it into units → reads go to the FTL, which queues one
-//! NAND read per physical page on the die's queue; writes (after any read-modify-write
-//! reads) enter the DRAM write buffer and complete after `buffer_access_ns`; full pages are
-//! programmed by the FTL onto the next stripe plane; GC starts on a plane below the soft
-//! threshold → the scheduler starts an idle die's next batch → read: command + tR on the
-//! die, then the transfer on the channel; program: command + transfer, then tPROG; erase:
-//! command, then `loops` ISPE loops → the die finishes, completions propagate.
+//! Three components share one event queue, each behind its own type:
 //!
-//! Erase (and, with `program_suspend`, program) suspension (spec 01, docs/erase-suspend.md):
-//! each die tracks its running erase's work position. When a host read waits on it, the
-//! suspend policy names a work position; at that point the die stops (its pending
-//! completion is cancelled through the die's generation counter), pays the suspend penalty,
-//! serves host reads (those queued at the suspension, or all of them for I-ES), then
-//! resumes the remaining work after the resume penalty. Nothing but host reads runs on a
-//! die while its erase is suspended.
+//! * [`host::HostFrontEnd`] — flows and their requests, the DRAM write buffer, flushes,
+//!   completions and latency statistics;
+//! * [`die::DieExecutor`] — per-die queues (the scheduler), channels, and the timing of
+//!   reads, programs and erases;
+//! * [`suspend::Suspender`] — erase (and program) suspension: work position, suspend
+//!   points, serving reads while suspended, resume (spec 01, docs/erase-suspend.md).
+//!
+//! [`TimedSim`] routes events between them and the FTL. Every NAND operation the FTL
+//! issues goes through [`QueueSink`] onto its die's queue (or, for a later stage of a
+//! staged read, into the outbox until the earlier stage completes); when a die finishes a
+//! batch, the FTL is told of each operation ([`Ftl::on_complete`]) and then the owner is
+//! served: a host read's request, a host program's buffer page. Background work (GC, wear
+//! leveling) is the FTL's; the scheduler shares each die between GC and host programs at
+//! the ratio the FTL names, and when the host has been idle for `ftl.idle_gc_after_ns`
+//! the sim tells the FTL (idle-time GC).
 
 use super::Progress;
-use crate::cache::WriteBuffer;
-use crate::config::Config;
-use crate::config::Derived;
-use crate::config::MAX_ERASE_LOOPS;
-use crate::engine::{EventQueue, Generation};
+use crate::config::{Config, Derived};
+use crate::engine::EventQueue;
 use crate::error::{Result, SimError};
-use crate::flash::{Cause, Channels, NandOp, OpKind, NONE};
+use crate::flash::{Cause, NandOp, OpKind, Owner};
 use crate::ftl::{Ftl, NandSink};
-use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
-use crate::scheduler::suspend::{loop_of_position, next_grid_point};
-use crate::scheduler::{Batch, EraseView, GcPressure, Reliability, Scheduler, SuspendDecision};
+use crate::scheduler::Scheduler;
 use crate::stats::{EraseRecord, HostCounters, Latency, SuspendSummary};
-use crate::MAX_SLOTS_PER_PAGE;
-use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
-use std::collections::VecDeque;
+use ssdlab_workload::{HostOp, Workload};
+
+mod die;
+mod host;
+mod suspend;
+
+use die::DieExecutor;
+use host::HostFrontEnd;
+use suspend::Suspender;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -47,60 +49,86 @@ enum Event {
     Suspend { die: u16, gen: u32 },
     /// A request that needs no more NAND work completes.
     Complete { req: u32 },
+    /// The host has been idle since the timer was set (ignored unless `epoch` is current).
+    Idle { epoch: u32 },
 }
 
-/// Dies that need attention after the FTL queued operations.
+/// What the FTL's operations left for the sim to act on.
 #[derive(Default)]
-struct Wake {
+struct Outbox {
     /// Idle dies with new work: start them.
     idle: Vec<u32>,
-    /// Busy dies that just got a host read: ask the suspend policy.
+    /// Busy dies that just got a host (or mapping) read: ask the suspend policy.
     read_waiting: Vec<u32>,
+    /// Operations of a later plan stage, with their request, in issue order.
+    parked: Vec<(u32, NandOp)>,
 }
 
 /// Queues the FTL's operations on their dies and notes which dies need attention.
 struct QueueSink<'s> {
     sched: &'s mut Scheduler,
-    wake: &'s mut Wake,
-    planes_per_die: u32,
-    blocks_per_plane: u32,
+    out: &'s mut Outbox,
+    /// Blocks per die (block ids are die-major).
+    blocks_per_die: u32,
 }
 
-impl NandSink for QueueSink<'_> {
-    const DEFERRED_ERASE: bool = true;
+impl QueueSink<'_> {
     #[inline]
-    fn issue(&mut self, op: NandOp) {
-        let die = op.block / self.blocks_per_plane / self.planes_per_die;
+    fn enqueue(&mut self, op: NandOp) {
+        let die = op.block / self.blocks_per_die;
         if self.sched.enqueue(die, op) {
-            self.wake.idle.push(die);
-        } else if op.kind == OpKind::Read && op.cause == Cause::Host {
-            self.wake.read_waiting.push(die);
+            self.out.idle.push(die);
+        } else if op.kind == OpKind::Read && matches!(op.cause, Cause::Host | Cause::Mapping) {
+            self.out.read_waiting.push(die);
         }
     }
 }
 
-/// A sink over the simulator's scheduler (a macro so the borrow stays field-precise).
-macro_rules! queue_sink {
-    ($s:ident) => {
-        QueueSink {
-            sched: &mut $s.sched,
-            wake: &mut $s.wake,
-            planes_per_die: $s.ftl.geo.planes_per_die,
-            blocks_per_plane: $s.ftl.geo.blocks_per_plane,
+impl NandSink for QueueSink<'_> {
+    const IMMEDIATE: bool = false;
+    #[inline]
+    fn issue(&mut self, op: NandOp) {
+        if op.stage > 0 {
+            let req = match op.owner {
+                Owner::HostRead { req } | Owner::Mapping { req } => req,
+                _ => crate::flash::NONE,
+            };
+            self.out.parked.push((req, op));
+        } else {
+            self.enqueue(op);
         }
-    };
+    }
 }
 
-/// Host page programs a die may have queued or running, per plane of the die. Pages
-/// beyond that stay in the DRAM buffer (where reads still hit and rewrites still merge)
-/// instead of queueing behind GC and reads for seconds.
-const HOST_PROGRAMS_PER_PLANE: u32 = 2;
+/// The state the components borrow while handling one event.
+struct Cx<'a> {
+    ftl: &'a mut Ftl,
+    q: &'a mut EventQueue<Event>,
+    dies: &'a mut DieExecutor,
+    out: &'a mut Outbox,
+}
 
-mod die;
-mod io;
-mod suspend;
+impl Cx<'_> {
+    /// The FTL and a sink onto the dies, borrowed together.
+    fn parts(&mut self) -> (&mut Ftl, QueueSink<'_>) {
+        (
+            &mut *self.ftl,
+            QueueSink {
+                blocks_per_die: self.dies.blocks_per_die,
+                sched: &mut self.dies.sched,
+                out: self.out,
+            },
+        )
+    }
 
-use suspend::{LongOp, Phase};
+    fn sink(&mut self) -> QueueSink<'_> {
+        self.parts().1
+    }
+
+    fn now(&self) -> u64 {
+        self.q.now_ns()
+    }
+}
 
 /// One completed request (kept only when tracing is on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,293 +160,213 @@ pub struct TimedOutcome {
     pub suspend: SuspendSummary,
     /// Every erase in completion order, when tracing was on.
     pub erases: Vec<EraseRecord>,
+    /// The device wore out: the phase ended early (requests still in flight were dropped).
+    pub worn_out: bool,
 }
 
 pub struct TimedSim<'a> {
     ftl: &'a mut Ftl,
     q: EventQueue<Event>,
-    sched: Scheduler,
-    channels: Channels,
-    buffer: WriteBuffer,
-    reqs: RequestTable,
-    flows: Vec<FlowState>,
-    sources: Vec<Box<dyn RequestSource>>,
-    flow_names: Vec<String>,
-    /// Writes waiting for buffer space, oldest first.
-    buffer_waiters: VecDeque<u32>,
-    /// Host page programs queued or running per die (at most `HOST_PROGRAMS_PER_PLANE` per
-    /// plane of the die; the rest of the data waits in the write buffer).
-    host_programs_queued: Vec<u32>,
-    /// Flushes waiting for the buffer to drain; while any waits, partial pages are
-    /// programmed (padded) instead of waiting for more units.
-    drain_waiters: Vec<(u32, u64)>,
-    /// The host is done; the device programs what is buffered and finishes its GC.
-    settling: bool,
-    wake: Wake,
-    die_started_ns: Vec<u64>,
-    host: HostCounters,
-    latency: Latency,
-    per_flow: Vec<Latency>,
-    duration_ns: Option<u64>,
-    buffer_access_ns: u64,
-    command_ns: u64,
-    last_completion_ns: u64,
-    page_bytes: u64,
-    unit_bytes: u64,
-    completions: Option<Vec<Completion>>,
-    /// Per die: generation of its DieDone/Suspend events, and its long operation.
-    gen: Vec<Generation>,
-    long: Vec<LongOp>,
-    resume_penalty_ns: [u64; 4],
-    program_suspend: bool,
-    max_suspensions_per_erase: u32,
-    max_erase_postponement_ns: u64,
-    reliability: Reliability,
-    susp: SuspendSummary,
-    erase_trace: Option<Vec<EraseRecord>>,
+    front: HostFrontEnd,
+    dies: DieExecutor,
+    susp: Suspender,
+    out: Outbox,
+}
+
+/// A [`QueueSink`] over a `TimedSim`'s dies (a macro keeps the borrows field-precise).
+macro_rules! sink {
+    ($s:ident) => {
+        QueueSink {
+            blocks_per_die: $s.dies.blocks_per_die,
+            sched: &mut $s.dies.sched,
+            out: &mut $s.out,
+        }
+    };
+}
+
+/// Borrow the parts of a `TimedSim` as a [`Cx`] (a macro keeps the borrows field-precise).
+macro_rules! cx {
+    ($s:ident) => {
+        Cx {
+            ftl: &mut *$s.ftl,
+            q: &mut $s.q,
+            dies: &mut $s.dies,
+            out: &mut $s.out,
+        }
+    };
 }
 
 impl<'a> TimedSim<'a> {
     pub fn new(cfg: &Config, d: &Derived, ftl: &'a mut Ftl, workload: Workload) -> TimedSim<'a> {
         let g = d.geometry;
-        let mut flows = Vec::new();
-        let mut sources = Vec::new();
-        let mut flow_names = Vec::new();
-        for f in workload.flows {
-            flows.push(FlowState {
-                arrival: f.arrival,
-                in_flight: 0,
-                exhausted: false,
-                next: None,
-            });
-            sources.push(f.source);
-            flow_names.push(f.name);
-        }
-        let n = flows.len();
-        let idle = LongOp {
-            phase: Phase::Idle,
-            kind: OpKind::Erase,
-            batch: Batch {
-                ops: [crate::scheduler::EMPTY_OP; crate::scheduler::MAX_PLANES_PER_DIE],
-                len: 0,
-            },
-            mode: 0,
-            started_ns: 0,
-            seg_start_ns: 0,
-            work_start_ns: 0,
-            work_done_ns: 0,
-            loop_ns: 0,
-            loops: 0,
-            points: 0,
-            pe_cycles: 0,
-            exec_ns: 0,
-            penalties_ns: 0,
-            suspensions: 0,
-            last_suspend_pos_ns: None,
-            pending: false,
-            pending_pos_ns: 0,
-            suspended_at_ns: 0,
-            postponed_ns: 0,
-            read_budget: 0,
-            wait_since_ns: None,
-            per_loop: [0; MAX_ERASE_LOOPS as usize],
-        };
-        let sc = &cfg.scheduler;
         TimedSim {
-            gen: vec![Generation::default(); g.dies as usize],
-            long: vec![idle; g.dies as usize],
-            resume_penalty_ns: crate::config::CellMode::ALL
-                .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
-            program_suspend: sc.program_suspend,
-            max_suspensions_per_erase: sc.max_suspensions_per_erase,
-            max_erase_postponement_ns: sc.max_erase_postponement_ns,
-            reliability: Reliability::new(sc),
-            susp: SuspendSummary {
-                policy: sc.erase_suspend.name().to_string(),
-                ..Default::default()
-            },
-            erase_trace: None,
             q: EventQueue::new(),
-            sched: Scheduler::new(&cfg.scheduler, &g),
-            channels: Channels::new(g.channels),
-            buffer: WriteBuffer::new(d.write_buffer_units),
-            reqs: RequestTable::default(),
-            flows,
-            sources,
-            flow_names,
-            buffer_waiters: VecDeque::new(),
-            drain_waiters: Vec::new(),
-            host_programs_queued: vec![0; g.dies as usize],
-            settling: false,
-            wake: Wake::default(),
-            die_started_ns: vec![0; g.dies as usize],
-            host: HostCounters::default(),
-            latency: Latency::default(),
-            per_flow: (0..n).map(|_| Latency::default()).collect(),
-            duration_ns: workload.duration_ns,
-            buffer_access_ns: cfg.ftl.buffer_access_ns,
-            command_ns: ftl.timing.command_overhead_ns,
-            last_completion_ns: 0,
-            page_bytes: g.page_bytes as u64,
-            unit_bytes: g.unit_bytes as u64,
-            completions: None,
+            front: HostFrontEnd::new(cfg, d, workload),
+            dies: DieExecutor::new(cfg, &g, &ftl.timing),
+            susp: Suspender::new(cfg, g.dies),
+            out: Outbox::default(),
             ftl,
         }
     }
 
-    /// Record every completion (see [`TimedOutcome::completions`]).
+    /// Record every completion and erase (see [`TimedOutcome::completions`]).
     pub fn trace_completions(&mut self) {
-        self.completions = Some(Vec::new());
-        self.erase_trace = Some(Vec::new());
+        self.front.trace_completions();
+        self.susp.trace_erases();
     }
 
-    /// Run until every flow is exhausted and every request has completed.
+    /// Run until every flow is exhausted and every request has completed (or the device
+    /// wears out), then let the device settle.
     pub fn run(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
-        for f in 0..self.flows.len() {
-            match self.flows[f].arrival {
-                Arrival::Closed { .. } => self.refill_closed(f)?,
-                Arrival::Open => self.fetch_open(f)?,
-            }
-        }
-        while let Some(die) = self.wake.idle.pop() {
-            self.start_die(die);
-        }
+        self.front.start(&mut cx!(self))?;
+        self.dispatch_outbox()?;
         self.event_loop(progress, true)?;
-        if self.reqs.in_flight > 0 {
+        let worn_out = self.ftl.worn_out();
+        if self.front.in_flight() > 0 && !worn_out {
             return Err(SimError::DeviceFull(format!(
                 "{} requests never completed: no plane could take a write and GC had nothing to reclaim ({} free blocks)",
-                self.reqs.in_flight,
+                self.front.in_flight(),
                 self.ftl.free_blocks_total()
             )));
         }
         // The measured figures end with the last host completion. Then the device settles,
-        // unmeasured: buffered units are programmed and pending GC erases finish, so the
+        // unmeasured: buffered units are programmed and background work finishes, so the
         // FTL state handed to a later phase has no lost writes and no half-erased blocks.
-        let die_busy_ns = self.sched.dies.iter().map(|d| d.busy_ns).collect();
-        let channel_busy_ns = self.channels.busy_ns().to_vec();
+        let die_busy_ns = self.dies.busy_ns();
+        let channel_busy_ns = self.dies.channels.busy_ns().to_vec();
         let events = self.q.scheduled_count();
-        self.settling = true;
-        self.pump_buffer()?;
-        while let Some(die) = self.wake.idle.pop() {
-            self.start_die(die);
+        if !worn_out {
+            self.front.settling = true;
+            self.ftl.set_host_idle(false, &mut sink!(self))?;
+            self.front.pump_buffer(&mut cx!(self))?;
+            self.dispatch_outbox()?;
+            self.event_loop(progress, false)?;
+            if !self.ftl.worn_out() {
+                debug_assert!(self.front.buffer_is_empty());
+            }
         }
-        self.event_loop(progress, false)?;
-        debug_assert!(self.buffer.is_empty());
-        progress.update(self.host.requests(), self.q.now_ns());
+        progress.update(self.front.counters.requests(), self.q.now_ns());
+        let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
+        let (suspend, erases) = self.susp.finish();
         Ok(TimedOutcome {
-            host: self.host,
-            latency: self.latency,
-            per_flow: self.flow_names.into_iter().zip(self.per_flow).collect(),
-            sim_time_ns: self.last_completion_ns,
+            host,
+            latency,
+            per_flow,
+            sim_time_ns,
             events,
             die_busy_ns,
             channel_busy_ns,
-            completions: self.completions.unwrap_or_default(),
-            suspend: self.susp,
-            erases: self.erase_trace.unwrap_or_default(),
+            completions,
+            suspend,
+            erases,
+            worn_out,
         })
     }
 
     /// Process events until the queue is empty or, with `until_host_done`, until every flow
-    /// is exhausted and no request is in flight.
+    /// is exhausted and no request is in flight (or the device wears out).
     fn event_loop(&mut self, progress: &mut dyn Progress, until_host_done: bool) -> Result<()> {
         let mut since_report = 0u32;
-        while let Some((_, ev)) = self.q.pop() {
+        while let Some((now, ev)) = self.q.pop() {
             match ev {
-                Event::Arrival { flow } => self.on_arrival(flow as usize)?,
-                Event::Sensed { die } => self.on_sensed(die as u32),
+                Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
+                Event::Sensed { die } => {
+                    self.dies
+                        .on_sensed(die as u32, &mut self.q, &self.ftl.timing)
+                }
                 Event::DieDone { die, gen } => self.on_die_done(die as u32, gen)?,
-                Event::Suspend { die, gen } => self.on_suspend(die as u32, gen),
-                Event::Complete { req } => self.complete(req)?,
+                Event::Suspend { die, gen } => {
+                    self.susp
+                        .on_suspend(die as u32, gen, &mut self.dies, &mut self.q, self.ftl)
+                }
+                Event::Complete { req } => self.front.complete(req, &mut cx!(self))?,
+                Event::Idle { epoch } => {
+                    if self.front.idle_epoch_is(epoch) {
+                        self.ftl.set_host_idle(true, &mut sink!(self))?;
+                    }
+                }
             }
-            while let Some(die) = self.wake.idle.pop() {
-                self.start_die(die);
+            self.dispatch_outbox()?;
+            if self.ftl.lifetime_stamp_pending() {
+                self.ftl
+                    .stamp_lifetime(now, self.front.counters.write_units);
             }
-            if until_host_done && self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted)
-            {
+            if until_host_done && (self.front.done() || self.ftl.worn_out()) {
                 break;
             }
             since_report += 1;
             if since_report == 1 << 16 {
                 since_report = 0;
-                progress.update(self.host.requests(), self.q.now_ns());
+                progress.update(self.front.counters.requests(), self.q.now_ns());
             }
         }
         Ok(())
     }
 
-    fn past_duration(&self) -> bool {
-        self.duration_ns.is_some_and(|d| self.q.now_ns() >= d)
-    }
-
-    /// Closed loop: submit until the flow's queue depth is reached.
-    fn refill_closed(&mut self, f: usize) -> Result<()> {
-        let Arrival::Closed { queue_depth } = self.flows[f].arrival else {
-            return Ok(());
-        };
-        while !self.flows[f].exhausted && self.flows[f].in_flight < queue_depth {
-            if self.past_duration() {
-                self.flows[f].exhausted = true;
-                break;
-            }
-            match self.sources[f].next_request()? {
-                Some(r) => self.submit(f, r)?,
-                None => self.flows[f].exhausted = true,
+    /// Start dies that got work and let the suspend policy see reads waiting on busy dies.
+    fn dispatch_outbox(&mut self) -> Result<()> {
+        loop {
+            if let Some(die) = self.out.read_waiting.pop() {
+                self.susp
+                    .read_arrived(die, &mut self.dies, &mut self.q, self.ftl);
+            } else if let Some(die) = self.out.idle.pop() {
+                self.start_die(die);
+            } else {
+                return Ok(());
             }
         }
-        Ok(())
     }
 
-    /// Open loop: read the flow's next request and schedule its arrival.
-    fn fetch_open(&mut self, f: usize) -> Result<()> {
-        match self.sources[f].next_request()? {
-            Some(r) if self.duration_ns.is_none_or(|d| r.arrival_ns < d) => {
-                self.flows[f].next = Some(r);
-                let at = r.arrival_ns.max(self.q.now_ns());
-                self.q.schedule_at(at, Event::Arrival { flow: f as u16 });
-            }
-            _ => self.flows[f].exhausted = true,
+    fn start_die(&mut self, die: u32) {
+        if self.dies.sched.dies[die as usize].busy {
+            return;
         }
-        Ok(())
-    }
-
-    fn on_arrival(&mut self, f: usize) -> Result<()> {
-        if let Some(r) = self.flows[f].next.take() {
-            self.submit(f, r)?;
+        if self.susp.is_suspended(die) {
+            self.susp
+                .serve_or_resume(die, &mut self.dies, &mut self.q, self.ftl);
+            return;
         }
-        self.fetch_open(f)
+        let writes_blocked = self.front.writes_blocked();
+        if let Some(long) = self
+            .dies
+            .start_next(die, writes_blocked, &mut self.q, self.ftl)
+        {
+            self.susp
+                .begin_long(die, long, &mut self.dies, &mut self.q, self.ftl);
+        }
     }
 
-    /// One NAND read of request `id` finished.
-    fn op_done(&mut self, id: u32) -> Result<()> {
-        let r = self.reqs.get_mut(id);
-        r.pending_ops -= 1;
-        if r.pending_ops > 0 {
+    fn on_die_done(&mut self, die: u32, gen: u32) -> Result<()> {
+        if gen != self.dies.gen(die) {
+            return Ok(()); // the operation was suspended: this completion is void
+        }
+        if self.susp.penalty_done(die, &mut self.dies, &self.q) {
+            self.out.idle.push(die);
             return Ok(());
         }
-        match r.op {
-            HostOp::Write => self.admit_write(id),
-            _ => self.complete(id),
+        self.susp
+            .finish_if_long(die, &mut self.dies, &self.q, self.ftl);
+        let n = self.dies.finish(die, self.q.now_ns());
+        let mut erased = false;
+        for i in 0..n {
+            let op = self.dies.finished_op(die, i);
+            let op = &op;
+            self.ftl.on_complete(op, &mut sink!(self))?;
+            match op.owner {
+                Owner::HostRead { req } | Owner::Mapping { req } if req != crate::flash::NONE => {
+                    self.front.op_done(req, &mut cx!(self))?
+                }
+                Owner::HostProgram { token } => {
+                    self.front
+                        .program_done(token, op.units, die, &mut cx!(self))?
+                }
+                _ => erased |= op.kind == OpKind::Erase,
+            }
         }
-    }
-
-    fn complete(&mut self, id: u32) -> Result<()> {
-        let r = self.reqs.remove(id);
-        let now = self.q.now_ns();
-        let latency = now - r.submit_ns;
-        self.latency.record(r.op, latency);
-        self.per_flow[r.flow as usize].record(r.op, latency);
-        self.last_completion_ns = now;
-        if let Some(c) = self.completions.as_mut() {
-            c.push(Completion {
-                flow: r.flow,
-                op: r.op,
-                submit_ns: r.submit_ns,
-                complete_ns: now,
-            });
+        if erased {
+            self.front.pump_buffer(&mut cx!(self))?;
         }
-        let f = r.flow as usize;
-        self.flows[f].in_flight -= 1;
-        self.refill_closed(f)
+        self.out.idle.push(die);
+        Ok(())
     }
 }

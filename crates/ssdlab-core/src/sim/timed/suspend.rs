@@ -1,120 +1,225 @@
-//! Long operations (erases, programs) with suspension: position tracking, suspend
-//! points, serving reads while suspended, resume (spec 01, docs/erase-suspend.md).
+//! The suspender: long operations (erases, and programs with `program_suspend`) with their
+//! exact work position, suspend points, serving reads while suspended, resume (spec 01,
+//! docs/erase-suspend.md).
+//!
+//! When a host (or mapping) read waits on a die whose erase runs, the suspend policy names
+//! a work position; at that point the die stops (its pending completion is cancelled
+//! through the die's generation counter), pays the suspend penalty, serves reads (those
+//! queued at the suspension, or all of them for I-ES), then resumes the remaining work
+//! after the resume penalty. Nothing but reads runs on a die while its erase is suspended.
 
-use super::*;
+use super::die::{DieExecutor, LongStart};
+use super::Event;
+use crate::config::{Config, MAX_ERASE_LOOPS};
+use crate::engine::EventQueue;
+use crate::flash::OpKind;
+use crate::ftl::Ftl;
+use crate::scheduler::suspend::{loop_of_position, next_grid_point};
+use crate::scheduler::{Batch, EraseView, Reliability, SuspendDecision, SuspendPolicy, EMPTY_OP};
+use crate::stats::{EraseRecord, SuspendSummary};
 
 /// What a die does with its erase or program (the "long operation").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
+enum Phase {
     /// No long operation (idle or a read).
     Idle,
     /// The long operation runs.
     Running,
     /// Suspended: paying the suspend penalty.
     Penalty,
-    /// Suspended: the die serves host reads.
+    /// Suspended: the die serves reads.
     Suspended,
 }
 
 /// The erase or program a die runs or has suspended, with its exact progress.
 #[derive(Clone, Copy)]
-pub(super) struct LongOp {
-    pub(super) phase: Phase,
-    pub(super) kind: OpKind,
-    pub(super) batch: Batch,
-    pub(super) mode: usize,
-    pub(super) started_ns: u64,
+struct LongOp {
+    phase: Phase,
+    kind: OpKind,
+    batch: Batch,
+    mode: usize,
+    started_ns: u64,
     /// Start of the current running segment (the operation's start or its last resume).
-    pub(super) seg_start_ns: u64,
+    seg_start_ns: u64,
     /// When the array work of the current segment starts (after command / transfer / ramp).
-    pub(super) work_start_ns: u64,
+    work_start_ns: u64,
     /// Array work done before the current segment.
-    pub(super) work_done_ns: u64,
-    pub(super) loop_ns: u64,
-    pub(super) loops: u32,
+    work_done_ns: u64,
+    loop_ns: u64,
+    loops: u32,
     /// Programs: ISPP loops (suspension points); erases: unused.
-    pub(super) points: u32,
-    pub(super) pe_cycles: u32,
-    pub(super) exec_ns: u64,
-    pub(super) penalties_ns: u64,
-    pub(super) suspensions: u32,
-    pub(super) last_suspend_pos_ns: Option<u64>,
+    points: u32,
+    pe_cycles: u32,
+    exec_ns: u64,
+    penalties_ns: u64,
+    suspensions: u32,
+    last_suspend_pos_ns: Option<u64>,
     /// A suspension is scheduled at work position `pending_pos_ns`.
-    pub(super) pending: bool,
-    pub(super) pending_pos_ns: u64,
-    pub(super) suspended_at_ns: u64,
-    pub(super) postponed_ns: u64,
+    pending: bool,
+    pending_pos_ns: u64,
+    suspended_at_ns: u64,
+    postponed_ns: u64,
     /// Reads the current suspension may still serve (`u32::MAX`: unbounded, I-ES).
-    pub(super) read_budget: u32,
-    /// First host read waiting on the running erase since it last became readable.
-    pub(super) wait_since_ns: Option<u64>,
-    pub(super) per_loop: [u16; MAX_ERASE_LOOPS as usize],
+    read_budget: u32,
+    /// First read waiting on the running erase since it last became readable.
+    wait_since_ns: Option<u64>,
+    per_loop: [u16; MAX_ERASE_LOOPS as usize],
 }
 
 impl LongOp {
-    pub(super) fn total_ns(&self) -> u64 {
+    const IDLE: LongOp = LongOp {
+        phase: Phase::Idle,
+        kind: OpKind::Erase,
+        batch: Batch {
+            ops: [EMPTY_OP; crate::scheduler::MAX_PLANES_PER_DIE],
+            len: 0,
+        },
+        mode: 0,
+        started_ns: 0,
+        seg_start_ns: 0,
+        work_start_ns: 0,
+        work_done_ns: 0,
+        loop_ns: 0,
+        loops: 0,
+        points: 0,
+        pe_cycles: 0,
+        exec_ns: 0,
+        penalties_ns: 0,
+        suspensions: 0,
+        last_suspend_pos_ns: None,
+        pending: false,
+        pending_pos_ns: 0,
+        suspended_at_ns: 0,
+        postponed_ns: 0,
+        read_budget: 0,
+        wait_since_ns: None,
+        per_loop: [0; MAX_ERASE_LOOPS as usize],
+    };
+
+    fn total_ns(&self) -> u64 {
         self.loop_ns * self.loops as u64
     }
-    pub(super) fn position(&self, now: u64) -> u64 {
+
+    fn position(&self, now: u64) -> u64 {
         (self.work_done_ns + now.saturating_sub(self.work_start_ns)).min(self.total_ns())
     }
 }
 
-impl TimedSim<'_> {
-    /// Track the erase or program `batch` that just started on `die`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn begin_long(
-        &mut self,
-        die: u32,
-        batch: Batch,
-        work_start_ns: u64,
-        loop_ns: u64,
-        loops: u32,
-        points: u32,
-        pe_cycles: u32,
-    ) {
-        let now = self.q.now_ns();
-        let lo = &mut self.long[die as usize];
-        lo.phase = Phase::Running;
-        lo.kind = batch.kind();
-        lo.batch = batch;
-        lo.mode = batch.ops[0].mode.index();
-        lo.started_ns = now;
-        lo.seg_start_ns = now;
-        lo.work_start_ns = work_start_ns;
-        lo.work_done_ns = 0;
-        lo.loop_ns = loop_ns;
-        lo.loops = loops;
-        lo.points = points;
-        lo.pe_cycles = pe_cycles;
-        lo.exec_ns = 0;
-        lo.penalties_ns = 0;
-        lo.suspensions = 0;
-        lo.last_suspend_pos_ns = None;
-        lo.pending = false;
-        lo.postponed_ns = 0;
-        lo.wait_since_ns = None;
-        lo.per_loop[..loops as usize].fill(0);
-        // Host reads already waiting (urgent GC went first, or no read priority).
-        if self.sched.host_read_waiting(die) {
-            if lo.kind == OpKind::Erase {
-                lo.wait_since_ns = Some(now);
-            }
-            self.try_suspend(die);
+pub(super) struct Suspender {
+    long: Vec<LongOp>,
+    policy: SuspendPolicy,
+    resume_penalty_ns: [u64; 4],
+    max_suspensions_per_erase: u32,
+    max_erase_postponement_ns: u64,
+    reliability: Reliability,
+    summary: SuspendSummary,
+    erase_trace: Option<Vec<EraseRecord>>,
+}
+
+impl Suspender {
+    pub fn new(cfg: &Config, dies: u32) -> Suspender {
+        let sc = &cfg.scheduler;
+        Suspender {
+            long: vec![LongOp::IDLE; dies as usize],
+            policy: SuspendPolicy::new(sc),
+            resume_penalty_ns: crate::config::CellMode::ALL
+                .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
+            max_suspensions_per_erase: sc.max_suspensions_per_erase,
+            max_erase_postponement_ns: sc.max_erase_postponement_ns,
+            reliability: Reliability::new(sc),
+            summary: SuspendSummary {
+                policy: sc.erase_suspend.name().to_string(),
+                ..Default::default()
+            },
+            erase_trace: None,
         }
     }
 
-    /// Ask the policy where `die`'s running erase (or program) should stop for the host
-    /// reads waiting on it, and schedule the suspension.
-    pub(super) fn try_suspend(&mut self, die: u32) {
-        let now = self.q.now_ns();
+    pub fn trace_erases(&mut self) {
+        self.erase_trace = Some(Vec::new());
+    }
+
+    pub fn finish(self) -> (SuspendSummary, Vec<EraseRecord>) {
+        (self.summary, self.erase_trace.unwrap_or_default())
+    }
+
+    #[inline]
+    pub fn is_suspended(&self, die: u32) -> bool {
+        self.long[die as usize].phase == Phase::Suspended
+    }
+
+    /// Track the erase or program that just started on `die`.
+    pub fn begin_long(
+        &mut self,
+        die: u32,
+        s: LongStart,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
+        let now = q.now_ns();
+        let lo = &mut self.long[die as usize];
+        *lo = LongOp {
+            phase: Phase::Running,
+            kind: s.batch.kind(),
+            batch: s.batch,
+            mode: s.batch.ops[0].mode.index(),
+            started_ns: now,
+            seg_start_ns: now,
+            work_start_ns: s.work_start_ns,
+            loop_ns: s.loop_ns,
+            loops: s.loops,
+            points: s.points,
+            pe_cycles: s.pe_cycles,
+            ..LongOp::IDLE
+        };
+        // Reads already waiting (urgent GC went first, or no read priority).
+        if dies.sched.host_read_waiting(die) {
+            if lo.kind == OpKind::Erase {
+                lo.wait_since_ns = Some(now);
+            }
+            self.try_suspend(die, dies, q, ftl);
+        }
+    }
+
+    /// A read was queued on busy `die`: if an erase or program runs, the policy decides.
+    pub fn read_arrived(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
+        let now = q.now_ns();
+        let lo = &mut self.long[die as usize];
+        if lo.phase != Phase::Running {
+            return;
+        }
+        if lo.kind == OpKind::Erase && lo.wait_since_ns.is_none() {
+            lo.wait_since_ns = Some(now);
+        }
+        if !lo.pending {
+            self.try_suspend(die, dies, q, ftl);
+        }
+    }
+
+    /// Ask the policy where `die`'s running erase (or program) should stop for the reads
+    /// waiting on it, and schedule the suspension.
+    fn try_suspend(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
+        let now = q.now_ns();
         let lo = &self.long[die as usize];
         if lo.phase != Phase::Running || lo.pending {
             return;
         }
         let pos = lo.position(now);
         let target = if lo.kind == OpKind::Erase {
-            let p = &self.sched.suspend;
+            let p = &self.policy;
             if !p.suspends() {
                 return;
             }
@@ -137,7 +242,7 @@ impl TimedSim<'_> {
                 return;
             };
             // Urgent GC is not preemptible.
-            if self.die_urgent(die) {
+            if ftl.die_urgent(die) {
                 return;
             }
             pos_ns
@@ -156,11 +261,11 @@ impl TimedSim<'_> {
         };
         debug_assert!(target >= pos && target < lo.total_ns());
         let at = lo.work_start_ns + (target - lo.work_done_ns);
-        let gen = self.gen[die as usize].0;
+        let gen = dies.gen(die);
         let lo = &mut self.long[die as usize];
         lo.pending = true;
         lo.pending_pos_ns = target;
-        self.q.schedule_at(
+        q.schedule_at(
             at,
             Event::Suspend {
                 die: die as u16,
@@ -170,16 +275,22 @@ impl TimedSim<'_> {
     }
 
     /// The running erase or program reached its suspension point: stop, pay the penalty.
-    pub(super) fn on_suspend(&mut self, die: u32, gen: u32) {
+    pub fn on_suspend(
+        &mut self,
+        die: u32,
+        gen: u32,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
         let di = die as usize;
-        if gen != self.gen[di].0 || self.long[di].phase != Phase::Running || !self.long[di].pending
-        {
+        if gen != dies.gen(die) || self.long[di].phase != Phase::Running || !self.long[di].pending {
             return;
         }
-        let now = self.q.now_ns();
-        let late = self.sched.suspend.serves_late_reads();
-        let queued = self.sched.host_reads_queued(die);
-        let penalty = self.ftl.timing.suspend_penalty_ns[self.long[di].mode];
+        let now = q.now_ns();
+        let late = self.policy.serves_late_reads();
+        let queued = dies.sched.host_reads_queued(die);
+        let penalty = ftl.timing.suspend_penalty_ns[self.long[di].mode];
         let lo = &mut self.long[di];
         let pos = lo.pending_pos_ns;
         debug_assert_eq!(pos, lo.position(now), "suspension off its point");
@@ -195,16 +306,16 @@ impl TimedSim<'_> {
             let l = loop_of_position(pos, lo.loop_ns).min(lo.loops as usize - 1);
             lo.per_loop[l] += 1;
             lo.read_budget = if late { u32::MAX } else { queued };
-            self.susp.erase_suspensions += 1;
+            self.summary.erase_suspensions += 1;
         } else {
             lo.read_budget = queued;
-            self.susp.program_suspensions += 1;
+            self.summary.program_suspensions += 1;
         }
-        self.susp.penalty_ns_total += penalty;
-        let g = self.gen[di].bump().0;
-        self.sched.add_busy(die, now - self.die_started_ns[di]);
-        self.die_started_ns[di] = now;
-        self.q.schedule_at(
+        self.summary.penalty_ns_total += penalty;
+        let g = dies.bump_gen(die);
+        dies.sched.add_busy(die, now - dies.started_ns[di]);
+        dies.started_ns[di] = now;
+        q.schedule_at(
             now + penalty,
             Event::DieDone {
                 die: die as u16,
@@ -213,38 +324,60 @@ impl TimedSim<'_> {
         );
     }
 
-    /// A die with a suspended erase or program is free: serve a waiting host read if the
+    /// A `DieDone` of `die`: if it ends a suspension penalty, the die may now serve reads
+    /// (returns true; the caller starts it).
+    pub fn penalty_done(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &EventQueue<Event>,
+    ) -> bool {
+        let di = die as usize;
+        let lo = &mut self.long[di];
+        if lo.phase != Phase::Penalty {
+            return false;
+        }
+        let now = q.now_ns();
+        lo.phase = Phase::Suspended;
+        if let Some(t) = lo.wait_since_ns.take() {
+            self.summary.erase_read_delay_max_ns =
+                self.summary.erase_read_delay_max_ns.max(now - t);
+        }
+        dies.sched.release(die, now - dies.started_ns[di]);
+        true
+    }
+
+    /// A die with a suspended erase or program is free: serve a waiting read if the
     /// suspension allows, otherwise resume.
-    pub(super) fn serve_or_resume(&mut self, die: u32) {
+    pub fn serve_or_resume(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
         let di = die as usize;
         let lo = &self.long[di];
         let budget =
-            if lo.kind == OpKind::Erase && lo.read_budget == u32::MAX && self.die_urgent(die) {
+            if lo.kind == OpKind::Erase && lo.read_budget == u32::MAX && ftl.die_urgent(die) {
                 0
             } else {
                 lo.read_budget
             };
-        if let Some(batch) = self.sched.start_reads(die, budget) {
+        if let Some(n) = dies.start_reads(die, budget, q, &ftl.timing) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
-                lo.read_budget -= batch.len as u32;
+                lo.read_budget -= n;
             }
-            let now = self.q.now_ns();
-            self.die_started_ns[di] = now;
-            let m = batch.ops[0].mode.index();
-            self.q.schedule_at(
-                now + self.command_ns + self.ftl.timing.read_ns[m],
-                Event::Sensed { die: die as u16 },
-            );
         } else {
-            self.resume(die);
+            self.resume(die, dies, q, ftl);
         }
     }
 
     /// Resume `die`'s suspended erase or program with exactly its remaining work.
-    pub(super) fn resume(&mut self, die: u32) {
+    fn resume(&mut self, die: u32, dies: &mut DieExecutor, q: &mut EventQueue<Event>, ftl: &Ftl) {
         let di = die as usize;
-        let now = self.q.now_ns();
+        let now = q.now_ns();
         let lo = &mut self.long[di];
         let ramp = self.resume_penalty_ns[lo.mode];
         lo.phase = Phase::Running;
@@ -255,11 +388,11 @@ impl TimedSim<'_> {
         let end = lo.work_start_ns + (lo.total_ns() - lo.work_done_ns);
         let batch = lo.batch;
         let erase = lo.kind == OpKind::Erase;
-        self.susp.penalty_ns_total += ramp;
-        self.sched.resume(die, batch);
-        self.die_started_ns[di] = now;
-        let gen = self.gen[di].0;
-        self.q.schedule_at(
+        self.summary.penalty_ns_total += ramp;
+        dies.sched.resume(die, batch);
+        dies.started_ns[di] = now;
+        let gen = dies.gen(die);
+        q.schedule_at(
             end,
             Event::DieDone {
                 die: die as u16,
@@ -267,19 +400,28 @@ impl TimedSim<'_> {
             },
         );
         // Reads that arrived during the suspension and were not served.
-        if self.sched.host_read_waiting(die) {
+        if dies.sched.host_read_waiting(die) {
             if erase {
                 self.long[di].wait_since_ns = Some(now);
             }
-            self.try_suspend(die);
+            self.try_suspend(die, dies, q, ftl);
         }
     }
 
-    /// `die`'s erase or program finished: account for it.
-    pub(super) fn finish_long(&mut self, die: u32) {
+    /// A `DieDone` of `die` that ends its running erase or program: account for it.
+    pub fn finish_if_long(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
         let di = die as usize;
-        let now = self.q.now_ns();
-        self.gen[di].bump();
+        if self.long[di].phase != Phase::Running {
+            return;
+        }
+        let now = q.now_ns();
+        dies.bump_gen(die);
         let lo = &mut self.long[di];
         lo.phase = Phase::Idle;
         lo.exec_ns += now - lo.seg_start_ns;
@@ -288,24 +430,25 @@ impl TimedSim<'_> {
         }
         let lo = *lo;
         if let Some(t) = lo.wait_since_ns {
-            self.susp.erase_read_delay_max_ns = self.susp.erase_read_delay_max_ns.max(now - t);
+            self.summary.erase_read_delay_max_ns =
+                self.summary.erase_read_delay_max_ns.max(now - t);
         }
         let per_loop = &lo.per_loop[..lo.loops as usize];
         for op in lo.batch.ops() {
-            let pe = self.ftl.blocks.erase_count[op.block as usize];
-            self.susp.erases += 1;
+            let pe = ftl.blocks.erase_count[op.block as usize];
+            self.summary.erases += 1;
             for &c in per_loop {
-                self.susp.count_loop(c as u32);
+                self.summary.count_loop(c as u32);
             }
             let (exceeded, extra) = self.reliability.assess(per_loop, pe);
-            self.susp.erases_exceeding_safe_limit += exceeded as u64;
-            self.susp.extra_rber_sum += extra;
+            self.summary.erases_exceeding_safe_limit += exceeded as u64;
+            self.summary.extra_rber_sum += extra;
         }
-        self.susp.erases_suspended += (lo.suspensions > 0) as u64;
-        self.susp.max_suspensions_per_erase =
-            self.susp.max_suspensions_per_erase.max(lo.suspensions);
-        self.susp.erase_postponement_max_ns =
-            self.susp.erase_postponement_max_ns.max(lo.postponed_ns);
+        self.summary.erases_suspended += (lo.suspensions > 0) as u64;
+        self.summary.max_suspensions_per_erase =
+            self.summary.max_suspensions_per_erase.max(lo.suspensions);
+        self.summary.erase_postponement_max_ns =
+            self.summary.erase_postponement_max_ns.max(lo.postponed_ns);
         if let Some(trace) = self.erase_trace.as_mut() {
             trace.push(EraseRecord {
                 die,
@@ -314,7 +457,7 @@ impl TimedSim<'_> {
                 pe_cycles: lo.pe_cycles,
                 loops: lo.loops,
                 loop_ns: lo.loop_ns,
-                command_ns: self.command_ns,
+                command_ns: dies.command_ns,
                 start_ns: lo.started_ns,
                 end_ns: now,
                 exec_ns: lo.exec_ns,

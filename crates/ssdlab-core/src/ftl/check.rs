@@ -1,0 +1,210 @@
+//! The full invariant checker (tests, and every N operations in debug builds).
+
+use super::region::{Stream, STREAMS};
+use super::Ftl;
+use crate::flash::{BlockState, NONE};
+
+impl Ftl {
+    /// Check the FTL's internal consistency: map ⇔ out-of-band area, valid counts per
+    /// block, plane and region, free pools, write streams, victim indexes, jobs, usable
+    /// blocks. Returns the first violation found.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_map()?;
+        self.check_blocks()?;
+        self.check_regions()?;
+        self.check_jobs()
+    }
+
+    fn check_map(&self) -> Result<(), String> {
+        let g = &self.geo;
+        let mut valid = vec![0u32; g.blocks as usize];
+        for (slot, &lpn) in self.oob.lpn.iter().enumerate() {
+            if lpn == NONE {
+                continue;
+            }
+            if lpn >= self.logical_units || self.mapping.lookup(lpn) != slot as u32 {
+                return Err(format!(
+                    "slot {slot} claims unit {lpn}, which maps to {}",
+                    self.mapping.lookup(lpn.min(self.logical_units - 1))
+                ));
+            }
+            valid[g.block_of_slot(slot as u32) as usize] += 1;
+        }
+        for (b, (&counted, &recorded)) in valid.iter().zip(&self.blocks.valid_units).enumerate() {
+            if counted != recorded {
+                return Err(format!(
+                    "block {b}: valid count {recorded} but {counted} valid slots"
+                ));
+            }
+        }
+        for lpn in 0..self.logical_units {
+            let s = self.mapping.lookup(lpn);
+            if s != NONE && self.oob.lpn[s as usize] != lpn {
+                return Err(format!(
+                    "unit {lpn} maps to slot {s} holding {}",
+                    self.oob.lpn[s as usize]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_blocks(&self) -> Result<(), String> {
+        let bt = &self.blocks;
+        for b in 0..bt.len() {
+            let r = &self.regions[bt.region[b] as usize];
+            let (next, done) = (bt.next_page[b], bt.programmed[b]);
+            if done > next || next > r.geo.pages_per_block {
+                return Err(format!(
+                    "block {b}: {done} pages programmed, {next} issued, {} per block",
+                    r.geo.pages_per_block
+                ));
+            }
+            let s = bt.state[b];
+            if matches!(s, BlockState::Free | BlockState::Bad | BlockState::Erasing)
+                && bt.valid_units[b] != 0
+            {
+                return Err(format!(
+                    "block {b} in state {s:?} holds {} valid units",
+                    bt.valid_units[b]
+                ));
+            }
+            if s == BlockState::Full && done != r.geo.pages_per_block {
+                return Err(format!("block {b} is full with {done} pages programmed"));
+            }
+            if s == BlockState::Erasing && bt.pins[b] != 0 {
+                return Err(format!(
+                    "block {b} is being erased with {} reads queued",
+                    bt.pins[b]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_regions(&self) -> Result<(), String> {
+        let g = &self.geo;
+        let bt = &self.blocks;
+        for r in &self.regions {
+            let name = &r.geo.name;
+            for plane in 0..g.planes {
+                let ps = self.plane_state(r.id(), plane);
+                let mut free = 0u32;
+                let mut full = 0usize;
+                let mut usable = 0u32;
+                let mut valid = 0u64;
+                for b in r.plane_blocks(plane) {
+                    let bi = b as usize;
+                    if bt.region[bi] != r.id() {
+                        return Err(format!(
+                            "block {b} of region {name:?} is marked region {}",
+                            bt.region[bi]
+                        ));
+                    }
+                    valid += bt.valid_units[bi] as u64;
+                    match bt.state[bi] {
+                        BlockState::Free => free += 1,
+                        BlockState::Full => {
+                            full += 1;
+                            if !r.victims.holds(plane, b, bt.valid_units[bi]) {
+                                return Err(format!(
+                                    "full block {b} ({} valid) of region {name:?} is missing from its victim index",
+                                    bt.valid_units[bi]
+                                ));
+                            }
+                        }
+                        _ => {}
+                    }
+                    if bt.state[bi] != BlockState::Bad {
+                        usable += 1;
+                    }
+                }
+                if ps.valid_units != valid {
+                    return Err(format!(
+                        "region {name:?} plane {plane}: {} valid units recorded, {valid} counted",
+                        ps.valid_units
+                    ));
+                }
+                if ps.usable_blocks != usable {
+                    return Err(format!("region {name:?} plane {plane}: {} usable blocks recorded, {usable} counted", ps.usable_blocks));
+                }
+                if r.victims.count(plane) != full {
+                    return Err(format!("region {name:?} plane {plane}: victim index holds {} blocks, {full} are full", r.victims.count(plane)));
+                }
+                let pool = ps.free.blocks();
+                if pool.len() as u32 != free {
+                    return Err(format!(
+                        "region {name:?} plane {plane}: pool holds {} blocks, {free} are free",
+                        pool.len()
+                    ));
+                }
+                for b in pool {
+                    if bt.state[b as usize] != BlockState::Free
+                        || !r.plane_blocks(plane).contains(&b)
+                    {
+                        return Err(format!(
+                            "block {b} in the pool of region {name:?} plane {plane} is {:?}",
+                            bt.state[b as usize]
+                        ));
+                    }
+                }
+                for (s, &b) in ps.open.iter().enumerate().take(STREAMS) {
+                    if b == NONE {
+                        continue;
+                    }
+                    if bt.state[b as usize] != BlockState::Open
+                        || !r.plane_blocks(plane).contains(&b)
+                        || bt.next_page[b as usize] >= r.geo.pages_per_block
+                    {
+                        return Err(format!(
+                            "open block {b} of stream {:?} (region {name:?}, plane {plane}) is {:?} with {} pages issued",
+                            Stream::ALL[s],
+                            bt.state[b as usize],
+                            bt.next_page[b as usize]
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_jobs(&self) -> Result<(), String> {
+        let bt = &self.blocks;
+        let mut sources = 0usize;
+        for &j in self.jobs.live() {
+            let job = self.jobs.get(j);
+            let s = bt.state[job.src as usize];
+            if !matches!(s, BlockState::Victim | BlockState::Erasing) {
+                return Err(format!("job {j} moves block {} in state {s:?}", job.src));
+            }
+            if job.pairs.len() as u32 > job.copies_in_flight * self.geo.slots_per_page {
+                return Err(format!(
+                    "job {j}: {} pending pairs for {} copies",
+                    job.pairs.len(),
+                    job.copies_in_flight
+                ));
+            }
+            sources += 1;
+        }
+        let victims = bt
+            .state
+            .iter()
+            .filter(|&&s| matches!(s, BlockState::Victim | BlockState::Erasing))
+            .count();
+        if victims != sources {
+            return Err(format!(
+                "{victims} blocks are being collected but {sources} jobs run"
+            ));
+        }
+        for ps in &self.ps {
+            if ps.gc_job != NONE && !self.jobs.live().contains(&ps.gc_job) {
+                return Err(format!(
+                    "region {} plane {} points at ended job {}",
+                    ps.region, ps.plane, ps.gc_job
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Index structures shared by victim policies.
+
+use crate::flash::NONE;
+
+/// Doubly linked lists of blocks, one per (plane, valid count); O(1) move on invalidation.
+#[derive(Clone)]
+pub struct Buckets {
+    units_per_block: u32,
+    head: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Lowest bucket that may be non-empty, per plane.
+    min_hint: Vec<u32>,
+}
+
+impl Buckets {
+    pub fn new(planes: u32, blocks: u32, units_per_block: u32) -> Buckets {
+        Buckets {
+            units_per_block,
+            head: vec![NONE; planes as usize * (units_per_block as usize + 1)],
+            next: vec![NONE; blocks as usize],
+            prev: vec![NONE; blocks as usize],
+            min_hint: vec![0; planes as usize],
+        }
+    }
+
+    pub fn units_per_block(&self) -> u32 {
+        self.units_per_block
+    }
+
+    #[inline]
+    fn bucket(&self, plane: u32, valid: u32) -> usize {
+        plane as usize * (self.units_per_block as usize + 1) + valid as usize
+    }
+
+    #[inline]
+    pub fn insert(&mut self, plane: u32, block: u32, valid: u32) {
+        let b = self.bucket(plane, valid);
+        let h = self.head[b];
+        self.next[block as usize] = h;
+        self.prev[block as usize] = NONE;
+        if h != NONE {
+            self.prev[h as usize] = block;
+        }
+        self.head[b] = block;
+        let hint = &mut self.min_hint[plane as usize];
+        *hint = (*hint).min(valid);
+    }
+
+    #[inline]
+    pub fn remove(&mut self, plane: u32, block: u32, valid: u32) {
+        let (n, p) = (self.next[block as usize], self.prev[block as usize]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            let b = self.bucket(plane, valid);
+            self.head[b] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+    }
+
+    /// Fewest valid units, at most `max_valid`; ties: the block most recently added.
+    pub fn min(&mut self, plane: u32, max_valid: u32) -> Option<u32> {
+        let start = self.min_hint[plane as usize];
+        for v in start..=max_valid {
+            let h = self.head[self.bucket(plane, v)];
+            if h != NONE {
+                self.min_hint[plane as usize] = v;
+                return Some(h);
+            }
+        }
+        self.min_hint[plane as usize] = max_valid + 1;
+        None
+    }
+
+    /// Every block of `plane`'s bucket `valid`, most recently added first (checker).
+    pub fn members(&self, plane: u32, valid: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut b = self.head[self.bucket(plane, valid)];
+        std::iter::from_fn(move || {
+            (b != NONE).then(|| {
+                let cur = b;
+                b = self.next[b as usize];
+                cur
+            })
+        })
+    }
+}
+
+/// Full blocks of each plane in an unordered array with O(1) insertion and removal.
+#[derive(Clone)]
+pub struct FullSet {
+    pub members: Vec<Vec<u32>>,
+    pos: Vec<u32>,
+}
+
+impl FullSet {
+    pub fn new(planes: u32, blocks: u32) -> FullSet {
+        FullSet {
+            members: (0..planes).map(|_| Vec::new()).collect(),
+            pos: vec![NONE; blocks as usize],
+        }
+    }
+
+    pub fn insert(&mut self, plane: u32, block: u32) {
+        let m = &mut self.members[plane as usize];
+        self.pos[block as usize] = m.len() as u32;
+        m.push(block);
+    }
+
+    pub fn remove(&mut self, plane: u32, block: u32) {
+        let m = &mut self.members[plane as usize];
+        let i = self.pos[block as usize] as usize;
+        m.swap_remove(i);
+        if i < m.len() {
+            self.pos[m[i] as usize] = i as u32;
+        }
+        self.pos[block as usize] = NONE;
+    }
+
+    pub fn contains(&self, block: u32) -> bool {
+        self.pos[block as usize] != NONE
+    }
+}

@@ -1,0 +1,180 @@
+//! Bad blocks and wear-out: factory bad blocks, injected program and erase failures,
+//! retirement, and the lifetime events (first bad block, device failure).
+//!
+//! A block is retired when its erase count reaches its cell mode's endurance (after its
+//! data has moved: it is a GC or wear-leveling source when that erase runs), when an erase
+//! fails, or, after a failed program, once its valid data has been moved out. The device
+//! fails when the data region's usable blocks can no longer hold the logical capacity
+//! (each plane keeps its reserve and the garbage GC needs to find a victim; the same rule
+//! as the minimum OP of `Derived`). From then on the FTL accepts no host write and the
+//! drivers end the run with status `worn_out`, keeping every figure up to that point.
+
+use super::Ftl;
+use crate::config::Config;
+use crate::flash::BlockState;
+use rand::Rng;
+use serde::Serialize;
+use ssdlab_workload::rng::{stream, SimRng};
+
+/// When a lifetime event happened: simulated time and host units written by then (in the
+/// phase that saw it; stamped by the driver, since the FTL reads no clock).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct LifeEvent {
+    pub sim_ns: u64,
+    pub host_write_units: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Lifetime {
+    /// The first block retired during the run (factory bad blocks excluded).
+    pub first_bad_block: Option<LifeEvent>,
+    /// The device could no longer hold its logical capacity.
+    pub failure: Option<LifeEvent>,
+    pub failure_reason: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct Health {
+    rng: SimRng,
+    program_fail_rate: f64,
+    erase_fail_rate: f64,
+    bad_block_ratio: f64,
+    seed: u64,
+    pub lifetime: Lifetime,
+    /// Blocks bad from the factory.
+    pub factory_bad: u64,
+    /// Events recorded but not yet stamped by the driver.
+    pub stamp_pending: bool,
+}
+
+impl Health {
+    pub fn new(cfg: &Config) -> Health {
+        Health {
+            rng: stream(cfg.seed, 0xFA11),
+            program_fail_rate: cfg.device.program_fail_rate,
+            erase_fail_rate: cfg.device.erase_fail_rate,
+            bad_block_ratio: cfg.device.bad_block_ratio,
+            seed: cfg.seed,
+            lifetime: Lifetime::default(),
+            factory_bad: 0,
+            stamp_pending: false,
+        }
+    }
+
+    /// Factory bad blocks: each block independently with `bad_block_ratio` (own stream).
+    pub fn factory_bad_blocks(&self, blocks: u32) -> std::collections::BTreeSet<u32> {
+        let mut out = std::collections::BTreeSet::new();
+        if self.bad_block_ratio > 0.0 {
+            let mut rng = stream(self.seed, 0xBAD);
+            for b in 0..blocks {
+                if rng.gen::<f64>() < self.bad_block_ratio {
+                    out.insert(b);
+                }
+            }
+        }
+        out
+    }
+
+    #[inline]
+    pub fn draw_program_failure(&mut self) -> bool {
+        self.program_fail_rate > 0.0 && self.rng.gen::<f64>() < self.program_fail_rate
+    }
+
+    #[inline]
+    pub fn draw_erase_failure(&mut self) -> bool {
+        self.erase_fail_rate > 0.0 && self.rng.gen::<f64>() < self.erase_fail_rate
+    }
+
+    fn record_first_bad(&mut self) {
+        if self.lifetime.first_bad_block.is_none() {
+            self.lifetime.first_bad_block = Some(LifeEvent::default());
+            self.stamp_pending = true;
+        }
+    }
+
+    /// The device has failed for `reason` (the first reason is kept).
+    pub fn fail(&mut self, reason: String) {
+        if self.lifetime.failure.is_none() {
+            self.lifetime.failure = Some(LifeEvent::default());
+            self.lifetime.failure_reason = Some(reason);
+            self.stamp_pending = true;
+        }
+    }
+
+    /// Give the events recorded since the last stamp their time.
+    pub fn stamp(&mut self, sim_ns: u64, host_write_units: u64) {
+        if !self.stamp_pending {
+            return;
+        }
+        let e = LifeEvent {
+            sim_ns,
+            host_write_units,
+        };
+        for ev in [
+            &mut self.lifetime.first_bad_block,
+            &mut self.lifetime.failure,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if *ev == LifeEvent::default() {
+                *ev = e;
+            }
+        }
+        self.stamp_pending = false;
+    }
+}
+
+impl Ftl {
+    /// Retire `block` (it holds no valid data).
+    pub(super) fn retire(&mut self, block: u32) {
+        let b = block as usize;
+        debug_assert_eq!(self.blocks.valid_units[b], 0);
+        self.blocks.state[b] = BlockState::Bad;
+        self.blocks.doomed[b] = false;
+        self.counters.blocks_retired += 1;
+        self.health.record_first_bad();
+        self.ps[self.blocks.rp[b] as usize].usable_blocks -= 1;
+        if let Err(why) = self.update_capacity() {
+            self.health.fail(why);
+        }
+    }
+
+    /// Spread the logical capacity over the data region's planes by their usable room
+    /// (each plane's cap on valid units); an error when the room no longer holds it.
+    pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
+        let spp = self.geo.slots_per_page;
+        let logical = self.logical_units as u64;
+        let region = &self.regions[self.data_region as usize];
+        let planes = self.geo.planes as u64;
+        let upb = region.geo.units_per_block as u64;
+        // Several planes: each may hold its share plus one block and a page of slack.
+        let slack = if planes > 1 { upb + spp as u64 } else { 0 };
+        let first = self.rp(self.data_region, 0);
+        let states = &mut self.ps[first..first + planes as usize];
+        let rooms: Vec<u64> = states
+            .iter()
+            .map(|p| {
+                region
+                    .room_units(p.usable_blocks, spp)
+                    .saturating_sub(slack)
+            })
+            .collect();
+        let total: u64 = rooms.iter().sum();
+        if total < logical {
+            return Err(format!(
+                "the data region's usable blocks hold {total} units, fewer than the logical capacity of {logical} units with each plane's GC reserve"
+            ));
+        }
+        let even = rooms.iter().all(|&r| r == rooms[0]);
+        for (p, room) in states.iter_mut().zip(&rooms) {
+            let share = if even {
+                logical / planes
+            } else {
+                (logical as u128 * *room as u128 / total as u128) as u64
+            };
+            p.valid_cap_units = share + upb;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,248 @@
+//! The FTL's host-facing operations: placing host pages, host reads, trims.
+
+use super::region::Stream;
+use super::{Ftl, NandSink, ReadOutcome};
+use crate::error::{Result, SimError};
+use crate::flash::{Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::integrity::Found;
+
+impl Ftl {
+    /// Program one host page holding `lpns` (at most a page's worth; fewer = padded) with
+    /// their integrity `versions` (empty when off), owned by write-buffer page `token`.
+    /// The placement policy names the regions to try; within a region the page goes to
+    /// the next plane in stripe order that `accept`s it (the timed mode's per-die limit of
+    /// queued host programs) and can open a block outside its GC reserve, preferring
+    /// planes within their share of valid data. Returns the plane, or `None` when no plane
+    /// can take it now (the caller waits for GC).
+    pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
+        debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
+        if self.worn_out() {
+            return Ok(None);
+        }
+        let targets = self.placement.host_targets(lpns);
+        for t in targets.as_slice() {
+            // First pass: planes within their share of valid data; second: any with room.
+            for pass in 0..2 {
+                for _ in 0..self.stripe.len() {
+                    let plane = self.next_stripe_plane();
+                    if !accept(plane) {
+                        continue;
+                    }
+                    let ps = &self.ps[self.rp(t.region, plane)];
+                    if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                        continue;
+                    }
+                    if self.place_host_page(t.region, plane, lpns, versions, token, sink)? {
+                        self.after_host_page(t.region, plane);
+                        self.run_background(sink)?;
+                        return Ok(Some(plane));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    #[inline]
+    fn next_stripe_plane(&mut self) -> u32 {
+        let p = self.stripe[self.cursor];
+        self.cursor += 1;
+        if self.cursor == self.stripe.len() {
+            self.cursor = 0;
+        }
+        p
+    }
+
+    /// Place the page on `plane` of region `r`; false when the plane has no free page
+    /// outside its reserve. A failed program attempt (injected) takes the next page.
+    #[inline]
+    fn place_host_page<S: NandSink>(
+        &mut self,
+        r: u8,
+        plane: u32,
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+        sink: &mut S,
+    ) -> Result<bool> {
+        loop {
+            let Some((block, page)) = self.take_page(r, plane, Stream::Host) else {
+                return Ok(false);
+            };
+            self.program_seq += 1;
+            let n = lpns.len() as u32;
+            if self.program_fails() {
+                self.doom(block);
+                let mut op = NandOp::new(OpKind::Program, Cause::Host, block, page, n, Owner::None);
+                op.flags = OP_FAILS;
+                self.issue(sink, op)?;
+                continue;
+            }
+            let first = self.page_slot(block, page);
+            for (i, &lpn) in lpns.iter().enumerate() {
+                self.map_unit(lpn, first + i as u32, versions.get(i).copied());
+            }
+            let b = block as usize;
+            self.blocks.valid_units[b] += n;
+            let rp = self.rp(r, plane);
+            self.ps[rp].valid_units += n as u64;
+            self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+            self.counters.host_units_programmed += n as u64;
+            let op = NandOp::new(
+                OpKind::Program,
+                Cause::Host,
+                block,
+                page,
+                n,
+                Owner::HostProgram { token },
+            );
+            self.issue(sink, op)?;
+            return Ok(true);
+        }
+    }
+
+    /// Read the units `lpns` for host request `req`: units that `buffered` finds (with
+    /// their version) need no NAND access; the rest cost one NAND read per distinct
+    /// physical page. In integrity mode every unit is checked against its last version.
+    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(
+        &mut self,
+        lpns: std::ops::Range<u32>,
+        buffered: B,
+        req: u32,
+        sink: &mut S,
+    ) -> Result<ReadOutcome> {
+        let spp = self.geo.slots_per_page;
+        let mut out = ReadOutcome::default();
+        let (mut cur_page, mut cur_units) = (u32::MAX, 0u32);
+        for lpn in lpns {
+            if let Some(v) = buffered(lpn) {
+                out.buffer_hits += 1;
+                self.check(lpn, Found::Buffer(v))?;
+                continue;
+            }
+            let slot = self.mapping.lookup(lpn);
+            if slot == NONE {
+                out.unmapped += 1;
+                self.check(lpn, Found::Unmapped)?;
+                continue;
+            }
+            if self.integrity.is_some() {
+                let version = if self.oob.lpn[slot as usize] == lpn {
+                    self.oob.version[slot as usize]
+                } else {
+                    0
+                };
+                self.check(lpn, Found::Flash { slot, version })?;
+            }
+            let page_id = slot / spp;
+            if page_id != cur_page {
+                self.issue_host_read(sink, cur_page, cur_units, req, &mut out)?;
+                cur_page = page_id;
+                cur_units = 0;
+            }
+            cur_units += 1;
+        }
+        self.issue_host_read(sink, cur_page, cur_units, req, &mut out)?;
+        self.check_due()?;
+        Ok(out)
+    }
+
+    /// One NAND read of `units` units of global page `page_id` for host request `req`.
+    #[inline]
+    fn issue_host_read<S: NandSink>(
+        &mut self,
+        sink: &mut S,
+        page_id: u32,
+        units: u32,
+        req: u32,
+        out: &mut ReadOutcome,
+    ) -> Result<()> {
+        if units == 0 {
+            return Ok(());
+        }
+        let ppb = self.geo.pages_per_block;
+        let (block, page) = (page_id / ppb, page_id % ppb);
+        let op = NandOp::new(
+            OpKind::Read,
+            Cause::Host,
+            block,
+            page,
+            units,
+            Owner::HostRead { req },
+        );
+        #[cfg(test)]
+        let op = self.staged_read_test_hook(sink, op, req, out)?;
+        self.issue(sink, op)?;
+        out.nand_reads += 1;
+        Ok(())
+    }
+
+    /// Test hook of the staged-plan executor: a translation read of page 0 of
+    /// `staged_read_hook` first (stage 0), the data read after it (stage 1).
+    #[cfg(test)]
+    fn staged_read_test_hook<S: NandSink>(
+        &mut self,
+        sink: &mut S,
+        mut op: NandOp,
+        req: u32,
+        out: &mut ReadOutcome,
+    ) -> Result<NandOp> {
+        if let Some(tblock) = self.staged_read_hook {
+            let t = NandOp::new(
+                OpKind::Read,
+                Cause::Mapping,
+                tblock,
+                0,
+                1,
+                Owner::Mapping { req },
+            );
+            self.issue(sink, t)?;
+            out.nand_reads += 1;
+            op.stage = 1;
+            out.staged_reads += 1;
+        }
+        Ok(op)
+    }
+
+    #[inline]
+    fn check(&mut self, lpn: u32, found: Found) -> Result<()> {
+        match self.integrity.as_mut() {
+            Some(i) => i.check_read(lpn, found).map_err(SimError::Integrity),
+            None => Ok(()),
+        }
+    }
+
+    /// A new version of `lpn` from the host (0 when integrity mode is off).
+    #[inline]
+    pub fn new_version(&mut self, lpn: u32) -> u32 {
+        match self.integrity.as_mut() {
+            Some(i) => i.on_write(lpn),
+            None => 0,
+        }
+    }
+
+    /// Deallocate `lpn`.
+    pub fn trim(&mut self, lpn: u32) {
+        if let Some(i) = self.integrity.as_mut() {
+            i.on_trim(lpn);
+        }
+        let old = self.mapping.update(lpn, NONE);
+        if old != NONE {
+            self.invalidate(old);
+            self.counters.trimmed_units += 1;
+        }
+    }
+
+    /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
+    pub fn flash_version(&self, lpn: u32) -> Option<u32> {
+        let slot = self.mapping.lookup(lpn);
+        (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
+    }
+}

@@ -1,0 +1,723 @@
+//! The background-work engine: relocation jobs and their pacing, the same in both modes.
+//!
+//! A job moves the valid units of one source block into a destination stream (or block)
+//! of the same plane, then erases the source (or retires it):
+//!
+//! | kind | source | destination | after |
+//! |---|---|---|---|
+//! | GC | the region's victim (its policy's choice) | `relocate_to` region: `gc` stream (same region) or `inbound` stream | erase |
+//! | wear leveling | the cold block the policy names | the block just erased, or the `wear` stream | erase |
+//! | retirement | a block whose program failed | the region's `gc` stream | retire |
+//!
+//! Copies stay in the plane, so a copy's reads and its program queue on one die in order.
+//!
+//! **When.** A plane of a region with fewer than `gc_soft_free_blocks` free blocks starts a
+//! GC job, and GC goes on victim after victim until the plane is back at the threshold
+//! (while the host is idle, at `idle_gc_free_blocks`). A job keeps at most
+//! `gc_window_pages` copy programs in flight (0: no limit) and issues the next as they
+//! complete; with an immediate sink (functional mode) a victim is collected at once.
+//!
+//! **How fast.** Die time is shared at the die: [`Ftl::gc_pressure`] gives the scheduler,
+//! per plane, how many GC programs may run for each host program when both wait:
+//! `k = ⌈r · (soft − free)⌉` with `r = v / (U − v)`, the copies per host page that keep
+//! free space level while a victim with `v` of `U` valid units is collected — so GC just
+//! keeps up one block below the soft threshold and catches up faster further below; 1:1
+//! at or above it (a job finishing); GC first (host reads taking turns) at the hard
+//! threshold, where host writes can no longer open blocks; and GC first, not
+//! suspendable, below it (urgent).
+//!
+//! **Completion.** With an immediate sink a copy re-maps its units when issued; otherwise
+//! the (destination slot, source slot) pairs wait in the job and are applied when the
+//! copy's program completes, unless the host rewrote or trimmed the unit meanwhile. The
+//! source is erased when every copy has completed and no read of it is queued.
+
+use super::region::Stream;
+use super::wear::{WearAction, WearCtx};
+use super::{Ftl, NandSink};
+use crate::error::{Result, SimError};
+use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Gc,
+    WearLeveling,
+    Retire,
+}
+
+impl JobKind {
+    fn cause(self) -> Cause {
+        match self {
+            JobKind::Gc | JobKind::Retire => Cause::Gc,
+            JobKind::WearLeveling => Cause::WearLeveling,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Job {
+    pub kind: JobKind,
+    pub src: u32,
+    pub plane: u32,
+    pub src_region: u8,
+    pub dst_region: u8,
+    pub dst_stream: Stream,
+    /// Next slot offset of the source to look at, and the end of its programmed slots.
+    pub scan_slot: u32,
+    pub scan_end: u32,
+    /// Source page last read (a page is read once, when its first unit is taken).
+    pub last_read_page: u32,
+    pub copies_in_flight: u32,
+    /// (destination slot, source slot) of copies whose program has not completed.
+    pub pairs: VecDeque<(u32, u32)>,
+    pub erase_issued: bool,
+    pub woken: bool,
+    /// GC copy pages per host page that keep the plane's free space level while this
+    /// victim is collected, × 16: v / (U − v) for `v` valid of `U` units at selection.
+    pub ratio_x16: u32,
+}
+
+/// The jobs in flight, in a slab of reusable slots (their pair queues keep their capacity).
+#[derive(Clone, Default)]
+pub struct Jobs {
+    slab: Vec<Job>,
+    free: Vec<u32>,
+    /// Ids of live jobs, in start order.
+    live: Vec<u32>,
+}
+
+impl Jobs {
+    fn start(&mut self, job: Job) -> u32 {
+        let id = match self.free.pop() {
+            Some(id) => {
+                let pairs = std::mem::take(&mut self.slab[id as usize].pairs);
+                self.slab[id as usize] = Job { pairs, ..job };
+                id
+            }
+            None => {
+                self.slab.push(job);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.slab[id as usize].pairs.clear();
+        self.live.push(id);
+        id
+    }
+
+    fn end(&mut self, id: u32) {
+        if let Some(i) = self.live.iter().position(|&j| j == id) {
+            self.live.remove(i);
+        }
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Job {
+        &self.slab[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Job {
+        &mut self.slab[id as usize]
+    }
+
+    pub fn active(&self) -> usize {
+        self.live.len()
+    }
+
+    pub fn live(&self) -> &[u32] {
+        &self.live
+    }
+}
+
+/// A job's scan state, held in locals while it copies.
+struct Cursor {
+    src: u32,
+    scan: u32,
+    end: u32,
+    read_page: u32,
+    kind: JobKind,
+    cause: Cause,
+    /// Copies that may still be issued in this run (the window's room).
+    room: u32,
+}
+
+impl Cursor {
+    fn of(job: &Job, room: u32) -> Cursor {
+        Cursor {
+            src: job.src,
+            scan: job.scan_slot,
+            end: job.scan_end,
+            read_page: job.last_read_page,
+            kind: job.kind,
+            cause: job.kind.cause(),
+            room,
+        }
+    }
+}
+
+/// Why a copy run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Copy {
+    /// Nothing valid left to copy.
+    Done,
+    /// Units wait, but the window of copies in flight is full.
+    WindowFull,
+    /// The destination has no free page now.
+    NoRoom,
+}
+
+impl Ftl {
+    /// Queue a background step of (region, plane).
+    #[inline]
+    pub(super) fn wake(&mut self, r: u8, plane: u32) {
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        if !ps.woken {
+            ps.woken = true;
+            self.woken.push((r, plane));
+        }
+    }
+
+    /// Queue a step of job `j`.
+    #[inline]
+    pub(super) fn wake_job(&mut self, j: u32) {
+        let job = self.jobs.get_mut(j);
+        if !job.woken {
+            job.woken = true;
+            self.woken_jobs.push(j);
+        }
+    }
+
+    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
+    pub(super) fn wake_block(&mut self, block: u32) {
+        if let Some(&j) = self
+            .jobs
+            .live()
+            .iter()
+            .find(|&&j| self.jobs.get(j).src == block)
+        {
+            self.wake_job(j);
+        }
+    }
+
+    /// A host page went to `plane` of region `r`: GC may be due there.
+    #[inline]
+    pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
+        let ps = &self.ps[self.rp(r, plane)];
+        if ps.gc_job == NONE && ps.free.len() < ps.gc_target_free_blocks(self.host_idle) {
+            self.wake(r, plane);
+        }
+    }
+
+    /// The host went idle (or active again): while idle, GC collects up to
+    /// `idle_gc_free_blocks` per plane instead of `gc_soft_free_blocks`.
+    pub fn set_host_idle<S: NandSink>(&mut self, idle: bool, sink: &mut S) -> Result<()> {
+        if self.host_idle == idle {
+            return Ok(());
+        }
+        self.host_idle = idle;
+        if idle {
+            return self.wake_all(sink);
+        }
+        Ok(())
+    }
+
+    /// Whether the host is idle (see [`Ftl::set_host_idle`]).
+    pub fn host_idle(&self) -> bool {
+        self.host_idle
+    }
+
+    /// Step every region of every plane (e.g. after a write found no room anywhere).
+    pub fn wake_all<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        for r in 0..self.regions.len() as u8 {
+            for p in 0..self.geo.planes {
+                self.wake(r, p);
+            }
+        }
+        self.run_background(sink)
+    }
+
+    /// Run every queued background step until none is left.
+    pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        loop {
+            if let Some(j) = self.woken_jobs.pop() {
+                self.jobs.get_mut(j).woken = false;
+                self.advance(j, sink)?;
+            } else if let Some((r, p)) = self.woken.pop() {
+                let rp = self.rp(r, p);
+                self.ps[rp].woken = false;
+                self.step_plane(r, p, sink)?;
+            } else {
+                return self.check_due();
+            }
+        }
+    }
+
+    /// Start GC on (region, plane) if it needs it, and advance its job.
+    fn step_plane<S: NandSink>(&mut self, r: u8, plane: u32, sink: &mut S) -> Result<()> {
+        let ps = &self.ps[self.rp(r, plane)];
+        if ps.gc_job != NONE {
+            return self.advance(ps.gc_job, sink);
+        }
+        if ps.free.len() >= ps.gc_target_free_blocks(self.host_idle) || self.worn_out() {
+            return Ok(());
+        }
+        match self.start_gc(r, plane) {
+            Some(j) => self.advance(j, sink),
+            None => Ok(()),
+        }
+    }
+
+    /// Choose a victim of (region, plane) and start its GC job.
+    fn start_gc(&mut self, r: u8, plane: u32) -> Option<u32> {
+        let region = &mut self.regions[r as usize];
+        let mut ctx = super::gc::SelectCtx {
+            blocks: &self.blocks,
+            plane,
+            max_valid: region.max_victim_valid,
+            units_per_block: region.geo.units_per_block,
+            now_seq: self.program_seq,
+            rng: &mut self.rng,
+        };
+        let Some(victim) = region.victims.select(&mut ctx) else {
+            let rp = self.rp(r, plane);
+            self.ps[rp].starved = true;
+            return None;
+        };
+        if !region.wear.is_none() {
+            let ctx = WearCtx {
+                blocks: &self.blocks,
+                shape: &region.wear_shape,
+                plane,
+            };
+            region.wear.on_gc_scan(&ctx);
+        }
+        let dst = region.geo.relocate_to;
+        let upb = region.geo.units_per_block;
+        let v = self.blocks.valid_units[victim as usize];
+        self.counters.gc_invocations += 1;
+        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil(upb - v).max(1);
+        let rp = self.rp(r, plane);
+        self.ps[rp].gc_job = j;
+        Some(j)
+    }
+
+    /// Start a job moving `src`'s valid units into region `dst`.
+    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> u32 {
+        self.blocks.state[src as usize] = BlockState::Victim;
+        let dst_stream = match kind {
+            JobKind::WearLeveling => Stream::Wear,
+            _ if dst == r => Stream::Gc,
+            _ => Stream::Inbound,
+        };
+        self.jobs.start(Job {
+            kind,
+            src,
+            plane: self.geo.plane_of_block(src),
+            src_region: r,
+            dst_region: dst,
+            dst_stream,
+            scan_slot: 0,
+            scan_end: self.blocks.programmed[src as usize] * self.geo.slots_per_page,
+            last_read_page: NONE,
+            copies_in_flight: 0,
+            pairs: VecDeque::new(),
+            erase_issued: false,
+            woken: false,
+            ratio_x16: 16,
+        })
+    }
+
+    /// Copies job `j` may issue now: the rest of its window (unlimited with an immediate
+    /// sink or without a window).
+    #[inline]
+    fn window_room<S: NandSink>(&self, j: u32) -> u32 {
+        if S::IMMEDIATE || self.gc_window_pages == 0 {
+            return u32::MAX;
+        }
+        self.gc_window_pages
+            .saturating_sub(self.jobs.get(j).copies_in_flight)
+    }
+
+    /// Copy as far as the window and room allow; erase (or retire) the source when done.
+    fn advance<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+        let job = self.jobs.get(j);
+        if job.erase_issued {
+            return Ok(());
+        }
+        if job.scan_slot < job.scan_end && self.copy_run(j, sink)? != Copy::Done {
+            return Ok(());
+        }
+        let job = self.jobs.get(j);
+        if job.copies_in_flight > 0 || self.blocks.pins[job.src as usize] > 0 {
+            return Ok(());
+        }
+        self.finish_source(j, sink)
+    }
+
+    /// Copy job `j`'s source page by page while its window and the destination allow.
+    /// The job's scan state lives in `c` for the run and is written back at its end.
+    fn copy_run<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
+        let mut c = Cursor::of(self.jobs.get(j), self.window_room::<S>(j));
+        let base = self.geo.first_slot_of_block(c.src);
+        let spp = self.geo.slots_per_page;
+        let stop = loop {
+            // Look ahead (no side effects yet): the next valid unit and up to a page of them.
+            let lpns = &self.oob.lpn[(base + c.scan) as usize..(base + c.end) as usize];
+            let Some(first) = lpns.iter().position(|&l| l != NONE) else {
+                c.scan = c.end;
+                break Copy::Done;
+            };
+            let n = lpns[first..]
+                .iter()
+                .filter(|&&l| l != NONE)
+                .take(spp as usize)
+                .count() as u32;
+            if c.room == 0 {
+                break Copy::WindowFull;
+            }
+            let Some(dst) = self.copy_target(j, &c, sink)? else {
+                break Copy::NoRoom;
+            };
+            c.scan += first as u32;
+            self.move_units(j, &mut c, n, dst, sink)?;
+            c.room -= 1;
+            self.count_copy(c.kind, n);
+            let op = NandOp::new(
+                OpKind::Program,
+                c.cause,
+                dst.0,
+                dst.1,
+                n,
+                Owner::Job { job: j },
+            );
+            if !S::IMMEDIATE {
+                self.jobs.get_mut(j).copies_in_flight += 1;
+            }
+            self.issue(sink, op)?;
+        };
+        let job = self.jobs.get_mut(j);
+        job.scan_slot = c.scan;
+        job.last_read_page = c.read_page;
+        Ok(stop)
+    }
+
+    /// A destination page for the next copy of job `j`; injected program failures are
+    /// drawn here: a failing attempt is issued (it costs its time), its block is doomed,
+    /// and the next page is taken.
+    #[inline(always)]
+    fn copy_target<S: NandSink>(
+        &mut self,
+        j: u32,
+        c: &Cursor,
+        sink: &mut S,
+    ) -> Result<Option<(u32, u32)>> {
+        loop {
+            let Some((block, page)) = self.copy_destination(j)? else {
+                return Ok(None);
+            };
+            self.program_seq += 1;
+            if !self.program_fails() {
+                return Ok(Some((block, page)));
+            }
+            self.doom(block);
+            let mut op = NandOp::new(
+                OpKind::Program,
+                c.cause,
+                block,
+                page,
+                0,
+                Owner::Job { job: j },
+            );
+            op.flags = OP_FAILS;
+            if !S::IMMEDIATE {
+                self.jobs.get_mut(j).copies_in_flight += 1;
+            }
+            self.issue(sink, op)?;
+        }
+    }
+
+    /// Count `n` units moved by a job of `kind`.
+    #[inline]
+    fn count_copy(&mut self, kind: JobKind, n: u32) {
+        match kind {
+            JobKind::Gc => self.counters.gc_copied_units += n as u64,
+            JobKind::WearLeveling => self.counters.wear_leveling_units += n as u64,
+            JobKind::Retire => self.counters.retired_units_moved += n as u64,
+        }
+        self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+    }
+
+    /// Read and relocate the next `n` valid units of the source (from `c.scan` on) into
+    /// page `dpage` of block `db`: each source page is read when its first unit is taken; units
+    /// are re-mapped now (immediate sink) or when the program completes.
+    #[inline(always)]
+    fn move_units<S: NandSink>(
+        &mut self,
+        j: u32,
+        c: &mut Cursor,
+        n: u32,
+        (db, dpage): (u32, u32),
+        sink: &mut S,
+    ) -> Result<()> {
+        let spp = self.geo.slots_per_page;
+        let dst = self.page_slot(db, dpage);
+        let base = self.geo.first_slot_of_block(c.src);
+        let mut moved = 0;
+        while moved < n {
+            let slot = base + c.scan;
+            c.scan += 1;
+            if self.oob.lpn[slot as usize] == NONE {
+                continue;
+            }
+            let page = (slot - base) / spp;
+            if page != c.read_page {
+                c.read_page = page;
+                let first = (base + page * spp) as usize;
+                let valid = self.oob.lpn[first..first + spp as usize]
+                    .iter()
+                    .filter(|&&l| l != NONE)
+                    .count() as u32;
+                let op = NandOp::new(
+                    OpKind::Read,
+                    c.cause,
+                    c.src,
+                    page,
+                    valid,
+                    Owner::Job { job: j },
+                );
+                self.issue(sink, op)?;
+            }
+            if S::IMMEDIATE {
+                self.relocate_unit(slot, c.src, dst + moved, db);
+            } else {
+                self.jobs.get_mut(j).pairs.push_back((dst + moved, slot));
+            }
+            moved += 1;
+        }
+        Ok(())
+    }
+
+    /// The next destination page of job `j`, or `None` when its region has no room now.
+    #[inline(always)]
+    fn copy_destination(&mut self, j: u32) -> Result<Option<(u32, u32)>> {
+        let job = self.jobs.get(j);
+        let (plane, dst, stream, src_region) =
+            (job.plane, job.dst_region, job.dst_stream, job.src_region);
+        match self.take_page(dst, plane, stream) {
+            Some(p) => Ok(Some(p)),
+            None if dst != src_region => {
+                // The destination region must collect first; it wakes this job when it has.
+                self.wake(dst, plane);
+                Ok(None)
+            }
+            None => {
+                if self.counters.blocks_retired > 0 {
+                    self.health.fail("no free block left for GC copies".into());
+                    Ok(None)
+                } else {
+                    Err(SimError::DeviceFull(format!(
+                        "plane {plane} of region {:?} has no free block for GC copies",
+                        self.regions[dst as usize].geo.name
+                    )))
+                }
+            }
+        }
+    }
+
+    /// Move the unit in slot `src` of job source `sb` (if still valid there) to slot `dst`
+    /// of block `db`. The source is a job's (not in any victim index), so this is a
+    /// plain transfer of validity, without the general invalidation path.
+    #[inline(always)]
+    fn relocate_unit(&mut self, src: u32, sb: u32, dst: u32, db: u32) {
+        let lpn = self.oob.lpn[src as usize];
+        if lpn == NONE {
+            return; // rewritten or trimmed since the copy was issued
+        }
+        debug_assert_eq!(self.blocks.state[sb as usize], BlockState::Victim);
+        let old = self.mapping.update(lpn, dst);
+        debug_assert_eq!(old, src);
+        self.oob.lpn[src as usize] = NONE;
+        self.oob.lpn[dst as usize] = lpn;
+        self.blocks.valid_units[sb as usize] -= 1;
+        self.blocks.valid_units[db as usize] += 1;
+        let (rs, rd) = (self.blocks.rp[sb as usize], self.blocks.rp[db as usize]);
+        if rs != rd {
+            self.ps[rs as usize].valid_units -= 1;
+            self.ps[rd as usize].valid_units += 1;
+        }
+        if let Some(check) = self.integrity.as_mut() {
+            let v = self.oob.version[src as usize];
+            self.oob.version[dst as usize] = v;
+            check.on_place(lpn, src, dst, v);
+        }
+    }
+
+    /// The copy program `op` of job `j` completed: apply its pairs (deferred mode).
+    pub(super) fn apply_copies(&mut self, j: u32, op: &NandOp) {
+        for _ in 0..op.units {
+            let Some((dst, src)) = self.jobs.get_mut(j).pairs.pop_front() else {
+                break;
+            };
+            debug_assert_eq!(self.geo.block_of_slot(dst), op.block);
+            let src_block = self.jobs.get(j).src;
+            self.relocate_unit(src, src_block, dst, op.block);
+        }
+    }
+
+    /// Every copy of job `j` is done and no read of its source is queued: erase it, or
+    /// retire it.
+    fn finish_source<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+        let job = self.jobs.get_mut(j);
+        job.erase_issued = true;
+        let (src, kind) = (job.src, job.kind);
+        debug_assert_eq!(
+            self.blocks.valid_units[src as usize], 0,
+            "source still holds data"
+        );
+        if kind == JobKind::Retire {
+            self.retire(src);
+            self.end_job(j);
+            return Ok(());
+        }
+        self.blocks.state[src as usize] = BlockState::Erasing;
+        let mut op = NandOp::new(
+            OpKind::Erase,
+            kind.cause(),
+            src,
+            0,
+            0,
+            Owner::Job { job: j },
+        );
+        if self.health.draw_erase_failure() {
+            op.flags = OP_FAILS;
+        }
+        self.issue(sink, op)
+    }
+
+    /// Job `j` is over: free its slot and wake what may have waited for it.
+    fn end_job(&mut self, j: u32) {
+        let job = self.jobs.get(j);
+        let (r, plane) = (job.src_region, job.plane);
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        if ps.gc_job == j {
+            ps.gc_job = NONE;
+        }
+        self.jobs.end(j);
+        self.wake_plane_all(plane);
+    }
+
+    /// Wake every region and job of `plane` (a block was freed there).
+    fn wake_plane_all(&mut self, plane: u32) {
+        for r in 0..self.regions.len() as u8 {
+            self.wake(r, plane);
+        }
+        for i in 0..self.jobs.active() {
+            let j = self.jobs.live()[i];
+            if self.jobs.get(j).plane == plane {
+                self.wake_job(j);
+            }
+        }
+    }
+
+    /// The erase `op` completed: count the wear, retire or free the block, and let the
+    /// wear leveler react.
+    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, _sink: &mut S) -> Result<()> {
+        let block = op.block;
+        let b = block as usize;
+        debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
+        self.blocks.erase_count[b] += 1;
+        self.blocks.valid_units[b] = 0;
+        self.blocks.next_page[b] = 0;
+        self.blocks.programmed[b] = 0;
+        self.blocks.doomed[b] = false;
+        let Owner::Job { job } = op.owner else {
+            return Err(SimError::Integrity(format!(
+                "erase of block {block} has no job"
+            )));
+        };
+        let plane = self.geo.plane_of_block(block);
+        let r = self.blocks.region[b] as usize;
+        let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
+        if op.fails() {
+            self.counters.erase_failures += 1;
+            self.retire(block);
+        } else if self.blocks.erase_count[b] >= endurance {
+            self.retire(block);
+        } else {
+            let region = &mut self.regions[r];
+            let action = if region.wear.is_none() {
+                WearAction::Idle
+            } else {
+                self.blocks.state[b] = BlockState::Free;
+                let ctx = WearCtx {
+                    blocks: &self.blocks,
+                    shape: &region.wear_shape,
+                    plane,
+                };
+                region.wear.on_erase(block, &ctx)
+            };
+            match action {
+                WearAction::Migrate { from, into } if self.migratable(from, r as u8, plane) => {
+                    self.start_migration(from, r as u8, into, block);
+                }
+                _ => self.free_block(block),
+            }
+        }
+        self.end_job(job);
+        Ok(())
+    }
+
+    /// Return erased `block` to its pool.
+    fn free_block(&mut self, block: u32) {
+        let b = block as usize;
+        self.blocks.state[b] = BlockState::Free;
+        self.ps[self.blocks.rp[b] as usize]
+            .free
+            .push(block, self.blocks.erase_count[b]);
+    }
+
+    /// Whether wear leveling may migrate `block` (a full block of region `r` in `plane`).
+    fn migratable(&self, block: u32, r: u8, plane: u32) -> bool {
+        (block as usize) < self.blocks.len()
+            && self.blocks.state[block as usize] == BlockState::Full
+            && self.blocks.region[block as usize] == r
+            && self.geo.plane_of_block(block) == plane
+    }
+
+    /// Start a wear-leveling migration of `from`. When the policy names the block just
+    /// erased (`into == erased`) and the plane's wear stream has no open block, that block
+    /// becomes the stream's open block, so the cold data lands in it; otherwise the erased
+    /// block returns to the pool and the wear stream takes blocks as usual.
+    fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
+        let plane = self.geo.plane_of_block(from);
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        let wear = Stream::Wear as usize;
+        if into == erased && ps.open[wear] == NONE {
+            ps.open[wear] = erased;
+            let b = erased as usize;
+            self.blocks.state[b] = BlockState::Open;
+            self.blocks.next_page[b] = 0;
+            self.blocks.programmed[b] = 0;
+        } else {
+            self.free_block(erased);
+        }
+        let valid = self.blocks.valid_units[from as usize];
+        self.regions[r as usize].victims.remove(plane, from, valid);
+        self.counters.wear_leveling_migrations += 1;
+        let j = self.start_job(JobKind::WearLeveling, from, r, r);
+        self.wake_job(j);
+    }
+
+    /// A doomed block's programs have all completed: move its valid data out and retire it.
+    pub(super) fn start_retire<S: NandSink>(&mut self, block: u32, _sink: &mut S) -> Result<()> {
+        let r = self.blocks.region[block as usize];
+        let j = self.start_job(JobKind::Retire, block, r, r);
+        self.wake_job(j);
+        Ok(())
+    }
+}

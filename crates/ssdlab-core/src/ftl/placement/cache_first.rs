@@ -1,0 +1,43 @@
+//! `cache-first`: host pages go to the `cache` region (e.g. SLC blocks in front of TLC)
+//! while it has room outside its GC reserve, else straight to the data region. The cache
+//! region's GC relocates what is still valid into its `relocate_to` region (the data
+//! region by default), so the cache acts as a write buffer that drains under GC.
+
+use super::{PlacementPolicy, PlacementShape, Target, Targets};
+use crate::ftl::region::Stream;
+use serde::{Deserialize, Serialize};
+
+/// No parameters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+#[derive(Clone)]
+pub struct CacheFirst(Targets);
+
+impl PlacementPolicy for CacheFirst {
+    type Params = Params;
+    fn new(_: &Params, s: &PlacementShape) -> CacheFirst {
+        let data = Target {
+            region: s.data_region,
+            stream: Stream::Host,
+        };
+        CacheFirst(match s.cache_region {
+            Some(c) => Targets {
+                list: [
+                    Target {
+                        region: c,
+                        stream: Stream::Host,
+                    },
+                    data,
+                ],
+                len: 2,
+            },
+            None => Targets::one(data),
+        })
+    }
+    #[inline]
+    fn host_targets(&mut self, _: &[u32]) -> Targets {
+        self.0
+    }
+}

@@ -1,0 +1,160 @@
+//! Block regions. A region owns a fixed range of block indexes in every plane, programs
+//! them in one cell mode with its own pages per block, keeps per plane a free pool and one
+//! open block per write stream, and has its own victim index, GC thresholds and wear
+//! leveler. Today's default device is one `data` region.
+
+use super::alloc::FreePool;
+use super::gc::{IndexShape, VictimIndex};
+use super::wear::{WearLeveler, WearShape};
+use crate::config::{AllocConfig, Config, Geometry, RegionContent, RegionGeometry, WearConfig};
+use crate::flash::NONE;
+
+/// A write frontier of a region: each stream has its own open block per plane, so data of
+/// different origin (and lifetime) is not mixed in one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Stream {
+    /// Host pages.
+    Host = 0,
+    /// GC copies (and retirement copies).
+    Gc = 1,
+    /// Wear-leveling migrations (cold data).
+    Wear = 2,
+    /// Copies relocated here from another region (e.g. a cache draining into data).
+    Inbound = 3,
+}
+
+/// Write streams per region and plane.
+pub const STREAMS: usize = 4;
+
+impl Stream {
+    pub const ALL: [Stream; STREAMS] = [Stream::Host, Stream::Gc, Stream::Wear, Stream::Inbound];
+    /// Whether the stream may take a plane's last GC-reserve blocks. Only the region's own
+    /// relocation streams may: they are what frees space.
+    #[inline]
+    pub fn uses_reserve(self) -> bool {
+        matches!(self, Stream::Gc | Stream::Wear)
+    }
+}
+
+/// The state of one region in one plane (the FTL keeps them in one dense array, indexed
+/// by `region · planes + plane`, with the region's constants the hot paths need).
+#[derive(Clone)]
+pub struct PlaneState {
+    pub region: u8,
+    pub plane: u32,
+    pub pages_per_block: u32,
+    pub gc_soft_free_blocks: u32,
+    pub gc_hard_free_blocks: u32,
+    /// GC target while the host is idle (≥ the soft threshold).
+    pub idle_gc_free_blocks: u32,
+    pub free: FreePool,
+    /// Open block per stream ([`NONE`] when none is open).
+    pub open: [u32; STREAMS],
+    /// Valid units held by the region's blocks in this plane.
+    pub valid_units: u64,
+    /// Host pages skip the plane while it holds more than this (its fair share of the
+    /// logical space plus one block): no plane fills up with data that is never
+    /// invalidated while others keep the spare space.
+    pub valid_cap_units: u64,
+    /// Blocks not retired.
+    pub usable_blocks: u32,
+    /// The plane's GC job, or [`NONE`].
+    pub gc_job: u32,
+    /// GC is wanted but no block qualified as a victim: look again when units are
+    /// invalidated here.
+    pub starved: bool,
+    /// Queued for a background step (deduplicates the wake list).
+    pub woken: bool,
+}
+
+impl PlaneState {
+    /// Free blocks GC collects up to (the idle target while the host is idle).
+    #[inline]
+    pub fn gc_target_free_blocks(&self, host_idle: bool) -> u32 {
+        if host_idle {
+            self.idle_gc_free_blocks
+        } else {
+            self.gc_soft_free_blocks
+        }
+    }
+}
+
+/// One region of the device.
+#[derive(Clone)]
+pub struct Region {
+    pub geo: RegionGeometry,
+    pub victims: VictimIndex,
+    pub wear: WearLeveler,
+    pub wear_shape: WearShape,
+    /// A victim must hold at most this many valid units (a page's worth of garbage).
+    pub max_victim_valid: u32,
+}
+
+impl Region {
+    pub fn new(g: &Geometry, r: &RegionGeometry, wear: &WearConfig, cfg: &Config) -> Region {
+        let shape = IndexShape {
+            planes: g.planes,
+            blocks: g.blocks,
+            units_per_block: r.units_per_block,
+        };
+        let wear_shape = WearShape {
+            region: r.id,
+            planes: g.planes,
+            blocks_per_plane: g.blocks_per_plane,
+            first_index: r.first_index,
+            region_blocks_per_plane: r.blocks_per_plane,
+            seed: cfg.seed,
+        };
+        Region {
+            victims: VictimIndex::new(&r.gc, &shape),
+            wear: WearLeveler::new(wear, &wear_shape),
+            wear_shape,
+            max_victim_valid: r.units_per_block - g.slots_per_page,
+            geo: r.clone(),
+        }
+    }
+
+    #[inline]
+    pub fn id(&self) -> u8 {
+        self.geo.id
+    }
+
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        self.geo.content == RegionContent::Data
+    }
+
+    /// The region's state in `plane`, fresh.
+    pub fn plane_state(&self, plane: u32, alloc: &AllocConfig) -> PlaneState {
+        PlaneState {
+            region: self.id(),
+            plane,
+            pages_per_block: self.geo.pages_per_block,
+            gc_soft_free_blocks: self.geo.gc_soft_free_blocks,
+            gc_hard_free_blocks: self.geo.gc_hard_free_blocks,
+            idle_gc_free_blocks: self.geo.idle_gc_free_blocks,
+            free: FreePool::new(alloc, &()),
+            open: [NONE; STREAMS],
+            valid_units: 0,
+            valid_cap_units: u64::MAX,
+            usable_blocks: self.geo.blocks_per_plane,
+            gc_job: NONE,
+            starved: false,
+            woken: false,
+        }
+    }
+
+    /// Blocks of the region in `plane`.
+    pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
+        self.wear_shape.plane_blocks(plane)
+    }
+
+    /// Units the region's blocks in `plane` can hold for data, given `usable` blocks: all
+    /// but the reserve, less the garbage GC needs to find a victim (see `Derived`).
+    pub fn room_units(&self, usable: u32, spp: u32) -> u64 {
+        let data_blocks = usable.saturating_sub(self.geo.reserve_blocks_per_plane) as u64;
+        let room = data_blocks * self.geo.units_per_block as u64;
+        room.saturating_sub(data_blocks * (spp as u64 - 1) + 1)
+    }
+}

@@ -1,0 +1,102 @@
+//! Wear leveling. A policy sees every GC victim scan (`on_gc_scan`) and every completed
+//! erase (`on_erase`), and may answer an erase with [`WearAction::Migrate`]: move the
+//! valid data of block `from` (a cold block of the same region and plane) into block
+//! `into` (the block just erased, or `NONE` for a block of the region's wear stream),
+//! then erase `from` so that it takes its share of future writes. The background engine
+//! runs the migration as a relocation job (cause `wear_leveling`).
+//!
+//! A new policy is one file here (a `Params` struct and a type implementing
+//! [`WearPolicy`]) plus one registration line below.
+
+use crate::flash::{BlockState, BlockTable};
+
+super::registry::policy_registry! {
+    $
+    /// `[ftl.wear_leveling]`: the wear-leveling policy (`policy = "…"` + parameters).
+    config WearConfig default None;
+    /// The wear leveler of one region.
+    runtime WearLeveler: WearPolicy(WearShape);
+    "none" => None(none::NoWearLeveling),
+    "bet" => Bet(bet::Bet),
+}
+
+/// What a wear leveler asks the FTL to do after an erase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WearAction {
+    Idle,
+    /// Move `from`'s valid units into `into` (or a wear-stream block when `NONE`), then
+    /// erase `from`.
+    Migrate {
+        from: u32,
+        into: u32,
+    },
+}
+
+/// Where a region's blocks are: in every plane, block ids
+/// `plane · blocks_per_plane + first_index .. + region_blocks_per_plane`.
+#[derive(Clone, Copy, Debug)]
+pub struct WearShape {
+    pub region: u8,
+    pub planes: u32,
+    pub blocks_per_plane: u32,
+    pub first_index: u32,
+    pub region_blocks_per_plane: u32,
+    /// Seed stream of the policy's randomness.
+    pub seed: u64,
+}
+
+impl WearShape {
+    /// Block ids of the region in `plane`.
+    pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
+        let first = plane * self.blocks_per_plane + self.first_index;
+        first..first + self.region_blocks_per_plane
+    }
+
+    pub fn blocks(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.planes).flat_map(|p| self.plane_blocks(p))
+    }
+}
+
+/// What a wear-leveling decision sees.
+pub struct WearCtx<'a> {
+    pub blocks: &'a BlockTable,
+    pub shape: &'a WearShape,
+    /// Plane of the event (a migration stays within it).
+    pub plane: u32,
+}
+
+impl WearCtx<'_> {
+    /// Whether `block` can be migrated now: a full block with data, not being collected.
+    pub fn migratable(&self, block: u32) -> bool {
+        self.blocks.state[block as usize] == BlockState::Full
+    }
+}
+
+/// A wear-leveling policy of one region.
+pub trait WearPolicy: Sized {
+    type Params;
+    fn new(params: &Self::Params, shape: &WearShape) -> Self;
+    /// GC just chose a victim in `ctx.plane`.
+    #[inline]
+    fn on_gc_scan(&mut self, _ctx: &WearCtx) {}
+    /// `block` (of `ctx.plane`) finished an erase (its erase count is already raised).
+    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction;
+}
+
+impl WearLeveler {
+    #[inline]
+    pub fn on_gc_scan(&mut self, ctx: &WearCtx) {
+        dispatch!(self, p => p.on_gc_scan(ctx))
+    }
+
+    #[inline]
+    pub fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+        dispatch!(self, p => p.on_erase(block, ctx))
+    }
+
+    /// Whether the policy never acts (no context needs to be built).
+    #[inline]
+    pub fn is_none(&self) -> bool {
+        matches!(self, WearLeveler::None(_))
+    }
+}

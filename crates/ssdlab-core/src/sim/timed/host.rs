@@ -1,0 +1,464 @@
+//! The host front end of the timed mode: flows and their requests, the DRAM write buffer,
+//! flushes, completions and latency statistics.
+//!
+//! Read: units found in the write buffer (waiting or in flight) or unmapped complete
+//! after `buffer_access_ns`; the rest become NAND reads issued by the FTL (a staged plan
+//! runs stage by stage). Write: partly covered units that hold data are read first
+//! (read-modify-write); the units then enter the buffer (FIFO waiting when full) and the
+//! request completes after `buffer_access_ns`. Full pages are placed by the FTL; a die
+//! holds at most `HOST_PROGRAMS_PER_PLANE` queued host programs per plane, the rest waits
+//! in the buffer. A flush completes when every unit written before it is durable.
+
+use super::{Completion, Cx, Event};
+use crate::cache::WriteBuffer;
+use crate::config::{Config, Derived};
+use crate::error::Result;
+use crate::flash::NONE;
+use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
+use crate::stats::{HostCounters, Latency};
+use crate::MAX_SLOTS_PER_PAGE;
+use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
+use std::collections::VecDeque;
+
+/// Host page programs a die may have queued or running, per plane of the die. Pages
+/// beyond that stay in the DRAM buffer (where reads still hit and rewrites still merge)
+/// instead of queueing behind GC and reads.
+const HOST_PROGRAMS_PER_PLANE: u32 = 2;
+
+pub(super) struct HostFrontEnd {
+    reqs: RequestTable,
+    flows: Vec<FlowState>,
+    sources: Vec<Box<dyn RequestSource>>,
+    flow_names: Vec<String>,
+    buffer: WriteBuffer,
+    /// Writes waiting for buffer space, oldest first.
+    buffer_waiters: VecDeque<u32>,
+    /// Flushes waiting for their mark to be durable; while any waits, partial pages are
+    /// programmed (padded) instead of waiting for more units.
+    drain_waiters: Vec<(u32, u64)>,
+    /// Host page programs queued or running per die.
+    host_programs_queued: Vec<u32>,
+    /// The host is done; the device programs what is buffered.
+    pub settling: bool,
+    pub counters: HostCounters,
+    latency: Latency,
+    per_flow: Vec<Latency>,
+    completions: Option<Vec<Completion>>,
+    duration_ns: Option<u64>,
+    buffer_access_ns: u64,
+    last_completion_ns: u64,
+    planes_per_die: u32,
+    slots_per_page: u32,
+    unit_bytes: u32,
+    logical_units: u32,
+    /// Host idle time before background work drains (0 = never), and the timer's epoch.
+    idle_gc_after_ns: u64,
+    idle_epoch: u32,
+}
+
+impl HostFrontEnd {
+    pub fn new(cfg: &Config, d: &Derived, workload: Workload) -> HostFrontEnd {
+        let g = d.geometry;
+        let mut flows = Vec::new();
+        let mut sources = Vec::new();
+        let mut flow_names = Vec::new();
+        for f in workload.flows {
+            flows.push(FlowState {
+                arrival: f.arrival,
+                in_flight: 0,
+                exhausted: false,
+                next: None,
+            });
+            sources.push(f.source);
+            flow_names.push(f.name);
+        }
+        let n = flows.len();
+        HostFrontEnd {
+            reqs: RequestTable::default(),
+            flows,
+            sources,
+            flow_names,
+            buffer: WriteBuffer::new(d.write_buffer_units),
+            buffer_waiters: VecDeque::new(),
+            drain_waiters: Vec::new(),
+            host_programs_queued: vec![0; g.dies as usize],
+            settling: false,
+            counters: HostCounters::default(),
+            latency: Latency::default(),
+            per_flow: (0..n).map(|_| Latency::default()).collect(),
+            completions: None,
+            duration_ns: workload.duration_ns,
+            buffer_access_ns: cfg.ftl.buffer_access_ns,
+            last_completion_ns: 0,
+            planes_per_die: g.planes_per_die,
+            slots_per_page: g.slots_per_page,
+            unit_bytes: g.unit_bytes,
+            logical_units: d.logical_units,
+            idle_gc_after_ns: cfg.ftl.idle_gc_after_ns,
+            idle_epoch: 0,
+        }
+    }
+
+    pub fn trace_completions(&mut self) {
+        self.completions = Some(Vec::new());
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.reqs.in_flight
+    }
+
+    /// Every flow is exhausted and nothing is in flight.
+    pub fn done(&self) -> bool {
+        self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted)
+    }
+
+    pub fn buffer_is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// Host writes wait for buffer space (host programs then take turns on their dies).
+    pub fn writes_blocked(&self) -> bool {
+        !self.buffer_waiters.is_empty()
+    }
+
+    pub fn idle_epoch_is(&self, epoch: u32) -> bool {
+        epoch == self.idle_epoch && self.reqs.in_flight == 0
+    }
+
+    /// The statistics of the phase: host counters, latencies, per-flow latencies, time of
+    /// the last completion, completions traced.
+    #[allow(clippy::type_complexity)]
+    pub fn finish(
+        self,
+    ) -> (
+        HostCounters,
+        Latency,
+        Vec<(String, Latency)>,
+        u64,
+        Vec<Completion>,
+    ) {
+        (
+            self.counters,
+            self.latency,
+            self.flow_names.into_iter().zip(self.per_flow).collect(),
+            self.last_completion_ns,
+            self.completions.unwrap_or_default(),
+        )
+    }
+
+    /// Submit every flow's first requests.
+    pub fn start(&mut self, cx: &mut Cx) -> Result<()> {
+        for f in 0..self.flows.len() {
+            match self.flows[f].arrival {
+                Arrival::Closed { .. } => self.refill_closed(f, cx)?,
+                Arrival::Open => self.fetch_open(f, cx)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn past_duration(&self, cx: &Cx) -> bool {
+        self.duration_ns.is_some_and(|d| cx.now() >= d)
+    }
+
+    /// Closed loop: submit until the flow's queue depth is reached.
+    fn refill_closed(&mut self, f: usize, cx: &mut Cx) -> Result<()> {
+        let Arrival::Closed { queue_depth } = self.flows[f].arrival else {
+            return Ok(());
+        };
+        while !self.flows[f].exhausted && self.flows[f].in_flight < queue_depth {
+            if self.past_duration(cx) || cx.ftl.worn_out() {
+                self.flows[f].exhausted = true;
+                break;
+            }
+            match self.sources[f].next_request()? {
+                Some(r) => self.submit(f, r, cx)?,
+                None => self.flows[f].exhausted = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// Open loop: read the flow's next request and schedule its arrival.
+    fn fetch_open(&mut self, f: usize, cx: &mut Cx) -> Result<()> {
+        match self.sources[f].next_request()? {
+            Some(r) if self.duration_ns.is_none_or(|d| r.arrival_ns < d) => {
+                self.flows[f].next = Some(r);
+                let at = r.arrival_ns.max(cx.now());
+                cx.q.schedule_at(at, Event::Arrival { flow: f as u16 });
+            }
+            _ => self.flows[f].exhausted = true,
+        }
+        Ok(())
+    }
+
+    pub fn on_arrival(&mut self, f: usize, cx: &mut Cx) -> Result<()> {
+        if let Some(r) = self.flows[f].next.take() {
+            if cx.ftl.worn_out() {
+                self.flows[f].exhausted = true;
+                return Ok(());
+            }
+            self.submit(f, r, cx)?;
+        }
+        self.fetch_open(f, cx)
+    }
+
+    fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) -> Result<()> {
+        let span = split(&r, self.unit_bytes, self.logical_units)?;
+        self.counters.count(r.op, r.size_bytes);
+        self.flows[f].in_flight += 1;
+        self.idle_epoch = self.idle_epoch.wrapping_add(1);
+        if cx.ftl.host_idle() {
+            let (ftl, mut sink) = cx.parts();
+            ftl.set_host_idle(false, &mut sink)?;
+        }
+        let id = self.reqs.insert(Request {
+            flow: f as u16,
+            op: r.op,
+            stage: Stage::Reading,
+            submit_ns: cx.now(),
+            bytes: r.size_bytes,
+            span,
+            pending_ops: 0,
+            plan_stage: 0,
+            parked_ops: 0,
+        });
+        match r.op {
+            HostOp::Read => {
+                if self.read_units(span, id, cx)? == 0 {
+                    self.finish_after_buffer(id, cx);
+                }
+            }
+            HostOp::Write => {
+                self.counters.write_units += span.count as u64;
+                let mut n = 0;
+                let last = span.first + span.count - 1;
+                for (partial, lpn) in [
+                    (span.head_partial, span.first),
+                    (span.tail_partial && last != span.first, last),
+                ] {
+                    if partial && self.buffer.lookup(lpn).is_none() && cx.ftl.is_mapped(lpn) {
+                        self.counters.rmw_reads += 1;
+                        let one = UnitSpan {
+                            first: lpn,
+                            count: 1,
+                            head_partial: false,
+                            tail_partial: false,
+                        };
+                        n += self.read_units(one, id, cx)?;
+                    }
+                }
+                if n == 0 {
+                    self.admit_write(id, cx)?;
+                }
+            }
+            HostOp::Trim => {
+                for lpn in span.lpns() {
+                    self.buffer.discard(lpn);
+                    cx.ftl.trim(lpn);
+                }
+                self.finish_after_buffer(id, cx);
+            }
+            HostOp::Flush => {
+                // Covers the units written before it; later writes do not delay it.
+                let mark = self.buffer.end_seq();
+                if self.buffer.durable_seq() >= mark {
+                    self.finish_after_buffer(id, cx);
+                } else {
+                    self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
+                    self.drain_waiters.push((id, mark));
+                    self.pump_buffer(cx)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Issue NAND reads for the units of `span` not in the buffer; returns how many run
+    /// now (the first stage of the plan).
+    fn read_units(&mut self, span: UnitSpan, id: u32, cx: &mut Cx) -> Result<u32> {
+        let buffer = &self.buffer;
+        let (ftl, mut sink) = cx.parts();
+        let out = ftl.read_units(span.lpns(), |l| buffer.lookup(l), id, &mut sink)?;
+        self.counters.buffer_read_hits += out.buffer_hits as u64;
+        self.counters.unmapped_read_units += out.unmapped as u64;
+        let r = self.reqs.get_mut(id);
+        let now = out.nand_reads - out.staged_reads;
+        r.pending_ops += now;
+        r.parked_ops += out.staged_reads;
+        Ok(now + out.staged_reads)
+    }
+
+    fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {
+        self.reqs.get_mut(id).stage = Stage::Completing;
+        cx.q.schedule_in(self.buffer_access_ns, Event::Complete { req: id });
+    }
+
+    /// One NAND read of request `id` finished: start its plan's next stage, or finish.
+    pub fn op_done(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
+        let r = self.reqs.get_mut(id);
+        r.pending_ops -= 1;
+        if r.pending_ops > 0 {
+            return Ok(());
+        }
+        if r.parked_ops > 0 {
+            r.plan_stage += 1;
+            let stage = r.plan_stage;
+            let released = release_stage(cx, id, stage);
+            let r = self.reqs.get_mut(id);
+            r.parked_ops -= released;
+            r.pending_ops += released;
+            return Ok(());
+        }
+        match r.op {
+            HostOp::Write => self.admit_write(id, cx),
+            _ => self.complete(id, cx),
+        }
+    }
+
+    pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
+        let r = self.reqs.remove(id);
+        let now = cx.now();
+        let latency = now - r.submit_ns;
+        self.latency.record(r.op, latency);
+        self.per_flow[r.flow as usize].record(r.op, latency);
+        self.last_completion_ns = now;
+        if let Some(c) = self.completions.as_mut() {
+            c.push(Completion {
+                flow: r.flow,
+                op: r.op,
+                submit_ns: r.submit_ns,
+                complete_ns: now,
+            });
+        }
+        let f = r.flow as usize;
+        self.flows[f].in_flight -= 1;
+        self.refill_closed(f, cx)?;
+        if self.reqs.in_flight == 0 && self.idle_gc_after_ns > 0 && !self.settling {
+            cx.q.schedule_in(
+                self.idle_gc_after_ns,
+                Event::Idle {
+                    epoch: self.idle_epoch,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Put a write's units into the buffer as space allows (oldest waiting write first).
+    fn admit_write(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
+        self.reqs.get_mut(id).stage = Stage::AwaitingBuffer;
+        self.buffer_waiters.push_back(id);
+        if self.buffer_waiters.len() == 1 {
+            self.serve_buffer_waiters(cx)?;
+        }
+        Ok(())
+    }
+
+    fn serve_buffer_waiters(&mut self, cx: &mut Cx) -> Result<()> {
+        while let Some(&id) = self.buffer_waiters.front() {
+            let r = *self.reqs.get(id);
+            // `pending_ops` counts the units already inserted while the write waits here.
+            let mut done = r.pending_ops;
+            while done < r.span.count {
+                let lpn = r.span.first + done;
+                if self.buffer.needs_space(lpn) && self.buffer.free_units() == 0 {
+                    break;
+                }
+                let v = cx.ftl.new_version(lpn);
+                self.buffer.insert(lpn, v);
+                done += 1;
+                if self.buffer.pending_units() >= self.slots_per_page {
+                    self.pump_buffer(cx)?;
+                }
+            }
+            self.reqs.get_mut(id).pending_ops = done;
+            if done < r.span.count {
+                break;
+            }
+            self.buffer_waiters.pop_front();
+            self.reqs.get_mut(id).pending_ops = 0;
+            self.finish_after_buffer(id, cx);
+        }
+        self.pump_buffer(cx)
+    }
+
+    /// Program full pages from the buffer (and partial ones when a flush asked).
+    pub fn pump_buffer(&mut self, cx: &mut Cx) -> Result<()> {
+        let spp = self.slots_per_page;
+        let integrity = cx.ftl.integrity.is_some();
+        // A flush forces out partial pages until every unit before its mark is in flight.
+        let flush_mark = if self.settling {
+            u64::MAX
+        } else {
+            self.drain_waiters.iter().map(|w| w.1).max().unwrap_or(0)
+        };
+        let ppd = self.planes_per_die;
+        let limit = HOST_PROGRAMS_PER_PLANE * ppd;
+        while self.buffer.pending_units() >= spp
+            || (self.buffer.pending_units() > 0 && self.buffer.head_seq() < flush_mark)
+        {
+            if self.host_programs_queued.iter().all(|&q| q >= limit) {
+                break; // every die has its fill of host programs; a completion calls again
+            }
+            let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
+            let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
+            let n = self
+                .buffer
+                .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
+            let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
+            let token = self.buffer.next_token();
+            let queued = &self.host_programs_queued;
+            let has_room = |plane: u32| queued[(plane / ppd) as usize] < limit;
+            let (ftl, mut sink) = cx.parts();
+            let placed = ftl.write_host_page(&lpns[..n], versions, token, &mut sink, has_room)?;
+            let Some(plane) = placed else {
+                // No plane can take the page now: a program completion or a GC erase
+                // calls again.
+                break;
+            };
+            self.buffer.commit_page(n);
+            self.host_programs_queued[(plane / ppd) as usize] += 1;
+        }
+        Ok(())
+    }
+
+    /// The program of buffer page `token` (on `die`) completed.
+    pub fn program_done(&mut self, token: u32, units: u32, die: u32, cx: &mut Cx) -> Result<()> {
+        self.buffer.program_done(units, token);
+        self.host_programs_queued[die as usize] -= 1;
+        self.serve_buffer_waiters(cx)?;
+        // Complete the flushes whose mark is now durable, keeping the others in order.
+        let durable = self.buffer.durable_seq();
+        let mut kept = 0;
+        for i in 0..self.drain_waiters.len() {
+            let (id, mark) = self.drain_waiters[i];
+            if mark <= durable {
+                self.finish_after_buffer(id, cx);
+            } else {
+                self.drain_waiters[kept] = (id, mark);
+                kept += 1;
+            }
+        }
+        self.drain_waiters.truncate(kept);
+        Ok(())
+    }
+}
+
+/// Queue the parked operations of request `req` for plan stage `stage`; returns how many.
+fn release_stage(cx: &mut Cx, req: u32, stage: u8) -> u32 {
+    let mut released = 0;
+    let mut i = 0;
+    while i < cx.out.parked.len() {
+        let (r, op) = cx.out.parked[i];
+        if r == req && op.stage == stage {
+            cx.out.parked.remove(i);
+            cx.sink().enqueue(op);
+            released += 1;
+        } else {
+            i += 1;
+        }
+    }
+    debug_assert!(released > 0 || req == NONE);
+    released
+}
