@@ -47,6 +47,29 @@ struct DerivedView<'a> {
     mapping_table_bytes: u64,
     write_buffer_units: u32,
     stripe_planes_first: &'a [u32],
+    regions: Vec<RegionView<'a>>,
+}
+
+/// One region as `config show` prints it.
+#[derive(Serialize)]
+struct RegionView<'a> {
+    name: &'a str,
+    content: &'static str,
+    cell_mode: &'static str,
+    /// Block indexes `first_index .. first_index + blocks_per_plane` of every plane.
+    first_index: u32,
+    blocks_per_plane: u32,
+    pages_per_block: u32,
+    units_per_block: u32,
+    blocks: u64,
+    physical_bytes: u64,
+    /// What the same blocks hold in the device's native cell mode: the region's cost.
+    native_bytes: u64,
+    gc_policy: &'static str,
+    gc_soft_free_blocks: u32,
+    gc_hard_free_blocks: u32,
+    reserve_blocks_per_plane: u32,
+    relocate_to: &'a str,
 }
 
 pub fn derived_toml(d: &Derived) -> String {
@@ -66,6 +89,27 @@ pub fn derived_toml(d: &Derived) -> String {
         mapping_table_bytes: d.mapping_table_bytes,
         write_buffer_units: d.write_buffer_units,
         stripe_planes_first: &d.stripe_planes[..d.stripe_planes.len().min(16)],
+        regions: d
+            .regions
+            .iter()
+            .map(|r| RegionView {
+                name: &r.name,
+                content: r.content.name(),
+                cell_mode: r.cell_mode.name(),
+                first_index: r.first_index,
+                blocks_per_plane: r.blocks_per_plane,
+                pages_per_block: r.pages_per_block,
+                units_per_block: r.units_per_block,
+                blocks: r.blocks,
+                physical_bytes: r.physical_bytes,
+                native_bytes: r.native_bytes,
+                gc_policy: r.gc.name(),
+                gc_soft_free_blocks: r.gc_soft_free_blocks,
+                gc_hard_free_blocks: r.gc_hard_free_blocks,
+                reserve_blocks_per_plane: r.reserve_blocks_per_plane,
+                relocate_to: &d.regions[r.relocate_to as usize].name,
+            })
+            .collect(),
     };
     let body = toml::to_string(&v).unwrap_or_default();
     body.lines().map(|l| format!("# {l}\n")).collect()

@@ -292,8 +292,9 @@ pub struct FtlConfig {
     pub write_buffer_bytes: u64,
     /// Time to move a request's data into or out of the DRAM buffer.
     pub buffer_access_ns: u64,
-    /// Copy programs a GC job keeps in flight (timed mode; 0 = no limit): a victim's
-    /// copies stream through this window instead of being queued at once.
+    /// Copy programs a GC job keeps in flight (timed mode; 0 = no limit, the default: a
+    /// victim's copies are queued at once and the scheduler interleaves them with host
+    /// programs). A small window makes GC slower than the die could run it.
     pub gc_window_pages: u32,
     /// Host idle time after which GC collects up to `idle_gc_free_blocks` per plane
     /// (0 = never).
@@ -317,7 +318,7 @@ impl Default for FtlConfig {
             stripe_order: "CWDP".into(),
             write_buffer_bytes: 16 << 20,
             buffer_access_ns: 1_000,
-            gc_window_pages: 8,
+            gc_window_pages: 0,
             idle_gc_after_ns: 0,
             idle_gc_free_blocks: 0,
         }

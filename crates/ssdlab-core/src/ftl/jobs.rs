@@ -205,7 +205,7 @@ impl Ftl {
     #[inline]
     pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
         let ps = &self.ps[self.rp(r, plane)];
-        if ps.gc_job == NONE && ps.free.len() < ps.gc_target_free_blocks(self.host_idle) {
+        if ps.gc_job == NONE && ps.needs_gc(self.host_idle) {
             self.wake(r, plane);
         }
     }
@@ -260,7 +260,7 @@ impl Ftl {
         if ps.gc_job != NONE {
             return self.advance(ps.gc_job, sink);
         }
-        if ps.free.len() >= ps.gc_target_free_blocks(self.host_idle) || self.worn_out() {
+        if !ps.needs_gc(self.host_idle) || self.worn_out() {
             return Ok(());
         }
         match self.start_gc(r, plane) {
@@ -583,6 +583,15 @@ impl Ftl {
             return Ok(());
         }
         self.blocks.state[src as usize] = BlockState::Erasing;
+        // The plane may choose its next victim while this erase runs (in the timed mode the
+        // choice would otherwise lag the functional mode's by an erase time).
+        let rp = self.rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
+        self.ps[rp].erasing += 1;
+        if self.ps[rp].gc_job == j {
+            self.ps[rp].gc_job = NONE;
+            let (r, plane) = (self.ps[rp].region, self.ps[rp].plane);
+            self.wake(r, plane);
+        }
         let mut op = NandOp::new(
             OpKind::Erase,
             kind.cause(),
@@ -641,6 +650,7 @@ impl Ftl {
         };
         let plane = self.geo.plane_of_block(block);
         let r = self.blocks.region[b] as usize;
+        self.ps[self.blocks.rp[b] as usize].erasing -= 1;
         let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
         if op.fails() {
             self.counters.erase_failures += 1;

@@ -547,7 +547,7 @@ impl Ftl {
                     NONE => 16,
                     j => self.jobs.get(j).ratio_x16,
                 };
-                GcPressure::Behind((ratio * (soft - f)).div_ceil(16).max(1))
+                GcPressure::Behind((ratio * (soft + 1 - f)).div_ceil(16).max(1))
             } else {
                 GcPressure::Normal
             };

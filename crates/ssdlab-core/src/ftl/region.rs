@@ -59,6 +59,9 @@ pub struct PlaneState {
     pub valid_cap_units: u64,
     /// Blocks not retired.
     pub usable_blocks: u32,
+    /// Blocks whose erase is under way (they count towards the GC target: the next victim
+    /// is chosen while an erase runs, as it would be once the erase is done).
+    pub erasing: u32,
     /// The plane's GC job, or [`NONE`].
     pub gc_job: u32,
     /// GC is wanted but no block qualified as a victim: look again when units are
@@ -77,6 +80,13 @@ impl PlaneState {
         } else {
             self.gc_soft_free_blocks
         }
+    }
+
+    /// Whether GC should collect another victim: free blocks, counting those being
+    /// erased, below the target.
+    #[inline]
+    pub fn needs_gc(&self, host_idle: bool) -> bool {
+        self.free.len() + self.erasing < self.gc_target_free_blocks(host_idle)
     }
 }
 
@@ -139,6 +149,7 @@ impl Region {
             valid_units: 0,
             valid_cap_units: u64::MAX,
             usable_blocks: self.geo.blocks_per_plane,
+            erasing: 0,
             gc_job: NONE,
             starved: false,
             woken: false,
