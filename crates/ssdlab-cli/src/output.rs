@@ -216,6 +216,48 @@ pub fn summary(r: &Results) -> String {
         w.erase_count_stddev,
         w.bad_blocks
     );
+    let lt = &r.lifetime;
+    let event = |e: &Option<ssdlab_core::ftl::LifeEvent>| match e {
+        Some(e) => format!(
+            "{} at {:.3} s after {} host units",
+            e.phase,
+            e.sim_ns as f64 / 1e9,
+            e.host_write_units
+        ),
+        None => "none".into(),
+    };
+    if lt.first_bad_block.is_some() || lt.factory_bad_blocks > 0 {
+        let _ = writeln!(
+            s,
+            "lifetime: {} factory bad blocks; this phase retired {} ({} failed programs, {} failed erases); first bad block: {}; failure: {}",
+            lt.factory_bad_blocks,
+            lt.retired_blocks,
+            lt.program_failures,
+            lt.erase_failures,
+            event(&lt.first_bad_block),
+            event(&lt.failure)
+        );
+    }
+    if r.regions.len() > 1 {
+        let list: Vec<String> = r
+            .regions
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} ({} {}, {} blocks, {} free)",
+                    g.name, g.content, g.cell_mode, g.blocks, g.free_blocks
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "regions: {}", list.join(", "));
+    }
+    if r.status == ssdlab_core::RunStatus::WornOut {
+        let _ = writeln!(
+            s,
+            "STATUS: worn out ({}); the figures above cover the run up to the failure",
+            lt.failure_reason.as_deref().unwrap_or("device failed")
+        );
+    }
     if let Some(p) = &r.precondition {
         let _ = writeln!(
             s,

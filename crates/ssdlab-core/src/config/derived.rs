@@ -93,10 +93,10 @@ pub struct Derived {
     pub logical_units: u32,
     pub logical_bytes: u64,
     pub physical_bytes: u64,
-    /// Blocks per plane the data region keeps back from host writes: 2 open blocks (host,
-    /// GC) + its urgent GC threshold. Host writes may not take a plane's last
-    /// `gc_hard_free_blocks` blocks. The minimum OP also leaves one block per plane of
-    /// slack for uneven plane occupancy.
+    /// Blocks per plane the data region keeps back from data: its open blocks (host, GC,
+    /// and inbound or wear-leveling streams when used) + its urgent GC threshold. Host
+    /// writes may not take a plane's last `gc_hard_free_blocks` blocks. The minimum OP
+    /// also leaves one block per plane of slack for uneven plane occupancy.
     pub reserve_blocks_per_plane: u32,
     /// Smallest OP ratio this geometry and GC thresholds accept.
     pub min_over_provisioning_ratio: f64,
@@ -306,7 +306,9 @@ pub struct RegionGeometry {
     pub gc_hard_free_blocks: u32,
     /// GC target while the host is idle.
     pub idle_gc_free_blocks: u32,
-    /// Free blocks per plane held back from host writes (2 open + gc_hard_free_blocks).
+    /// Open (write-frontier) blocks per plane: one per stream writing into the region.
+    pub open_blocks_per_plane: u32,
+    /// Blocks per plane held back from data: the open blocks + gc_hard_free_blocks.
     pub reserve_blocks_per_plane: u32,
     /// Region GC copies go to.
     pub relocate_to: u8,
@@ -436,7 +438,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             gc_soft_free_blocks: soft,
             gc_hard_free_blocks: hard,
             idle_gc_free_blocks: f.idle_gc_free_blocks.max(soft),
-            reserve_blocks_per_plane: 2 + hard,
+            open_blocks_per_plane: 0,
+            reserve_blocks_per_plane: 0,
             relocate_to: i as u8,
             gc: r.gc.clone().unwrap_or_else(|| f.gc.clone()),
         });
@@ -453,22 +456,6 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             return Err(err("ftl.regions", format!("the regions take {sized} blocks per plane but a plane has {}; leave one region unsized to take the rest", g.blocks_per_plane)));
         }
         None => {}
-    }
-    let mut first = 0;
-    for (i, r) in out.iter_mut().enumerate() {
-        r.first_index = first;
-        first += r.blocks_per_plane;
-        r.blocks = r.blocks_per_plane as u64 * g.planes as u64;
-        r.physical_bytes = r.blocks * r.units_per_block as u64 * g.unit_bytes as u64;
-        r.native_bytes = r.blocks * g.units_per_block as u64 * g.unit_bytes as u64;
-        if r.blocks_per_plane <= r.reserve_blocks_per_plane + 1 {
-            let key = if f.regions.is_empty() {
-                "device.geometry.blocks_per_plane".to_string()
-            } else {
-                region_key(i, "blocks_per_plane")
-            };
-            return Err(err(&key, format!("{} leaves no room: each plane keeps {} blocks back (2 open + gc_hard_free_blocks)", r.blocks_per_plane, r.reserve_blocks_per_plane)));
-        }
     }
     let data_id = out
         .iter()
@@ -502,6 +489,36 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             ));
         }
         out[i].relocate_to = target;
+    }
+    // Open blocks per plane: one per stream that writes into the region (host pages, its
+    // own GC copies, copies relocated in from another region, wear-leveling migrations),
+    // plus the free blocks kept for GC.
+    let wear = !matches!(f.wear_leveling, crate::config::WearConfig::None(_));
+    let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
+    let mut first = 0;
+    for (i, r) in out.iter_mut().enumerate() {
+        let host = matches!(r.content, RegionContent::Data | RegionContent::Cache);
+        let own_gc = r.relocate_to == r.id;
+        let inbound = relocations
+            .iter()
+            .enumerate()
+            .any(|(j, &t)| j != i && t == r.id);
+        let wl = wear && r.content == RegionContent::Data;
+        r.open_blocks_per_plane = host as u32 + own_gc as u32 + inbound as u32 + wl as u32;
+        r.reserve_blocks_per_plane = r.open_blocks_per_plane + r.gc_hard_free_blocks;
+        r.first_index = first;
+        first += r.blocks_per_plane;
+        r.blocks = r.blocks_per_plane as u64 * g.planes as u64;
+        r.physical_bytes = r.blocks * r.units_per_block as u64 * g.unit_bytes as u64;
+        r.native_bytes = r.blocks * g.units_per_block as u64 * g.unit_bytes as u64;
+        if r.blocks_per_plane <= r.reserve_blocks_per_plane + 1 {
+            let key = if f.regions.is_empty() {
+                "device.geometry.blocks_per_plane".to_string()
+            } else {
+                region_key(i, "blocks_per_plane")
+            };
+            return Err(err(&key, format!("{} leaves no room: each plane keeps {} blocks back ({} open + gc_hard_free_blocks)", r.blocks_per_plane, r.reserve_blocks_per_plane, r.open_blocks_per_plane)));
+        }
     }
     if out
         .iter()
@@ -558,7 +575,7 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
     let per_plane_room = data_blocks * upb;
     let needed_garbage = data_blocks * (spp - 1) + 1;
     if per_plane_room <= slack_units + needed_garbage {
-        return Err(err(&k("blocks_per_plane"), format!("{} data blocks per plane leave no room: each plane keeps {reserve} blocks back (2 open + gc_hard_free_blocks) and one block of balance slack", r.blocks_per_plane)));
+        return Err(err(&k("blocks_per_plane"), format!("{} data blocks per plane leave no room: each plane keeps {reserve} blocks back (open blocks + gc_hard_free_blocks) and one block of balance slack", r.blocks_per_plane)));
     }
     let max_logical_units = planes * (per_plane_room - slack_units - needed_garbage);
     let min_op = slots as f64 / max_logical_units as f64 - 1.0;
@@ -566,7 +583,7 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
         return Err(err(
             "device.over_provisioning_ratio",
             format!(
-                "{op} leaves GC no room: each plane needs {reserve} reserve blocks (2 open + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {min_op:.6}"
+                "{op} leaves GC no room: each plane needs {reserve} reserve blocks (open blocks + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {min_op:.6}"
             ),
         ));
     }

@@ -16,10 +16,12 @@ use rand::Rng;
 use serde::Serialize;
 use ssdlab_workload::rng::{stream, SimRng};
 
-/// When a lifetime event happened: simulated time and host units written by then (in the
-/// phase that saw it; stamped by the driver, since the FTL reads no clock).
+/// When a lifetime event happened: the phase that saw it (`precondition` or `workload`),
+/// its simulated time and the host units written in it by then (stamped by the driver,
+/// since the FTL reads no clock).
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct LifeEvent {
+    pub phase: &'static str,
     pub sim_ns: u64,
     pub host_write_units: u64,
 }
@@ -102,11 +104,12 @@ impl Health {
     }
 
     /// Give the events recorded since the last stamp their time.
-    pub fn stamp(&mut self, sim_ns: u64, host_write_units: u64) {
+    pub fn stamp(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
         if !self.stamp_pending {
             return;
         }
         let e = LifeEvent {
+            phase,
             sim_ns,
             host_write_units,
         };
@@ -134,7 +137,8 @@ impl Ftl {
         self.blocks.doomed[b] = false;
         self.counters.blocks_retired += 1;
         self.health.record_first_bad();
-        self.ps[self.blocks.rp[b] as usize].usable_blocks -= 1;
+        let rp = self.blocks.rp[b] as usize;
+        self.ps[rp].usable_blocks -= 1;
         if let Err(why) = self.update_capacity() {
             self.health.fail(why);
         }

@@ -515,7 +515,12 @@ impl Ftl {
             }
             None => {
                 if self.counters.blocks_retired > 0 {
-                    self.health.fail("no free block left for GC copies".into());
+                    let ps = &self.ps[self.rp(dst, plane)];
+                    let why = format!(
+                        "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",
+                        ps.usable_blocks, ps.valid_units
+                    );
+                    self.health.fail(why);
                     Ok(None)
                 } else {
                     Err(SimError::DeviceFull(format!(
@@ -726,7 +731,8 @@ impl Ftl {
     /// A doomed block's programs have all completed: move its valid data out and retire it.
     pub(super) fn start_retire<S: NandSink>(&mut self, block: u32, _sink: &mut S) -> Result<()> {
         let r = self.blocks.region[block as usize];
-        let j = self.start_job(JobKind::Retire, block, r, r);
+        let dst = self.regions[r as usize].geo.relocate_to;
+        let j = self.start_job(JobKind::Retire, block, r, dst);
         self.wake_job(j);
         Ok(())
     }

@@ -598,8 +598,8 @@ impl Ftl {
         self.health.stamp_pending
     }
 
-    /// Stamp pending lifetime events with the driver's clock and host write count.
-    pub fn stamp_lifetime(&mut self, sim_ns: u64, host_write_units: u64) {
-        self.health.stamp(sim_ns, host_write_units);
+    /// Stamp pending lifetime events with the driver's phase, clock and host write count.
+    pub fn stamp_lifetime(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
+        self.health.stamp(phase, sim_ns, host_write_units);
     }
 }

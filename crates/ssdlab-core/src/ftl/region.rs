@@ -116,9 +116,15 @@ impl Region {
             region_blocks_per_plane: r.blocks_per_plane,
             seed: cfg.seed,
         };
+        // Wear leveling evens the data region's wear; a cache turns over by itself.
+        let wear = if r.content == RegionContent::Data {
+            wear.clone()
+        } else {
+            WearConfig::default()
+        };
         Region {
             victims: VictimIndex::new(&r.gc, &shape),
-            wear: WearLeveler::new(wear, &wear_shape),
+            wear: WearLeveler::new(&wear, &wear_shape),
             wear_shape,
             max_victim_valid: r.units_per_block - g.slots_per_page,
             geo: r.clone(),

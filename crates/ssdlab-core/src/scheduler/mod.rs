@@ -370,4 +370,34 @@ mod tests {
         }
         assert_eq!(order, vec![41, 32, 43, 34]);
     }
+
+    #[test]
+    fn multi_plane_batches_keep_one_cell_mode() {
+        let cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        let g = cfg.validate().unwrap().geometry; // 2 planes per die, 8 blocks per plane
+        let mut s = Scheduler::new(&cfg.scheduler, &g);
+        let mut slc = op(OpKind::Program, Cause::Host, 0);
+        slc.mode = CellMode::Slc;
+        s.enqueue(0, slc);
+        s.enqueue(0, op(OpKind::Program, Cause::Host, 8)); // TLC, other plane
+        s.enqueue(0, op(OpKind::Program, Cause::Host, 9)); // TLC, same plane as 8
+        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        assert_eq!(b.len, 1, "SLC and TLC programs do not join");
+        s.finish(0, 1);
+        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        assert_eq!(b.len, 1, "one plane, one operation");
+        s.finish(0, 1);
+        // GC and host programs share the die 2:1 when a plane is behind by that ratio.
+        for i in 0..4 {
+            s.enqueue(0, op(OpKind::Program, Cause::Gc, 2 * (i % 2)));
+            s.enqueue(0, op(OpKind::Program, Cause::Host, 4));
+        }
+        let mut order = Vec::new();
+        while let Some(b) = s.start_next(0, GcPressure::Behind(2), false) {
+            order.push(b.ops[0].cause);
+            s.finish(0, 1);
+        }
+        use Cause::{Gc as G, Host as H};
+        assert_eq!(order, [G, G, H, G, G, H, H, H]);
+    }
 }

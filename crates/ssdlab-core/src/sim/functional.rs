@@ -73,6 +73,10 @@ pub struct FunctionalDriver<'a> {
     idle_gc_after_ns: u64,
     /// Arrival of the last request (the idle gap is measured from it).
     last_arrival_ns: u64,
+    /// Units written through this driver (lifetime stamps).
+    units_written: u64,
+    /// Phase name for lifetime stamps.
+    phase: &'static str,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -91,7 +95,15 @@ impl<'a> FunctionalDriver<'a> {
             host: HostCounters::default(),
             idle_gc_after_ns: 0,
             last_arrival_ns: 0,
+            units_written: 0,
+            phase: "workload",
         }
+    }
+
+    /// Name the phase lifetime events are stamped with (default `workload`).
+    pub fn in_phase(mut self, phase: &'static str) -> Self {
+        self.phase = phase;
+        self
     }
 
     /// Let background GC drain when the host is idle this long (0 = never).
@@ -109,6 +121,7 @@ impl<'a> FunctionalDriver<'a> {
     /// Write one unit from the host.
     #[inline]
     pub fn write_unit(&mut self, lpn: u32) -> Result<()> {
+        self.units_written += 1;
         let version = self.ftl.new_version(lpn);
         let p = &mut self.packer;
         if p.capacity > 1 {
@@ -144,6 +157,7 @@ impl<'a> FunctionalDriver<'a> {
             .write_host_page(lpns, versions, NONE, &mut self.clock, |_| true)?
             .is_some()
         {
+            self.stamp();
             return Ok(());
         }
         // Every plane is down to its GC reserve: let every plane's GC look again, retry.
@@ -165,7 +179,7 @@ impl<'a> FunctionalDriver<'a> {
     fn stamp(&mut self) {
         if self.ftl.lifetime_stamp_pending() {
             self.ftl
-                .stamp_lifetime(self.clock.time_ns, self.host.write_units);
+                .stamp_lifetime(self.phase, self.clock.time_ns, self.units_written);
         }
     }
 

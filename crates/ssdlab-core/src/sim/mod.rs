@@ -285,7 +285,7 @@ impl Simulation {
         let before = self.ftl.counters;
         let mut rng = stream(self.config.seed, 0x7072_6563);
         let spp = self.derived.geometry.slots_per_page;
-        let mut d = FunctionalDriver::new(&mut self.ftl);
+        let mut d = FunctionalDriver::new(&mut self.ftl).in_phase("precondition");
         let mut seq = 0u64;
         if pc.sequential_fill {
             progress.phase("precondition: sequential fill", Some(units));
@@ -408,6 +408,10 @@ impl Simulation {
                 let mut live: Vec<bool> = vec![true; flows.len()];
                 let mut submitted = 0u64;
                 // Round-robin over flows, one request at a time, on one serial resource.
+                if d.worn_out() {
+                    worn_out = true;
+                    live.fill(false);
+                }
                 while live.iter().any(|&l| l) {
                     for (f, flow) in flows.iter_mut().enumerate() {
                         if !live[f] {

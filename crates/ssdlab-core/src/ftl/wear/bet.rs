@@ -9,7 +9,7 @@
 //! T = 100, k = 0 (one flag per block).
 
 use super::{WearAction, WearCtx, WearPolicy, WearShape};
-use crate::flash::NONE;
+use crate::flash::{BlockState, NONE};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::{stream, SimRng};
@@ -63,24 +63,44 @@ impl Bet {
     }
 
     /// A full block of an unflagged set in `ctx.plane`, scanning sets from a random index.
+    /// A set whose blocks are all retired can never be erased: it is flagged on the way.
     fn cold_block(&mut self, ctx: &WearCtx) -> Option<u32> {
         let sets = self.flags.len();
         let start = self.rng.gen_range(0..sets);
+        let total = self.shape.planes * self.shape.region_blocks_per_plane;
         for i in 0..sets {
             let set = (start + i) % sets;
             if self.flags[set] {
                 continue;
             }
             let first = (set as u32) << self.k;
-            let last = (first + (1 << self.k)).min(self.shape.planes * self.shape.region_blocks_per_plane);
+            let last = (first + (1 << self.k)).min(total);
+            let mut usable = false;
             for rel in first..last {
                 let b = self.block_of_rel(rel);
+                usable |= ctx.blocks.state[b as usize] != BlockState::Bad;
                 if self.shape.plane_blocks(ctx.plane).contains(&b) && ctx.migratable(b) {
                     return Some(b);
                 }
             }
+            if !usable {
+                self.flags[set] = true;
+                self.set_flags += 1;
+            }
         }
         None
+    }
+
+    /// Every set is flagged: the interval ends.
+    fn maybe_reset(&mut self) -> bool {
+        if self.set_flags < self.flags.len() as u64 {
+            return false;
+        }
+        self.flags.fill(false);
+        self.set_flags = 0;
+        self.erases = 0;
+        self.resets += 1;
+        true
     }
 }
 
@@ -109,23 +129,95 @@ impl WearPolicy for Bet {
         if !self.flags[set] {
             self.flags[set] = true;
             self.set_flags += 1;
-            if self.set_flags == self.flags.len() as u64 {
-                self.flags.fill(false);
-                self.set_flags = 0;
-                self.erases = 0;
-                self.resets += 1;
-                return WearAction::Idle;
-            }
         }
-        if self.erases < self.threshold * self.set_flags.max(1) {
+        if self.maybe_reset() || self.erases < self.threshold * self.set_flags.max(1) {
             return WearAction::Idle;
         }
-        match self.cold_block(ctx) {
+        let cold = self.cold_block(ctx);
+        if self.maybe_reset() {
+            return WearAction::Idle;
+        }
+        match cold {
             Some(from) => {
                 self.migrations += 1;
                 WearAction::Migrate { from, into: NONE }
             }
             None => WearAction::Idle,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::CellMode;
+    use crate::flash::BlockTable;
+
+    /// 1 plane of 4 blocks, one flag per block, T = 2.
+    fn setup() -> (Bet, BlockTable, WearShape) {
+        let shape = WearShape {
+            region: 0,
+            planes: 1,
+            blocks_per_plane: 4,
+            first_index: 0,
+            region_blocks_per_plane: 4,
+            seed: 1,
+        };
+        let p = Params {
+            threshold: 2,
+            blocks_per_flag_log2: 0,
+        };
+        let mut blocks = BlockTable::new(4, CellMode::Tlc);
+        blocks.state.fill(BlockState::Full);
+        (Bet::new(&p, &shape), blocks, shape)
+    }
+
+    #[test]
+    fn migrates_an_unflagged_block_once_erases_concentrate_and_resets() {
+        let (mut bet, mut blocks, shape) = setup();
+        let erase = |bet: &mut Bet, blocks: &BlockTable, b: u32| {
+            let ctx = WearCtx {
+                blocks,
+                shape: &shape,
+                plane: 0,
+            };
+            bet.on_erase(b, &ctx)
+        };
+        // Block 0 erased once: 1 erase, 1 flag: below T · flags.
+        assert_eq!(erase(&mut bet, &blocks, 0), WearAction::Idle);
+        // Again: 2 erases on 1 flagged set reach T = 2: an unflagged (cold) block moves.
+        let WearAction::Migrate { from, into } = erase(&mut bet, &blocks, 0) else {
+            panic!("BET should migrate a cold block")
+        };
+        assert!(from != 0 && into == NONE, "{from}");
+        assert_eq!(bet.migrations, 1);
+        // The cold block is erased (flagged): 3 erases, 2 flags: below 2 · 2.
+        blocks.state[from as usize] = BlockState::Erasing;
+        assert_eq!(erase(&mut bet, &blocks, from), WearAction::Idle);
+        // Flag the other two: the last flag ends the interval and resets the table.
+        let rest: Vec<u32> = (1..4).filter(|&b| b != from).collect();
+        erase(&mut bet, &blocks, rest[0]);
+        assert_eq!(bet.resets, 0);
+        assert_eq!(erase(&mut bet, &blocks, rest[1]), WearAction::Idle);
+        assert_eq!((bet.resets, bet.erases, bet.set_flags), (1, 0, 0));
+    }
+
+    #[test]
+    fn retired_blocks_do_not_stall_the_interval() {
+        let (mut bet, mut blocks, shape) = setup();
+        blocks.state[3] = BlockState::Bad;
+        let ctx = WearCtx {
+            blocks: &blocks,
+            shape: &shape,
+            plane: 0,
+        };
+        // Blocks 0, 1, 2 flagged; erases keep coming: the next search for a cold block
+        // passes the retired block's set, flags it, and the interval ends.
+        for b in [0, 1, 2, 0, 0] {
+            assert_eq!(bet.on_erase(b, &ctx), WearAction::Idle);
+        }
+        assert_eq!(bet.resets, 0);
+        assert_eq!(bet.on_erase(0, &ctx), WearAction::Idle);
+        assert_eq!(bet.resets, 1, "the retired block's set counts as flagged");
     }
 }
