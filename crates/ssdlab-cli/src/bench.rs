@@ -109,8 +109,8 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         r.host.requests,
         best_median(rates),
         r.engine.as_ref().map(|e| e.events).unwrap_or(0),
-        r.latency_ns.read.p99,
-        r.latency_ns.write.p99,
+        r.latency_ns.as_ref().map_or(0, |l| l.read.p99),
+        r.latency_ns.as_ref().map_or(0, |l| l.write.p99),
         peak_rss_bytes() as f64 / (1u64 << 20) as f64
     );
     Ok(())

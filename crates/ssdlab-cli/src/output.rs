@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use ssdlab_core::config::Derived;
+use ssdlab_core::sim::LatencyBlock;
 use ssdlab_core::stats::LatencySummary;
 use ssdlab_core::{Config, Results};
 use std::fmt::Write as _;
@@ -120,6 +121,7 @@ fn percentile_rows(name: &str, s: &LatencySummary, out: &mut String) {
         ("mean", s.mean),
         ("p50", s.p50 as f64),
         ("p90", s.p90 as f64),
+        ("p95", s.p95 as f64),
         ("p99", s.p99 as f64),
         ("p99.9", s.p99_9 as f64),
         ("p99.99", s.p99_99 as f64),
@@ -132,11 +134,15 @@ fn percentile_rows(name: &str, s: &LatencySummary, out: &mut String) {
     }
 }
 
-/// `latency.csv`: one row per operation and percentile.
-pub fn latency_csv(r: &Results) -> String {
+/// `latency.csv`: one row per operation and percentile (timed mode; operations that did
+/// not occur are left out).
+pub fn latency_csv(l: &LatencyBlock) -> String {
     let mut s = String::from("op,percentile,latency_ns,samples\n");
-    percentile_rows("read", &r.latency_ns.read, &mut s);
-    percentile_rows("write", &r.latency_ns.write, &mut s);
+    for (name, summary) in [("read", &l.read), ("write", &l.write), ("flush", &l.flush)] {
+        if summary.count > 0 {
+            percentile_rows(name, summary, &mut s);
+        }
+    }
     s
 }
 
@@ -147,7 +153,13 @@ pub fn write_all(dir: &Path, cfg: &Config, d: &Derived, r: &Results, perf: &Perf
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
     };
     write("results.json", serde_json::to_string_pretty(r)? + "\n")?;
-    write("latency.csv", latency_csv(r))?;
+    match &r.latency_ns {
+        Some(l) => write("latency.csv", latency_csv(l))?,
+        // Functional runs do not model latency: no file of zeros (and none left over).
+        None => {
+            let _ = std::fs::remove_file(dir.join("latency.csv"));
+        }
+    }
     write(
         "config.resolved.toml",
         format!(
@@ -185,7 +197,16 @@ pub fn summary(r: &Results) -> String {
         "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
         h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
     );
-    for (name, l) in [("read", &r.latency_ns.read), ("write", &r.latency_ns.write)] {
+    let none = LatencySummary::of(&ssdlab_core::stats::new_histogram());
+    let lat = r.latency_ns.as_ref();
+    if lat.is_none() {
+        let _ = writeln!(s, "latency: not modelled in the functional mode");
+    }
+    for (name, l) in [
+        ("read", lat.map_or(&none, |l| &l.read)),
+        ("write", lat.map_or(&none, |l| &l.write)),
+        ("flush", lat.map_or(&none, |l| &l.flush)),
+    ] {
         if l.count > 0 {
             let _ = writeln!(
                 s,
@@ -265,7 +286,7 @@ pub fn summary(r: &Results) -> String {
             p.sequential_fill_units,
             p.random_overwrite_units,
             p.waf,
-            if p.steady_state_reached {
+            if p.steady_state_reached == Some(true) {
                 ", steady state"
             } else {
                 ""

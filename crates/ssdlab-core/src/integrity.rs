@@ -64,8 +64,16 @@ pub struct Integrity {
 #[derive(Clone, Copy, Debug)]
 pub enum Found {
     Buffer(u32),
-    Flash { slot: u32, version: u32 },
+    Flash {
+        slot: u32,
+        version: u32,
+    },
     Unmapped,
+    /// The read ran on a page whose program had not completed (or that was erased): it
+    /// returned nothing.
+    Unprogrammed {
+        slot: u32,
+    },
 }
 
 impl Integrity {
@@ -119,7 +127,7 @@ impl Integrity {
         let got = match found {
             Found::Buffer(v) => v,
             Found::Flash { version, .. } => version,
-            Found::Unmapped => 0,
+            Found::Unmapped | Found::Unprogrammed { .. } => 0,
         };
         if want == got {
             return Ok(());

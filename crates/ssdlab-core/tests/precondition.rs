@@ -18,8 +18,9 @@ fn fill_overwrite_and_steady_state_stop() {
     sim.precondition(&mut NoProgress).unwrap();
     let p = sim.precondition_summary().unwrap().clone();
     assert_eq!(p.sequential_fill_units, units);
-    assert!(
+    assert_eq!(
         p.steady_state_reached,
+        Some(true),
         "WAF settles within 5% long before 20 capacities"
     );
     assert!(
@@ -34,8 +35,38 @@ fn fill_overwrite_and_steady_state_stop() {
     let mut sim = Simulation::new(c).unwrap();
     sim.precondition(&mut NoProgress).unwrap();
     let p = sim.precondition_summary().unwrap();
-    assert!(!p.steady_state_reached);
+    assert_eq!(
+        p.steady_state_reached, None,
+        "not reported when not asked for"
+    );
     assert_eq!(p.random_overwrite_units, 2 * units);
+}
+
+/// A tight tolerance with small windows used to stop after 0.2 capacities, before any GC
+/// had run (WAF 1.0 in two windows) and call that steady. Detection now waits for one
+/// capacity of overwrites and a GC erase on every plane.
+#[test]
+fn steady_state_is_not_declared_before_gc_has_run() {
+    let mut c = common::tiny(2, 32, 8, 2, 0.3);
+    c.precondition.enabled = true;
+    c.precondition.random_overwrite_capacity_multiple = 5.0;
+    c.precondition.steady_state_waf_tolerance = 0.01;
+    c.precondition.steady_state_window_capacity_multiple = 0.1;
+    let mut sim = Simulation::new(c).unwrap();
+    let units = sim.derived.logical_units as u64;
+    sim.precondition(&mut NoProgress).unwrap();
+    let p = sim.precondition_summary().unwrap();
+    assert!(
+        p.random_overwrite_units > units,
+        "stopped after {} of {units} units",
+        p.random_overwrite_units
+    );
+    assert!(p.nand.erases.gc >= 2, "GC ran on both planes");
+    assert!(
+        p.waf > 1.2,
+        "steady state is past the transient: WAF {}",
+        p.waf
+    );
 }
 
 #[test]

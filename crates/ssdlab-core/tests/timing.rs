@@ -29,9 +29,26 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
         vec![req(HostOp::Write, 3, 1), flush(), req(HostOp::Read, 3, 1)],
         1,
     );
-    s.run_workload_with(w, &mut NoProgress).unwrap();
+    let r = s.run_workload_with(w, &mut NoProgress).unwrap();
     let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
     assert_eq!(read.latency_ns(), CMD_NS + read_ns(&s) + XFER_4K_NS);
+    // Flush latency is reported: submitted when the write completed (after the buffer
+    // access, while its program ran), it completes a buffer access after the program ends:
+    // command + transfer + tPROG in all.
+    let flush = &r.latency_ns.as_ref().unwrap().flush;
+    assert_eq!(flush.count, 1);
+    let want = CMD_NS + XFER_4K_NS + s.ftl.timing.program_ns[2];
+    assert_eq!(s.completions[1].latency_ns(), want);
+    assert!(
+        flush.max.abs_diff(want) * 1000 < want,
+        "{} vs {want} (3 digits)",
+        flush.max
+    );
+    assert_eq!(r.host.counters.flushes, 1);
+    assert_eq!(
+        r.host.requests, 3,
+        "IOPS counts reads, writes, trims and flushes"
+    );
     // The write completes once in the DRAM buffer; the flush waits for the program:
     // command + transfer + tPROG.
     let write = s.completions[0];

@@ -354,13 +354,16 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
             sim.trace_completions = p.trace_erases;
             let r = sim.run_workload(&mut NoProgress)?;
             let lat: Latency = sim.last_latency.take().unwrap_or_default();
+            let l = r.latency_ns.ok_or_else(|| {
+                ExperimentError::invalid("mode", "the SSR runs need the timed mode")
+            })?;
             let run = SsrRun {
                 policy: pol.name(),
                 workload: w.name(),
-                read_samples_beyond_p99_9999: r.latency_ns.read.count as f64 * 1e-6,
-                write_samples_beyond_p99_9999: r.latency_ns.write.count as f64 * 1e-6,
-                read: r.latency_ns.read,
-                write: r.latency_ns.write,
+                read_samples_beyond_p99_9999: l.read.count as f64 * 1e-6,
+                write_samples_beyond_p99_9999: l.write.count as f64 * 1e-6,
+                read: l.read,
+                write: l.write,
                 suspend: r.suspend.unwrap_or_default(),
                 requests: r.host.requests,
                 sim_time_ns: r.host.sim_time_ns,

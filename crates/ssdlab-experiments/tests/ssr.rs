@@ -93,7 +93,7 @@ fn policies_order_bounds_and_accounting() {
                 "I-ES: at once (after at most the command cycles)"
             ),
         }
-        p9999.push((policy, r.latency_ns.read.p99_99));
+        p9999.push((policy, r.latency_ns.as_ref().unwrap().read.p99_99));
     }
     let v: Vec<u64> = p9999.iter().map(|x| x.1).collect();
     assert!(
@@ -133,8 +133,8 @@ fn ies_starves_writes_under_read_heavy_load() {
         let r = s.run_workload_with(w, &mut NoProgress).unwrap();
         tails.push((
             policy,
-            r.latency_ns.write.p99_9,
-            r.latency_ns.write.max,
+            r.latency_ns.as_ref().unwrap().write.p99_9,
+            r.latency_ns.as_ref().unwrap().write.max,
             r.suspend.unwrap().erase_postponement_max_ns,
         ));
     }

@@ -53,6 +53,10 @@ pub struct WriteBuffer {
     /// Token of `inflight_pages.front()`; tokens number pages in commit order.
     front_token: u32,
     next_token: u32,
+    /// Test hook: pretend units in flight are gone (a broken buffer, to show the integrity
+    /// check at read completion catches a read that overtakes the program of its data).
+    #[cfg(test)]
+    pub(crate) forget_inflight: bool,
 }
 
 impl WriteBuffer {
@@ -68,6 +72,8 @@ impl WriteBuffer {
             inflight_pages: VecDeque::new(),
             front_token: 0,
             next_token: 0,
+            #[cfg(test)]
+            forget_inflight: false,
         }
     }
 
@@ -128,7 +134,12 @@ impl WriteBuffer {
     /// Version of `lpn` if the buffer holds it (waiting or in flight).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        self.index.get(&lpn).map(|&seq| self.entry(seq).1)
+        let seq = *self.index.get(&lpn)?;
+        #[cfg(test)]
+        if self.forget_inflight && seq < self.head_seq {
+            return None;
+        }
+        Some(self.entry(seq).1)
     }
 
     /// Drop `lpn` (trim): a waiting copy is discarded, one in flight is forgotten (its

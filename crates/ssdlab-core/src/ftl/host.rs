@@ -3,7 +3,7 @@
 use super::region::Stream;
 use super::{Ftl, NandSink, ReadOutcome};
 use crate::error::{Result, SimError};
-use crate::flash::{Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::integrity::Found;
 
 impl Ftl {
@@ -217,6 +217,32 @@ impl Ftl {
             Some(i) => i.check_read(lpn, found).map_err(SimError::Integrity),
             None => Ok(()),
         }
+    }
+
+    /// Integrity mode: host read `op` of units `lpns` has completed. The data it returns
+    /// is what its page holds when it runs: nothing if the page's program had not completed
+    /// (or its block was erased since). Every unit of `lpns` the read was for must have got
+    /// its version.
+    pub fn check_read_done(&mut self, op: &NandOp, lpns: std::ops::Range<u32>) -> Result<()> {
+        if self.integrity.is_none() {
+            return Ok(());
+        }
+        let b = op.block as usize;
+        let holds_data = matches!(
+            self.blocks.state[b],
+            BlockState::Open | BlockState::Full | BlockState::Victim
+        );
+        if holds_data && op.page < self.blocks.programmed[b] {
+            return Ok(());
+        }
+        let first = self.page_slot(op.block, op.page);
+        for slot in first..first + self.geo.slots_per_page {
+            let lpn = self.oob.lpn[slot as usize];
+            if lpn != NONE && lpns.contains(&lpn) {
+                self.check(lpn, Found::Unprogrammed { slot })?;
+            }
+        }
+        Ok(())
     }
 
     /// A new version of `lpn` from the host (0 when integrity mode is off).

@@ -9,7 +9,7 @@ use crate::config::{Config, Derived, Mode};
 use crate::error::{Result, SimError};
 use crate::ftl::{Ftl, FtlCounters};
 use crate::stats::{
-    self, EraseRecord, FlowLatency, GcSummary, HostCounters, LatencyPair, NandSummary,
+    self, EraseRecord, FlowLatency, GcSummary, HostCounters, NandSummary, OpLatency,
     SuspendSummary, WearSummary,
 };
 use functional::FunctionalDriver;
@@ -80,10 +80,13 @@ impl HostSummary {
     }
 }
 
+/// Latency percentiles of the timed mode (the functional mode does not model latency).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct LatencyBlock {
     pub read: stats::LatencySummary,
     pub write: stats::LatencySummary,
+    /// Flushes: from submission until every unit written before them is on NAND.
+    pub flush: stats::LatencySummary,
     pub per_flow: Vec<FlowLatency>,
 }
 
@@ -98,7 +101,10 @@ pub struct IntegritySummary {
 pub struct PreconditionSummary {
     pub sequential_fill_units: u64,
     pub random_overwrite_units: u64,
-    pub steady_state_reached: bool,
+    /// Whether the WAF of two consecutive windows agreed within the tolerance (present
+    /// only when `steady_state_waf_tolerance` is set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state_reached: Option<bool>,
     pub sim_time_ns: u64,
     pub waf: f64,
     pub nand: NandSummary,
@@ -122,7 +128,8 @@ pub struct Results {
     pub status: RunStatus,
     pub device: DeviceSummary,
     pub host: HostSummary,
-    pub latency_ns: LatencyBlock,
+    /// Timed mode only (`null` in the functional mode, which does not model latency).
+    pub latency_ns: Option<LatencyBlock>,
     pub nand: NandSummary,
     pub waf: f64,
     pub wear: WearSummary,
@@ -283,52 +290,27 @@ impl Simulation {
         }
         let units = self.ftl.logical_units() as u64;
         let before = self.ftl.counters;
-        let mut rng = stream(self.config.seed, 0x7072_6563);
         let spp = self.derived.geometry.slots_per_page;
         let mut d = FunctionalDriver::new(&mut self.ftl).in_phase("precondition");
-        let mut seq = 0u64;
-        if pc.sequential_fill {
-            progress.phase("precondition: sequential fill", Some(units));
-            for lpn in 0..units as u32 {
-                d.write_unit(lpn)?;
-                if d.worn_out() {
-                    break;
-                }
-                if lpn & 0xF_FFFF == 0 {
-                    progress.update(lpn as u64, d.clock.time_ns);
-                }
-            }
-            d.flush()?;
-            seq = units;
-        }
+        let seq = if pc.sequential_fill {
+            sequential_fill(&mut d, units, progress)?
+        } else {
+            0
+        };
         let random_total = (pc.random_overwrite_capacity_multiple * units as f64) as u64;
-        let window = ((pc.steady_state_window_capacity_multiple * units as f64) as u64).max(1);
-        let mut last_waf: Option<f64> = None;
-        let mut programs_at = d.ftl.counters.nand.total(crate::flash::OpKind::Program);
-        let mut steady = false;
+        let mut steady =
+            (pc.steady_state_waf_tolerance > 0.0).then(|| SteadyState::new(&pc, units, spp, d.ftl));
+        let mut rng = stream(self.config.seed, 0x7072_6563);
         let mut done = 0u64;
         progress.phase("precondition: random overwrite", Some(random_total));
-        while done < random_total {
-            if d.worn_out() {
-                break;
-            }
-            let lpn = rng.gen_range(0..units as u32);
-            d.write_unit(lpn)?;
+        while done < random_total && !d.worn_out() {
+            d.write_unit(rng.gen_range(0..units as u32))?;
             done += 1;
             if done & 0xF_FFFF == 0 {
                 progress.update(done, d.clock.time_ns);
             }
-            if pc.steady_state_waf_tolerance > 0.0 && done.is_multiple_of(window) {
-                let p = d.ftl.counters.nand.total(crate::flash::OpKind::Program);
-                let waf = (p - programs_at) as f64 * spp as f64 / window as f64;
-                programs_at = p;
-                if let Some(prev) = last_waf {
-                    if ((waf - prev) / prev).abs() < pc.steady_state_waf_tolerance {
-                        steady = true;
-                        break;
-                    }
-                }
-                last_waf = Some(waf);
+            if steady.as_mut().is_some_and(|s| s.observe(done, d.ftl)) {
+                break;
             }
         }
         d.flush()?;
@@ -337,7 +319,7 @@ impl Simulation {
         self.precondition = Some(PreconditionSummary {
             sequential_fill_units: seq,
             random_overwrite_units: done,
-            steady_state_reached: steady,
+            steady_state_reached: steady.map(|s| s.reached),
             sim_time_ns: time,
             waf: stats::waf(&c, seq + done, spp),
             nand: NandSummary::of(&c.nand),
@@ -360,103 +342,121 @@ impl Simulation {
     ) -> Result<Results> {
         let before = self.ftl.counters;
         let workload_stats = workload.stats.clone();
-        let mut suspend = None;
-        let mut worn_out = false;
-        let (host, latency, per_flow, sim_time_ns, engine) = match self.config.mode {
-            Mode::Timed => {
-                progress.phase("workload (timed)", None);
-                let mut sim =
-                    timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
-                if self.trace_completions {
-                    sim.trace_completions();
-                }
-                let mut o = sim.run(progress)?;
-                self.completions = std::mem::take(&mut o.completions);
-                self.erase_trace = std::mem::take(&mut o.erases);
-                suspend = Some(std::mem::take(&mut o.suspend));
-                worn_out = o.worn_out;
-                let t = o.sim_time_ns.max(1) as f64;
-                let mean = |v: &[u64]| {
-                    if v.is_empty() {
-                        0.0
-                    } else {
-                        stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t)
-                    }
-                };
-                let engine = EngineSummary {
-                    events: o.events,
-                    die_utilization_mean: mean(&o.die_busy_ns),
-                    channel_utilization_mean: mean(&o.channel_busy_ns),
-                };
-                let per_flow = o
-                    .per_flow
-                    .iter()
-                    .map(|(name, l)| FlowLatency {
-                        flow: name.clone(),
-                        latency: LatencyPair::of(l),
-                    })
-                    .collect();
-                let pair = LatencyPair::of(&o.latency);
-                self.last_latency = Some(o.latency);
-                (o.host, pair, per_flow, o.sim_time_ns, Some(engine))
-            }
-            Mode::Functional => {
-                progress.phase("workload (functional)", None);
-                let mut d = FunctionalDriver::new(&mut self.ftl)
-                    .with_idle_gc(self.config.ftl.idle_gc_after_ns);
-                let mut flows = workload.flows;
-                let mut live: Vec<bool> = vec![true; flows.len()];
-                let mut submitted = 0u64;
-                // Round-robin over flows, one request at a time, on one serial resource.
-                if d.worn_out() {
-                    worn_out = true;
-                    live.fill(false);
-                }
-                while live.iter().any(|&l| l) {
-                    for (f, flow) in flows.iter_mut().enumerate() {
-                        if !live[f] {
-                            continue;
-                        }
-                        if workload
-                            .duration_ns
-                            .is_some_and(|lim| d.clock.time_ns >= lim)
-                        {
-                            live[f] = false;
-                            continue;
-                        }
-                        match flow.source.next_request()? {
-                            Some(r) => d.submit(&r)?,
-                            None => live[f] = false,
-                        }
-                        if d.worn_out() {
-                            worn_out = true;
-                            live.fill(false);
-                            break;
-                        }
-                        submitted += 1;
-                        if submitted & 0xFFFF == 0 {
-                            progress.update(submitted, d.clock.time_ns);
-                        }
-                    }
-                }
-                let empty = stats::Latency::default();
-                let per_flow = flows
-                    .iter()
-                    .map(|f| FlowLatency {
-                        flow: f.name.clone(),
-                        latency: LatencyPair::of(&empty),
-                    })
-                    .collect();
-                (
-                    d.host,
-                    LatencyPair::of(&empty),
-                    per_flow,
-                    d.clock.time_ns,
-                    None,
-                )
-            }
+        let phase = match self.config.mode {
+            Mode::Timed => self.run_timed(workload, progress)?,
+            Mode::Functional => self.run_functional(workload, progress)?,
         };
         let c = diff(&self.ftl.counters, &before);
+        Ok(self.assemble(phase, &c, workload_stats.snapshot()))
+    }
+
+    /// The measured phase in the timed mode.
+    fn run_timed(
+        &mut self,
+        workload: ssdlab_workload::Workload,
+        progress: &mut dyn Progress,
+    ) -> Result<PhaseOutcome> {
+        progress.phase("workload (timed)", None);
+        let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
+        if self.trace_completions {
+            sim.trace_completions();
+        }
+        let mut o = sim.run(progress)?;
+        self.completions = std::mem::take(&mut o.completions);
+        self.erase_trace = std::mem::take(&mut o.erases);
+        let t = o.sim_time_ns.max(1) as f64;
+        let mean = |v: &[u64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t)
+            }
+        };
+        let per_flow = o
+            .per_flow
+            .iter()
+            .map(|(name, l)| FlowLatency {
+                flow: name.clone(),
+                latency: OpLatency::of(l),
+            })
+            .collect();
+        let ops = OpLatency::of(&o.latency);
+        self.last_latency = Some(o.latency);
+        Ok(PhaseOutcome {
+            host: o.host,
+            latency: Some(LatencyBlock {
+                read: ops.read,
+                write: ops.write,
+                flush: ops.flush,
+                per_flow,
+            }),
+            sim_time_ns: o.sim_time_ns,
+            engine: Some(EngineSummary {
+                events: o.events,
+                die_utilization_mean: mean(&o.die_busy_ns),
+                channel_utilization_mean: mean(&o.channel_busy_ns),
+            }),
+            suspend: Some(o.suspend),
+            worn_out: o.worn_out,
+        })
+    }
+
+    /// The measured phase in the functional mode: the flows round-robin, one request at a
+    /// time, on one serial resource. Latency is not modelled.
+    fn run_functional(
+        &mut self,
+        workload: ssdlab_workload::Workload,
+        progress: &mut dyn Progress,
+    ) -> Result<PhaseOutcome> {
+        progress.phase("workload (functional)", None);
+        let mut d =
+            FunctionalDriver::new(&mut self.ftl).with_idle_gc(self.config.ftl.idle_gc_after_ns);
+        let mut flows = workload.flows;
+        let mut live: Vec<bool> = vec![!d.worn_out(); flows.len()];
+        let mut submitted = 0u64;
+        while live.iter().any(|&l| l) {
+            for (f, flow) in flows.iter_mut().enumerate() {
+                if !live[f] {
+                    continue;
+                }
+                if workload
+                    .duration_ns
+                    .is_some_and(|lim| d.clock.time_ns >= lim)
+                {
+                    live[f] = false;
+                    continue;
+                }
+                match flow.source.next_request()? {
+                    Some(r) => d.submit(&r)?,
+                    None => live[f] = false,
+                }
+                if d.worn_out() {
+                    live.fill(false);
+                    break;
+                }
+                submitted += 1;
+                if submitted & 0xFFFF == 0 {
+                    progress.update(submitted, d.clock.time_ns);
+                }
+            }
+        }
+        Ok(PhaseOutcome {
+            host: d.host,
+            latency: None,
+            sim_time_ns: d.clock.time_ns,
+            engine: None,
+            suspend: None,
+            worn_out: d.worn_out(),
+        })
+    }
+
+    /// The results document of a measured phase whose FTL counters changed by `c`.
+    fn assemble(
+        &self,
+        phase: PhaseOutcome,
+        c: &FtlCounters,
+        workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
+    ) -> Results {
         let d = &self.derived;
         let g = &d.geometry;
         let lt = self.ftl.lifetime();
@@ -469,12 +469,11 @@ impl Simulation {
             failure: lt.failure,
             failure_reason: lt.failure_reason.clone(),
         };
-        let regions = self.region_summaries();
-        Ok(Results {
+        Results {
             ssdlab_version: env!("CARGO_PKG_VERSION"),
             mode: self.config.mode,
             seed: self.config.seed,
-            status: if worn_out {
+            status: if phase.worn_out {
                 RunStatus::WornOut
             } else {
                 RunStatus::Completed
@@ -492,28 +491,34 @@ impl Simulation {
                 page_bytes: g.page_bytes,
                 unit_bytes: g.unit_bytes,
             },
-            waf: stats::waf(&c, host.write_units, g.slots_per_page),
-            host: HostSummary::new(host, sim_time_ns),
-            latency_ns: LatencyBlock {
-                read: latency.read,
-                write: latency.write,
-                per_flow,
-            },
+            waf: stats::waf(c, phase.host.write_units, g.slots_per_page),
+            host: HostSummary::new(phase.host, phase.sim_time_ns),
+            latency_ns: phase.latency,
             nand: NandSummary::of(&c.nand),
             wear: WearSummary::of(&self.ftl.blocks),
-            gc: gc_summary(&c),
+            gc: gc_summary(c),
             lifetime,
-            regions,
+            regions: self.region_summaries(),
             precondition: self.precondition.clone(),
             integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary {
                 checked_reads: i.checked_reads,
                 errors: 0,
             }),
-            engine,
-            suspend,
-            workload: workload_stats.snapshot(),
-        })
+            engine: phase.engine,
+            suspend: phase.suspend,
+            workload,
+        }
     }
+}
+
+/// What a measured phase produced, before the results document is assembled.
+struct PhaseOutcome {
+    host: HostCounters,
+    latency: Option<LatencyBlock>,
+    sim_time_ns: u64,
+    engine: Option<EngineSummary>,
+    suspend: Option<SuspendSummary>,
+    worn_out: bool,
 }
 
 impl Simulation {
@@ -538,6 +543,96 @@ impl Simulation {
                 }
             })
             .collect()
+    }
+}
+
+/// Write every logical unit once, in order; returns the units written.
+fn sequential_fill(
+    d: &mut FunctionalDriver,
+    units: u64,
+    progress: &mut dyn Progress,
+) -> Result<u64> {
+    progress.phase("precondition: sequential fill", Some(units));
+    let mut written = 0;
+    while written < units && !d.worn_out() {
+        d.write_unit(written as u32)?;
+        written += 1;
+        if written & 0xF_FFFF == 0 {
+            progress.update(written, d.clock.time_ns);
+        }
+    }
+    d.flush()?;
+    Ok(written)
+}
+
+/// The steady-state stop of preconditioning: the WAF of consecutive windows of random
+/// overwrites agrees within the tolerance. Detection starts only once the device is
+/// past its transient: at least one capacity of overwrites, and GC has erased a block on
+/// every plane of the data region (before that, WAF is 1 and two windows agree trivially).
+struct SteadyState {
+    tolerance: f64,
+    window: u64,
+    min_overwrites: u64,
+    spp: u32,
+    erases_at_start: Vec<u64>,
+    armed: bool,
+    last_waf: Option<f64>,
+    programs_at: u64,
+    reached: bool,
+}
+
+impl SteadyState {
+    fn new(pc: &crate::config::PreconditionConfig, units: u64, spp: u32, ftl: &Ftl) -> Self {
+        SteadyState {
+            tolerance: pc.steady_state_waf_tolerance,
+            window: ((pc.steady_state_window_capacity_multiple * units as f64) as u64).max(1),
+            min_overwrites: units,
+            spp,
+            erases_at_start: Self::erases_per_plane(ftl),
+            armed: false,
+            last_waf: None,
+            programs_at: 0,
+            reached: false,
+        }
+    }
+
+    /// Erases so far, per plane of the data region.
+    fn erases_per_plane(ftl: &Ftl) -> Vec<u64> {
+        let r = ftl.data_region();
+        (0..ftl.geo.planes)
+            .map(|p| {
+                r.plane_blocks(p)
+                    .map(|b| ftl.blocks.erase_count[b as usize] as u64)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// `done` overwrites so far: true once steady.
+    fn observe(&mut self, done: u64, ftl: &Ftl) -> bool {
+        if !done.is_multiple_of(self.window) {
+            return false;
+        }
+        let programs = ftl.counters.nand.total(crate::flash::OpKind::Program);
+        if !self.armed {
+            let gc_everywhere = Self::erases_per_plane(ftl)
+                .iter()
+                .zip(&self.erases_at_start)
+                .all(|(now, start)| now > start);
+            self.armed = done >= self.min_overwrites && gc_everywhere;
+            self.programs_at = programs;
+            return false;
+        }
+        let waf = (programs - self.programs_at) as f64 * self.spp as f64 / self.window as f64;
+        self.programs_at = programs;
+        if let Some(prev) = self.last_waf {
+            if ((waf - prev) / prev).abs() < self.tolerance {
+                self.reached = true;
+                return true;
+            }
+        }
+        self.last_waf = Some(waf);
+        false
     }
 }
 

@@ -17,11 +17,12 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
 }
 
-/// Read and write latency of one flow or of the whole host.
+/// Read, write and flush latency of one flow or of the whole host.
 #[derive(Clone)]
 pub struct Latency {
     pub read: Histogram<u64>,
     pub write: Histogram<u64>,
+    pub flush: Histogram<u64>,
 }
 
 impl Default for Latency {
@@ -29,6 +30,7 @@ impl Default for Latency {
         Latency {
             read: new_histogram(),
             write: new_histogram(),
+            flush: new_histogram(),
         }
     }
 }
@@ -40,7 +42,8 @@ impl Latency {
         let h = match op {
             HostOp::Read => &mut self.read,
             HostOp::Write => &mut self.write,
-            _ => return,
+            HostOp::Flush => &mut self.flush,
+            HostOp::Trim => return,
         };
         // Cannot fail: the value is clamped into the histogram's range.
         let _ = h.record(v);
@@ -97,6 +100,7 @@ pub struct LatencySummary {
     pub min: u64,
     pub p50: u64,
     pub p90: u64,
+    pub p95: u64,
     pub p99: u64,
     pub p99_9: u64,
     pub p99_99: u64,
@@ -106,9 +110,10 @@ pub struct LatencySummary {
 }
 
 /// Percentiles reported everywhere, with their key names.
-pub const PERCENTILES: [(&str, f64); 8] = [
+pub const PERCENTILES: [(&str, f64); 9] = [
     ("p50", 50.0),
     ("p90", 90.0),
+    ("p95", 95.0),
     ("p99", 99.0),
     ("p99_9", 99.9),
     ("p99_99", 99.99),
@@ -126,6 +131,7 @@ impl LatencySummary {
                 min: 0,
                 p50: 0,
                 p90: 0,
+                p95: 0,
                 p99: 0,
                 p99_9: 0,
                 p99_99: 0,
@@ -141,6 +147,7 @@ impl LatencySummary {
             min: h.min(),
             p50: q(50.0),
             p90: q(90.0),
+            p95: q(95.0),
             p99: q(99.0),
             p99_9: q(99.9),
             p99_99: q(99.99),
@@ -156,17 +163,22 @@ impl LatencySummary {
     }
 }
 
+/// Latency summaries by operation.
 #[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct LatencyPair {
+pub struct OpLatency {
     pub read: LatencySummary,
     pub write: LatencySummary,
+    /// Flushes (fio fsync, blkparse `F`, iolog sync, TPC-C commits): from submission until
+    /// every unit written before them is on NAND.
+    pub flush: LatencySummary,
 }
 
-impl LatencyPair {
-    pub fn of(l: &Latency) -> LatencyPair {
-        LatencyPair {
+impl OpLatency {
+    pub fn of(l: &Latency) -> OpLatency {
+        OpLatency {
             read: LatencySummary::of(&l.read),
             write: LatencySummary::of(&l.write),
+            flush: LatencySummary::of(&l.flush),
         }
     }
 }
@@ -175,7 +187,7 @@ impl LatencyPair {
 pub struct FlowLatency {
     pub flow: String,
     #[serde(flatten)]
-    pub latency: LatencyPair,
+    pub latency: OpLatency,
 }
 
 /// NAND operation counts of one kind, by cause.

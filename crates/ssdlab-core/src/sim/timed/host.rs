@@ -103,6 +103,16 @@ impl HostFrontEnd {
         self.completions = Some(Vec::new());
     }
 
+    #[cfg(test)]
+    pub(super) fn buffer_for_test(&mut self) -> &mut WriteBuffer {
+        &mut self.buffer
+    }
+
+    /// The units request `id` covers.
+    pub fn span_of(&self, id: u32) -> std::ops::Range<u32> {
+        self.reqs.get(id).span.lpns()
+    }
+
     pub fn in_flight(&self) -> u32 {
         self.reqs.in_flight
     }

@@ -353,7 +353,11 @@ impl<'a> TimedSim<'a> {
             let op = &op;
             self.ftl.on_complete(op, &mut sink!(self))?;
             match op.owner {
-                Owner::HostRead { req } | Owner::Mapping { req } if req != crate::flash::NONE => {
+                Owner::HostRead { req } => {
+                    self.ftl.check_read_done(op, self.front.span_of(req))?;
+                    self.front.op_done(req, &mut cx!(self))?
+                }
+                Owner::Mapping { req } if req != crate::flash::NONE => {
                     self.front.op_done(req, &mut cx!(self))?
                 }
                 Owner::HostProgram { token } => {
@@ -432,5 +436,60 @@ mod tests {
         })
         .unwrap();
         assert_eq!(d.clock.time_ns - before, 2 * tr);
+    }
+
+    /// Integrity mode checks what a read returns when it completes: a read that overtakes
+    /// the program of its data (here forced by a buffer that forgets units in flight) is
+    /// caught; with the real buffer the same requests read the unit from DRAM.
+    #[test]
+    fn read_overtaking_its_program_is_caught_at_completion() {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = Mode::Timed;
+        c.integrity = true;
+        let d = c.validate().unwrap();
+        let reqs = |ops: &[(HostOp, u64)]| Workload {
+            flows: vec![Flow {
+                name: "t".into(),
+                arrival: Arrival::Closed { queue_depth: 4 },
+                source: Box::new(VecSource::new(
+                    ops.iter()
+                        .map(|&(op, lpn)| HostRequest {
+                            arrival_ns: 0,
+                            op,
+                            offset_bytes: lpn * 4096,
+                            size_bytes: 4096,
+                        })
+                        .collect(),
+                )),
+            }],
+            duration_ns: None,
+            stats: Default::default(),
+        };
+        // Units 1 and 5 land on plane 0, unit 2 on plane 1: program 5 cannot join program
+        // 1; the read of 5, queued before the die starts, outranks both programs.
+        let ops = [
+            (HostOp::Write, 1),
+            (HostOp::Write, 2),
+            (HostOp::Write, 5),
+            (HostOp::Read, 5),
+        ];
+        let run = |forget: bool| {
+            let mut ftl = crate::ftl::Ftl::new(&c, &d).unwrap();
+            let mut sim = super::TimedSim::new(&c, &d, &mut ftl, reqs(&ops));
+            sim.front.buffer_for_test().forget_inflight = forget;
+            sim.run(&mut NoProgress).map(|o| o.host.buffer_read_hits)
+        };
+        assert_eq!(
+            run(false).unwrap(),
+            1,
+            "read from the buffer while in flight"
+        );
+        let e = run(true).unwrap_err().to_string();
+        assert!(
+            e.contains("read of unit 5")
+                && e.contains("found version 0")
+                && e.contains("Unprogrammed"),
+            "{e}"
+        );
     }
 }
