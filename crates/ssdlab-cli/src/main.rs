@@ -166,7 +166,14 @@ fn cmd_run(
         host_requests_per_wall_s: results.host.requests as f64 / (t2 - t1).as_secs_f64().max(1e-9),
         peak_rss_bytes: output::peak_rss_bytes(),
     };
-    output::write_all(&out, &cfg, &sim.derived, &results, &perf)?;
+    output::write_all(
+        &out,
+        &cfg,
+        &sim.derived,
+        &results,
+        &sim.last_timeseries,
+        &perf,
+    )?;
     print!("{}", output::summary(&results));
     println!("results: {}", out.join("results.json").display());
     Ok(())

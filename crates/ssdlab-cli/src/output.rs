@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use ssdlab_core::config::Derived;
 use ssdlab_core::sim::LatencyBlock;
-use ssdlab_core::stats::LatencySummary;
+use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
 use ssdlab_core::{Config, Results};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -146,13 +146,36 @@ pub fn latency_csv(l: &LatencyBlock) -> String {
     s
 }
 
-pub fn write_all(dir: &Path, cfg: &Config, d: &Derived, r: &Results, perf: &Perf) -> Result<()> {
+/// `timeseries.csv`: one row per `output.timeseries_interval_ns` of a timed run.
+pub fn timeseries_csv(rows: &[TimeSeriesRow]) -> String {
+    let mut s = String::from(TimeSeriesRow::CSV_HEADER);
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r.csv_line());
+        s.push('\n');
+    }
+    s
+}
+
+pub fn write_all(
+    dir: &Path,
+    cfg: &Config,
+    d: &Derived,
+    r: &Results,
+    series: &[TimeSeriesRow],
+    perf: &Perf,
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let write = |name: &str, body: String| -> Result<()> {
         let p = dir.join(name);
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
     };
     write("results.json", serde_json::to_string_pretty(r)? + "\n")?;
+    if series.is_empty() {
+        let _ = std::fs::remove_file(dir.join("timeseries.csv"));
+    } else {
+        write("timeseries.csv", timeseries_csv(series))?;
+    }
     match &r.latency_ns {
         Some(l) => write("latency.csv", latency_csv(l))?,
         // Functional runs do not model latency: no file of zeros (and none left over).

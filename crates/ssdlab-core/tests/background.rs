@@ -12,7 +12,7 @@ use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::HostOp;
 
-/// 2 channels × 2 planes, 48 blocks × 32 pages of 16 KiB (4 units each), OP 20 %.
+/// 2 channels × 2 planes, 128 blocks × 64 pages of 16 KiB (4 units each), OP 20 %.
 fn device(mode: Mode) -> Config {
     let text = format!(
         r#"
@@ -26,8 +26,8 @@ channels = 2
 chips_per_channel = 1
 dies_per_chip = 1
 planes_per_die = 2
-blocks_per_plane = 48
-pages_per_block = 32
+blocks_per_plane = 128
+pages_per_block = 64
 page_size_bytes = 16384
 [ftl]
 gc_soft_free_blocks = 3
@@ -54,7 +54,9 @@ requests = 60000
 
 /// The same workload in both modes: GC starts and stops on the same thresholds and picks
 /// victims by the same policy, so write amplification agrees within 1 % (all writes, and
-/// a 70/30 mix where reads take die time from GC).
+/// a 70/30 mix where reads take die time from GC). On devices whose planes have only a few
+/// dozen blocks the timed mode's WAF is up to ~2.5 % lower: host pages interleaved with GC
+/// let victims ripen a little more (docs/background-work.md).
 #[test]
 fn timed_and_functional_waf_agree() {
     for read_percent in [0.0, 70.0] {
@@ -62,6 +64,8 @@ fn timed_and_functional_waf_agree() {
             let mut c = device(mode);
             if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut c.workload {
                 s.read_percent = read_percent;
+                // The same number of writes: enough GC victims for a stable WAF.
+                s.requests = (60_000.0 / (1.0 - read_percent / 100.0)) as u64;
             }
             ssdlab_core::run(c, &mut NoProgress).unwrap().waf
         };

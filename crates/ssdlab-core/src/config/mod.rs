@@ -39,6 +39,24 @@ pub struct Config {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub precondition: PreconditionConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// `[output]`: optional outputs of a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Timed mode: one `timeseries.csv` row per this much simulated time (0 = none).
+    pub timeseries_interval_ns: u64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig {
+            timeseries_interval_ns: 100_000_000,
+        }
+    }
 }
 
 fn default_seed() -> u64 {

@@ -538,16 +538,22 @@ impl Ftl {
                 ps.gc_hard_free_blocks,
                 ps.gc_soft_free_blocks,
             );
-            let here = if f < hard {
+            // Urgency counts blocks being erased: their erase will return them (the next
+            // victim is collected meanwhile, into blocks the erase gives back).
+            if f + ps.erasing < hard {
                 return GcPressure::Urgent;
-            } else if f == hard {
-                GcPressure::Pressing
+            }
+            let ratio = match ps.gc_job {
+                NONE => 16,
+                j => self.jobs.get(j).ratio_x16,
+            };
+            let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
+            let here = if f <= hard {
+                GcPressure::Pressing(k)
+            } else if f + 1 < soft {
+                GcPressure::Behind(k, true)
             } else if f < soft {
-                let ratio = match ps.gc_job {
-                    NONE => 16,
-                    j => self.jobs.get(j).ratio_x16,
-                };
-                GcPressure::Behind((ratio * (soft + 1 - f)).div_ceil(16).max(1))
+                GcPressure::Behind(k, false)
             } else {
                 GcPressure::Normal
             };

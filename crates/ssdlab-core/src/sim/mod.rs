@@ -214,6 +214,8 @@ pub struct Simulation {
     /// Latency histograms of the last timed run (for tail plots; the results hold only
     /// the percentiles).
     pub last_latency: Option<stats::Latency>,
+    /// Time series of the last timed run (`output.timeseries_interval_ns`).
+    pub last_timeseries: Vec<stats::TimeSeriesRow>,
     precondition: Option<PreconditionSummary>,
 }
 
@@ -230,6 +232,7 @@ impl Simulation {
             completions: Vec::new(),
             erase_trace: Vec::new(),
             last_latency: None,
+            last_timeseries: Vec::new(),
             precondition: None,
         })
     }
@@ -256,6 +259,7 @@ impl Simulation {
             completions: Vec::new(),
             erase_trace: Vec::new(),
             last_latency: None,
+            last_timeseries: Vec::new(),
             precondition: base.precondition.clone(),
         })
     }
@@ -382,6 +386,7 @@ impl Simulation {
             .collect();
         let ops = OpLatency::of(&o.latency);
         self.last_latency = Some(o.latency);
+        self.last_timeseries = std::mem::take(&mut o.series);
         Ok(PhaseOutcome {
             host: o.host,
             latency: Some(LatencyBlock {

@@ -348,3 +348,47 @@ pub struct EraseRecord {
     pub suspensions: u32,
     pub suspensions_per_loop: Vec<u16>,
 }
+
+/// One row of the time series of a timed run: what happened in the interval ending at
+/// `time_ns` (rates over the interval) and the device state at its end.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct TimeSeriesRow {
+    pub time_ns: u64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub flush_iops: f64,
+    pub read_mb_per_s: f64,
+    pub write_mb_per_s: f64,
+    /// NAND units programmed (host + relocation) per host unit written in the interval.
+    pub waf: f64,
+    pub gc_erases: u64,
+    /// Fewest free blocks of any plane of the data region at the end of the interval.
+    pub free_blocks_min: u32,
+    /// Write-buffer units held (waiting + in flight), and writes waiting for space.
+    pub buffer_units: u32,
+    pub buffer_waiters: u32,
+    pub erase_suspensions: u64,
+}
+
+impl TimeSeriesRow {
+    /// The CSV header, in field order.
+    pub const CSV_HEADER: &'static str = "time_ns,read_iops,write_iops,flush_iops,read_mb_per_s,write_mb_per_s,waf,gc_erases,free_blocks_min,buffer_units,buffer_waiters,erase_suspensions";
+
+    pub fn csv_line(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.time_ns,
+            round6(self.read_iops),
+            round6(self.write_iops),
+            round6(self.flush_iops),
+            round6(self.read_mb_per_s),
+            round6(self.write_mb_per_s),
+            round6(self.waf),
+            self.gc_erases,
+            self.free_blocks_min,
+            self.buffer_units,
+            self.buffer_waiters,
+            self.erase_suspensions
+        )
+    }
+}

@@ -25,6 +25,35 @@ use std::collections::VecDeque;
 /// instead of queueing behind GC and reads.
 const HOST_PROGRAMS_PER_PLANE: u32 = 2;
 
+/// Requests completed, by operation.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Completed {
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub write_units: u64,
+}
+
+impl Completed {
+    fn count(&mut self, r: &Request) {
+        match r.op {
+            HostOp::Read => {
+                self.reads += 1;
+                self.read_bytes += r.bytes;
+            }
+            HostOp::Write => {
+                self.writes += 1;
+                self.write_bytes += r.bytes;
+                self.write_units += r.span.count as u64;
+            }
+            HostOp::Flush => self.flushes += 1,
+            HostOp::Trim => {}
+        }
+    }
+}
+
 pub(super) struct HostFrontEnd {
     reqs: RequestTable,
     flows: Vec<FlowState>,
@@ -41,6 +70,8 @@ pub(super) struct HostFrontEnd {
     /// The host is done; the device programs what is buffered.
     pub settling: bool,
     pub counters: HostCounters,
+    /// Requests completed so far (the time series' rates).
+    pub completed: Completed,
     latency: Latency,
     per_flow: Vec<Latency>,
     completions: Option<Vec<Completion>>,
@@ -84,6 +115,7 @@ impl HostFrontEnd {
             host_programs_queued: vec![0; g.dies as usize],
             settling: false,
             counters: HostCounters::default(),
+            completed: Completed::default(),
             latency: Latency::default(),
             per_flow: (0..n).map(|_| Latency::default()).collect(),
             completions: None,
@@ -120,6 +152,16 @@ impl HostFrontEnd {
     /// Every flow is exhausted and nothing is in flight.
     pub fn done(&self) -> bool {
         self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted)
+    }
+
+    /// Write-buffer units held (waiting for a page or in flight).
+    pub fn buffer_units(&self) -> u32 {
+        self.buffer.pending_units() + self.buffer.inflight_units()
+    }
+
+    /// Writes waiting for buffer space.
+    pub fn buffer_waiters(&self) -> u32 {
+        self.buffer_waiters.len() as u32
     }
 
     pub fn buffer_is_empty(&self) -> bool {
@@ -330,6 +372,7 @@ impl HostFrontEnd {
         let r = self.reqs.remove(id);
         let now = cx.now();
         let latency = now - r.submit_ns;
+        self.completed.count(&r);
         self.latency.record(r.op, latency);
         self.per_flow[r.flow as usize].record(r.op, latency);
         self.last_completion_ns = now;

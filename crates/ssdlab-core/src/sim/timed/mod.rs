@@ -30,6 +30,7 @@ use ssdlab_workload::{HostOp, Workload};
 
 mod die;
 mod host;
+mod series;
 mod suspend;
 
 use die::DieExecutor;
@@ -162,6 +163,8 @@ pub struct TimedOutcome {
     pub erases: Vec<EraseRecord>,
     /// The device wore out: the phase ended early (requests still in flight were dropped).
     pub worn_out: bool,
+    /// The time series (empty when `output.timeseries_interval_ns` is 0).
+    pub series: Vec<crate::stats::TimeSeriesRow>,
 }
 
 pub struct TimedSim<'a> {
@@ -171,6 +174,8 @@ pub struct TimedSim<'a> {
     dies: DieExecutor,
     susp: Suspender,
     out: Outbox,
+    series: Option<series::Sampler>,
+    series_interval_ns: u64,
 }
 
 /// A [`QueueSink`] over a `TimedSim`'s dies (a macro keeps the borrows field-precise).
@@ -205,6 +210,8 @@ impl<'a> TimedSim<'a> {
             dies: DieExecutor::new(cfg, &g, &ftl.timing),
             susp: Suspender::new(cfg, g.dies),
             out: Outbox::default(),
+            series: None,
+            series_interval_ns: cfg.output.timeseries_interval_ns,
             ftl,
         }
     }
@@ -218,9 +225,19 @@ impl<'a> TimedSim<'a> {
     /// Run until every flow is exhausted and every request has completed (or the device
     /// wears out), then let the device settle.
     pub fn run(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
+        if self.series_interval_ns > 0 {
+            self.series = Some(series::Sampler::new(
+                self.series_interval_ns,
+                self.q.now_ns(),
+                &self.front,
+                self.ftl,
+                self.susp.summary(),
+            ));
+        }
         self.front.start(&mut cx!(self))?;
         self.dispatch_outbox()?;
         self.event_loop(progress, true)?;
+        let series = self.series.take().map(|s| s.rows).unwrap_or_default();
         let worn_out = self.ftl.worn_out();
         if self.front.in_flight() > 0 && !worn_out {
             return Err(SimError::DeviceFull(format!(
@@ -260,6 +277,7 @@ impl<'a> TimedSim<'a> {
             suspend,
             erases,
             worn_out,
+            series,
         })
     }
 
@@ -268,6 +286,9 @@ impl<'a> TimedSim<'a> {
     fn event_loop(&mut self, progress: &mut dyn Progress, until_host_done: bool) -> Result<()> {
         let mut since_report = 0u32;
         while let Some((now, ev)) = self.q.pop() {
+            if let Some(s) = self.series.as_mut().filter(|s| s.due(now)) {
+                s.sample(now, &self.front, self.ftl, self.susp.summary());
+            }
             match ev {
                 Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
                 Event::Sensed { die } => {

@@ -139,6 +139,10 @@ impl Suspender {
         self.erase_trace = Some(Vec::new());
     }
 
+    pub fn summary(&self) -> &SuspendSummary {
+        &self.summary
+    }
+
     pub fn finish(self) -> (SuspendSummary, Vec<EraseRecord>) {
         (self.summary, self.erase_trace.unwrap_or_default())
     }
