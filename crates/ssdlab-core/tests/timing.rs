@@ -204,3 +204,33 @@ fn open_loop_latency_from_arrival() {
     let lat: Vec<u64> = s.completions.iter().map(|c| c.latency_ns()).collect();
     assert_eq!(lat, vec![lone, 2 * lone - 10_000]);
 }
+
+/// With a power-loss-protected buffer a flush costs a buffer access and no NAND work: the
+/// partial page stays in the buffer (no padded program) in both modes.
+#[test]
+fn protected_buffer_flush_completes_at_once() {
+    let mut c = tiny(1, 8, 4, 1, 2.0);
+    c.ftl.power_loss_protection = true;
+    let mut s = timed(c.clone());
+    let w = closed(vec![req(HostOp::Write, 3, 1), flush()], 1);
+    let r = s.run_workload_with(w, &mut NoProgress).unwrap();
+    assert_eq!(s.completions[1].op, HostOp::Flush);
+    assert_eq!(s.completions[1].latency_ns(), 1000, "buffer_access_ns");
+    assert_eq!(r.host.counters.flushes, 1);
+    // Functional: one unit, a flush, three more, a flush: one page of four units when the
+    // flushes pad nothing; an unprotected buffer programs two padded pages.
+    let programs = |plp: bool| {
+        let mut c = tiny(1, 8, 4, 4, 2.0);
+        c.ftl.power_loss_protection = plp;
+        let mut f = Simulation::new(c).unwrap();
+        assert_eq!(f.ftl.geo.slots_per_page, 4);
+        let mut reqs = vec![req(HostOp::Write, 3, 1), flush()];
+        reqs.extend((4..7).map(|l| req(HostOp::Write, l, 1)));
+        reqs.push(flush());
+        let r = f
+            .run_workload_with(closed(reqs, 1), &mut NoProgress)
+            .unwrap();
+        r.nand.programs.host
+    };
+    assert_eq!((programs(true), programs(false)), (1, 2));
+}

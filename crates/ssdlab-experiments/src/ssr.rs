@@ -163,6 +163,8 @@ pub struct SsrRun {
 pub struct SsrReport {
     pub scale_note: String,
     pub precondition_wall_s: f64,
+    /// P/E cycles of the blocks when every run starts (SSR(d)'s N depends on them).
+    pub start_wear: ssdlab_core::stats::WearSummary,
     pub runs_wall_s: f64,
     pub runs: Vec<SsrRun>,
 }
@@ -240,7 +242,7 @@ impl SsrReport {
     pub fn markdown(&self) -> String {
         let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
         let mut s = String::new();
-        s += "| policy | workload | op | p99 µs | p99.9 µs | p99.99 µs | p99.999 µs | p99.9999 µs | max µs | suspensions | safe-limit violations |\n";
+        s += "| policy | workload | op | p99 µs | p99.9 µs | p99.99 µs | p99.999 µs | p99.9999 µs | max µs | suspensions (erase + program) | safe-limit violations |\n";
         s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
         for r in self.rows() {
             s += &format!(
@@ -339,6 +341,7 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
     let mut base = Simulation::new(pre_cfg)?;
     base.precondition(&mut NoProgress)?;
     let precondition_wall_s = t.elapsed().as_secs_f64();
+    let start_wear = ssdlab_core::stats::WearSummary::of(&base.ftl.blocks);
     let jobs: Vec<(SsrWorkload, u64, SuspendPolicyKind)> = p
         .workloads
         .iter()
@@ -384,6 +387,7 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
             g.chips_per_channel, g.pages_per_block
         ),
         precondition_wall_s,
+        start_wear,
         runs_wall_s: t.elapsed().as_secs_f64(),
         runs,
     })

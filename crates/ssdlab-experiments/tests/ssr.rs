@@ -1,5 +1,6 @@
 //! Spec 01 checks on a scaled-down Table-1 device (fixed seed): the order of the policies'
-//! read tails, the SSR/D-ES bounds, I-ES's write starvation, exact erase execution times.
+//! read tails, the SSR/D-ES bounds, bounded write tails, I-ES's write starvation, exact
+//! erase execution times.
 
 use ssdlab_core::config::SuspendPolicyKind as K;
 use ssdlab_core::{NoProgress, Results, Simulation};
@@ -10,9 +11,9 @@ use ssdlab_workload::WorkloadConfig;
 const SCALE: u32 = 32;
 
 fn base() -> (SsrParams, Simulation) {
-    let mut p = SsrParams::paper(SCALE).unwrap();
-    // Programs suspend too, so the read tail shows the erase policy, not program waits.
-    p.base.scheduler.program_suspend = true;
+    let p = SsrParams::paper(SCALE).unwrap();
+    // The preset suspends programs too, so the read tail shows the erase policy.
+    assert!(p.base.scheduler.program_suspend);
     let mut c = p.base.clone();
     c.precondition.enabled = true;
     let mut s = Simulation::new(c).unwrap();
@@ -93,15 +94,22 @@ fn policies_order_bounds_and_accounting() {
                 "I-ES: at once (after at most the command cycles)"
             ),
         }
-        p9999.push((policy, r.latency_ns.as_ref().unwrap().read.p99_99));
+        let lat = r.latency_ns.as_ref().unwrap();
+        p9999.push((policy, lat.read.p99_99));
+        // Writes wait for GC (this 4-die device at 7 % OP runs at WAF ≈ 9) but not for
+        // seconds: before core v2 this run's write p99.99 was 0.18 s (none) to 1.05 s (ies)
+        // (docs/write-tails.md).
+        assert!(
+            lat.write.p99_99 <= 50_000_000 && lat.write.p99_99 > 5_000_000,
+            "{policy:?}: write p99.99 {} ns",
+            lat.write.p99_99
+        );
     }
     let v: Vec<u64> = p9999.iter().map(|x| x.1).collect();
-    // The paper's order: I-ES ≤ SSR(d) ≤ SSR(s) ≤ D-ES < baseline. The three that suspend
-    // within a fraction of a loop differ by less than a loop's share here (p99.99 rests on
-    // about ten samples), so they are compared with a 5 % allowance for a tie.
-    let tie = |a: u64, b: u64| a as f64 >= b as f64 * 0.95;
+    // The paper's order: I-ES ≤ SSR(d) ≤ SSR(s) ≤ D-ES < baseline (p99.99 rests on about
+    // ten samples here; program suspension keeps program waits out of the read tail).
     assert!(
-        v[0] > v[1] && v[1] > v[2] && tie(v[2], v[3]) && tie(v[3], v[4]),
+        v[0] > v[1] && v[1] > v[2] && v[2] >= v[3] && v[3] >= v[4],
         "read p99.99 none > des > ssr-static >= ssr-dynamic >= ies: {p9999:?}"
     );
 }

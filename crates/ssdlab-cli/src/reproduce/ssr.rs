@@ -130,7 +130,34 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
         "* Workloads: fio = 4 KiB random 70 % reads QD 16; tpcc = TPC-C-like OLTP model (8 KiB pages, 65 % reads, sequential log writes, group-commit flushes), QD 16. Requests per run: {}.",
         p.workloads.iter().zip(&p.requests).map(|(w, n)| format!("{} {}", w.name(), n)).collect::<Vec<_>>().join(", ")
     );
-    let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state.\n", r.precondition_wall_s);
+    let _ = writeln!(
+        o,
+        "* Program suspend: {}; write buffer {} MiB, power-loss protected: {} (a flush {}).",
+        if s.program_suspend {
+            "on (reads wait at most one ISPP loop for a program)"
+        } else {
+            "off"
+        },
+        c.ftl.write_buffer_bytes >> 20,
+        if c.ftl.power_loss_protection {
+            "yes"
+        } else {
+            "no"
+        },
+        if c.ftl.power_loss_protection {
+            "completes at once"
+        } else {
+            "waits until the data before it is programmed"
+        }
+    );
+    let w = &r.start_wear;
+    let n_at = |pe: u32| {
+        s.ssr_dynamic_safe_points
+            .iter()
+            .rfind(|e| e.0 <= pe)
+            .map_or(0, |e| e.1)
+    };
+    let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state: P/E cycles per block min {}, mean {:.2}, max {}, so SSR(d) starts with N = {}..{} safe points per loop.\n", r.precondition_wall_s, w.erase_count_min, w.erase_count_mean, w.erase_count_max, n_at(w.erase_count_max), n_at(w.erase_count_min));
     o += &r.markdown();
     let _ = writeln!(
         o,

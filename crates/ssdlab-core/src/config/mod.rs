@@ -310,6 +310,11 @@ pub struct FtlConfig {
     pub write_buffer_bytes: u64,
     /// Time to move a request's data into or out of the DRAM buffer.
     pub buffer_access_ns: u64,
+    /// The write buffer is power-loss protected (capacitor-backed, as on data-centre
+    /// drives): a flush completes as soon as the buffer has it, with no NAND work and no
+    /// padded partial page. Off (the default): a flush waits until every unit written
+    /// before it is programmed.
+    pub power_loss_protection: bool,
     /// Copy programs a GC job keeps in flight (timed mode; 0 = no limit, the default: a
     /// victim's copies are queued at once and the scheduler interleaves them with host
     /// programs). A small window makes GC slower than the die could run it.
@@ -336,6 +341,7 @@ impl Default for FtlConfig {
             stripe_order: "CWDP".into(),
             write_buffer_bytes: 16 << 20,
             buffer_access_ns: 1_000,
+            power_loss_protection: false,
             gc_window_pages: 0,
             idle_gc_after_ns: 0,
             idle_gc_free_blocks: 0,

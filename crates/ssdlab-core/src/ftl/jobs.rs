@@ -18,13 +18,14 @@
 //! complete; with an immediate sink (functional mode) a victim is collected at once.
 //!
 //! **How fast.** Die time is shared at the die: [`Ftl::gc_pressure`] gives the scheduler,
-//! per plane, how many GC programs may run for each host program when both wait:
-//! `k = ⌈r · (soft − free)⌉` with `r = v / (U − v)`, the copies per host page that keep
-//! free space level while a victim with `v` of `U` valid units is collected — so GC just
-//! keeps up one block below the soft threshold and catches up faster further below; 1:1
-//! at or above it (a job finishing); GC first (host reads taking turns) at the hard
-//! threshold, where host writes can no longer open blocks; and GC first, not
-//! suspendable, below it (urgent).
+//! per plane, how many GC program batches may run for each host-program batch when both
+//! wait: `k = ⌈r · (soft + 1 − free)⌉` with `r = v / (U − v)`, the copies per host page
+//! that keep free space level while a victim with `v` of `U` valid units is collected —
+//! so GC just keeps up one block below the soft threshold and catches up faster further
+//! below; 1:1 at or above it (a job finishing); the same `k` at the hard threshold, where
+//! host writes can no longer open blocks there and host reads take every other batch;
+//! and GC first, not suspendable, below it (urgent). Host programs are never starved
+//! outside urgency (docs/write-tails.md).
 //!
 //! **Completion.** With an immediate sink a copy re-maps its units when issued; otherwise
 //! the (destination slot, source slot) pairs wait in the job and are applied when the

@@ -526,8 +526,9 @@ impl Ftl {
 
     /// How GC shares `plane`'s die with host programs (the scheduler applies it): below a
     /// region's hard threshold → `Urgent`; at it → `Pressing` (host writes can no longer
-    /// open blocks there); below the soft threshold → `Behind(k)`, `k` GC programs per host
-    /// program (see `jobs.rs`); otherwise `Normal` (a job finishing takes turns 1:1).
+    /// open blocks there); below the soft threshold → `Behind(k)`, `k` GC program batches
+    /// per host-program batch (see `jobs.rs`); otherwise `Normal` (a job finishing takes
+    /// turns 1:1).
     pub fn gc_pressure(&self, plane: u32) -> crate::scheduler::GcPressure {
         use crate::scheduler::GcPressure;
         let mut p = GcPressure::Normal;
@@ -550,10 +551,8 @@ impl Ftl {
             let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
             let here = if f <= hard {
                 GcPressure::Pressing(k)
-            } else if f + 1 < soft {
-                GcPressure::Behind(k, true)
             } else if f < soft {
-                GcPressure::Behind(k, false)
+                GcPressure::Behind(k)
             } else {
                 GcPressure::Normal
             };

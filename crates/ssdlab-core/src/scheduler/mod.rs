@@ -43,9 +43,9 @@ pub enum GcPressure {
     /// No plane below its soft threshold: GC (finishing a job) and host programs take
     /// turns 1:1 after host reads.
     Normal,
-    /// A plane is below its soft threshold: `k` GC programs per host page programmed;
-    /// when it is more than one block below (`true`), reads take every other batch too.
-    Behind(u32, bool),
+    /// A plane is below its soft threshold: after host reads, `k` GC program (or erase)
+    /// batches per host-program batch.
+    Behind(u32),
     /// A plane is down to its GC reserve, so host writes cannot use it: GC and host reads
     /// take turns, one batch each, so neither starves the other; host programs (for the
     /// die's other planes) still get one batch per `k` GC programs, so they are never
@@ -80,8 +80,6 @@ pub struct DieQueue {
     last_class: Class,
     /// GC programs (and erases) started since the last host-program batch.
     gc_streak: u32,
-    /// Pages of the last host-program batch (a multi-plane batch earns GC that many turns).
-    host_pages_last: u32,
 }
 
 impl DieQueue {
@@ -127,7 +125,6 @@ impl Scheduler {
                     busy_ns: 0,
                     last_class: Class::HostRead,
                     gc_streak: 0,
-                    host_pages_last: 1,
                 })
                 .collect(),
             read_priority: cfg.read_priority,
@@ -170,7 +167,7 @@ impl Scheduler {
     ///    hard threshold, or writes blocked on buffer space) they take every other batch,
     ///    so that neither reads nor the pressured work starves.
     /// 3. Then mapping operations, then GC and host programs share the die: `k` GC programs
-    ///    (or erases; GC reads run between them) per host page programmed when both wait
+    ///    (or erases; GC reads run between them) per host-program batch when both wait
     ///    (`k` = 1 `Normal`, `k` for `Behind(k)` and `Pressing(k)`, GC only when `Urgent`).
     pub fn start_next(
         &mut self,
@@ -181,10 +178,7 @@ impl Scheduler {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
         let waiting = |c: Class| !d.queues[c as usize].is_empty();
-        let turns = matches!(
-            pressure,
-            GcPressure::Pressing(_) | GcPressure::Behind(_, true)
-        ) || writes_blocked;
+        let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
         let class = if pressure == GcPressure::Urgent && waiting(Class::Background) {
             Class::Background
         } else if waiting(Class::HostRead)
@@ -196,13 +190,11 @@ impl Scheduler {
         } else {
             let k = match pressure {
                 GcPressure::Normal => 1,
-                GcPressure::Behind(k, _) | GcPressure::Pressing(k) => k,
+                GcPressure::Behind(k) | GcPressure::Pressing(k) => k,
                 GcPressure::Urgent => u32::MAX,
             };
             match (waiting(Class::Background), waiting(Class::HostWrite)) {
-                (true, true) if d.gc_streak < k.saturating_mul(d.host_pages_last) => {
-                    Class::Background
-                }
+                (true, true) if d.gc_streak < k => Class::Background,
                 (_, true) => Class::HostWrite,
                 (true, false) => Class::Background,
                 (false, false) if waiting(Class::HostRead) => Class::HostRead,
@@ -217,10 +209,7 @@ impl Scheduler {
         let d = &mut self.dies[die as usize];
         match class {
             Class::Background if long => d.gc_streak = d.gc_streak.saturating_add(1),
-            Class::HostWrite => {
-                d.gc_streak = 0;
-                d.host_pages_last = d.running.len as u32;
-            }
+            Class::HostWrite => d.gc_streak = 0,
             _ => {}
         }
         Some(&d.running)
@@ -406,7 +395,7 @@ mod tests {
             s.enqueue(0, op(OpKind::Program, Cause::Host, 4));
         }
         let mut order = Vec::new();
-        while let Some(b) = s.start_next(0, GcPressure::Behind(2, false), false) {
+        while let Some(b) = s.start_next(0, GcPressure::Behind(2), false) {
             order.push(b.ops[0].cause);
             s.finish(0, 1);
         }

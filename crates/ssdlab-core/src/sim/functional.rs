@@ -73,6 +73,8 @@ pub struct FunctionalDriver<'a> {
     idle_gc_after_ns: u64,
     /// Arrival of the last request (the idle gap is measured from it).
     last_arrival_ns: u64,
+    /// Flushes need no NAND work (`ftl.power_loss_protection`).
+    flush_free: bool,
     /// Units written through this driver (lifetime stamps).
     units_written: u64,
     /// Phase name for lifetime stamps.
@@ -95,6 +97,7 @@ impl<'a> FunctionalDriver<'a> {
             host: HostCounters::default(),
             idle_gc_after_ns: 0,
             last_arrival_ns: 0,
+            flush_free: false,
             units_written: 0,
             phase: "workload",
         }
@@ -109,6 +112,12 @@ impl<'a> FunctionalDriver<'a> {
     /// Let background GC drain when the host is idle this long (0 = never).
     pub fn with_idle_gc(mut self, idle_gc_after_ns: u64) -> Self {
         self.idle_gc_after_ns = idle_gc_after_ns;
+        self
+    }
+
+    /// A power-loss-protected buffer: host flushes program nothing.
+    pub fn with_power_loss_protection(mut self, on: bool) -> Self {
+        self.flush_free = on;
         self
     }
 
@@ -264,6 +273,7 @@ impl<'a> FunctionalDriver<'a> {
                     self.ftl.trim(lpn);
                 }
             }
+            HostOp::Flush if self.flush_free => {}
             HostOp::Flush => self.flush()?,
         }
         self.stamp();

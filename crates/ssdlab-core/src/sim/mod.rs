@@ -414,8 +414,9 @@ impl Simulation {
         progress: &mut dyn Progress,
     ) -> Result<PhaseOutcome> {
         progress.phase("workload (functional)", None);
-        let mut d =
-            FunctionalDriver::new(&mut self.ftl).with_idle_gc(self.config.ftl.idle_gc_after_ns);
+        let mut d = FunctionalDriver::new(&mut self.ftl)
+            .with_idle_gc(self.config.ftl.idle_gc_after_ns)
+            .with_power_loss_protection(self.config.ftl.power_loss_protection);
         let mut flows = workload.flows;
         let mut live: Vec<bool> = vec![!d.worn_out(); flows.len()];
         let mut submitted = 0u64;

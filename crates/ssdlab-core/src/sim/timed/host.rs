@@ -77,6 +77,8 @@ pub(super) struct HostFrontEnd {
     completions: Option<Vec<Completion>>,
     duration_ns: Option<u64>,
     buffer_access_ns: u64,
+    /// Flushes complete at once (`ftl.power_loss_protection`).
+    flush_free: bool,
     last_completion_ns: u64,
     planes_per_die: u32,
     slots_per_page: u32,
@@ -121,6 +123,7 @@ impl HostFrontEnd {
             completions: None,
             duration_ns: workload.duration_ns,
             buffer_access_ns: cfg.ftl.buffer_access_ns,
+            flush_free: cfg.ftl.power_loss_protection,
             last_completion_ns: 0,
             planes_per_die: g.planes_per_die,
             slots_per_page: g.slots_per_page,
@@ -314,7 +317,7 @@ impl HostFrontEnd {
             HostOp::Flush => {
                 // Covers the units written before it; later writes do not delay it.
                 let mark = self.buffer.end_seq();
-                if self.buffer.durable_seq() >= mark {
+                if self.flush_free || self.buffer.durable_seq() >= mark {
                     self.finish_after_buffer(id, cx);
                 } else {
                     self.reqs.get_mut(id).stage = Stage::AwaitingDrain;

@@ -245,8 +245,8 @@ impl Suspender {
             let SuspendDecision::SuspendAt { pos_ns } = p.decide(&v) else {
                 return;
             };
-            // Urgent GC is not preemptible.
-            if ftl.die_urgent(die) {
+            // Urgent GC is not preemptible, except by I-ES, which has no guard at all.
+            if p.guarded() && ftl.die_urgent(die) {
                 return;
             }
             pos_ns
@@ -362,12 +362,7 @@ impl Suspender {
     ) {
         let di = die as usize;
         let lo = &self.long[di];
-        let budget =
-            if lo.kind == OpKind::Erase && lo.read_budget == u32::MAX && ftl.die_urgent(die) {
-                0
-            } else {
-                lo.read_budget
-            };
+        let budget = lo.read_budget;
         if let Some(n) = dies.start_reads(die, budget, q, &ftl.timing) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
