@@ -382,10 +382,14 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
         .collect::<Result<Vec<_>>>()?;
     let g = &p.base.device.geometry;
     Ok(SsrReport {
-        scale_note: format!(
-            "{} chips/channel and {} pages/block (Table 1: 4 and 768)",
-            g.chips_per_channel, g.pages_per_block
-        ),
+        scale_note: if (g.chips_per_channel, g.pages_per_block) == (4, 768) {
+            "as Table 1".into()
+        } else {
+            format!(
+                "scaled down: {} chips/channel and {} pages/block, Table 1 has 4 and 768",
+                g.chips_per_channel, g.pages_per_block
+            )
+        },
         precondition_wall_s,
         start_wear,
         runs_wall_s: t.elapsed().as_secs_f64(),

@@ -39,13 +39,7 @@ impl VictimPolicy for DChoices {
         }
     }
 
-    fn on_full(&mut self, plane: u32, block: u32, _: u32) {
-        self.set.insert(plane, block);
-    }
-
-    fn remove(&mut self, plane: u32, block: u32, _: u32) {
-        self.set.remove(plane, block);
-    }
+    super::sets::full_set_membership!();
 
     fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
         let m = &self.set.members[ctx.plane as usize];
@@ -66,13 +60,5 @@ impl VictimPolicy for DChoices {
         };
         self.set.remove(ctx.plane, victim);
         Some(victim)
-    }
-
-    fn holds(&self, _: u32, block: u32, _: u32) -> bool {
-        self.set.contains(block)
-    }
-
-    fn count(&self, plane: u32) -> usize {
-        self.set.members[plane as usize].len()
     }
 }

@@ -123,3 +123,27 @@ impl FullSet {
         self.pos[block as usize] != NONE
     }
 }
+
+/// The membership methods of a [`VictimPolicy`](super::VictimPolicy) whose candidates are
+/// every full block, kept in a [`FullSet`] field named `set`: `on_full`, `remove`, `holds`,
+/// `count` (used inside the policy's `impl VictimPolicy` block).
+macro_rules! full_set_membership {
+    () => {
+        fn on_full(&mut self, plane: u32, block: u32, _: u32) {
+            self.set.insert(plane, block);
+        }
+
+        fn remove(&mut self, plane: u32, block: u32, _: u32) {
+            self.set.remove(plane, block);
+        }
+
+        fn holds(&self, _: u32, block: u32, _: u32) -> bool {
+            self.set.contains(block)
+        }
+
+        fn count(&self, plane: u32) -> usize {
+            self.set.members[plane as usize].len()
+        }
+    };
+}
+pub(super) use full_set_membership;
