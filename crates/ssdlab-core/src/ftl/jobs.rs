@@ -291,6 +291,7 @@ impl Ftl {
                 blocks: &self.blocks,
                 shape: &region.wear_shape,
                 plane,
+                after_gc: false,
             };
             region.wear.on_gc_scan(&ctx);
         }
@@ -656,6 +657,7 @@ impl Ftl {
         };
         let plane = self.geo.plane_of_block(block);
         let r = self.blocks.region[b] as usize;
+        let after_gc = self.jobs.get(job).kind == JobKind::Gc;
         self.ps[self.blocks.rp[b] as usize].erasing -= 1;
         let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
         if op.fails() {
@@ -673,6 +675,7 @@ impl Ftl {
                     blocks: &self.blocks,
                     shape: &region.wear_shape,
                     plane,
+                    after_gc,
                 };
                 region.wear.on_erase(block, &ctx)
             };

@@ -114,6 +114,7 @@ impl Region {
             blocks_per_plane: g.blocks_per_plane,
             first_index: r.first_index,
             region_blocks_per_plane: r.blocks_per_plane,
+            units_per_block: r.units_per_block,
             seed: cfg.seed,
         };
         // Wear leveling evens the data region's wear; a cache turns over by itself.

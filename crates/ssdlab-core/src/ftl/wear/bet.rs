@@ -161,6 +161,7 @@ mod tests {
             blocks_per_plane: 4,
             first_index: 0,
             region_blocks_per_plane: 4,
+            units_per_block: 4,
             seed: 1,
         };
         let p = Params {
@@ -180,6 +181,7 @@ mod tests {
                 blocks,
                 shape: &shape,
                 plane: 0,
+                after_gc: true,
             };
             bet.on_erase(b, &ctx)
         };
@@ -210,6 +212,7 @@ mod tests {
             blocks: &blocks,
             shape: &shape,
             plane: 0,
+            after_gc: true,
         };
         // Blocks 0, 1, 2 flagged; erases keep coming: the next search for a cold block
         // passes the retired block's set, flags it, and the interval ends.

@@ -18,6 +18,10 @@ super::registry::policy_registry! {
     runtime WearLeveler: WearPolicy(WearShape);
     "none" => None(none::NoWearLeveling),
     "bet" => Bet(bet::Bet),
+    "dual-pool" => DualPool(dual_pool::DualPool),
+    "adaptive" => Adaptive(adaptive::Adaptive),
+    "pet" => Pet(pet::Pet),
+    "epet" => Epet(epet::Epet),
 }
 
 /// What a wear leveler asks the FTL to do after an erase.
@@ -41,6 +45,8 @@ pub struct WearShape {
     pub blocks_per_plane: u32,
     pub first_index: u32,
     pub region_blocks_per_plane: u32,
+    /// Units (mapping units) a block of the region holds.
+    pub units_per_block: u32,
     /// Seed stream of the policy's randomness.
     pub seed: u64,
 }
@@ -63,12 +69,34 @@ pub struct WearCtx<'a> {
     pub shape: &'a WearShape,
     /// Plane of the event (a migration stays within it).
     pub plane: u32,
+    /// `on_erase`: the erase ended a GC job (not a wear-leveling migration or a retirement).
+    pub after_gc: bool,
 }
 
 impl WearCtx<'_> {
     /// Whether `block` can be migrated now: a full block with data, not being collected.
     pub fn migratable(&self, block: u32) -> bool {
         self.blocks.state[block as usize] == BlockState::Full
+    }
+
+    /// The migratable block of `ctx.plane` with the fewest erases (ties: lower id),
+    /// skipping `except`.
+    pub fn least_worn(&self, except: u32) -> Option<u32> {
+        self.shape
+            .plane_blocks(self.plane)
+            .filter(|&b| b != except && self.migratable(b))
+            .min_by_key(|&b| (self.blocks.erase_count[b as usize], b))
+    }
+
+    /// Invalid units of `block` (programmed units no longer mapped); 0 unless full.
+    pub fn invalid_units(&self, block: u32) -> u32 {
+        let b = block as usize;
+        match self.blocks.state[b] {
+            BlockState::Full | BlockState::Victim => {
+                self.shape.units_per_block - self.blocks.valid_units[b]
+            }
+            _ => 0,
+        }
     }
 }
 
@@ -98,5 +126,75 @@ impl WearLeveler {
     #[inline]
     pub fn is_none(&self) -> bool {
         matches!(self, WearLeveler::None(_))
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests_util {
+    use super::{WearCtx, WearShape};
+    use crate::config::CellMode;
+    use crate::flash::{BlockState, BlockTable};
+
+    /// One plane of `n` full blocks of 8 units.
+    pub fn setup(n: u32) -> (WearShape, BlockTable) {
+        let shape = WearShape {
+            region: 0,
+            planes: 1,
+            blocks_per_plane: n,
+            first_index: 0,
+            region_blocks_per_plane: n,
+            units_per_block: 8,
+            seed: 1,
+        };
+        let mut blocks = BlockTable::new(n, CellMode::Tlc);
+        blocks.state.fill(BlockState::Full);
+        blocks.valid_units.fill(8);
+        (shape, blocks)
+    }
+
+    pub fn ctx<'a>(blocks: &'a BlockTable, shape: &'a WearShape, after_gc: bool) -> WearCtx<'a> {
+        WearCtx {
+            blocks,
+            shape,
+            plane: 0,
+            after_gc,
+        }
+    }
+}
+
+/// Share of recent erases that hit hot blocks, over a window that halves both counts when
+/// it fills (so the share follows the workload; PET and EPET compare it with TH).
+#[derive(Clone, Debug)]
+pub struct HotShare {
+    hot: u64,
+    total: u64,
+    window: u64,
+}
+
+impl HotShare {
+    pub fn new(window: u64) -> HotShare {
+        HotShare {
+            hot: 0,
+            total: 0,
+            window: window.max(2),
+        }
+    }
+
+    pub fn count(&mut self, hot: bool) {
+        self.hot += hot as u64;
+        self.total += 1;
+        if self.total >= self.window {
+            self.hot /= 2;
+            self.total /= 2;
+        }
+    }
+
+    /// Hot erases as a percentage of the window's erases (0 before any).
+    pub fn percent(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            100.0 * self.hot as f64 / self.total as f64
+        }
     }
 }
