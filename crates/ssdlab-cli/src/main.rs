@@ -4,6 +4,7 @@
 mod bench;
 mod op_advise;
 mod output;
+mod overrides;
 mod progress;
 mod reproduce;
 
@@ -43,6 +44,10 @@ enum Command {
         /// (overrides `workload.skip_bad_lines`).
         #[arg(long)]
         skip_bad_lines: Option<u64>,
+        /// Override a config key: `--set ftl.gc_soft_free_blocks=8`, `--set
+        /// 'ftl.gc={ policy = "d-choices" }'` (TOML value, or a bare string); repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
     /// Validate or print configurations.
     Config {
@@ -78,7 +83,8 @@ fn main() {
             seed,
             quiet,
             skip_bad_lines,
-        } => cmd_run(&config, out, seed, quiet, skip_bad_lines),
+            sets,
+        } => cmd_run(&config, out, seed, quiet, skip_bad_lines, &sets),
         Command::Config {
             action: ConfigAction::Check { file },
         } => cmd_check(&file),
@@ -135,8 +141,9 @@ fn cmd_run(
     seed: Option<u64>,
     quiet: bool,
     skip_bad_lines: Option<u64>,
+    sets: &[String],
 ) -> Result<()> {
-    let mut cfg = load(path)?;
+    let mut cfg = overrides::load(path, sets)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
@@ -151,6 +158,13 @@ fn cmd_run(
     }
     let out =
         out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
+    // Everything that can fail cheaply fails before the simulation starts.
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let probe = out.join(".ssdlab-write-test");
+    std::fs::write(&probe, b"")
+        .with_context(|| format!("output directory {} is not writable", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
     let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
     sim.base_dir = path.parent().map(Path::to_path_buf);
     let mut bar = progress::Bar::new(quiet);

@@ -247,8 +247,10 @@ pub fn summary(r: &Results) -> String {
     let n = &r.nand;
     let _ = writeln!(
         s,
-        "NAND: reads {} (gc {}), programs {} (gc {}), erases {}; WAF {:.3}; GC victims {}, copied units {}",
-        n.reads.total, n.reads.gc, n.programs.total, n.programs.gc, n.erases.total, r.waf, r.gc.invocations, r.gc.copied_units
+        "NAND pages: reads {} (gc {}), programs {} (gc {}); block erases {}; WAF {}; GC victims {}, copied units {}",
+        n.reads.total, n.reads.gc, n.programs.total, n.programs.gc, n.erases.total,
+        if r.host.counters.write_units == 0 { "n/a (no host writes)".to_string() } else { format!("{:.3}", r.waf) },
+        r.gc.invocations, r.gc.copied_units
     );
     let w = &r.wear;
     let _ = writeln!(
