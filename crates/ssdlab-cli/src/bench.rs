@@ -75,6 +75,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
 
     // 2. Preconditioning the Table-1 device.
     let mut cfg = parse(TABLE1, "configs/ssr-table1.toml")?;
+    // The same work as the figure has always measured: no suspension of any kind (the
+    // preset turns program suspend on for `reproduce ssr`).
+    cfg.scheduler.program_suspend = false;
     cfg.device.geometry.blocks_per_plane =
         (cfg.device.geometry.blocks_per_plane / a.table1_scale.max(1)).max(32);
     if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {

@@ -2,6 +2,7 @@
 //! `ssdlab-core`, writes output files and draws progress. No simulation logic lives here.
 
 mod bench;
+mod compare;
 mod op_advise;
 mod output;
 mod overrides;
@@ -58,6 +59,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Re-run a paper's experiment (tables, CSV, plot).
     Reproduce(reproduce::Args),
+    /// Numeric differences between two runs' results.json, with the relative change.
+    Compare(compare::Args),
     /// Smallest over-provisioning meeting a WAF, throughput or time requirement (model + simulation).
     OpAdvise(op_advise::Args),
 }
@@ -94,6 +97,7 @@ fn main() {
         Command::Bench(args) => bench::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::OpAdvise(args) => op_advise::run(&args),
+        Command::Compare(args) => compare::run(&args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
