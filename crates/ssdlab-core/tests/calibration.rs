@@ -6,7 +6,10 @@ use ssdlab_core::{run, Config, NoProgress};
 
 #[test]
 fn nvme_preset_matches_the_papers_drive_within_2x() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/nvme-pcie3-tlc.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/nvme-pcie3-tlc.toml"
+    );
     let c = Config::from_file(std::path::Path::new(path)).unwrap();
     let r = run(c, &mut NoProgress).unwrap();
     let read = &r.latency_ns.as_ref().unwrap().read;

@@ -4,6 +4,7 @@
 
 pub mod op;
 pub mod ssr;
+pub mod wl;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -22,11 +23,15 @@ pub enum Reproduce {
     /// Spec 01: erase suspend/resume policies (none, ies, des, ssr-static, ssr-dynamic) on
     /// the preconditioned Table-1 device, 4 KiB random 70/30 and TPC-C-like, tail latency.
     Ssr(ssr::SsrArgs),
+    /// Spec 03: wear leveling (GA, DP, BET, Adaptive, PET, EPET) on the Table-2 device and
+    /// the normal-distribution traces, to device failure: lifetime, migrations, spread.
+    Wl(wl::WlArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
     match &args.experiment {
         Reproduce::Op(a) => op::run(a),
         Reproduce::Ssr(a) => ssr::run(a),
+        Reproduce::Wl(a) => wl::run(a),
     }
 }

@@ -1,0 +1,498 @@
+//! Spec 03: wear leveling and lifetime on the Table-2 device (`ssdlab reproduce wl`,
+//! docs/reproduce-wl.md). Every algorithm and TH runs on every trace until the device
+//! fails; figures are also given as ratios to GA on the same trace (the paper's seconds
+//! come from a clock it does not describe).
+
+use crate::{ExperimentError, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use ssdlab_core::{Config, NoProgress, RunStatus, Simulation};
+use std::time::Instant;
+
+pub const TABLE2_TOML: &str = include_str!("../../../configs/wl-table2.toml");
+
+/// One algorithm setting: a wear-leveling table and an allocation policy.
+#[derive(Clone, Debug, Serialize)]
+pub struct WlAlgo {
+    pub name: &'static str,
+    /// TH in percent (PET, EPET).
+    pub th: Option<u32>,
+    /// `[ftl] wear_leveling = …` (inline TOML table).
+    pub wear: String,
+    pub allocation: &'static str,
+}
+
+impl WlAlgo {
+    pub fn label(&self) -> String {
+        match self.th {
+            Some(t) => format!("{}-TH{t}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// The paper's set: GA, DP, BET, Adaptive, PET-TH 90/95/97, EPET-TH 90/95/97/98/99, with
+/// the paper's allocation (min-erase for EPET, FIFO for the others) unless `allocation`
+/// names one for all.
+pub fn paper_algorithms(allocation: Option<&'static str>) -> Vec<WlAlgo> {
+    let a = |own: &'static str| allocation.unwrap_or(own);
+    let simple = |name, policy: &str| WlAlgo {
+        name,
+        th: None,
+        wear: format!("{{ policy = \"{policy}\" }}"),
+        allocation: a("fifo"),
+    };
+    let mut v = vec![
+        simple("GA", "none"),
+        simple("DP", "dual-pool"),
+        simple("BET", "bet"),
+        simple("Adaptive", "adaptive"),
+    ];
+    for th in [90, 95, 97] {
+        v.push(WlAlgo {
+            name: "PET",
+            th: Some(th),
+            wear: format!("{{ policy = \"pet\", th_percent = {th} }}"),
+            allocation: a("fifo"),
+        });
+    }
+    for th in [90, 95, 97, 98, 99] {
+        v.push(WlAlgo {
+            name: "EPET",
+            th: Some(th),
+            wear: format!("{{ policy = \"epet\", th_percent = {th} }}"),
+            allocation: a("min-erase"),
+        });
+    }
+    v
+}
+
+/// Trace `t` (1, 2, 3): hot share of the address space and of the writes, in percent.
+pub fn trace_shares(t: u32) -> Option<(u32, u32)> {
+    match t {
+        1 => Some((15, 85)),
+        2 => Some((25, 75)),
+        3 => Some((35, 65)),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct WlParams {
+    pub algorithms: Vec<WlAlgo>,
+    pub traces: Vec<u32>,
+    /// P/E cycles a block endures (10^3 for the paper's lifetime runs; Table 2 says 10^4).
+    pub endurance: u32,
+    /// Divide the blocks (and the GC threshold) by this, for quick runs.
+    pub scale: u32,
+    pub seed: Option<u64>,
+}
+
+impl WlParams {
+    pub fn paper() -> WlParams {
+        WlParams {
+            algorithms: paper_algorithms(None),
+            traces: vec![1, 2, 3],
+            endurance: 1000,
+            scale: 1,
+            seed: None,
+        }
+    }
+
+    /// The config of one run, from the preset's text (so the policies are named as a user
+    /// names them).
+    pub fn config(&self, algo: &WlAlgo, trace: u32) -> Result<Config> {
+        let (hot_space, hot_io) = trace_shares(trace).ok_or_else(|| {
+            ExperimentError::invalid("traces", format!("trace {trace}: expected 1, 2 or 3"))
+        })?;
+        if self.scale == 0 || self.endurance == 0 {
+            return Err(ExperimentError::invalid("scale/endurance", "must be >= 1"));
+        }
+        let blocks = (2048 / self.scale).max(64);
+        let soft = (blocks * 5).div_ceil(100);
+        let mut text = String::new();
+        for line in TABLE2_TOML.lines() {
+            let key = line.split('=').next().unwrap_or("").trim();
+            let l = match key {
+                "wear_leveling" => format!("wear_leveling = {}", algo.wear),
+                "allocation" => format!("allocation = {{ policy = \"{}\" }}", algo.allocation),
+                "endurance_pe_cycles" => format!("endurance_pe_cycles = {}", self.endurance),
+                "blocks_per_plane" => format!("blocks_per_plane = {blocks}"),
+                "gc_soft_free_blocks" => format!("gc_soft_free_blocks = {soft}"),
+                "hot_space_percent" => format!("hot_space_percent = {hot_space}.0"),
+                "hot_io_percent" => format!("hot_io_percent = {hot_io}.0"),
+                // Until the device fails: far more writes than its endurance allows.
+                "requests" => "requests = 100000000000".to_string(),
+                _ => line.to_string(),
+            };
+            text.push_str(&l);
+            text.push('\n');
+        }
+        let mut c =
+            Config::from_toml_str(&text, &format!("configs/wl-table2.toml ({})", algo.label()))
+                .map_err(|e| {
+                    ExperimentError::invalid("algorithm", format!("{}: {e}", algo.label()))
+                })?;
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        Ok(c)
+    }
+}
+
+/// One run to failure.
+#[derive(Clone, Debug, Serialize)]
+pub struct WlRun {
+    pub algorithm: String,
+    pub th: Option<u32>,
+    pub trace: u32,
+    pub allocation: &'static str,
+    pub first_bad_s: f64,
+    pub first_bad_host_writes: u64,
+    pub failure_s: f64,
+    pub failure_host_writes: u64,
+    /// (failure − first bad) / failure time, in percent.
+    pub gap_pct: f64,
+    /// Valid pages moved by GC and wear leveling (NAND programs of both causes).
+    pub page_migrations: u64,
+    /// Of which by wear leveling.
+    pub wl_page_migrations: u64,
+    pub erase_stddev: f64,
+    /// Simulated time per host write (the functional mode's serial clock).
+    pub avg_response_ns: f64,
+    pub waf: f64,
+    pub wall_s: f64,
+    /// Erase count of every block at failure (for the distribution plot).
+    #[serde(skip)]
+    pub erase_counts: Vec<u32>,
+}
+
+impl WlRun {
+    /// Page migrations per host write up to the failure (runs end at different host
+    /// writes, so overheads compare per write).
+    pub fn migrations_per_host_write(&self) -> f64 {
+        self.page_migrations as f64 / self.failure_host_writes.max(1) as f64
+    }
+}
+
+/// Run one algorithm on one trace to failure.
+pub fn run_one(p: &WlParams, algo: &WlAlgo, trace: u32) -> Result<WlRun> {
+    let t = Instant::now();
+    let mut sim = Simulation::new(p.config(algo, trace)?)?;
+    sim.precondition(&mut NoProgress)?;
+    let r = sim.run_workload(&mut NoProgress)?;
+    let label = algo.label();
+    let (Some(fb), Some(f)) = (&r.lifetime.first_bad_block, &r.lifetime.failure) else {
+        return Err(ExperimentError::invalid(
+            "requests",
+            format!("{label} trace {trace}: the device did not fail"),
+        ));
+    };
+    if r.status != RunStatus::WornOut {
+        return Err(ExperimentError::invalid(
+            "status",
+            format!("{label}: run ended without wearing out"),
+        ));
+    }
+    let s = |ns: u64| ns as f64 / 1e9;
+    Ok(WlRun {
+        algorithm: label,
+        th: algo.th,
+        trace,
+        allocation: algo.allocation,
+        first_bad_s: s(fb.sim_ns),
+        first_bad_host_writes: fb.host_write_units,
+        failure_s: s(f.sim_ns),
+        failure_host_writes: f.host_write_units,
+        gap_pct: 100.0 * (f.sim_ns - fb.sim_ns.min(f.sim_ns)) as f64 / f.sim_ns.max(1) as f64,
+        page_migrations: r.nand.programs.gc + r.nand.programs.wear_leveling,
+        wl_page_migrations: r.nand.programs.wear_leveling,
+        erase_stddev: r.wear.erase_count_stddev,
+        avg_response_ns: r.host.sim_time_ns as f64 / r.host.counters.write_units.max(1) as f64,
+        waf: r.waf,
+        wall_s: t.elapsed().as_secs_f64(),
+        erase_counts: sim.ftl.blocks.erase_count.clone(),
+    })
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WlReport {
+    pub endurance: u32,
+    pub blocks: u32,
+    pub runs: Vec<WlRun>,
+    pub wall_s: f64,
+}
+
+/// Every algorithm on every trace, in parallel (rayon's pool); rows in (trace, algorithm)
+/// order.
+pub fn run(p: &WlParams, on_run: &(dyn Fn(&WlRun) + Sync)) -> Result<WlReport> {
+    let t = Instant::now();
+    // Bad names fail before any long work.
+    for a in &p.algorithms {
+        for &tr in &p.traces {
+            p.config(a, tr)?;
+        }
+    }
+    let jobs: Vec<(u32, &WlAlgo)> = p
+        .traces
+        .iter()
+        .flat_map(|&tr| p.algorithms.iter().map(move |a| (tr, a)))
+        .collect();
+    let runs = jobs
+        .par_iter()
+        .map(|&(tr, a)| {
+            let r = run_one(p, a, tr)?;
+            on_run(&r);
+            Ok(r)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(WlReport {
+        endurance: p.endurance,
+        blocks: (2048 / p.scale.max(1)).max(64),
+        runs,
+        wall_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+pub const CSV_HEADER: &str = "algorithm,th,trace,allocation,first_bad_s,first_bad_host_writes,failure_s,failure_host_writes,gap_pct,page_migrations,erase_stddev,avg_response_ns,first_bad_s_vs_ga,failure_s_vs_ga,page_migrations_per_write_vs_ga,erase_stddev_vs_ga,avg_response_ns_vs_ga,wl_page_migrations";
+
+impl WlReport {
+    /// GA's run on `trace`.
+    pub fn ga(&self, trace: u32) -> Option<&WlRun> {
+        self.runs
+            .iter()
+            .find(|r| r.trace == trace && r.algorithm == "GA")
+    }
+
+    pub fn find(&self, algorithm: &str, trace: u32) -> Option<&WlRun> {
+        self.runs
+            .iter()
+            .find(|r| r.trace == trace && r.algorithm == algorithm)
+    }
+
+    /// `r`'s figures over GA's on the same trace (NaN without a GA run).
+    pub fn ratios(&self, r: &WlRun) -> [f64; 5] {
+        let Some(g) = self.ga(r.trace) else {
+            return [f64::NAN; 5];
+        };
+        let q = |a: f64, b: f64| if b == 0.0 { f64::NAN } else { a / b };
+        [
+            q(r.first_bad_s, g.first_bad_s),
+            q(r.failure_s, g.failure_s),
+            q(r.migrations_per_host_write(), g.migrations_per_host_write()),
+            q(r.erase_stddev, g.erase_stddev),
+            q(r.avg_response_ns, g.avg_response_ns),
+        ]
+    }
+
+    pub fn csv(&self) -> String {
+        let mut s = String::from(CSV_HEADER);
+        s.push('\n');
+        for r in &self.runs {
+            let x = self.ratios(r);
+            s += &format!(
+                "{},{},{},{},{:.3},{},{:.3},{},{:.3},{},{:.3},{:.1},{:.4},{:.4},{:.4},{:.4},{:.4},{}\n",
+                r.algorithm,
+                r.th.map_or(String::new(), |t| t.to_string()),
+                r.trace,
+                r.allocation,
+                r.first_bad_s,
+                r.first_bad_host_writes,
+                r.failure_s,
+                r.failure_host_writes,
+                r.gap_pct,
+                r.page_migrations,
+                r.erase_stddev,
+                r.avg_response_ns,
+                x[0],
+                x[1],
+                x[2],
+                x[3],
+                x[4],
+                r.wl_page_migrations
+            );
+        }
+        s
+    }
+
+    /// Table 4's layout per trace, each figure with its ratio to GA.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let mut traces: Vec<u32> = self.runs.iter().map(|r| r.trace).collect();
+        traces.dedup();
+        for t in traces {
+            let (h, c) = trace_shares(t).unwrap_or((0, 0));
+            s += &format!("\n### Trace {t} (central {h} % of addresses get {c} % of writes)\n\n");
+            s += "| algorithm | alloc | first bad s (× GA) | failure s (× GA) | gap % | page migrations (per host write × GA) | of which WL | erase stddev (× GA) | avg response µs (× GA) | WAF |\n";
+            s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+            for r in self.runs.iter().filter(|r| r.trace == t) {
+                let x = self.ratios(r);
+                s += &format!(
+                    "| {} | {} | {:.0} ({:.2}) | {:.0} ({:.2}) | {:.2} | {} ({:.2}) | {} | {:.1} ({:.2}) | {:.0} ({:.2}) | {:.2} |\n",
+                    r.algorithm,
+                    r.allocation,
+                    r.first_bad_s,
+                    x[0],
+                    r.failure_s,
+                    x[1],
+                    r.gap_pct,
+                    r.page_migrations,
+                    x[2],
+                    r.wl_page_migrations,
+                    r.erase_stddev,
+                    x[3],
+                    r.avg_response_ns / 1e3,
+                    x[4],
+                    r.waf
+                );
+            }
+        }
+        s
+    }
+
+    /// The paper's expected shape (issue 10, item 7), per trace: each check with the
+    /// numbers and whether it holds ("not run" when an algorithm is missing).
+    pub fn shape(&self) -> Vec<(u32, String, Option<bool>, String)> {
+        let mut out = Vec::new();
+        let mut traces: Vec<u32> = self.runs.iter().map(|r| r.trace).collect();
+        traces.dedup();
+        for t in traces {
+            let get = |a: &str| self.find(a, t);
+            let fb = |a: &str| get(a).map(|r| r.first_bad_s);
+            let mut add = |name: &str, ok: Option<bool>, detail: String| {
+                out.push((t, name.to_string(), ok, detail))
+            };
+            let ga = get("GA");
+            // 1. EPET-TH90 first bad and lifetime >= 3x GA (paper 5.2x and 4.4x).
+            match (ga, get("EPET-TH90")) {
+                (Some(g), Some(e)) => {
+                    let (a, b) = (e.first_bad_s / g.first_bad_s, e.failure_s / g.failure_s);
+                    add(
+                        "EPET-TH90 first bad and lifetime >= 3x GA (paper 5.2x, 4.4x)",
+                        Some(a >= 3.0 && b >= 3.0),
+                        format!("{a:.2}x, {b:.2}x"),
+                    );
+                }
+                _ => add("EPET-TH90 vs GA", None, "not run".into()),
+            }
+            // 2. EPET > PET at each TH for first bad.
+            let pairs: Vec<(u32, f64, f64)> = [90, 95, 97]
+                .iter()
+                .filter_map(|th| {
+                    Some((
+                        *th,
+                        fb(&format!("EPET-TH{th}"))?,
+                        fb(&format!("PET-TH{th}"))?,
+                    ))
+                })
+                .collect();
+            add(
+                "EPET > PET first bad at each TH",
+                (!pairs.is_empty()).then(|| pairs.iter().all(|p| p.1 > p.2)),
+                pairs
+                    .iter()
+                    .map(|p| format!("TH{}: {:.0} vs {:.0} s", p.0, p.1, p.2))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+            // 3. BET: most migrations (per host write), >= 3x any EPET, lowest stddev.
+            if let Some(b) = get("BET") {
+                let rows: Vec<&WlRun> = self.runs.iter().filter(|r| r.trace == t).collect();
+                let m = |r: &WlRun| r.migrations_per_host_write();
+                let most = rows.iter().all(|r| m(r) <= m(b));
+                let epet_max = rows
+                    .iter()
+                    .filter(|r| r.algorithm.starts_with("EPET"))
+                    .map(|r| m(r))
+                    .fold(0.0, f64::max);
+                let lowest = rows.iter().all(|r| r.erase_stddev >= b.erase_stddev);
+                add(
+                    "BET has the most page migrations per host write, >= 3x any EPET",
+                    Some(most && m(b) >= 3.0 * epet_max),
+                    format!("BET {:.3} vs max EPET {epet_max:.3}", m(b)),
+                );
+                add(
+                    "BET has the lowest erase-count stddev",
+                    Some(lowest),
+                    format!(
+                        "BET {:.1}; lowest {:.1}",
+                        b.erase_stddev,
+                        rows.iter()
+                            .map(|r| r.erase_stddev)
+                            .fold(f64::INFINITY, f64::min)
+                    ),
+                );
+            } else {
+                add("BET migrations and stddev", None, "not run".into());
+            }
+            // 4. EPET migrations fall strictly with TH; first bad falls slowly.
+            let epet: Vec<&WlRun> = [90, 95, 97, 98, 99]
+                .iter()
+                .filter_map(|th| get(&format!("EPET-TH{th}")))
+                .collect();
+            if epet.len() >= 2 {
+                let falls = epet
+                    .windows(2)
+                    .all(|w| w[1].wl_page_migrations < w[0].wl_page_migrations);
+                add(
+                    "EPET's wear-leveling migrations fall strictly as TH rises",
+                    Some(falls),
+                    epet.iter()
+                        .map(|r| r.wl_page_migrations.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" > "),
+                );
+                let (a, b) = (epet[0].first_bad_s, epet[epet.len() - 1].first_bad_s);
+                add(
+                    "EPET first bad falls slowly with TH (last >= 80 % of TH90's)",
+                    Some(b <= a * 1.05 && b >= 0.8 * a),
+                    format!("{a:.0} -> {b:.0} s"),
+                );
+            } else {
+                add("EPET TH trend", None, "not run".into());
+            }
+            // 5. PET more TH-sensitive than EPET (TH90 -> TH97).
+            match (
+                fb("PET-TH90"),
+                fb("PET-TH97"),
+                fb("EPET-TH90"),
+                fb("EPET-TH97"),
+            ) {
+                (Some(p0), Some(p1), Some(e0), Some(e1)) => {
+                    let (dp, de) = ((p0 - p1) / p0, (e0 - e1) / e0);
+                    add(
+                        "PET first bad more TH-sensitive than EPET's (TH90 -> 97)",
+                        Some(dp > de),
+                        format!("PET -{:.1} %, EPET -{:.1} %", 100.0 * dp, 100.0 * de),
+                    );
+                }
+                _ => add("PET vs EPET TH sensitivity", None, "not run".into()),
+            }
+            // 6. EPET gap <= 1 % of lifetime (PET's 14-28 % in the paper).
+            let gaps: Vec<String> = epet.iter().map(|r| format!("{:.2}", r.gap_pct)).collect();
+            let pet_gaps: Vec<String> = [90, 95, 97]
+                .iter()
+                .filter_map(|th| get(&format!("PET-TH{th}")))
+                .map(|r| format!("{:.1}", r.gap_pct))
+                .collect();
+            add(
+                "EPET gap <= 1 % of lifetime (PET's for comparison)",
+                (!epet.is_empty()).then(|| epet.iter().all(|r| r.gap_pct <= 1.0)),
+                format!("EPET {} %; PET {} %", gaps.join(", "), pet_gaps.join(", ")),
+            );
+            // 7. DP ~ GA (first bad within 10 %).
+            match (ga, get("DP")) {
+                (Some(g), Some(d)) => {
+                    let x = d.first_bad_s / g.first_bad_s;
+                    add(
+                        "DP ≈ GA (first bad within 10 %)",
+                        Some((0.9..=1.1).contains(&x)),
+                        format!("{x:.2}x"),
+                    );
+                }
+                _ => add("DP vs GA", None, "not run".into()),
+            }
+        }
+        out
+    }
+}
