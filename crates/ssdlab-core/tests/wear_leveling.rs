@@ -10,7 +10,7 @@ fn device(wear: &str, allocation: &str, integrity: bool) -> Config {
         .replace("blocks_per_plane = 2048", "blocks_per_plane = 256")
         .replace("gc_soft_free_blocks = 102", "gc_soft_free_blocks = 13")
         .replace("endurance_pe_cycles = 10000", "endurance_pe_cycles = 150")
-        .replace("requests = 10000000", "requests = 1000000000")
+        .replace("requests = 10000000", "until = \"failure\"")
         .replace(
             "wear_leveling = { policy = \"none\" }",
             &format!("wear_leveling = {wear}"),
@@ -78,6 +78,7 @@ fn min_erase_allocation_evens_wear_and_closes_the_gap() {
     let spread = |allocation: &str| {
         let mut c = device(GA, allocation, false);
         if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut c.workload {
+            s.until = ssdlab_workload::synthetic::Until::Limits;
             s.requests = 300_000;
         }
         let r = ssdlab_core::run(c, &mut NoProgress).unwrap();

@@ -121,8 +121,7 @@ impl WlParams {
                 "gc_soft_free_blocks" => format!("gc_soft_free_blocks = {soft}"),
                 "hot_space_percent" => format!("hot_space_percent = {hot_space}.0"),
                 "hot_io_percent" => format!("hot_io_percent = {hot_io}.0"),
-                // Until the device fails: far more writes than its endurance allows.
-                "requests" => "requests = 100000000000".to_string(),
+                "requests" => "until = \"failure\"".to_string(),
                 _ => line.to_string(),
             };
             text.push_str(&l);

@@ -71,6 +71,20 @@ pub struct SyntheticConfig {
     pub duration_ns: u64,
     /// Open loop: mean arrival rate per flow (Poisson arrivals). 0 = closed loop.
     pub open_loop_iops: f64,
+    /// `"limits"` (default): stop at `requests` / `total_bytes` / `duration_ns`;
+    /// `"failure"`: ignore them and write until the device wears out (lifetime runs).
+    pub until: Until,
+}
+
+/// When a synthetic workload ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Until {
+    /// At the first of the configured limits.
+    #[default]
+    Limits,
+    /// When the device can no longer serve writes (the run's status is `worn_out`).
+    Failure,
 }
 
 impl Default for SyntheticConfig {
@@ -95,6 +109,7 @@ impl Default for SyntheticConfig {
             total_bytes: 0,
             duration_ns: 0,
             open_loop_iops: 0.0,
+            until: Until::Limits,
         }
     }
 }
@@ -258,7 +273,14 @@ impl Plan {
         if c.open_loop_iops < 0.0 || c.open_loop_iops.is_nan() {
             return Err(bad("open_loop_iops", "must be >= 0"));
         }
-        if c.requests == 0 && c.total_bytes == 0 && c.duration_ns == 0 {
+        let to_failure = c.until == Until::Failure;
+        if to_failure && c.read_percent + c.trim_percent >= 100.0 {
+            return Err(bad(
+                "until",
+                "\"failure\" needs writes (read_percent + trim_percent < 100), or the run never ends",
+            ));
+        }
+        if !to_failure && c.requests == 0 && c.total_bytes == 0 && c.duration_ns == 0 {
             return Err(bad(
                 "requests",
                 "set at least one of requests, total_bytes, duration_ns",
@@ -299,8 +321,8 @@ impl Plan {
             hot_io,
             normal_centre,
             normal_sigma,
-            requests: c.requests,
-            total_bytes: c.total_bytes,
+            requests: if to_failure { 0 } else { c.requests },
+            total_bytes: if to_failure { 0 } else { c.total_bytes },
             open_loop_iops: c.open_loop_iops,
         })
     }
@@ -436,7 +458,7 @@ pub fn build(c: &SyntheticConfig, ctx: &WorkloadContext) -> Result<Workload, Wor
     }
     Ok(Workload {
         flows,
-        duration_ns: (c.duration_ns > 0).then_some(c.duration_ns),
+        duration_ns: (c.duration_ns > 0 && c.until == Until::Limits).then_some(c.duration_ns),
         stats: WorkloadStats::default(),
     })
 }
@@ -461,6 +483,28 @@ mod tests {
             out.push(r);
         }
         out
+    }
+
+    #[test]
+    fn until_failure_ignores_limits_and_needs_writes() {
+        let c = SyntheticConfig {
+            requests: 5,
+            duration_ns: 1000,
+            read_percent: 50.0,
+            until: Until::Failure,
+            ..Default::default()
+        };
+        let mut w = build(&c, &ctx()).unwrap();
+        assert_eq!(w.duration_ns, None);
+        for _ in 0..1000 {
+            assert!(w.flows[0].source.next_request().unwrap().is_some());
+        }
+        let reads_only = SyntheticConfig {
+            read_percent: 100.0,
+            ..c
+        };
+        let e = build(&reads_only, &ctx()).err().unwrap();
+        assert!(e.to_string().contains("until"), "{e}");
     }
 
     #[test]
