@@ -8,6 +8,7 @@ mod output;
 mod overrides;
 mod progress;
 mod reproduce;
+mod sweep;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -61,6 +62,9 @@ enum Command {
     Reproduce(reproduce::Args),
     /// Numeric differences between two runs' results.json, with the relative change.
     Compare(compare::Args),
+    /// Run the cartesian product of `--grid key=v1,v2,…` in parallel; one row per point in
+    /// sweep.csv (resumable).
+    Sweep(sweep::Args),
     /// Smallest over-provisioning meeting a WAF, throughput or time requirement (model + simulation).
     OpAdvise(op_advise::Args),
 }
@@ -98,6 +102,7 @@ fn main() {
         Command::Reproduce(args) => reproduce::run(&args),
         Command::OpAdvise(args) => op_advise::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -307,3 +307,46 @@ fn fio_workload_end_to_end() {
     assert!(err.contains("job.fio") && err.contains("verify"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sweep_runs_the_grid_once_and_resumes() {
+    let dir = temp_dir("sweep");
+    let cfg = dir.join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    let out_dir = dir.join("out");
+    let sweep = || {
+        let out = ssdlab()
+            .arg("sweep")
+            .arg(&cfg)
+            .args(["--grid", "ftl.gc_soft_free_blocks=3,4", "--grid"])
+            .arg(r#"ftl.gc={ policy = "greedy" },{ policy = "fifo" }"#)
+            .args(["--set", "workload.requests=500", "--quiet", "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(out_dir.join("sweep.csv")).unwrap()
+    };
+    let first = sweep();
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 5, "{first}");
+    assert!(lines[0].starts_with("point,ftl.gc_soft_free_blocks,ftl.gc,status,requests,"));
+    assert!(
+        lines[4].starts_with(r#"3,4,"{ policy = ""fifo"" }",completed,500,"#),
+        "{first}"
+    );
+    let stamp = |i: u32| {
+        std::fs::metadata(out_dir.join(format!("points/{i}/results.json")))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let before = stamp(3);
+    // A second run reuses every finished point and writes the same table.
+    assert_eq!(sweep(), first);
+    assert_eq!(stamp(3), before);
+}
