@@ -187,3 +187,40 @@ fn invariant_checker_catches_broken_state() {
     let e = ftl.check_invariants().unwrap_err();
     assert!(e.contains("holds") || e.contains("pool"), "{e}");
 }
+
+/// With one block of reserve (soft 2, hard 1), the next victim's copies can need a block
+/// before the previous victim's erase has finished: GC waits for the erase instead of
+/// declaring the device full (it used to fail in timed mode only).
+#[test]
+fn gc_copies_wait_for_an_erase_under_way() {
+    let text = r#"
+seed = 5
+mode = "timed"
+[device]
+over_provisioning_ratio = 0.3
+[device.geometry]
+channels = 2
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 16384
+[ftl]
+write_buffer_bytes = 262144
+gc_soft_free_blocks = 2
+gc_hard_free_blocks = 1
+[precondition]
+enabled = true
+random_overwrite_capacity_multiple = 0.5
+[workload]
+kind = "synthetic"
+read_percent = 70.0
+requests = 5000
+queue_depth = 8
+"#;
+    let c = ssdlab_core::Config::from_toml_str(text, "soft2").unwrap();
+    let r = ssdlab_core::run(c, &mut ssdlab_core::NoProgress).unwrap();
+    assert_eq!(r.status, ssdlab_core::RunStatus::Completed);
+    assert!(r.gc.invocations > 10, "GC ran: {}", r.gc.invocations);
+}

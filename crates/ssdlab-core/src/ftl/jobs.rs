@@ -515,6 +515,10 @@ impl Ftl {
                 self.wake(dst, plane);
                 Ok(None)
             }
+            None if self.block_coming(dst, plane, j) => {
+                // An erase under way here returns a block; `end_job` wakes this job then.
+                Ok(None)
+            }
             None => {
                 if self.counters.blocks_retired > 0 {
                     let ps = &self.ps[self.rp(dst, plane)];
@@ -532,6 +536,20 @@ impl Ftl {
                 }
             }
         }
+    }
+
+    /// Whether a block of (region `r`, `plane`) is on its way back to the free pool: an
+    /// erase is running, or another job has copied everything and only waits for its
+    /// copies or reads to finish before erasing (so waiting cannot deadlock).
+    fn block_coming(&self, r: u8, plane: u32, except: u32) -> bool {
+        self.ps[self.rp(r, plane)].erasing > 0
+            || self.jobs.live().iter().any(|&o| {
+                let job = self.jobs.get(o);
+                o != except
+                    && job.plane == plane
+                    && job.src_region == r
+                    && job.scan_slot >= job.scan_end
+            })
     }
 
     /// Move the unit in slot `src` of job source `sb` (if still valid there) to slot `dst`
