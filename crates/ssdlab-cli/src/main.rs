@@ -77,6 +77,9 @@ enum ConfigAction {
     Show { file: PathBuf },
 }
 
+/// Requests per flow read before the run (bad trace lines fail before preconditioning).
+const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
+
 fn load(path: &Path) -> Result<Config> {
     Ok(Config::from_file(path)?)
 }
@@ -122,7 +125,7 @@ fn cmd_check(file: &Path) -> Result<()> {
         base_dir: file.parent().map(Path::to_path_buf),
     };
     cfg.workload
-        .validate(&ctx)
+        .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
         .with_context(|| format!("{}", file.display()))?;
     println!(
         "{}: ok ({} logical bytes, {} physical bytes)",
@@ -176,6 +179,8 @@ fn cmd_run(
     let _ = std::fs::remove_file(&probe);
     let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
     sim.base_dir = path.parent().map(Path::to_path_buf);
+    sim.check_workload(WORKLOAD_CHECK_REQUESTS)
+        .with_context(|| format!("{}", path.display()))?;
     let mut bar = progress::Bar::new(quiet);
     let t0 = Instant::now();
     sim.precondition(&mut bar)?;

@@ -108,7 +108,16 @@ impl WlParams {
         if self.scale == 0 || self.endurance == 0 {
             return Err(ExperimentError::invalid("scale/endurance", "must be >= 1"));
         }
-        let blocks = (2048 / self.scale).max(64);
+        if 2048 / self.scale < 64 {
+            return Err(ExperimentError::invalid(
+                "scale",
+                format!(
+                    "{}: at most 32 (2048 blocks / scale must leave 64)",
+                    self.scale
+                ),
+            ));
+        }
+        let blocks = 2048 / self.scale;
         let soft = (blocks * 5).div_ceil(100);
         let mut text = String::new();
         for line in TABLE2_TOML.lines() {
@@ -247,7 +256,7 @@ pub fn run(p: &WlParams, on_run: &(dyn Fn(&WlRun) + Sync)) -> Result<WlReport> {
         .collect::<Result<Vec<_>>>()?;
     Ok(WlReport {
         endurance: p.endurance,
-        blocks: (2048 / p.scale.max(1)).max(64),
+        blocks: 2048 / p.scale.max(1),
         runs,
         wall_s: t.elapsed().as_secs_f64(),
     })

@@ -111,6 +111,20 @@ impl WorkloadConfig {
         self.build(ctx).map(|_| ())
     }
 
+    /// Build the workload and read its first `requests` requests per flow, so a bad trace
+    /// line or fio option is found before any long work.
+    pub fn check_first(&self, ctx: &WorkloadContext, requests: usize) -> Result<(), WorkloadError> {
+        let mut w = self.build(ctx)?;
+        for f in &mut w.flows {
+            for _ in 0..requests {
+                if f.source.next_request()?.is_none() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Build the flows of this workload.
     pub fn build(&self, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
         match self {

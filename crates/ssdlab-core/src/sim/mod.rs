@@ -332,6 +332,15 @@ impl Simulation {
         Ok(())
     }
 
+    /// Build the configured workload and read its first `requests` requests per flow, so a
+    /// bad trace line or fio option fails before any long work (preconditioning).
+    pub fn check_workload(&self, requests: usize) -> Result<()> {
+        Ok(self
+            .config
+            .workload
+            .check_first(&self.workload_context(), requests)?)
+    }
+
     /// Run the configured workload in the configured mode and assemble the results.
     pub fn run_workload(&mut self, progress: &mut dyn Progress) -> Result<Results> {
         let workload = self.config.workload.build(&self.workload_context())?;
