@@ -350,3 +350,39 @@ fn sweep_runs_the_grid_once_and_resumes() {
     assert_eq!(sweep(), first);
     assert_eq!(stamp(3), before);
 }
+
+#[test]
+fn bad_trace_line_fails_config_check_and_run_before_preconditioning() {
+    let dir = temp_dir("badtrace");
+    std::fs::write(
+        dir.join("t.csv"),
+        "128166372003061629,hm,0,Read,0,4096,100\nxx garbage line\n",
+    )
+    .unwrap();
+    let cfg = dir.join("bad.toml");
+    let base = SMALL.split("[workload]").next().unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{base}[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\nreplay = \"closed\"\n"),
+    )
+    .unwrap();
+    let out_dir = dir.join("o");
+    let check = ["config".as_ref(), "check".as_ref(), cfg.as_os_str()];
+    let run = [
+        "run".as_ref(),
+        cfg.as_os_str(),
+        "--quiet".as_ref(),
+        "--out".as_ref(),
+        out_dir.as_os_str(),
+    ];
+    for args in [&check[..], &run[..]] {
+        let out = ssdlab().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("t.csv:2"),
+            "{args:?}: {err}"
+        );
+        // Nothing was simulated: no results were written.
+        assert!(!dir.join("o/results.json").exists());
+    }
+}
