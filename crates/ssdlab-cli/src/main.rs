@@ -50,6 +50,9 @@ enum Command {
         /// 'ftl.gc={ policy = "d-choices" }'` (TOML value, or a bare string); repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Run even when the device needs more memory than the machine has available.
+        #[arg(long)]
+        allow_large_memory: bool,
     },
     /// Validate or print configurations.
     Config {
@@ -94,7 +97,16 @@ fn main() {
             quiet,
             skip_bad_lines,
             sets,
-        } => cmd_run(&config, out, seed, quiet, skip_bad_lines, &sets),
+            allow_large_memory,
+        } => cmd_run(
+            &config,
+            out,
+            seed,
+            quiet,
+            skip_bad_lines,
+            &sets,
+            allow_large_memory,
+        ),
         Command::Config {
             action: ConfigAction::Check { file },
         } => cmd_check(&file),
@@ -128,10 +140,11 @@ fn cmd_check(file: &Path) -> Result<()> {
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
         .with_context(|| format!("{}", file.display()))?;
     println!(
-        "{}: ok ({} logical bytes, {} physical bytes)",
+        "{}: ok ({} logical bytes, {} physical bytes, about {} MiB of memory to run)",
         file.display(),
         d.logical_bytes,
-        d.physical_bytes
+        d.physical_bytes,
+        d.estimated_memory_bytes(cfg.integrity) >> 20
     );
     Ok(())
 }
@@ -154,8 +167,24 @@ fn cmd_run(
     quiet: bool,
     skip_bad_lines: Option<u64>,
     sets: &[String],
+    allow_large_memory: bool,
 ) -> Result<()> {
     let mut cfg = overrides::load(path, sets)?;
+    let d = cfg
+        .validate()
+        .with_context(|| format!("{}", path.display()))?;
+    let need = d.estimated_memory_bytes(cfg.integrity);
+    if let Some(avail) = output::available_memory_bytes() {
+        if need > avail && !allow_large_memory {
+            anyhow::bail!(
+                "{}: the device needs about {:.1} GiB of memory (map, reverse map, block state{}), more than the {:.1} GiB this machine has available; shrink it or pass --allow-large-memory",
+                path.display(),
+                need as f64 / (1u64 << 30) as f64,
+                if cfg.integrity { ", integrity versions" } else { "" },
+                avail as f64 / (1u64 << 30) as f64
+            );
+        }
+    }
     if let Some(s) = seed {
         cfg.seed = s;
     }

@@ -19,6 +19,14 @@ pub struct Perf {
 }
 
 /// Peak resident set size of this process (Linux: VmHWM), 0 where unknown.
+/// `MemAvailable` of /proc/meminfo (Linux), in bytes.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -46,6 +54,8 @@ struct DerivedView<'a> {
     reserve_blocks_per_plane: u32,
     min_over_provisioning_ratio: f64,
     mapping_table_bytes: u64,
+    /// Approximate memory a run holds (without integrity mode).
+    estimated_memory_bytes: u64,
     write_buffer_units: u32,
     stripe_planes_first: &'a [u32],
     regions: Vec<RegionView<'a>>,
@@ -88,6 +98,7 @@ pub fn derived_toml(d: &Derived) -> String {
         reserve_blocks_per_plane: d.reserve_blocks_per_plane,
         min_over_provisioning_ratio: d.min_over_provisioning_ratio,
         mapping_table_bytes: d.mapping_table_bytes,
+        estimated_memory_bytes: d.estimated_memory_bytes(false),
         write_buffer_units: d.write_buffer_units,
         stripe_planes_first: &d.stripe_planes[..d.stripe_planes.len().min(16)],
         regions: d
@@ -242,6 +253,20 @@ pub fn summary(r: &Results) -> String {
                 us(l.p99_9999),
                 us(l.max)
             );
+            // A percentile rests on the samples beyond it: fewer than ten is anecdote.
+            let thin: Vec<&str> = [("p99.99", 1e-4), ("p99.9999", 1e-6)]
+                .into_iter()
+                .filter(|&(_, q)| (l.count as f64) * q < 10.0)
+                .map(|(n, _)| n)
+                .collect();
+            if !thin.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "  note: {name} {} rest on fewer than 10 samples beyond them ({} {name}s)",
+                    thin.join(" and "),
+                    l.count
+                );
+            }
         }
     }
     let n = &r.nand;

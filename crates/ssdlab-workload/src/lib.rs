@@ -125,6 +125,23 @@ impl WorkloadConfig {
         Ok(())
     }
 
+    /// Requests the run will issue, when the configuration fixes it (for progress and
+    /// ETA): synthetic and TPC-C workloads limited by a request count only.
+    pub fn request_total(&self) -> Option<u64> {
+        match self {
+            WorkloadConfig::Synthetic(c)
+                if c.until == synthetic::Until::Limits
+                    && c.requests > 0
+                    && c.total_bytes == 0
+                    && c.duration_ns == 0 =>
+            {
+                Some(c.requests * c.flows as u64)
+            }
+            WorkloadConfig::Tpcc(c) if c.requests > 0 && c.duration_ns == 0 => Some(c.requests),
+            _ => None,
+        }
+    }
+
     /// Build the flows of this workload.
     pub fn build(&self, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
         match self {

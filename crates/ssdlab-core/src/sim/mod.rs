@@ -369,7 +369,7 @@ impl Simulation {
         workload: ssdlab_workload::Workload,
         progress: &mut dyn Progress,
     ) -> Result<PhaseOutcome> {
-        progress.phase("workload (timed)", None);
+        progress.phase("workload (timed)", self.config.workload.request_total());
         let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
         if self.trace_completions {
             sim.trace_completions();
@@ -422,7 +422,10 @@ impl Simulation {
         workload: ssdlab_workload::Workload,
         progress: &mut dyn Progress,
     ) -> Result<PhaseOutcome> {
-        progress.phase("workload (functional)", None);
+        progress.phase(
+            "workload (functional)",
+            self.config.workload.request_total(),
+        );
         let mut d = FunctionalDriver::new(&mut self.ftl)
             .with_idle_gc(self.config.ftl.idle_gc_after_ns)
             .with_power_loss_protection(self.config.ftl.power_loss_protection);
