@@ -8,6 +8,17 @@ pub mod wl;
 
 use anyhow::Result;
 use clap::Subcommand;
+use plotters::style::RGBColor;
+
+/// Series colours shared by the reproduce plots.
+pub const COLORS: [RGBColor; 6] = [
+    RGBColor(0, 0, 0),
+    RGBColor(220, 50, 32),
+    RGBColor(0, 114, 178),
+    RGBColor(0, 158, 115),
+    RGBColor(230, 159, 0),
+    RGBColor(204, 121, 167),
+];
 
 #[derive(clap::Args)]
 pub struct Args {

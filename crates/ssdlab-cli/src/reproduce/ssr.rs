@@ -2,6 +2,7 @@
 //! `docs/erase-suspend.md`). Prints a markdown report and writes `ssr.md`, `ssr.csv`,
 //! `ssr.json` and `ssr.svg` (log-scale CCDF of read and write latency per policy) to `--out`.
 
+use super::COLORS;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use plotters::prelude::*;
@@ -166,14 +167,6 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     );
     o
 }
-
-const COLORS: [RGBColor; 5] = [
-    RGBColor(0, 0, 0),
-    RGBColor(220, 50, 32),
-    RGBColor(0, 114, 178),
-    RGBColor(0, 158, 115),
-    RGBColor(230, 159, 0),
-];
 
 /// 2 x 2 panels (workload x read/write): CCDF of latency, both axes log scale.
 fn plot(r: &SsrReport, path: &Path) -> Result<()> {

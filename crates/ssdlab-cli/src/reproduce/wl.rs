@@ -2,6 +2,7 @@
 //! `docs/reproduce-wl.md`). Writes `wl.md`, `wl.csv`, `wl.json` and `wl.svg` (lifetime
 //! bars and erase-count distributions) to `--out`.
 
+use super::COLORS;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use plotters::prelude::*;
@@ -133,15 +134,6 @@ fn markdown(r: &WlReport, a: &WlArgs) -> String {
     let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.runs.len(), r.wall_s);
     o
 }
-
-const COLORS: [RGBColor; 6] = [
-    RGBColor(0, 0, 0),
-    RGBColor(220, 50, 32),
-    RGBColor(0, 114, 178),
-    RGBColor(0, 158, 115),
-    RGBColor(230, 159, 0),
-    RGBColor(204, 121, 167),
-];
 
 /// Top: first bad and failure time over GA's, per algorithm, for the first trace. Bottom:
 /// erase counts of every block at failure, sorted (GA, DP, BET, Adaptive, PET-TH90,
