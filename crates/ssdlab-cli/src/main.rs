@@ -6,6 +6,7 @@ mod compare;
 mod op_advise;
 mod output;
 mod overrides;
+mod plots;
 mod progress;
 mod reproduce;
 mod sweep;
@@ -231,6 +232,15 @@ fn cmd_run(
         &sim.last_timeseries,
         &perf,
     )?;
+    if let Some(lat) = &sim.last_latency {
+        let p = out.join("latency.svg");
+        plots::latency(&p, lat).with_context(|| format!("drawing {}", p.display()))?;
+    }
+    if !sim.last_timeseries.is_empty() {
+        let p = out.join("timeseries.svg");
+        plots::timeseries(&p, &sim.last_timeseries)
+            .with_context(|| format!("drawing {}", p.display()))?;
+    }
     print!("{}", output::summary(&results));
     println!("results: {}", out.join("results.json").display());
     Ok(())
