@@ -86,6 +86,8 @@ pub struct WlParams {
     /// Divide the blocks (and the GC threshold) by this, for quick runs.
     pub scale: u32,
     pub seed: Option<u64>,
+    /// `key=value` overrides applied to every run's configuration (`--set`).
+    pub sets: Vec<String>,
 }
 
 impl WlParams {
@@ -96,6 +98,7 @@ impl WlParams {
             endurance: 1000,
             scale: 1,
             seed: None,
+            sets: Vec::new(),
         }
     }
 
@@ -136,6 +139,7 @@ impl WlParams {
             text.push_str(&l);
             text.push('\n');
         }
+        let text = ssdlab_core::config::apply_overrides(&text, &self.sets)?;
         let mut c =
             Config::from_toml_str(&text, &format!("configs/wl-table2.toml ({})", algo.label()))
                 .map_err(|e| {

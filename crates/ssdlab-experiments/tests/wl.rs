@@ -12,6 +12,7 @@ fn params(names: &[&str]) -> WlParams {
         endurance: 200,
         scale: 16,
         seed: None,
+        sets: Vec::new(),
     }
 }
 

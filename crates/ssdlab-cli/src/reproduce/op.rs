@@ -30,10 +30,14 @@ pub struct OpArgs {
     /// No per-point progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
 }
 
 pub fn run(a: &OpArgs) -> Result<()> {
     let mut p = OpSweepParams::paper(a.scale)?;
+    p.base = crate::overrides::apply(&p.base, &a.sets, "configs/op-paper.toml")?;
     if a.zero_op_spare_blocks < 4 {
         bail!(
             "--zero-op-spare-blocks: {} is below the minimum 4 (2 open blocks + gc_hard_free_blocks = 1 + at least one block of data spare so GC can make progress)",

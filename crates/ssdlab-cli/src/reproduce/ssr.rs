@@ -33,11 +33,15 @@ pub struct SsrArgs {
     /// No per-run progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
 }
 
 pub fn run(a: &SsrArgs) -> Result<()> {
     let wall = Instant::now();
     let mut p = SsrParams::paper(a.scale)?;
+    p.base = crate::overrides::apply(&p.base, &a.sets, "configs/ssr-table1.toml")?;
     if let Some(s) = a.seed {
         p.base.seed = s;
     }

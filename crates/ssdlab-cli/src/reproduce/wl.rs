@@ -39,6 +39,9 @@ pub struct WlArgs {
     /// No per-run progress lines on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
 }
 
 pub fn run(a: &WlArgs) -> Result<()> {
@@ -54,6 +57,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
         endurance: a.endurance,
         scale: a.scale,
         seed: a.seed,
+        sets: a.sets.clone(),
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let pool = rayon::ThreadPoolBuilder::new()

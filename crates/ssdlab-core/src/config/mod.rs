@@ -4,7 +4,9 @@
 //! Every field is documented in `docs/config.md`; keep the two in step.
 
 mod derived;
+mod overrides;
 pub use derived::{Derived, Geometry, RegionGeometry};
+pub use overrides::apply_overrides;
 
 pub use crate::ftl::alloc::AllocConfig;
 pub use crate::ftl::gc::GcConfig;
