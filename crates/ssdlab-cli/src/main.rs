@@ -88,7 +88,26 @@ fn load(path: &Path) -> Result<Config> {
     Ok(Config::from_file(path)?)
 }
 
+/// `ssdlab config show … | head` closes the pipe early: end quietly (as a Unix tool does
+/// on SIGPIPE) instead of reporting print!'s broken-pipe panic.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
+    quiet_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {
