@@ -14,7 +14,8 @@ pub struct OpArgs {
     /// Output directory for op.md, op.csv, op.json and op.svg.
     #[arg(long, default_value = "out/reproduce-op")]
     out: PathBuf,
-    /// Fraction of the paper's 100 GiB overwrite volume to write per OP point.
+    /// Divide the paper's 100 GiB overwrite volume per OP point by this (1 = the paper's;
+    /// 20 ≈ 51 capacities, seconds). Like every `--scale`, a divisor ≥ 1.
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
     /// Spare blocks used at "OP 0 %" (the GC reserve): 3 the FTL needs (2 open blocks +
@@ -36,7 +37,13 @@ pub struct OpArgs {
 }
 
 pub fn run(a: &OpArgs) -> Result<()> {
-    let mut p = OpSweepParams::paper(a.scale)?;
+    if !(a.scale >= 1.0 && a.scale.is_finite()) {
+        bail!(
+            "--scale {}: must be a divisor >= 1 (it divides the 100 GiB volume; before 2026-11-23 it was a fraction: --scale 0.05 is now --scale 20)",
+            a.scale
+        );
+    }
+    let mut p = OpSweepParams::paper(1.0 / a.scale)?;
     p.base = crate::overrides::apply(&p.base, &a.sets, "configs/op-paper.toml")?;
     if a.zero_op_spare_blocks < 4 {
         bail!(
@@ -126,7 +133,7 @@ fn markdown(s: &OpSweep, p: &OpSweepParams, scale: f64) -> String {
     );
     let _ = writeln!(
         o,
-        "* Workload: sequential fill (not counted), then {} uniform random {} B overwrites ({:.3} GiB = {} x the paper's 100 GiB) per OP point.",
+        "* Workload: sequential fill (not counted), then {} uniform random {} B overwrites ({:.3} GiB = the paper's 100 GiB / {}) per OP point.",
         s.host_writes,
         g.mapping_unit_bytes,
         s.host_writes as f64 * g.mapping_unit_bytes as f64 / (1u64 << 30) as f64,
