@@ -14,14 +14,14 @@ use ssdlab_core::{Config, NoProgress, Simulation};
 use std::time::Instant;
 
 const OP_PAPER: &str = include_str!("../../../configs/op-paper.toml");
-const TABLE1: &str = include_str!("../../../configs/ssr-table1.toml");
 
 #[derive(Args)]
 pub struct BenchArgs {
     /// Random 1 KiB overwrites for the functional figure, in multiples of the logical capacity.
     #[arg(long, default_value_t = 100.0)]
     functional_capacity_multiple: f64,
-    /// Divide the Table-1 device's blocks per plane by this (1 = the full 256 GiB device).
+    /// Shrink the Table-1 device by this factor as `reproduce ssr --scale` does (chips per
+    /// channel, then pages per block; 1 = the full 256 GiB device).
     #[arg(long, default_value_t = 1)]
     table1_scale: u32,
     /// Timed-mode requests.
@@ -74,12 +74,12 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     }
 
     // 2. Preconditioning the Table-1 device.
-    let mut cfg = parse(TABLE1, "configs/ssr-table1.toml")?;
+    // Scaled as `reproduce ssr --scale` scales it (chips per channel, then pages per
+    // block), so the 7 % OP stays valid at every scale.
+    let mut cfg = ssdlab_experiments::ssr::SsrParams::paper(a.table1_scale.max(1))?.base;
     // The same work as the figure has always measured: no suspension of any kind (the
     // preset turns program suspend on for `reproduce ssr`).
     cfg.scheduler.program_suspend = false;
-    cfg.device.geometry.blocks_per_plane =
-        (cfg.device.geometry.blocks_per_plane / a.table1_scale.max(1)).max(32);
     if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
         s.requests = a.timed_requests;
     }
