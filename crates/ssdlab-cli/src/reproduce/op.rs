@@ -222,8 +222,8 @@ fn bare_minimum_waf(p: &OpSweepParams) -> String {
         .map_or_else(|e| format!("n/a: {e}"), |(w, _)| format!("{w:.0}"))
 }
 
-/// Two panels: NAND counts (log scale) and consumed time vs OP, simulation (lines with
-/// points) and model (dashed-looking thin lines).
+/// Two panels: NAND counts (log scale) and consumed time vs OP, simulation (markers) and
+/// model (lines), so a model line under matching simulation points stays visible.
 fn plot(s: &OpSweep, path: &Path) -> Result<()> {
     let root = SVGBackend::new(path, (960, 900)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -266,6 +266,7 @@ fn plot(s: &OpSweep, path: &Path) -> Result<()> {
     c.configure_mesh()
         .x_desc("OP (%)")
         .y_desc("count (log)")
+        .y_labels(6)
         .y_label_formatter(&|v| format!("{v:.0e}"))
         .draw()?;
     let series: [(&str, RGBColor, Pick); 3] = [
@@ -290,17 +291,20 @@ fn plot(s: &OpSweep, path: &Path) -> Result<()> {
             .iter()
             .map(|p| (p.op_ratio * 100.0, f(p).1.max(lo)))
             .collect();
-        c.draw_series(LineSeries::new(sim.clone(), color.stroke_width(2)))?
-            .label(format!("{name}, simulated"))
+        c.draw_series(LineSeries::new(model, color.stroke_width(2)))?
+            .label(format!("{name}, model"))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
-        c.draw_series(sim.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-        c.draw_series(LineSeries::new(model, color.mix(0.5).stroke_width(1)))?
-            .label(format!("{name}, model"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.mix(0.5)));
+        c.draw_series(
+            sim.iter()
+                .map(|&p| Circle::new(p, 5, color.stroke_width(2))),
+        )?
+        .label(format!("{name}, simulated"))
+        .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.stroke_width(2)));
     }
     c.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;
@@ -320,6 +324,7 @@ fn plot(s: &OpSweep, path: &Path) -> Result<()> {
     c.configure_mesh()
         .x_desc("OP (%)")
         .y_desc("serial time (s, log)")
+        .y_labels(6)
         .y_label_formatter(&|v| format!("{v:.0e}"))
         .draw()?;
     let sim: Vec<(f64, f64)> = s
@@ -327,19 +332,22 @@ fn plot(s: &OpSweep, path: &Path) -> Result<()> {
         .iter()
         .map(|p| (p.op_ratio * 100.0, p.time_s.max(t_min / 2.0)))
         .collect();
-    c.draw_series(LineSeries::new(sim.clone(), BLACK.stroke_width(2)))?
-        .label("time, simulated")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-    c.draw_series(sim.iter().map(|&p| Circle::new(p, 3, BLACK.filled())))?;
+    c.draw_series(
+        sim.iter()
+            .map(|&p| Circle::new(p, 5, BLACK.stroke_width(2))),
+    )?
+    .label("time, simulated")
+    .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.stroke_width(2)));
     let model: Vec<(f64, f64)> = s
         .points
         .iter()
         .map(|p| (p.op_ratio * 100.0, (p.model.time_ns / 1e9).max(t_min / 2.0)))
         .collect();
-    c.draw_series(LineSeries::new(model, MAGENTA.stroke_width(1)))?
+    c.draw_series(LineSeries::new(model, MAGENTA.stroke_width(2)))?
         .label("time, model")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], MAGENTA));
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], MAGENTA.stroke_width(2)));
     c.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;

@@ -181,7 +181,17 @@ fn plot(r: &SsrReport, path: &Path) -> Result<()> {
         let w = SsrWorkload::ALL[i / 2];
         let op = if i % 2 == 0 { "read" } else { "write" };
         let runs: Vec<_> = r.runs.iter().filter(|x| x.workload == w.name()).collect();
+        let note = |why: &str| -> Result<()> {
+            let (w_px, h_px) = area.dim_in_pixel();
+            area.draw(&Text::new(
+                format!("{} {op}: {why}", w.name()),
+                (w_px as i32 / 4, h_px as i32 / 2),
+                ("sans-serif", 18),
+            ))?;
+            Ok(())
+        };
         if runs.is_empty() {
+            note("not run")?;
             continue;
         }
         let pts = |x: &exp::SsrRun| -> Vec<(f64, f64)> {
@@ -197,6 +207,7 @@ fn plot(r: &SsrReport, path: &Path) -> Result<()> {
         };
         let all: Vec<(f64, f64)> = runs.iter().flat_map(|x| pts(x)).collect();
         if all.is_empty() {
+            note("every latency equal (no tail to plot)")?;
             continue;
         }
         let x_lo = all
@@ -229,6 +240,7 @@ fn plot(r: &SsrReport, path: &Path) -> Result<()> {
                 });
         }
         c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
