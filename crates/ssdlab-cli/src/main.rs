@@ -81,6 +81,20 @@ enum ConfigAction {
     Show { file: PathBuf },
 }
 
+/// Make the workload's input file (trace or fio job) absolute, relative to `base` (the
+/// config's directory), as the run resolved it.
+fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
+    let file = match &mut cfg.workload {
+        ssdlab_workload::WorkloadConfig::Trace(t) => &mut t.path,
+        ssdlab_workload::WorkloadConfig::Fio(f) => &mut f.path,
+        _ => return,
+    };
+    if file.is_relative() {
+        let joined = base.unwrap_or(Path::new("")).join(&*file);
+        *file = std::fs::canonicalize(&joined).unwrap_or(joined);
+    }
+}
+
 /// Requests per flow read before the run (bad trace lines fail before preconditioning).
 const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
 
@@ -243,9 +257,13 @@ fn cmd_run(
         host_requests_per_wall_s: results.host.requests as f64 / (t2 - t1).as_secs_f64().max(1e-9),
         peak_rss_bytes: output::peak_rss_bytes(),
     };
+    // The resolved config names its input files by absolute path, so it re-runs from the
+    // output directory.
+    let mut resolved = cfg.clone();
+    absolute_inputs(&mut resolved, path.parent());
     output::write_all(
         &out,
-        &cfg,
+        &resolved,
         &sim.derived,
         &results,
         &sim.last_timeseries,

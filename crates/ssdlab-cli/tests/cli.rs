@@ -255,6 +255,25 @@ fn trace_workload_end_to_end() {
         Some(2),
         "both reads hit freshly written data"
     );
+    // The resolved config re-runs from anywhere (the trace path is absolute in it) and
+    // gives the same results.
+    let out = ssdlab()
+        .current_dir(std::env::temp_dir())
+        .arg("run")
+        .arg(dir.join("o2/config.resolved.toml"))
+        .args(["--quiet", "--out"])
+        .arg(dir.join("o3"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("o2/results.json")).unwrap(),
+        std::fs::read(dir.join("o3/results.json")).unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
