@@ -119,3 +119,24 @@ fn ftl_and_timing_values() {
     let e = validate_err(&format!("{BASE}{timing}"));
     assert!(e.starts_with("device.timing.tlc.erase_loops"), "{e}");
 }
+
+/// Errors inside `[workload]` point at the key's own line, not the table header.
+#[test]
+fn workload_errors_name_the_line_of_the_key() {
+    let text = format!(
+        "{BASE}[workload]\nkind = \"synthetic\"\nread_percent = 50.0\nrequests = -5\nqueue_depth = 4\n"
+    );
+    let line = |t: &str, key: &str| t.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let e = parse_err(&text);
+    assert!(
+        e.contains(&format!("line {}", line(&text, "requests"))) && e.contains("requests = -5"),
+        "{e}"
+    );
+    let text = text.replace("requests = -5", "requestz = 5");
+    let e = parse_err(&text);
+    assert!(
+        e.contains(&format!("line {}", line(&text, "requestz")))
+            && e.contains("unknown field `requestz`"),
+        "{e}"
+    );
+}

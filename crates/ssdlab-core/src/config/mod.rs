@@ -549,7 +549,9 @@ impl Config {
     pub fn from_toml_str(text: &str, file: &str) -> Result<Config> {
         toml::from_str(text).map_err(|e| SimError::ConfigFile {
             file: file.to_string(),
-            reason: e.to_string(),
+            reason: workload_error_with_key_line(text)
+                .filter(|_| e.span().is_some_and(|s| on_workload_header(text, s.start)))
+                .unwrap_or_else(|| e.to_string()),
         })
     }
 
@@ -570,5 +572,61 @@ impl Config {
     pub fn validate(&self) -> Result<Derived> {
         self.scheduler.validate(&self.device.timing)?;
         Derived::new(self)
+    }
+}
+
+/// Whether byte `at` of `text` lies on the `[workload]` header line (where the toml crate
+/// points errors inside the internally tagged `[workload]` table).
+fn on_workload_header(text: &str, at: usize) -> bool {
+    let start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    text[start..].trim_start().starts_with("[workload]")
+}
+
+/// The `[workload]` table's error again, found by deserializing that table alone as its
+/// `kind`'s struct, so it points at the offending key's line (`None` if that finds none).
+fn workload_error_with_key_line(text: &str) -> Option<String> {
+    use ssdlab_workload::{fio, synthetic, tpcc, trace};
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().position(|l| l.trim() == "[workload]")?;
+    let end = (header + 1..lines.len())
+        .find(|&i| {
+            let l = lines[i].trim_start();
+            l.starts_with('[') && !l.starts_with("[workload.") && !l.starts_with("[[workload.")
+        })
+        .unwrap_or(lines.len());
+    // The same lines, with `kind` blanked (not a field of the variant structs), so that
+    // line numbers stay those of the file.
+    let mut kind = None;
+    let mut sub = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        let in_table = i >= header && i < end;
+        let key = l.split('=').next().unwrap_or("").trim();
+        if in_table && i > header && key == "kind" {
+            kind = l
+                .split_once('=')
+                .map(|(_, v)| v.trim().trim_matches('"').to_string());
+            sub.push('\n');
+        } else if in_table {
+            sub.push_str(l);
+            sub.push('\n');
+        } else {
+            sub.push('\n');
+        }
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct W<T> {
+        #[allow(dead_code)]
+        workload: T,
+    }
+    fn check<T: serde::de::DeserializeOwned>(sub: &str) -> Option<String> {
+        toml::from_str::<W<T>>(sub).err().map(|e| e.to_string())
+    }
+    match kind.as_deref()? {
+        "synthetic" => check::<synthetic::SyntheticConfig>(&sub),
+        "fio" => check::<fio::FioWorkloadConfig>(&sub),
+        "trace" => check::<trace::TraceWorkloadConfig>(&sub),
+        "tpcc" => check::<tpcc::TpccConfig>(&sub),
+        _ => None,
     }
 }
