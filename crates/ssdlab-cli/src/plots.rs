@@ -33,10 +33,24 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
     .collect();
     let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
     root.fill(&WHITE)?;
+    ccdf_panel(&root, "latency CCDF", &series)?;
+    root.present()?;
+    Ok(())
+}
+
+/// One log-log CCDF chart of `series` (name, (latency µs, P(latency > x))) on `area`;
+/// `false` (nothing drawn) when no series has a point.
+pub fn ccdf_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+    series: &[(&str, Vec<(f64, f64)>)],
+) -> Result<bool>
+where
+    DB::ErrorType: 'static,
+{
     let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.1.iter().copied()).collect();
     if all.is_empty() {
-        root.present()?;
-        return Ok(());
+        return Ok(false);
     }
     let x_lo = all
         .iter()
@@ -44,9 +58,9 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
         .fold(f64::INFINITY, f64::min)
         .max(1e-3);
     let x_hi = all.iter().map(|p| p.0).fold(0.0, f64::max) * 1.5;
-    let y_lo = all.iter().map(|p| p.1).fold(1.0, f64::min).min(1e-6) / 2.0;
-    let mut c = ChartBuilder::on(&root)
-        .caption("latency CCDF", ("sans-serif", 20))
+    let y_lo = all.iter().map(|p| p.1).fold(1.0, f64::min).min(1e-7) / 2.0;
+    let mut c = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 20))
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -56,10 +70,10 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
         .y_desc("P(latency > x) (log)")
         .y_label_formatter(&|v| format!("{v:.0e}"))
         .draw()?;
-    for (k, (name, pts)) in series.into_iter().enumerate() {
+    for (k, (name, pts)) in series.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
-        c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?
-            .label(name)
+        c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            .label(*name)
             .legend(move |(a, b)| {
                 PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
             });
@@ -69,8 +83,7 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
-    Ok(())
+    Ok(true)
 }
 
 type Panel<'a> = (&'a str, Vec<(&'a str, fn(&TimeSeriesRow) -> f64)>);

@@ -2,7 +2,6 @@
 //! `docs/erase-suspend.md`). Prints a markdown report and writes `ssr.md`, `ssr.csv`,
 //! `ssr.json` and `ssr.svg` (log-scale CCDF of read and write latency per policy) to `--out`.
 
-use super::COLORS;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use plotters::prelude::*;
@@ -205,45 +204,12 @@ fn plot(r: &SsrReport, path: &Path) -> Result<()> {
                 .map(|&(v, p)| (v.max(1) as f64 / 1e3, p))
                 .collect()
         };
-        let all: Vec<(f64, f64)> = runs.iter().flat_map(|x| pts(x)).collect();
-        if all.is_empty() {
+        let series: Vec<(&str, Vec<(f64, f64)>)> =
+            runs.iter().map(|x| (x.policy, pts(x))).collect();
+        let caption = format!("{} {op} latency CCDF", w.name());
+        if !crate::plots::ccdf_panel(area, &caption, &series)? {
             note("every latency equal (no tail to plot)")?;
-            continue;
         }
-        let x_lo = all
-            .iter()
-            .map(|p| p.0)
-            .fold(f64::INFINITY, f64::min)
-            .max(1e-3);
-        let x_hi = all.iter().map(|p| p.0).fold(0.0, f64::max) * 1.5;
-        let y_lo = all.iter().map(|p| p.1).fold(1.0, f64::min).min(1e-7) / 2.0;
-        let mut c = ChartBuilder::on(area)
-            .caption(
-                format!("{} {op} latency CCDF", w.name()),
-                ("sans-serif", 20),
-            )
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..1.0).log_scale())?;
-        c.configure_mesh()
-            .x_desc("latency (us, log)")
-            .y_desc("P(latency > x) (log)")
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()?;
-        for (k, x) in runs.iter().enumerate() {
-            let color = COLORS[k % COLORS.len()];
-            c.draw_series(LineSeries::new(pts(x), color.stroke_width(2)))?
-                .label(x.policy)
-                .legend(move |(a, b)| {
-                    PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
-                });
-        }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
     }
     root.present()?;
     Ok(())
