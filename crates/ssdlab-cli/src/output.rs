@@ -277,6 +277,29 @@ pub fn summary(r: &Results) -> String {
         if r.host.counters.write_units == 0 { "n/a (no host writes)".to_string() } else { format!("{:.3}", r.waf) },
         r.gc.invocations, r.gc.copied_units
     );
+    if let Some(m) = &r.mapping {
+        let _ = writeln!(
+            s,
+            "mapping {}: CMT {} B, hit ratio {}; translation page reads {} (host read {}, write {}, relocation {}), programs {} (host read {}, write {}, relocation {}); WAF without translation {}",
+            m.policy,
+            m.dram_bytes,
+            m.cmt_hit_ratio.map_or("n/a".into(), |h| format!("{h:.4}")),
+            m.translation_reads.total,
+            m.translation_reads.host_read,
+            m.translation_reads.host_write,
+            m.translation_reads.relocation,
+            m.translation_programs.total,
+            m.translation_programs.host_read,
+            m.translation_programs.host_write,
+            m.translation_programs.relocation,
+            if r.host.counters.write_units == 0 { "n/a".to_string() } else { format!("{:.3}", m.waf_without_translation) },
+        );
+        let _ = writeln!(
+            s,
+            "  NAND reads per host read (0, 1, 2, …, 7+): {:?}; programs per host read (0, 1, 2, 3+): {:?}",
+            m.nand_reads_per_host_read, m.nand_programs_per_host_read
+        );
+    }
     let w = &r.wear;
     let _ = writeln!(
         s,

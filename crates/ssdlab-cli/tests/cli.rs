@@ -405,3 +405,53 @@ fn bad_trace_line_fails_config_check_and_run_before_preconditioning() {
         assert!(!dir.join("o/results.json").exists());
     }
 }
+
+/// `reproduce dftl` at its smallest scale: every file, 24 rows in the CSV's documented
+/// columns, and the shape table.
+#[test]
+fn reproduce_dftl_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-dftl");
+    let o = ssdlab()
+        .args([
+            "reproduce",
+            "dftl",
+            "--scale",
+            "32",
+            "--requests",
+            "20000",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("dftl.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "variant,workload,gc,iops,mbps,waf,read_p50_ns,read_p99_ns,read_p99_99_ns,cmt_hit_ratio,translation_reads,translation_writes,max_nand_reads_per_host_read"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 24);
+    // The partitioned variants' reads never exceed two NAND reads.
+    for r in rows
+        .iter()
+        .filter(|r| r.starts_with("dftl-partitioned") && r.contains(",read,"))
+    {
+        assert!(r.ends_with(",2") || r.ends_with(",1"), "{r}");
+    }
+    let md = std::fs::read_to_string(out.join("dftl.md")).unwrap();
+    assert!(
+        md.contains("Expected shape") && md.contains("log / dftl"),
+        "{md}"
+    );
+    assert!(std::fs::metadata(out.join("dftl.svg")).unwrap().len() > 1000);
+    let o = ssdlab()
+        .args(["reproduce", "dftl", "--scale", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("scale"));
+}

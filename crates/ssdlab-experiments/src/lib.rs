@@ -9,11 +9,15 @@
 //!   (`ssdlab-model`) and the OP advisor with its simulation check (`ssdlab op-advise`).
 //! * [`ssr`] — spec 01, erase suspend/resume: every policy on the Table-1 device for the
 //!   4 KiB random 70/30 job and the TPC-C-like model (`ssdlab reproduce ssr`).
+//! * [`dftl`] — spec 04, demand-based FTL with a partitioned mapping cache: every mapping
+//!   variant on random reads, writes and a mix, with and without GC (`ssdlab reproduce
+//!   dftl`).
 //! * [`wl`] — spec 03, wear leveling and lifetime: every algorithm on the Table-2 device
 //!   and the normal-distribution traces, to failure (`ssdlab reproduce wl`).
 //!
 //! Every error names the option or configuration key at fault ([`ExperimentError`]).
 
+pub mod dftl;
 pub mod op;
 pub mod ssr;
 pub mod wl;

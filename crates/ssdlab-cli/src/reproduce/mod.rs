@@ -2,6 +2,7 @@
 //! and plot. One subcommand (and one file) per paper; the experiment logic lives in the
 //! `ssdlab-experiments` crate, this module only parses arguments and writes output.
 
+pub mod dftl;
 pub mod op;
 pub mod ssr;
 pub mod wl;
@@ -37,6 +38,9 @@ pub enum Reproduce {
     /// Spec 03: wear leveling (GA, DP, BET, Adaptive, PET, EPET) on the Table-2 device and
     /// the normal-distribution traces, to device failure: lifetime, migrations, spread.
     Wl(wl::WlArgs),
+    /// Spec 04: demand-based FTL (page-map, dftl, dftl-partitioned, dftl-partitioned-log)
+    /// on a 64 GiB TLC device: random reads, writes and a 70/30 mix, without and with GC.
+    Dftl(dftl::DftlArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -44,5 +48,6 @@ pub fn run(args: &Args) -> Result<()> {
         Reproduce::Op(a) => op::run(a),
         Reproduce::Ssr(a) => ssr::run(a),
         Reproduce::Wl(a) => wl::run(a),
+        Reproduce::Dftl(a) => dftl::run(a),
     }
 }

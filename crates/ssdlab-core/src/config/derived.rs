@@ -108,6 +108,9 @@ pub struct Derived {
     pub stripe_planes: Vec<u32>,
     /// Page-level table: 4 bytes per mapping unit.
     pub mapping_table_bytes: u64,
+    /// What the simulator keeps to model a cached mapping (LRU links, states, log bits,
+    /// GTD); 0 for `page-map`.
+    pub mapping_model_bytes: u64,
     pub write_buffer_units: u32,
 }
 
@@ -139,6 +142,7 @@ impl Derived {
             + per_block * g.blocks as u64
             + 64 * self.write_buffer_units as u64
             + versions
+            + self.mapping_model_bytes
     }
 
     pub fn new(c: &Config) -> Result<Derived> {
@@ -227,6 +231,7 @@ impl Derived {
             }
         }
         check_placement(c, &regions)?;
+        let mapping_model_bytes = check_mapping(c, &geometry, &regions, logical_units)?;
 
         let order = f.stripe_order.to_ascii_uppercase();
         let mut sorted: Vec<char> = order.chars().collect();
@@ -298,6 +303,7 @@ impl Derived {
             data_region,
             stripe_planes,
             mapping_table_bytes: logical_units as u64 * 4,
+            mapping_model_bytes,
             write_buffer_units,
         })
     }
@@ -514,7 +520,11 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
     let mut first = 0;
     for (i, r) in out.iter_mut().enumerate() {
-        let host = matches!(r.content, RegionContent::Data | RegionContent::Cache);
+        // Translation pages are written through the region's host stream.
+        let host = matches!(
+            r.content,
+            RegionContent::Data | RegionContent::Cache | RegionContent::Translation
+        );
         let own_gc = r.relocate_to == r.id;
         let inbound = relocations
             .iter()
@@ -550,8 +560,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     }
     for (i, r) in out.iter().enumerate() {
         let why = match r.content {
-            RegionContent::Translation => {
-                Some("no mapping scheme writes translation pages yet (spec 04)")
+            RegionContent::Translation if r.relocate_to != r.id => {
+                Some("a translation region relocates into itself")
             }
             RegionContent::Journal => {
                 Some("no placement policy writes a journal region yet (spec 05)")
@@ -611,6 +621,74 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
         ));
     }
     Ok((logical_units, min_op))
+}
+
+/// A demand-based mapping needs one translation region with room for its translation
+/// pages (page `t` lives in plane `t mod planes`) plus a block of slack per plane for GC;
+/// the mapping's own parameters are checked by its policy.
+fn check_mapping(
+    c: &Config,
+    g: &Geometry,
+    regions: &[RegionGeometry],
+    logical_units: u32,
+) -> Result<u64> {
+    let m = &c.ftl.mapping;
+    let shape = crate::ftl::mapping::MappingShape {
+        logical_units,
+        page_bytes: g.page_bytes,
+    };
+    m.check(&shape)
+        .map_err(|(key, why)| err(&format!("ftl.mapping.{key}"), why))?;
+    let per = m.entries_per_tpage(g.page_bytes);
+    let trans: Vec<&RegionGeometry> = regions
+        .iter()
+        .filter(|r| r.content == RegionContent::Translation)
+        .collect();
+    if per == 0 {
+        return Ok(0);
+    }
+    let tpages = logical_units.div_ceil(per);
+    // Per translation page: GTD slot, LRU links, state/counters; entry caches and the log
+    // add per-unit links or bits.
+    let per_unit = match m {
+        crate::ftl::mapping::MappingConfig::Dftl(p)
+            if p.granularity == crate::ftl::mapping::dftl::Granularity::Entry =>
+        {
+            9.0
+        }
+        crate::ftl::mapping::MappingConfig::PartitionedLog(_) => 0.125,
+        _ => 0.0,
+    };
+    let model_bytes = tpages as u64 * 24 + (logical_units as f64 * per_unit) as u64;
+    let per_plane = tpages.div_ceil(g.planes) as u64;
+    let Some(r) = (match trans.len() {
+        1 => Some(trans[0]),
+        _ => None,
+    }) else {
+        return Err(err(
+            "ftl.mapping",
+            format!(
+                "{:?} keeps its {tpages} translation pages in flash and needs exactly one [[ftl.regions]] entry with content = \"translation\" ({} given); e.g. {{ name = \"map\", content = \"translation\", blocks_per_plane = {} }}",
+                m.name(),
+                trans.len(),
+                per_plane.div_ceil(g.pages_per_block as u64) * 2 + 6
+            ),
+        ));
+    };
+    let ppb = r.pages_per_block as u64;
+    let room =
+        (r.blocks_per_plane as u64).saturating_sub(r.reserve_blocks_per_plane as u64 + 1) * ppb;
+    if room < per_plane {
+        return Err(err(
+            "ftl.regions",
+            format!(
+                "the translation region {:?} holds {room} pages per plane beyond its reserve and a block of GC slack; {per_plane} translation pages per plane need {} blocks per plane or more",
+                r.name,
+                per_plane.div_ceil(ppb) + r.reserve_blocks_per_plane as u64 + 1
+            ),
+        ));
+    }
+    Ok(model_bytes)
 }
 
 /// The placement policy must find the regions it writes to.

@@ -1,6 +1,7 @@
 //! The full invariant checker (tests, and every N operations in debug builds).
 
 use super::region::{Stream, STREAMS};
+use super::translation::TRANS_TAG;
 use super::Ftl;
 use crate::flash::{BlockState, NONE};
 
@@ -22,10 +23,19 @@ impl Ftl {
             if lpn == NONE {
                 continue;
             }
-            if lpn >= self.logical_units || self.mapping.lookup(lpn) != slot as u32 {
+            if lpn & TRANS_TAG != 0 {
+                let t = (lpn & !TRANS_TAG) as usize;
+                let first = slot as u32 - slot as u32 % g.slots_per_page;
+                if self.trans.gtd.get(t) != Some(&first) {
+                    return Err(format!(
+                        "slot {slot} claims translation page {t}, which the GTD places at {:?}",
+                        self.trans.gtd.get(t)
+                    ));
+                }
+            } else if lpn >= self.logical_units || self.table.lookup(lpn) != slot as u32 {
                 return Err(format!(
                     "slot {slot} claims unit {lpn}, which maps to {}",
-                    self.mapping.lookup(lpn.min(self.logical_units - 1))
+                    self.table.lookup(lpn.min(self.logical_units - 1))
                 ));
             }
             valid[g.block_of_slot(slot as u32) as usize] += 1;
@@ -38,11 +48,22 @@ impl Ftl {
             }
         }
         for lpn in 0..self.logical_units {
-            let s = self.mapping.lookup(lpn);
+            let s = self.table.lookup(lpn);
             if s != NONE && self.oob.lpn[s as usize] != lpn {
                 return Err(format!(
                     "unit {lpn} maps to slot {s} holding {}",
                     self.oob.lpn[s as usize]
+                ));
+            }
+        }
+        for (t, &first) in self.trans.gtd.iter().enumerate() {
+            let tag = TRANS_TAG | t as u32;
+            if first != NONE
+                && (first % g.slots_per_page != 0
+                    || (first..first + g.slots_per_page).any(|s| self.oob.lpn[s as usize] != tag))
+            {
+                return Err(format!(
+                    "translation page {t} is placed at slot {first}, whose page does not hold it"
                 ));
             }
         }

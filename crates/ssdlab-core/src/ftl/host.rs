@@ -1,6 +1,7 @@
 //! The FTL's host-facing operations: placing host pages, host reads, trims.
 
 use super::region::Stream;
+use super::translation::Origin;
 use super::{Ftl, NandSink, ReadOutcome};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
@@ -104,13 +105,18 @@ impl Ftl {
                 Owner::HostProgram { token },
             );
             self.issue(sink, op)?;
+            if self.trans.active() {
+                self.host_updates(lpns);
+            }
             return Ok(true);
         }
     }
 
     /// Read the units `lpns` for host request `req`: units that `buffered` finds (with
     /// their version) need no NAND access; the rest cost one NAND read per distinct
-    /// physical page. In integrity mode every unit is checked against its last version.
+    /// physical page, after the translation work a demand-based mapping needs (staged:
+    /// write-back, load, then the data). In integrity mode every unit is checked against
+    /// its last version, and a mapping that bounds reads is held to it.
     pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(
         &mut self,
         lpns: std::ops::Range<u32>,
@@ -120,6 +126,11 @@ impl Ftl {
     ) -> Result<ReadOutcome> {
         let spp = self.geo.slots_per_page;
         let mut out = ReadOutcome::default();
+        let mut stage = 0;
+        let demand = self.trans.active();
+        if demand {
+            stage = self.translate_read(lpns.clone(), &buffered, req, sink, &mut out)?;
+        }
         let (mut cur_page, mut cur_units) = (u32::MAX, 0u32);
         for lpn in lpns {
             if let Some(v) = buffered(lpn) {
@@ -127,7 +138,7 @@ impl Ftl {
                 self.check(lpn, Found::Buffer(v))?;
                 continue;
             }
-            let slot = self.mapping.lookup(lpn);
+            let slot = self.table.lookup(lpn);
             if slot == NONE {
                 out.unmapped += 1;
                 self.check(lpn, Found::Unmapped)?;
@@ -143,15 +154,64 @@ impl Ftl {
             }
             let page_id = slot / spp;
             if page_id != cur_page {
-                self.issue_host_read(sink, cur_page, cur_units, req, &mut out)?;
+                self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
                 cur_page = page_id;
                 cur_units = 0;
             }
             cur_units += 1;
         }
-        self.issue_host_read(sink, cur_page, cur_units, req, &mut out)?;
+        self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
+        if demand {
+            self.count_read_path(&out);
+            self.run_background(sink)?;
+        }
         self.check_due()?;
         Ok(out)
+    }
+
+    /// The translation part of a host read: look every unit not in the buffer up, and
+    /// carry out the plan on the read's path. Returns the data reads' stage.
+    fn translate_read<S: NandSink, B: Fn(u32) -> Option<u32>>(
+        &mut self,
+        lpns: std::ops::Range<u32>,
+        buffered: &B,
+        req: u32,
+        sink: &mut S,
+        out: &mut ReadOutcome,
+    ) -> Result<u8> {
+        let per = self.trans.entries_per_tpage;
+        let (mut tpages, mut last) = (0u32, NONE);
+        for lpn in lpns {
+            if buffered(lpn).is_none() {
+                let hit = self.mapping.on_read(lpn, &mut self.plan);
+                let c = &mut self.counters.translation;
+                c.read_lookups += 1;
+                c.read_hits += hit as u64;
+                tpages += (lpn / per != last) as u32;
+                last = lpn / per;
+            }
+        }
+        let done = self.run_plan(sink, req, Origin::HostRead, true)?;
+        out.nand_reads += done.reads;
+        out.nand_programs += done.programs;
+        out.staged_ops += done.staged;
+        if self.integrity.is_some()
+            && self.mapping.bounded_reads()
+            && (done.programs > 0 || done.reads > tpages)
+        {
+            return Err(SimError::Integrity(format!(
+                "a host read of {tpages} translation page(s) issued {} translation reads and {} programs on its path (the mapping promises at most one read per page and no program)",
+                done.reads, done.programs
+            )));
+        }
+        Ok(done.stage)
+    }
+
+    /// Count the NAND operations on a host read's path.
+    fn count_read_path(&mut self, out: &ReadOutcome) {
+        let t = &mut self.counters.translation;
+        t.reads_per_host_read[(out.nand_reads as usize).min(7)] += 1;
+        t.programs_per_host_read[(out.nand_programs as usize).min(3)] += 1;
     }
 
     /// One NAND read of `units` units of global page `page_id` for host request `req`.
@@ -162,6 +222,7 @@ impl Ftl {
         page_id: u32,
         units: u32,
         req: u32,
+        stage: u8,
         out: &mut ReadOutcome,
     ) -> Result<()> {
         if units == 0 {
@@ -169,7 +230,7 @@ impl Ftl {
         }
         let ppb = self.geo.pages_per_block;
         let (block, page) = (page_id / ppb, page_id % ppb);
-        let op = NandOp::new(
+        let mut op = NandOp::new(
             OpKind::Read,
             Cause::Host,
             block,
@@ -177,6 +238,8 @@ impl Ftl {
             units,
             Owner::HostRead { req },
         );
+        op.stage = stage;
+        out.staged_ops += (stage > 0) as u32;
         #[cfg(test)]
         let op = self.staged_read_test_hook(sink, op, req, out)?;
         self.issue(sink, op)?;
@@ -206,7 +269,7 @@ impl Ftl {
             self.issue(sink, t)?;
             out.nand_reads += 1;
             op.stage = 1;
-            out.staged_reads += 1;
+            out.staged_ops += 1;
         }
         Ok(op)
     }
@@ -254,21 +317,26 @@ impl Ftl {
         }
     }
 
-    /// Deallocate `lpn`.
-    pub fn trim(&mut self, lpn: u32) {
+    /// Deallocate `lpn` (a demand-based mapping records the change like a write).
+    pub fn trim<S: NandSink>(&mut self, lpn: u32, sink: &mut S) -> Result<()> {
         if let Some(i) = self.integrity.as_mut() {
             i.on_trim(lpn);
         }
-        let old = self.mapping.update(lpn, NONE);
+        let old = self.table.update(lpn, NONE);
         if old != NONE {
             self.invalidate(old);
             self.counters.trimmed_units += 1;
+            if self.trans.active() {
+                self.host_updates(&[lpn]);
+                self.run_background(sink)?;
+            }
         }
+        Ok(())
     }
 
     /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
     pub fn flash_version(&self, lpn: u32) -> Option<u32> {
-        let slot = self.mapping.lookup(lpn);
+        let slot = self.table.lookup(lpn);
         (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
     }
 }

@@ -33,6 +33,7 @@
 //! source is erased when every copy has completed and no read of it is queued.
 
 use super::region::Stream;
+use super::translation::TRANS_TAG;
 use super::wear::{WearAction, WearCtx};
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
@@ -71,6 +72,9 @@ pub struct Job {
     pub copies_in_flight: u32,
     /// (destination slot, source slot) of copies whose program has not completed.
     pub pairs: VecDeque<(u32, u32)>,
+    /// Data units this job moved, whose mappings a demand-based mapping updates when the
+    /// job is done (empty otherwise).
+    pub moved: Vec<u32>,
     pub erase_issued: bool,
     pub woken: bool,
     /// GC copy pages per host page that keep the plane's free space level while this
@@ -91,8 +95,14 @@ impl Jobs {
     fn start(&mut self, job: Job) -> u32 {
         let id = match self.free.pop() {
             Some(id) => {
-                let pairs = std::mem::take(&mut self.slab[id as usize].pairs);
-                self.slab[id as usize] = Job { pairs, ..job };
+                let slot = &mut self.slab[id as usize];
+                let pairs = std::mem::take(&mut slot.pairs);
+                let moved = std::mem::take(&mut slot.moved);
+                *slot = Job {
+                    pairs,
+                    moved,
+                    ..job
+                };
                 id
             }
             None => {
@@ -101,6 +111,7 @@ impl Jobs {
             }
         };
         self.slab[id as usize].pairs.clear();
+        self.slab[id as usize].moved.clear();
         self.live.push(id);
         id
     }
@@ -141,11 +152,14 @@ struct Cursor {
     cause: Cause,
     /// Copies that may still be issued in this run (the window's room).
     room: u32,
+    /// The source is a translation block.
+    translation: bool,
 }
 
 impl Cursor {
-    fn of(job: &Job, room: u32) -> Cursor {
+    fn of(job: &Job, room: u32, translation_region: u8) -> Cursor {
         Cursor {
+            translation: job.src_region == translation_region,
             src: job.src,
             scan: job.scan_slot,
             end: job.scan_end,
@@ -249,7 +263,7 @@ impl Ftl {
                 let rp = self.rp(r, p);
                 self.ps[rp].woken = false;
                 self.step_plane(r, p, sink)?;
-            } else {
+            } else if self.deferred.is_empty() || !self.run_deferred_step(sink)? {
                 return self.check_due();
             }
         }
@@ -326,6 +340,7 @@ impl Ftl {
             last_read_page: NONE,
             copies_in_flight: 0,
             pairs: VecDeque::new(),
+            moved: Vec::new(),
             erase_issued: false,
             woken: false,
             ratio_x16: 16,
@@ -362,7 +377,11 @@ impl Ftl {
     /// Copy job `j`'s source page by page while its window and the destination allow.
     /// The job's scan state lives in `c` for the run and is written back at its end.
     fn copy_run<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
-        let mut c = Cursor::of(self.jobs.get(j), self.window_room::<S>(j));
+        let mut c = Cursor::of(
+            self.jobs.get(j),
+            self.window_room::<S>(j),
+            self.trans.region,
+        );
         let base = self.geo.first_slot_of_block(c.src);
         let spp = self.geo.slots_per_page;
         let stop = loop {
@@ -386,7 +405,7 @@ impl Ftl {
             c.scan += first as u32;
             self.move_units(j, &mut c, n, dst, sink)?;
             c.room -= 1;
-            self.count_copy(c.kind, n);
+            self.count_copy(&c, n);
             let op = NandOp::new(
                 OpKind::Program,
                 c.cause,
@@ -441,10 +460,14 @@ impl Ftl {
         }
     }
 
-    /// Count `n` units moved by a job of `kind`.
+    /// Count `n` units moved by the job of cursor `c`.
     #[inline]
-    fn count_copy(&mut self, kind: JobKind, n: u32) {
-        match kind {
+    fn count_copy(&mut self, c: &Cursor, n: u32) {
+        match c.kind {
+            _ if c.translation => {
+                self.counters.translation.gc_copied_units += n as u64;
+                self.counters.translation.gc_programs += 1;
+            }
             JobKind::Gc => self.counters.gc_copied_units += n as u64,
             JobKind::WearLeveling => self.counters.wear_leveling_units += n as u64,
             JobKind::Retire => self.counters.retired_units_moved += n as u64,
@@ -493,7 +516,7 @@ impl Ftl {
                 self.issue(sink, op)?;
             }
             if S::IMMEDIATE {
-                self.relocate_unit(slot, c.src, dst + moved, db);
+                self.relocate_unit(j, slot, c.src, dst + moved, db);
             } else {
                 self.jobs.get_mut(j).pairs.push_back((dst + moved, slot));
             }
@@ -556,14 +579,21 @@ impl Ftl {
     /// of block `db`. The source is a job's (not in any victim index), so this is a
     /// plain transfer of validity, without the general invalidation path.
     #[inline(always)]
-    fn relocate_unit(&mut self, src: u32, sb: u32, dst: u32, db: u32) {
+    fn relocate_unit(&mut self, j: u32, src: u32, sb: u32, dst: u32, db: u32) {
         let lpn = self.oob.lpn[src as usize];
         if lpn == NONE {
             return; // rewritten or trimmed since the copy was issued
         }
         debug_assert_eq!(self.blocks.state[sb as usize], BlockState::Victim);
-        let old = self.mapping.update(lpn, dst);
-        debug_assert_eq!(old, src);
+        if lpn & TRANS_TAG == 0 {
+            let old = self.table.update(lpn, dst);
+            debug_assert_eq!(old, src);
+            if self.trans.active() {
+                self.note_moved(j, lpn);
+            }
+        } else {
+            self.relocate_tpage(lpn, dst);
+        }
         self.oob.lpn[src as usize] = NONE;
         self.oob.lpn[dst as usize] = lpn;
         self.blocks.valid_units[sb as usize] -= 1;
@@ -573,7 +603,7 @@ impl Ftl {
             self.ps[rs as usize].valid_units -= 1;
             self.ps[rd as usize].valid_units += 1;
         }
-        if let Some(check) = self.integrity.as_mut() {
+        if let (Some(check), false) = (self.integrity.as_mut(), lpn & TRANS_TAG != 0) {
             let v = self.oob.version[src as usize];
             self.oob.version[dst as usize] = v;
             check.on_place(lpn, src, dst, v);
@@ -588,13 +618,14 @@ impl Ftl {
             };
             debug_assert_eq!(self.geo.block_of_slot(dst), op.block);
             let src_block = self.jobs.get(j).src;
-            self.relocate_unit(src, src_block, dst, op.block);
+            self.relocate_unit(j, src, src_block, dst, op.block);
         }
     }
 
     /// Every copy of job `j` is done and no read of its source is queued: erase it, or
     /// retire it.
     fn finish_source<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+        self.relocation_updates(j)?;
         let job = self.jobs.get_mut(j);
         job.erase_issued = true;
         let (src, kind) = (job.src, job.kind);

@@ -29,6 +29,7 @@ pub mod mapping;
 pub mod placement;
 pub mod region;
 mod registry;
+pub mod translation;
 pub mod wear;
 
 pub use health::{LifeEvent, Lifetime};
@@ -39,10 +40,11 @@ use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, Ti
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
-use mapping::{Mapping, MappingShape};
+use mapping::{Mapping, MappingShape, MappingTable, TransOp};
 use placement::{Placement, PlacementShape};
 use region::{PlaneState, Region};
 use ssdlab_workload::rng::{stream, SimRng};
+use translation::{TransCounters, Translation};
 
 /// Receiver of the NAND operations the FTL issues.
 pub trait NandSink {
@@ -79,10 +81,13 @@ impl NandCounts {
 /// What a host read of a run of units needed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadOutcome {
-    /// NAND reads issued (all stages).
+    /// NAND reads issued (all stages; data and translation pages).
     pub nand_reads: u32,
-    /// Of those, reads of a later stage (they start when the earlier stage completes).
-    pub staged_reads: u32,
+    /// NAND programs issued on the read's path (a dirty translation page written back).
+    pub nand_programs: u32,
+    /// Of those operations, ones of a later stage (they start when the earlier stage
+    /// completes).
+    pub staged_ops: u32,
     pub buffer_hits: u32,
     pub unmapped: u32,
 }
@@ -111,6 +116,8 @@ pub struct FtlCounters {
     /// Failed page programs and erases (injected).
     pub program_failures: u64,
     pub erase_failures: u64,
+    /// Translation-page traffic of a demand-based mapping (spec 04).
+    pub translation: TransCounters,
 }
 
 impl FtlCounters {
@@ -129,6 +136,7 @@ impl FtlCounters {
             retired_units_moved: self.retired_units_moved - b.retired_units_moved,
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
+            translation: self.translation.since(&b.translation),
         }
     }
 }
@@ -138,7 +146,16 @@ impl FtlCounters {
 pub struct Ftl {
     pub geo: Geometry,
     pub timing: TimingModel,
+    /// The ground truth of where each unit lives.
+    table: MappingTable,
+    /// What DRAM holds of the table and what the rest costs (spec 04).
     mapping: Mapping,
+    /// Translation pages on flash (demand-based mappings).
+    trans: Translation,
+    /// Translation work the mapping asked for, carried out by `run_plan` (reused).
+    plan: Vec<TransOp>,
+    /// Translation steps of the write path and of relocations, for the background loop.
+    deferred: std::collections::VecDeque<(TransOp, translation::Origin)>,
     pub blocks: BlockTable,
     pub oob: Oob,
     pub regions: Vec<Region>,
@@ -194,15 +211,26 @@ impl Ftl {
             .iter()
             .find(|r| r.content == crate::config::RegionContent::Cache)
             .map(|r| r.id);
+        let mapping = Mapping::new(
+            &cfg.ftl.mapping,
+            &MappingShape {
+                logical_units: d.logical_units,
+                page_bytes: g.page_bytes,
+            },
+        );
+        let trans_region = d
+            .regions
+            .iter()
+            .find(|r| r.content == crate::config::RegionContent::Translation)
+            .map(|r| r.id);
         let mut ftl = Ftl {
             geo: g,
             timing: TimingModel::new(cfg),
-            mapping: Mapping::new(
-                &cfg.ftl.mapping,
-                &MappingShape {
-                    logical_units: d.logical_units,
-                },
-            ),
+            table: MappingTable::new(d.logical_units),
+            trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
+            mapping,
+            plan: Vec::new(),
+            deferred: Default::default(),
             oob: Oob::new(g.slots, cfg.integrity),
             placement: Placement::new(
                 &cfg.ftl.placement,
@@ -298,18 +326,29 @@ impl Ftl {
     /// tests, checks and summaries; host reads go through [`Ftl::read_units`]).
     #[inline]
     pub fn slot_of(&self, lpn: u32) -> u32 {
-        self.mapping.lookup(lpn)
+        self.table.lookup(lpn)
     }
 
     /// Whether `lpn` holds data on flash (read-modify-write decisions).
     #[inline]
     pub fn is_mapped(&self, lpn: u32) -> bool {
-        self.mapping.lookup(lpn) != NONE
+        self.table.lookup(lpn) != NONE
     }
 
     /// Units mapped to flash.
     pub fn mapped_units(&self) -> u64 {
-        self.mapping.mapped_units()
+        self.table.mapped_units()
+    }
+
+    /// Whether the mapping lives in translation pages on flash.
+    pub fn mapping_is_demand(&self) -> bool {
+        self.trans.active()
+    }
+
+    /// Whether the mapping promises host reads at most one translation read per data page
+    /// and no program on their path.
+    pub fn mapping_bounds_reads(&self) -> bool {
+        self.mapping.bounded_reads()
     }
 
     /// DRAM the mapping keeps.
@@ -448,7 +487,7 @@ impl Ftl {
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
     fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<u32>) {
-        let old = self.mapping.update(lpn, slot);
+        let old = self.table.update(lpn, slot);
         if old != NONE {
             self.invalidate(old);
         }
@@ -576,9 +615,10 @@ impl Ftl {
         })
     }
 
-    /// Whether background work is in progress anywhere (jobs started and not finished).
+    /// Whether background work is in progress anywhere (jobs started and not finished,
+    /// or translation steps waiting).
     pub fn background_busy(&self) -> bool {
-        self.jobs.active() > 0
+        self.jobs.active() > 0 || !self.deferred.is_empty()
     }
 
     /// Blocks bad from the factory.

@@ -270,7 +270,7 @@ impl<'a> FunctionalDriver<'a> {
                         self.packer.versions.copy_within(i + 1..n, i);
                         self.packer.n -= 1;
                     }
-                    self.ftl.trim(lpn);
+                    self.ftl.trim(lpn, &mut self.clock)?;
                 }
             }
             HostOp::Flush if self.flush_free => {}

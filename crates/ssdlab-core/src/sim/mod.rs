@@ -143,6 +143,10 @@ pub struct Results {
     pub suspend: Option<SuspendSummary>,
     /// What the workload source skipped or adjusted (trace and fio inputs).
     pub workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
+    /// Demand-based mappings only (spec 04): CMT hits, translation traffic, NAND
+    /// operations per host read, WAF without translation writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<stats::MappingSummary>,
 }
 
 fn gc_summary(c: &FtlCounters) -> GcSummary {
@@ -198,7 +202,9 @@ pub struct RegionSummary {
     pub bad_blocks: u64,
 }
 
-/// One simulated device with its configuration.
+/// One simulated device with its configuration (cloning it forks the device state, e.g.
+/// to run several workloads from one preconditioned state).
+#[derive(Clone)]
 pub struct Simulation {
     pub config: Config,
     pub derived: Derived,
@@ -525,6 +531,17 @@ impl Simulation {
             engine: phase.engine,
             suspend: phase.suspend,
             workload,
+            mapping: self.ftl.mapping_is_demand().then(|| {
+                stats::MappingSummary::of(
+                    self.config.ftl.mapping.name(),
+                    self.ftl.mapping_dram_bytes(),
+                    self.config.ftl.mapping.entries_per_tpage(g.page_bytes),
+                    d.logical_units,
+                    c,
+                    phase.host.write_units,
+                    g.slots_per_page,
+                )
+            }),
         }
     }
 }

@@ -287,6 +287,110 @@ pub fn waf(counters: &FtlCounters, host_write_units: u64, slots_per_page: u32) -
     )
 }
 
+/// Translation traffic of a demand-based mapping (spec 04); counts of translation pages.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct ByOrigin {
+    pub host_read: u64,
+    pub host_write: u64,
+    pub relocation: u64,
+    pub total: u64,
+}
+
+impl ByOrigin {
+    fn of(a: [u64; 3]) -> ByOrigin {
+        ByOrigin {
+            host_read: a[0],
+            host_write: a[1],
+            relocation: a[2],
+            total: a.iter().sum(),
+        }
+    }
+}
+
+/// The mapping of a run with a demand-based mapping (`results.json` → `mapping`).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct MappingSummary {
+    pub policy: &'static str,
+    /// DRAM the mapping keeps (the CMT budget used).
+    pub dram_bytes: u64,
+    pub entries_per_translation_page: u32,
+    pub translation_pages: u32,
+    /// Lookups DRAM answered, over host reads and writes (`null` without lookups).
+    pub cmt_hit_ratio: Option<f64>,
+    pub read_lookups: u64,
+    pub read_hits: u64,
+    pub write_lookups: u64,
+    pub write_hits: u64,
+    /// Data units whose mapping GC, wear leveling or retirement changed.
+    pub relocation_updates: u64,
+    /// Translation page reads and programs by what caused them.
+    pub translation_reads: ByOrigin,
+    pub translation_programs: ByOrigin,
+    /// Loads served from DRAM: the page's program had not completed yet.
+    pub loads_served_from_dram: u64,
+    /// The translation region's own GC.
+    pub translation_gc_copied_units: u64,
+    pub translation_gc_programs: u64,
+    /// Host reads by NAND reads on their path (translation + data): index = reads, the
+    /// last entry counts 7 or more.
+    pub nand_reads_per_host_read: [u64; 8],
+    /// Host reads by NAND programs on their path (last entry: 3 or more).
+    pub nand_programs_per_host_read: [u64; 4],
+    /// Most NAND reads any host read issued (7 = 7 or more); `null` without host reads.
+    pub max_nand_reads_per_host_read: Option<u32>,
+    /// Write amplification without translation programs (data only); the top-level `waf`
+    /// includes them.
+    pub waf_without_translation: f64,
+}
+
+impl MappingSummary {
+    pub fn of(
+        policy: &'static str,
+        dram_bytes: u64,
+        entries_per_translation_page: u32,
+        logical_units: u32,
+        c: &FtlCounters,
+        host_write_units: u64,
+        slots_per_page: u32,
+    ) -> MappingSummary {
+        let t = &c.translation;
+        let lookups = t.read_lookups + t.write_lookups;
+        let data_programs = c.nand.total(OpKind::Program)
+            - c.nand.get(OpKind::Program, Cause::Mapping)
+            - t.gc_programs;
+        MappingSummary {
+            policy,
+            dram_bytes,
+            entries_per_translation_page,
+            translation_pages: logical_units.div_ceil(entries_per_translation_page.max(1)),
+            cmt_hit_ratio: (lookups > 0)
+                .then(|| round6((t.read_hits + t.write_hits) as f64 / lookups as f64)),
+            read_lookups: t.read_lookups,
+            read_hits: t.read_hits,
+            write_lookups: t.write_lookups,
+            write_hits: t.write_hits,
+            relocation_updates: t.relocation_updates,
+            translation_reads: ByOrigin::of(t.reads),
+            translation_programs: ByOrigin::of(t.programs),
+            loads_served_from_dram: t.loads_in_flight,
+            translation_gc_copied_units: t.gc_copied_units,
+            translation_gc_programs: t.gc_programs,
+            nand_reads_per_host_read: t.reads_per_host_read,
+            nand_programs_per_host_read: t.programs_per_host_read,
+            max_nand_reads_per_host_read: t
+                .reads_per_host_read
+                .iter()
+                .rposition(|&n| n > 0)
+                .map(|i| i as u32),
+            waf_without_translation: if host_write_units == 0 {
+                0.0
+            } else {
+                round6(data_programs as f64 * slots_per_page as f64 / host_write_units as f64)
+            },
+        }
+    }
+}
+
 /// Erase/program suspension statistics of a timed phase (spec 01).
 #[derive(Serialize, Debug, Clone, PartialEq, Default)]
 pub struct SuspendSummary {

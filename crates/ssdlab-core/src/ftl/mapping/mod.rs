@@ -1,62 +1,167 @@
-//! Logical-to-physical mapping. The FTL owns the mapping and drivers never read it:
-//! every lookup goes through the FTL, so a mapping with a cache (DFTL, spec 04) can charge
-//! translation reads and write-backs for it. The table itself is the ground truth of where
-//! each unit lives; a cached mapping models which part of it the controller's DRAM holds.
+//! Logical-to-physical mapping (spec 04). The FTL keeps the whole page-level table as
+//! the ground truth of where each unit lives ([`MappingTable`]); a mapping *policy* models
+//! which part of it the controller's DRAM holds and what NAND traffic the rest costs:
+//!
+//! * `page-map`: the whole table in DRAM; every lookup is free;
+//! * `dftl`: a cached mapping table (CMT) of whole translation pages or of single entries,
+//!   one LRU; a miss may write a dirty victim back on the request's path;
+//! * `dftl-partitioned`: clean and dirty regions of translation pages; a read miss evicts
+//!   only clean pages, so no host read ever waits on a program;
+//! * `dftl-partitioned-log`: clean pages plus a log of dirty entries per translation page,
+//!   merged into flash greedily (the page with the most entries, one batch update).
+//!
+//! A policy answers each lookup with a [`TransOp`] plan (write back, load, merge); the
+//! FTL carries the plan out on translation pages in the translation region
+//! (`ftl/translation.rs`). Drivers never read the table.
 //!
 //! A new mapping is one file here (a `Params` struct and a type implementing
 //! [`MappingPolicy`]) plus one registration line below.
 
+pub mod cmt;
+
 super::registry::policy_registry! {
     $
     /// `[ftl.mapping]`: the mapping scheme.
-    config MappingConfig default Page;
-    /// The mapping of the device.
+    config MappingConfig default PageMap;
+    /// The mapping policy of the device.
     runtime Mapping: MappingPolicy(MappingShape);
-    "page" => Page(page::PageMap),
+    "page-map" => PageMap(page::PageMap),
+    "dftl" => Dftl(dftl::Dftl),
+    "dftl-partitioned" => Partitioned(dftl_partitioned::Partitioned),
+    "dftl-partitioned-log" => PartitionedLog(dftl_partitioned_log::PartitionedLog),
 }
 
 /// What a mapping is built for.
 #[derive(Clone, Copy, Debug)]
 pub struct MappingShape {
     pub logical_units: u32,
+    /// Bytes of a translation page (one flash page).
+    pub page_bytes: u32,
 }
 
-/// A logical-to-physical mapping scheme.
+/// One step of translation work a lookup needs, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransOp {
+    /// Program translation page `tpn` from DRAM (a dirty cached page: one program).
+    WriteBack(u32),
+    /// Read translation page `tpn` into DRAM.
+    Load(u32),
+    /// Batch update of `tpn` whose page is not in DRAM: read it, merge, program it.
+    Merge(u32),
+}
+
+/// A mapping policy: what the controller's DRAM holds of the table, and what a lookup or
+/// an update costs in translation-page operations (appended to `plan`, in order).
 pub trait MappingPolicy: Sized {
     type Params;
     fn new(params: &Self::Params, shape: &MappingShape) -> Self;
-    /// Slot holding `lpn`, or `NONE` when unmapped.
-    fn lookup(&self, lpn: u32) -> u32;
-    /// Point `lpn` at `slot` (or `NONE`); returns the previous slot.
-    fn update(&mut self, lpn: u32, slot: u32) -> u32;
-    fn logical_units(&self) -> u32;
+    /// Entries per translation page (0: the table lives in DRAM, no translation pages).
+    fn entries_per_tpage(&self) -> u32;
+    /// A host read needs the mapping of `lpn`; true when DRAM holds it (a CMT hit).
+    fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool;
+    /// The host wrote (or trimmed) `lpn`: its entry changes; true when DRAM held it.
+    fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool;
+    /// Background work moved the units `lpns` (all of translation page `tpn`, sorted).
+    fn on_relocated(&mut self, tpn: u32, lpns: &[u32], plan: &mut Vec<TransOp>);
     /// DRAM the mapping keeps (bytes).
     fn dram_bytes(&self) -> u64;
+    /// Whether host reads are promised at most one translation read per data page and no
+    /// program on their path (the partitioned variants; checked in integrity mode).
+    fn bounded_reads(&self) -> bool;
 }
 
 impl Mapping {
     #[inline]
-    pub fn lookup(&self, lpn: u32) -> u32 {
-        dispatch!(self, p => p.lookup(lpn))
+    pub fn entries_per_tpage(&self) -> u32 {
+        dispatch!(self, p => p.entries_per_tpage())
     }
 
     #[inline]
-    pub fn update(&mut self, lpn: u32, slot: u32) -> u32 {
-        dispatch!(self, p => p.update(lpn, slot))
+    pub fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+        dispatch!(self, p => p.on_read(lpn, plan))
     }
 
-    pub fn logical_units(&self) -> u32 {
-        dispatch!(self, p => p.logical_units())
+    #[inline]
+    pub fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+        dispatch!(self, p => p.on_write(lpn, plan))
+    }
+
+    pub fn on_relocated(&mut self, tpn: u32, lpns: &[u32], plan: &mut Vec<TransOp>) {
+        dispatch!(self, p => p.on_relocated(tpn, lpns, plan))
     }
 
     pub fn dram_bytes(&self) -> u64 {
         dispatch!(self, p => p.dram_bytes())
     }
 
+    pub fn bounded_reads(&self) -> bool {
+        dispatch!(self, p => p.bounded_reads())
+    }
+
+    /// Whether the mapping lives in translation pages on flash.
+    pub fn is_demand(&self) -> bool {
+        self.entries_per_tpage() > 0
+    }
+}
+
+impl MappingConfig {
+    /// Check the parameters against the device; `Err((key, why))` names the bad key
+    /// (relative to `[ftl.mapping]`).
+    pub fn check(&self, shape: &MappingShape) -> Result<(), (&'static str, String)> {
+        match self {
+            MappingConfig::PageMap(_) => Ok(()),
+            MappingConfig::Dftl(p) => p.check(shape),
+            MappingConfig::Partitioned(p) => p.check(shape),
+            MappingConfig::PartitionedLog(p) => p.check(shape),
+        }
+    }
+
+    /// Entries per translation page (0 for `page-map`).
+    pub fn entries_per_tpage(&self, page_bytes: u32) -> u32 {
+        let e = match self {
+            MappingConfig::PageMap(_) => return 0,
+            MappingConfig::Dftl(p) => p.entry_bytes,
+            MappingConfig::Partitioned(p) => p.entry_bytes,
+            MappingConfig::PartitionedLog(p) => p.entry_bytes,
+        };
+        page_bytes / e.max(1)
+    }
+}
+
+/// The ground truth: one slot id per mapping unit (`NONE` when unmapped).
+#[derive(Clone)]
+pub struct MappingTable {
+    l2p: Vec<u32>,
+}
+
+impl MappingTable {
+    pub fn new(logical_units: u32) -> MappingTable {
+        MappingTable {
+            l2p: vec![crate::flash::NONE; logical_units as usize],
+        }
+    }
+
+    /// Slot holding `lpn`, or `NONE` when unmapped.
+    #[inline]
+    pub fn lookup(&self, lpn: u32) -> u32 {
+        self.l2p[lpn as usize]
+    }
+
+    /// Point `lpn` at `slot` (or `NONE`); returns the previous slot.
+    #[inline]
+    pub fn update(&mut self, lpn: u32, slot: u32) -> u32 {
+        std::mem::replace(&mut self.l2p[lpn as usize], slot)
+    }
+
+    pub fn logical_units(&self) -> u32 {
+        self.l2p.len() as u32
+    }
+
     /// Units currently mapped (a scan; tests and summaries).
     pub fn mapped_units(&self) -> u64 {
-        (0..self.logical_units())
-            .filter(|&l| self.lookup(l) != crate::flash::NONE)
+        self.l2p
+            .iter()
+            .filter(|&&s| s != crate::flash::NONE)
             .count() as u64
     }
 }

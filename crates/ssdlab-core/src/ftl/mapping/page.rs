@@ -1,8 +1,7 @@
-//! `page`: the whole page-level table in DRAM, one `u32` slot id per mapping unit; every
-//! lookup is free.
+//! `page-map`: the whole page-level table in DRAM (4 bytes per mapping unit); every lookup
+//! is free and nothing is written to flash for the mapping.
 
-use super::{MappingPolicy, MappingShape};
-use crate::flash::NONE;
+use super::{MappingPolicy, MappingShape, TransOp};
 use serde::{Deserialize, Serialize};
 
 /// No parameters.
@@ -12,7 +11,7 @@ pub struct Params {}
 
 #[derive(Clone)]
 pub struct PageMap {
-    l2p: Vec<u32>,
+    logical_units: u32,
 }
 
 impl MappingPolicy for PageMap {
@@ -20,25 +19,31 @@ impl MappingPolicy for PageMap {
 
     fn new(_: &Params, s: &MappingShape) -> PageMap {
         PageMap {
-            l2p: vec![NONE; s.logical_units as usize],
+            logical_units: s.logical_units,
         }
     }
 
-    #[inline]
-    fn lookup(&self, lpn: u32) -> u32 {
-        self.l2p[lpn as usize]
+    fn entries_per_tpage(&self) -> u32 {
+        0
     }
 
     #[inline]
-    fn update(&mut self, lpn: u32, slot: u32) -> u32 {
-        std::mem::replace(&mut self.l2p[lpn as usize], slot)
+    fn on_read(&mut self, _: u32, _: &mut Vec<TransOp>) -> bool {
+        true
     }
 
-    fn logical_units(&self) -> u32 {
-        self.l2p.len() as u32
+    #[inline]
+    fn on_write(&mut self, _: u32, _: &mut Vec<TransOp>) -> bool {
+        true
     }
+
+    fn on_relocated(&mut self, _: u32, _: &[u32], _: &mut Vec<TransOp>) {}
 
     fn dram_bytes(&self) -> u64 {
-        self.l2p.len() as u64 * 4
+        self.logical_units as u64 * 4
+    }
+
+    fn bounded_reads(&self) -> bool {
+        true
     }
 }

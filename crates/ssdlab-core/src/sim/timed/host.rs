@@ -310,7 +310,8 @@ impl HostFrontEnd {
             HostOp::Trim => {
                 for lpn in span.lpns() {
                     self.buffer.discard(lpn);
-                    cx.ftl.trim(lpn);
+                    let (ftl, mut sink) = cx.parts();
+                    ftl.trim(lpn, &mut sink)?;
                 }
                 self.finish_after_buffer(id, cx);
             }
@@ -338,10 +339,10 @@ impl HostFrontEnd {
         self.counters.buffer_read_hits += out.buffer_hits as u64;
         self.counters.unmapped_read_units += out.unmapped as u64;
         let r = self.reqs.get_mut(id);
-        let now = out.nand_reads - out.staged_reads;
-        r.pending_ops += now;
-        r.parked_ops += out.staged_reads;
-        Ok(now + out.staged_reads)
+        let ops = out.nand_reads + out.nand_programs;
+        r.pending_ops += ops - out.staged_ops;
+        r.parked_ops += out.staged_ops;
+        Ok(ops)
     }
 
     fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {

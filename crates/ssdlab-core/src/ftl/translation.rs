@@ -1,0 +1,380 @@
+//! Translation pages on flash (spec 04): the global translation directory (GTD), and the
+//! NAND work a mapping policy's plan ([`TransOp`]) costs.
+//!
+//! A translation page is one flash page of the translation region holding
+//! `page_bytes / entry_bytes` consecutive entries. Its slots carry `TRANS_TAG | tpn` in
+//! the out-of-band area, so the region's GC relocates them like any unit (whole pages stay
+//! whole: they are valid or invalid together) and re-points the GTD instead of the table.
+//! Translation page `tpn` lives in plane `tpn mod planes` (a rewrite stays in its plane,
+//! so a batch update's read and program queue on one die, in order).
+//!
+//! Who waits: on a host read's path the plan runs in stages (a write-back program, then
+//! the load, then the data read); on the write path and for relocations nobody waits —
+//! the operations cost die time (timed) or serial time (functional). A load of a page
+//! whose program has not completed yet is served from DRAM (it was just written from
+//! there), so no read waits on a program.
+
+use super::mapping::TransOp;
+use super::region::Stream;
+use super::{Ftl, NandSink};
+use crate::error::{Result, SimError};
+use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
+
+/// Out-of-band tag of a translation page's slots (`TRANS_TAG | tpn`).
+pub const TRANS_TAG: u32 = 1 << 31;
+
+/// Who a plan runs for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    HostRead,
+    HostWrite,
+    Relocation,
+}
+
+/// Translation traffic (monotone counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransCounters {
+    /// Host read lookups, and those DRAM answered (CMT hits).
+    pub read_lookups: u64,
+    pub read_hits: u64,
+    /// Host write and trim updates, and those whose entry DRAM held.
+    pub write_lookups: u64,
+    pub write_hits: u64,
+    /// Data units whose mapping relocation (GC, wear leveling, retirement) changed.
+    pub relocation_updates: u64,
+    /// Translation page reads and programs, by origin (host read, host write, relocation).
+    pub reads: [u64; 3],
+    pub programs: [u64; 3],
+    /// Loads served from DRAM because the page's program had not completed.
+    pub loads_in_flight: u64,
+    /// Units (translation pages × slots) copied by the translation region's GC, and the
+    /// copy programs.
+    pub gc_copied_units: u64,
+    pub gc_programs: u64,
+    /// Host reads by NAND reads (translation + data) on their path: index n, last = more.
+    pub reads_per_host_read: [u64; 8],
+    /// Host reads by NAND programs on their path.
+    pub programs_per_host_read: [u64; 4],
+}
+
+impl TransCounters {
+    pub fn since(&self, b: &TransCounters) -> TransCounters {
+        let sub = |a: &[u64], b: &[u64], out: &mut [u64]| {
+            for i in 0..out.len() {
+                out[i] = a[i] - b[i];
+            }
+        };
+        let mut d = *self;
+        sub(&self.reads, &b.reads, &mut d.reads);
+        sub(&self.programs, &b.programs, &mut d.programs);
+        sub(
+            &self.reads_per_host_read,
+            &b.reads_per_host_read,
+            &mut d.reads_per_host_read,
+        );
+        sub(
+            &self.programs_per_host_read,
+            &b.programs_per_host_read,
+            &mut d.programs_per_host_read,
+        );
+        d.read_lookups -= b.read_lookups;
+        d.read_hits -= b.read_hits;
+        d.write_lookups -= b.write_lookups;
+        d.write_hits -= b.write_hits;
+        d.relocation_updates -= b.relocation_updates;
+        d.loads_in_flight -= b.loads_in_flight;
+        d.gc_copied_units -= b.gc_copied_units;
+        d.gc_programs -= b.gc_programs;
+        d
+    }
+}
+
+/// The translation pages of a demand-based mapping.
+#[derive(Clone)]
+pub struct Translation {
+    /// The translation region (`u8::MAX` when the mapping keeps its table in DRAM).
+    pub region: u8,
+    pub entries_per_tpage: u32,
+    /// GTD: translation page → first slot of the flash page holding it (`NONE`: never
+    /// written; its entries are all unmapped).
+    pub gtd: Vec<u32>,
+}
+
+impl Translation {
+    pub fn new(region: Option<u8>, entries_per_tpage: u32, logical_units: u32) -> Translation {
+        match (region, entries_per_tpage) {
+            (Some(r), e) if e > 0 => Translation {
+                region: r,
+                entries_per_tpage: e,
+                gtd: vec![NONE; logical_units.div_ceil(e) as usize],
+            },
+            _ => Translation {
+                region: u8::MAX,
+                entries_per_tpage: 0,
+                gtd: Vec::new(),
+            },
+        }
+    }
+
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.entries_per_tpage > 0
+    }
+}
+
+/// What carrying out a plan issued.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PlanDone {
+    /// The next free stage (host reads: the data reads' stage).
+    pub stage: u8,
+    pub reads: u32,
+    pub programs: u32,
+    /// Operations at a stage > 0 (parked until the earlier stage completes).
+    pub staged: u32,
+}
+
+impl Ftl {
+    /// Carry out the mapping policy's plan (`self.plan`) for `origin`; on a host read's
+    /// path (`staged`) every step takes its own stage, starting at 0.
+    pub(super) fn run_plan<S: NandSink>(
+        &mut self,
+        sink: &mut S,
+        req: u32,
+        origin: Origin,
+        staged: bool,
+    ) -> Result<PlanDone> {
+        let mut done = PlanDone::default();
+        if self.plan.is_empty() {
+            return Ok(done);
+        }
+        let mut plan = std::mem::take(&mut self.plan);
+        for &op in &plan {
+            match op {
+                TransOp::WriteBack(t) => {
+                    self.plan_program(t, req, origin, staged, &mut done, sink)?
+                }
+                TransOp::Load(t) => self.plan_read(t, req, origin, staged, &mut done, sink)?,
+                TransOp::Merge(t) => {
+                    self.plan_read(t, req, origin, staged, &mut done, sink)?;
+                    self.plan_program(t, req, origin, staged, &mut done, sink)?;
+                }
+            }
+        }
+        plan.clear();
+        if self.plan.is_empty() {
+            self.plan = plan;
+        }
+        Ok(done)
+    }
+
+    fn plan_read<S: NandSink>(
+        &mut self,
+        t: u32,
+        req: u32,
+        origin: Origin,
+        staged: bool,
+        done: &mut PlanDone,
+        sink: &mut S,
+    ) -> Result<()> {
+        if self.read_tpage(t, req, done.stage, sink)? {
+            self.counters.translation.reads[origin as usize] += 1;
+            done.reads += 1;
+            done.staged += (done.stage > 0) as u32;
+            done.stage += staged as u8;
+        }
+        Ok(())
+    }
+
+    fn plan_program<S: NandSink>(
+        &mut self,
+        t: u32,
+        req: u32,
+        origin: Origin,
+        staged: bool,
+        done: &mut PlanDone,
+        sink: &mut S,
+    ) -> Result<()> {
+        self.program_tpage(t, req, done.stage, sink)?;
+        self.counters.translation.programs[origin as usize] += 1;
+        done.programs += 1;
+        done.staged += (done.stage > 0) as u32;
+        done.stage += staged as u8;
+        Ok(())
+    }
+
+    /// Read translation page `t` at plan `stage`; false when no read is needed (never
+    /// written, or its program has not completed: the page is still in DRAM).
+    fn read_tpage<S: NandSink>(
+        &mut self,
+        t: u32,
+        req: u32,
+        stage: u8,
+        sink: &mut S,
+    ) -> Result<bool> {
+        let slot = self.trans.gtd[t as usize];
+        if slot == NONE {
+            return Ok(false);
+        }
+        let block = self.geo.block_of_slot(slot);
+        let page = (slot - self.geo.first_slot_of_block(block)) / self.geo.slots_per_page;
+        if page >= self.blocks.programmed[block as usize] {
+            self.counters.translation.loads_in_flight += 1;
+            return Ok(false);
+        }
+        let mut op = NandOp::new(
+            OpKind::Read,
+            Cause::Mapping,
+            block,
+            page,
+            self.geo.slots_per_page,
+            Owner::Mapping { req },
+        );
+        op.stage = stage;
+        self.issue(sink, op)?;
+        Ok(true)
+    }
+
+    /// Program translation page `t` (from DRAM) into a new page of its plane; the old
+    /// copy becomes garbage. Injected program failures take the next page, as for host
+    /// pages.
+    fn program_tpage<S: NandSink>(
+        &mut self,
+        t: u32,
+        req: u32,
+        stage: u8,
+        sink: &mut S,
+    ) -> Result<()> {
+        let r = self.trans.region;
+        let plane = t % self.geo.planes;
+        let spp = self.geo.slots_per_page;
+        loop {
+            let (block, page) = match self.take_page(r, plane, Stream::Host) {
+                Some(p) => p,
+                // The region's GC lags (timed mode): take from its reserve rather than
+                // stall a read's plan; GC is urgent there now.
+                None => self.take_page(r, plane, Stream::Gc).ok_or_else(|| {
+                    SimError::DeviceFull(format!(
+                        "the translation region {:?} has no free page in plane {plane}: give it more blocks per plane",
+                        self.regions[r as usize].geo.name
+                    ))
+                })?,
+            };
+            self.program_seq += 1;
+            let mut op = NandOp::new(
+                OpKind::Program,
+                Cause::Mapping,
+                block,
+                page,
+                spp,
+                Owner::Mapping { req },
+            );
+            op.stage = stage;
+            if self.program_fails() {
+                self.doom(block);
+                op.flags = crate::flash::OP_FAILS;
+                op.owner = Owner::None;
+                op.stage = 0;
+                self.issue(sink, op)?;
+                continue;
+            }
+            let first = self.page_slot(block, page);
+            let old = std::mem::replace(&mut self.trans.gtd[t as usize], first);
+            if old != NONE {
+                for s in old..old + spp {
+                    self.invalidate(s);
+                }
+            }
+            self.oob.lpn[first as usize..(first + spp) as usize].fill(TRANS_TAG | t);
+            self.blocks.valid_units[block as usize] += spp;
+            let rp = self.rp(r, plane);
+            self.ps[rp].valid_units += spp as u64;
+            self.issue(sink, op)?;
+            self.after_host_page(r, plane);
+            return Ok(());
+        }
+    }
+
+    /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.
+    #[cold]
+    pub(super) fn note_moved(&mut self, j: u32, lpn: u32) {
+        self.jobs.get_mut(j).moved.push(lpn);
+    }
+
+    /// GC moved translation unit `lpn` (tagged) to `dst`: re-point the GTD at its page.
+    #[cold]
+    pub(super) fn relocate_tpage(&mut self, tagged: u32, dst: u32) {
+        let t = (tagged & !TRANS_TAG) as usize;
+        self.trans.gtd[t] = dst - dst % self.geo.slots_per_page;
+    }
+
+    /// A relocation job is done: update the mappings of the data units it moved (the
+    /// mapping policy decides: in the cache, or batch updates of translation pages).
+    pub(super) fn relocation_updates(&mut self, j: u32) -> Result<()> {
+        let mut moved = std::mem::take(&mut self.jobs.get_mut(j).moved);
+        if moved.is_empty() {
+            return Ok(());
+        }
+        moved.sort_unstable();
+        let per = self.trans.entries_per_tpage;
+        let mut i = 0;
+        while i < moved.len() {
+            let t = moved[i] / per;
+            let n = moved[i..].iter().take_while(|&&l| l / per == t).count();
+            self.mapping
+                .on_relocated(t, &moved[i..i + n], &mut self.plan);
+            i += n;
+        }
+        self.counters.translation.relocation_updates += moved.len() as u64;
+        moved.clear();
+        self.jobs.get_mut(j).moved = moved;
+        self.defer_plan(Origin::Relocation);
+        Ok(())
+    }
+
+    /// Queue the plan for the background loop (write path and relocations: nobody waits),
+    /// which carries it out one step at a time, letting the translation region's GC run
+    /// between steps and waiting while its plane has no free page.
+    fn defer_plan(&mut self, origin: Origin) {
+        for &op in &self.plan {
+            self.deferred.push_back((op, origin));
+        }
+        self.plan.clear();
+    }
+
+    /// Carry out the oldest deferred step if its translation page's plane has room; false
+    /// when nothing was done (no step, or no room: an erase there will wake us).
+    pub(super) fn run_deferred_step<S: NandSink>(&mut self, sink: &mut S) -> Result<bool> {
+        let Some(&(op, origin)) = self.deferred.front() else {
+            return Ok(false);
+        };
+        let t = match op {
+            TransOp::WriteBack(t) | TransOp::Load(t) | TransOp::Merge(t) => t,
+        };
+        let ps = &self.ps[self.rp(self.trans.region, t % self.geo.planes)];
+        let room = ps.open[Stream::Host as usize] != NONE || ps.free.len() > ps.gc_hard_free_blocks;
+        if !room && !matches!(op, TransOp::Load(_)) {
+            return Ok(false);
+        }
+        self.deferred.pop_front();
+        self.plan.push(op);
+        self.run_plan(sink, NONE, origin, false)?;
+        Ok(true)
+    }
+
+    /// The mapping of the host units `lpns` changed (a host page was placed, or a trim);
+    /// the translation work is queued for the background loop.
+    #[inline]
+    pub(super) fn host_updates(&mut self, lpns: &[u32]) {
+        for &l in lpns {
+            let hit = self.mapping.on_write(l, &mut self.plan);
+            self.counters.translation.write_hits += hit as u64;
+        }
+        self.counters.translation.write_lookups += lpns.len() as u64;
+        self.defer_plan(Origin::HostWrite);
+    }
+
+    /// Translation steps queued and not carried out yet.
+    pub fn deferred_translation_steps(&self) -> usize {
+        self.deferred.len()
+    }
+}
