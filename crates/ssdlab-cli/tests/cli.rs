@@ -455,3 +455,47 @@ fn reproduce_dftl_writes_its_table_csv_and_plot() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("scale"));
 }
+
+/// `reproduce slc` at its smallest scale with two fsync intervals: every file, the CSV
+/// header, zero journal bytes migrated, and the shape table.
+#[test]
+fn reproduce_slc_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-slc");
+    let o = ssdlab()
+        .args([
+            "reproduce",
+            "slc",
+            "--scale",
+            "16",
+            "--fsync-every",
+            "2,64",
+            "--filebench-requests",
+            "20000",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("slc.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * (2 + 4));
+    let col = header
+        .iter()
+        .position(|h| *h == "journal_bytes_migrated")
+        .unwrap();
+    let pol = header.iter().position(|h| *h == "policy").unwrap();
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        if f[pol] == "slc-journal" {
+            assert_eq!(f[col], "0", "{row}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("slc.md")).unwrap();
+    assert!(
+        md.contains("Expected shape") && md.contains("varmail"),
+        "{md}"
+    );
+    assert!(std::fs::metadata(out.join("slc.svg")).unwrap().len() > 1000);
+}

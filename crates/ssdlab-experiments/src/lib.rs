@@ -12,6 +12,9 @@
 //! * [`dftl`] — spec 04, demand-based FTL with a partitioned mapping cache: every mapping
 //!   variant on random reads, writes and a mix, with and without GC (`ssdlab reproduce
 //!   dftl`).
+//! * [`slc`] — spec 05, SLC write buffer with a journal region: `slc-buffer` vs
+//!   `slc-journal` under the ext4 model, fio with fsync and Filebench (`ssdlab reproduce
+//!   slc`).
 //! * [`wl`] — spec 03, wear leveling and lifetime: every algorithm on the Table-2 device
 //!   and the normal-distribution traces, to failure (`ssdlab reproduce wl`).
 //!
@@ -19,6 +22,7 @@
 
 pub mod dftl;
 pub mod op;
+pub mod slc;
 pub mod ssr;
 pub mod wl;
 

@@ -146,6 +146,10 @@ pub fn traffic_of(cfg: &Config) -> Result<(Traffic, Option<String>)> {
             Traffic::Uniform,
             Some("tpcc workloads are not modelled; using uniform random writes".into()),
         )),
+        WorkloadConfig::Ext4(_) => Ok((
+            Traffic::Uniform,
+            Some("ext4 workloads are not modelled; using uniform random writes".into()),
+        )),
     }
 }
 

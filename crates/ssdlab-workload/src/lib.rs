@@ -7,6 +7,7 @@
 
 mod address;
 pub mod error;
+pub mod ext4;
 pub mod fio;
 pub mod replay;
 pub mod request;
@@ -97,6 +98,9 @@ pub enum WorkloadConfig {
     Trace(trace::TraceWorkloadConfig),
     /// TPC-C-like OLTP generator (see [`tpcc::TpccConfig`]).
     Tpcc(tpcc::TpccConfig),
+    /// ext4 journaling model: fio with fsync, Filebench personalities (see
+    /// [`ext4::Ext4Config`]).
+    Ext4(ext4::Ext4Config),
 }
 
 impl Default for WorkloadConfig {
@@ -149,6 +153,7 @@ impl WorkloadConfig {
             WorkloadConfig::Fio(c) => fio::build(c, ctx),
             WorkloadConfig::Trace(c) => trace::build(c, ctx),
             WorkloadConfig::Tpcc(c) => tpcc::build(c, ctx),
+            WorkloadConfig::Ext4(c) => ext4::build(c, ctx),
         }
     }
 }

@@ -25,6 +25,12 @@ struct Counters {
     clamped_arrivals: AtomicU64,
     remapped_requests: AtomicU64,
     filtered_records: AtomicU64,
+    /// Ground truth of a file-system model (spec 05): its journal range `[lo, hi)` in bytes
+    /// (hi = 0: none), and the bytes it wrote in and out of it.
+    journal_lo: AtomicU64,
+    journal_hi: AtomicU64,
+    journal_write_bytes: AtomicU64,
+    write_bytes: AtomicU64,
 }
 
 /// Shared handle on the counters of one workload. Clones share the same counters.
@@ -80,6 +86,34 @@ impl WorkloadStats {
             clamped_arrivals: self.clamped_arrivals(),
             remapped_requests: self.remapped_requests(),
             filtered_records: self.filtered_records(),
+        }
+    }
+
+    /// The workload's journal range in bytes, when it models a journaling file system.
+    pub fn journal_range(&self) -> Option<(u64, u64)> {
+        let hi = self.0.journal_hi.load(Ordering::Relaxed);
+        (hi > 0).then(|| (self.0.journal_lo.load(Ordering::Relaxed), hi))
+    }
+
+    /// Bytes written so far: into the journal, and in all.
+    pub fn journal_write_bytes(&self) -> (u64, u64) {
+        (
+            self.0.journal_write_bytes.load(Ordering::Relaxed),
+            self.0.write_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    pub(crate) fn set_journal_range(&self, lo: u64, hi: u64) {
+        self.0.journal_lo.store(lo, Ordering::Relaxed);
+        self.0.journal_hi.store(hi, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_written(&self, bytes: u64, journal: bool) {
+        self.0.write_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if journal {
+            self.0
+                .journal_write_bytes
+                .fetch_add(bytes, Ordering::Relaxed);
         }
     }
 

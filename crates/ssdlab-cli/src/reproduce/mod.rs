@@ -4,6 +4,7 @@
 
 pub mod dftl;
 pub mod op;
+pub mod slc;
 pub mod ssr;
 pub mod wl;
 
@@ -41,6 +42,9 @@ pub enum Reproduce {
     /// Spec 04: demand-based FTL (page-map, dftl, dftl-partitioned, dftl-partitioned-log)
     /// on a 64 GiB TLC device: random reads, writes and a 70/30 mix, without and with GC.
     Dftl(dftl::DftlArgs),
+    /// Spec 05: SLC write buffer (slc-buffer) vs SLC buffer + journal region (slc-journal)
+    /// on a 64 GiB TLC device under the ext4 model: fio with fsync 2…128, Filebench.
+    Slc(slc::SlcArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -49,5 +53,6 @@ pub fn run(args: &Args) -> Result<()> {
         Reproduce::Ssr(a) => ssr::run(a),
         Reproduce::Wl(a) => wl::run(a),
         Reproduce::Dftl(a) => dftl::run(a),
+        Reproduce::Slc(a) => slc::run(a),
     }
 }

@@ -158,15 +158,28 @@ impl WriteBuffer {
     }
 
     /// Copy the oldest waiting units (at most `lpns.len()`) into `lpns`/`versions`
-    /// without removing them; returns how many.
-    pub fn peek_page(&self, lpns: &mut [u32], versions: &mut [u32]) -> usize {
+    /// without removing them; returns how many. A page holds units of one `class` only
+    /// (journal or not, `slc-journal`): it ends where the class changes.
+    pub fn peek_page<C: Fn(u32) -> bool>(
+        &self,
+        lpns: &mut [u32],
+        versions: &mut [u32],
+        class: C,
+    ) -> usize {
         let mut n = 0;
         let from = (self.head_seq - self.base_seq) as usize;
+        let mut first_class = false;
         for &(lpn, v) in self.entries.range(from..) {
             if n == lpns.len() {
                 break;
             }
             if lpn != NONE {
+                let c = class(lpn);
+                if n == 0 {
+                    first_class = c;
+                } else if c != first_class {
+                    break;
+                }
                 lpns[n] = lpn;
                 versions[n] = v;
                 n += 1;
@@ -293,9 +306,9 @@ mod tests {
         for lpn in 0..6 {
             b.insert(lpn, 1);
         }
-        let n = b.peek_page(&mut l, &mut v);
+        let n = b.peek_page(&mut l, &mut v, |_| false);
         let t0 = b.commit_page(n);
-        let n = b.peek_page(&mut l, &mut v);
+        let n = b.peek_page(&mut l, &mut v, |_| false);
         let t1 = b.commit_page(n);
         assert_eq!(b.durable_seq(), 0);
         b.program_done(2, t1); // finishes out of order
@@ -326,7 +339,7 @@ mod tests {
         b.insert(7, 4);
         assert!(b.discard(6));
         let (mut l, mut v) = ([0; 4], [0; 4]);
-        let n = b.peek_page(&mut l, &mut v);
+        let n = b.peek_page(&mut l, &mut v, |_| false);
         assert_eq!((&l[..n], &v[..n]), (&[5, 7][..], &[3, 4][..]));
         let flush_mark = b.end_seq();
         let t = b.commit_page(n);
@@ -347,5 +360,30 @@ mod tests {
         assert_eq!(b.lookup(5), Some(9), "the newer copy stays");
         assert_eq!(b.lookup(7), None);
         assert_eq!(b.pending_units(), 2);
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::*;
+
+    /// Journal units (≥ 100 here) and other units never share a page: a page ends where
+    /// the class changes.
+    #[test]
+    fn pages_hold_one_class() {
+        let mut b = WriteBuffer::new(16);
+        for (i, l) in [1u32, 2, 100, 101, 102, 3].into_iter().enumerate() {
+            b.insert(l, i as u32);
+        }
+        let journal = |l: u32| l >= 100;
+        let (mut l, mut v) = ([0; 4], [0; 4]);
+        let n = b.peek_page(&mut l, &mut v, journal);
+        assert_eq!(&l[..n], &[1, 2]);
+        b.commit_page(n);
+        let n = b.peek_page(&mut l, &mut v, journal);
+        assert_eq!(&l[..n], &[100, 101, 102]);
+        b.commit_page(n);
+        let n = b.peek_page(&mut l, &mut v, journal);
+        assert_eq!(&l[..n], &[3]);
     }
 }

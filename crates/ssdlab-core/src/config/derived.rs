@@ -335,6 +335,8 @@ pub struct RegionGeometry {
     pub reserve_blocks_per_plane: u32,
     /// Region GC copies go to.
     pub relocate_to: u8,
+    /// Relocate only while the host is idle, and then everything (`drain_when_idle`).
+    pub drain_when_idle: bool,
     #[serde(skip)]
     pub gc: GcConfig,
 }
@@ -357,6 +359,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         gc: None,
         gc_soft_free_blocks: None,
         gc_hard_free_blocks: None,
+        drain_when_idle: false,
     }];
     let list: &[RegionConfig] = if f.regions.is_empty() {
         &default
@@ -464,6 +467,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             open_blocks_per_plane: 0,
             reserve_blocks_per_plane: 0,
             relocate_to: i as u8,
+            drain_when_idle: r.drain_when_idle,
             gc: r.gc.clone().unwrap_or_else(|| f.gc.clone()),
         });
     }
@@ -512,6 +516,12 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             ));
         }
         out[i].relocate_to = target;
+        if r.drain_when_idle && target == i as u8 {
+            return Err(err(
+                &region_key(i, "drain_when_idle"),
+                "a region drained while idle must relocate into another region (relocate_to)",
+            ));
+        }
     }
     // Open blocks per plane: one per stream that writes into the region (host pages, its
     // own GC copies, copies relocated in from another region, wear-leveling migrations),
@@ -563,8 +573,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             RegionContent::Translation if r.relocate_to != r.id => {
                 Some("a translation region relocates into itself")
             }
-            RegionContent::Journal => {
-                Some("no placement policy writes a journal region yet (spec 05)")
+            RegionContent::Journal if r.relocate_to != r.id => {
+                Some("a journal region relocates into itself (journal data never migrates)")
             }
             _ => None,
         };
@@ -693,20 +703,34 @@ fn check_mapping(
 
 /// The placement policy must find the regions it writes to.
 fn check_placement(c: &Config, regions: &[RegionGeometry]) -> Result<()> {
-    let caches = regions
-        .iter()
-        .filter(|r| r.content == RegionContent::Cache)
-        .count();
+    let count = |k: RegionContent| regions.iter().filter(|r| r.content == k).count();
+    let (caches, journals) = (count(RegionContent::Cache), count(RegionContent::Journal));
+    if regions.len() > crate::ftl::MAX_REGIONS {
+        return Err(err(
+            "ftl.regions",
+            format!("at most {} regions", crate::ftl::MAX_REGIONS),
+        ));
+    }
+    let name = c.ftl.placement.name();
     match &c.ftl.placement {
-        PlacementConfig::CacheFirst(_) if caches != 1 => Err(err(
+        PlacementConfig::CacheFirst(_) | PlacementConfig::SlcBuffer(_) if caches != 1 => Err(err(
             "ftl.placement",
             format!(
-                "cache-first needs exactly one region with content = \"cache\" ({caches} given)"
+                "{name} needs exactly one region with content = \"cache\" ({caches} given)"
             ),
+        )),
+        PlacementConfig::SlcJournal(_) if journals != 1 || caches > 1 => Err(err(
+            "ftl.placement",
+            format!("slc-journal needs exactly one region with content = \"journal\" and at most one with content = \"cache\" ({journals} and {caches} given)"),
         )),
         PlacementConfig::Direct(_) if caches > 0 => Err(err(
             "ftl.placement",
-            "a cache region is only written by placement policy = \"cache-first\"",
+            "a cache region is only written by placement policy = \"cache-first\", \"slc-buffer\" or \"slc-journal\"",
+        )),
+        PlacementConfig::SlcJournal(_) => Ok(()),
+        _ if journals > 0 => Err(err(
+            "ftl.placement",
+            "a journal region is only written by placement policy = \"slc-journal\"",
         )),
         _ => Ok(()),
     }

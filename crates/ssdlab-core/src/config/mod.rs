@@ -280,6 +280,10 @@ pub struct RegionConfig {
     /// GC thresholds of this region (default the `[ftl]` ones).
     pub gc_soft_free_blocks: Option<u32>,
     pub gc_hard_free_blocks: Option<u32>,
+    /// Relocate out of this region only while the host is idle, and then all of it (an SLC
+    /// write buffer migrating to TLC, spec 05); needs `relocate_to` another region.
+    #[serde(default)]
+    pub drain_when_idle: bool,
 }
 
 /// `[ftl]`.

@@ -154,12 +154,17 @@ struct Cursor {
     room: u32,
     /// The source is a translation block.
     translation: bool,
+    /// The job moves units into another region (a migration).
+    cross: bool,
+    src_region: u8,
 }
 
 impl Cursor {
     fn of(job: &Job, room: u32, translation_region: u8) -> Cursor {
         Cursor {
             translation: job.src_region == translation_region,
+            cross: job.src_region != job.dst_region,
+            src_region: job.src_region,
             src: job.src,
             scan: job.scan_slot,
             end: job.scan_end,
@@ -314,7 +319,7 @@ impl Ftl {
         let v = self.blocks.valid_units[victim as usize];
         self.counters.gc_invocations += 1;
         let j = self.start_job(JobKind::Gc, victim, r, dst);
-        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil(upb - v).max(1);
+        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
         let rp = self.rp(r, plane);
         self.ps[rp].gc_job = j;
         Some(j)
@@ -473,6 +478,10 @@ impl Ftl {
             JobKind::Retire => self.counters.retired_units_moved += n as u64,
         }
         self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+        self.counters.relocated_units_by_region[c.src_region as usize] += n as u64;
+        if c.cross {
+            self.counters.journal.migrated_units += n as u64;
+        }
     }
 
     /// Read and relocate the next `n` valid units of the source (from `c.scan` on) into
@@ -515,6 +524,9 @@ impl Ftl {
                 );
                 self.issue(sink, op)?;
             }
+            if c.cross {
+                self.count_journal_migration(slot);
+            }
             if S::IMMEDIATE {
                 self.relocate_unit(j, slot, c.src, dst + moved, db);
             } else {
@@ -523,6 +535,18 @@ impl Ftl {
             moved += 1;
         }
         Ok(())
+    }
+
+    /// A migration moves the unit in `slot`: count it when it lies in the workload's
+    /// journal range.
+    #[cold]
+    fn count_journal_migration(&mut self, slot: u32) {
+        if let Some((lo, hi)) = self.journal_truth {
+            let lpn = self.oob.lpn[slot as usize];
+            if lpn >= lo && lpn < hi {
+                self.counters.journal.journal_units_migrated += 1;
+            }
+        }
     }
 
     /// The next destination page of job `j`, or `None` when its region has no room now.

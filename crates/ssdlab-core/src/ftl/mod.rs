@@ -46,6 +46,36 @@ use region::{PlaneState, Region};
 use ssdlab_workload::rng::{stream, SimRng};
 use translation::{TransCounters, Translation};
 
+/// Regions a device may have.
+pub const MAX_REGIONS: usize = 8;
+
+/// Journal placement (spec 05): what the detector decided, per host write request, against
+/// the workload's ground truth when it has one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JournalCounters {
+    pub true_positive: u64,
+    pub false_positive: u64,
+    pub false_negative: u64,
+    pub true_negative: u64,
+    /// Units relocated from one region into another (SLC → TLC migration).
+    pub migrated_units: u64,
+    /// Of those, units inside the workload's journal range.
+    pub journal_units_migrated: u64,
+}
+
+impl JournalCounters {
+    fn since(&self, b: &JournalCounters) -> JournalCounters {
+        JournalCounters {
+            true_positive: self.true_positive - b.true_positive,
+            false_positive: self.false_positive - b.false_positive,
+            false_negative: self.false_negative - b.false_negative,
+            true_negative: self.true_negative - b.true_negative,
+            migrated_units: self.migrated_units - b.migrated_units,
+            journal_units_migrated: self.journal_units_migrated - b.journal_units_migrated,
+        }
+    }
+}
+
 /// Receiver of the NAND operations the FTL issues.
 pub trait NandSink {
     /// True when operations complete as they are issued (functional mode): the FTL then
@@ -118,6 +148,11 @@ pub struct FtlCounters {
     pub erase_failures: u64,
     /// Translation-page traffic of a demand-based mapping (spec 04).
     pub translation: TransCounters,
+    /// Host units programmed per region (region id order).
+    pub host_units_by_region: [u64; MAX_REGIONS],
+    /// Units relocated out of each region (GC, migration, wear leveling, retirement).
+    pub relocated_units_by_region: [u64; MAX_REGIONS],
+    pub journal: JournalCounters,
 }
 
 impl FtlCounters {
@@ -137,6 +172,13 @@ impl FtlCounters {
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
+            host_units_by_region: std::array::from_fn(|i| {
+                self.host_units_by_region[i] - b.host_units_by_region[i]
+            }),
+            relocated_units_by_region: std::array::from_fn(|i| {
+                self.relocated_units_by_region[i] - b.relocated_units_by_region[i]
+            }),
+            journal: self.journal.since(&b.journal),
         }
     }
 }
@@ -154,6 +196,8 @@ pub struct Ftl {
     trans: Translation,
     /// Translation work the mapping asked for, carried out by `run_plan` (reused).
     plan: Vec<TransOp>,
+    /// The workload's journal range (units), for counting only (never for decisions).
+    journal_truth: Option<(u32, u32)>,
     /// Translation steps of the write path and of relocations, for the background loop.
     deferred: std::collections::VecDeque<(TransOp, translation::Origin)>,
     pub blocks: BlockTable,
@@ -231,12 +275,20 @@ impl Ftl {
             mapping,
             plan: Vec::new(),
             deferred: Default::default(),
+            journal_truth: None,
             oob: Oob::new(g.slots, cfg.integrity),
             placement: Placement::new(
                 &cfg.ftl.placement,
                 &PlacementShape {
                     data_region: d.data_region,
                     cache_region,
+                    journal_region: d
+                        .regions
+                        .iter()
+                        .find(|r| r.content == crate::config::RegionContent::Journal)
+                        .map(|r| r.id),
+                    logical_units: d.logical_units,
+                    unit_bytes: g.unit_bytes,
                 },
             ),
             stripe: d.stripe_planes.clone(),
@@ -338,6 +390,40 @@ impl Ftl {
     /// Units mapped to flash.
     pub fn mapped_units(&self) -> u64 {
         self.table.mapped_units()
+    }
+
+    /// A host write request of `units` units at `lpn` arrived (before buffering): the
+    /// placement policy learns from it (the journal detector). With the workload's ground
+    /// truth (`journal_truth`), the decision is counted.
+    pub fn observe_host_write(&mut self, lpn: u32, units: u32) {
+        let said = self.placement.observe_write(lpn, units);
+        if let Some((lo, hi)) = self.journal_truth {
+            let truth = lpn >= lo && lpn < hi;
+            let c = &mut self.counters.journal;
+            match (said, truth) {
+                (true, true) => c.true_positive += 1,
+                (true, false) => c.false_positive += 1,
+                (false, true) => c.false_negative += 1,
+                (false, false) => c.true_negative += 1,
+            }
+        }
+    }
+
+    /// Tell the FTL the workload's journal range (units), to count detector decisions and
+    /// migrated journal units against it.
+    pub fn set_journal_truth(&mut self, range: Option<(u32, u32)>) {
+        self.journal_truth = range;
+    }
+
+    /// Whether `lpn` is placed as journal: buffers pack journal and other units apart.
+    #[inline]
+    pub fn packs_apart(&self, lpn: u32) -> bool {
+        self.placement.is_journal(lpn)
+    }
+
+    /// The journal range the placement policy has learned, if any.
+    pub fn learned_journal(&self) -> Option<(u32, u32)> {
+        self.placement.journal_range()
     }
 
     /// Whether the mapping lives in translation pages on flash.
@@ -573,6 +659,9 @@ impl Ftl {
         let mut p = GcPressure::Normal;
         for r in 0..self.regions.len() as u8 {
             let ps = self.plane_state(r, plane);
+            if ps.drain_when_idle {
+                continue; // drained while idle only: never presses host I/O
+            }
             let (f, hard, soft) = (
                 ps.free.len(),
                 ps.gc_hard_free_blocks,
@@ -611,7 +700,12 @@ impl Ftl {
     pub fn gc_active(&self, plane: u32) -> bool {
         (0..self.regions.len() as u8).any(|r| {
             let ps = self.plane_state(r, plane);
-            ps.gc_job != NONE || ps.free.len() < ps.gc_soft_free_blocks
+            ps.gc_job != NONE
+                || if ps.drain_when_idle {
+                    ps.needs_gc(self.host_idle)
+                } else {
+                    ps.free.len() < ps.gc_soft_free_blocks
+                }
         })
     }
 

@@ -48,6 +48,8 @@ pub struct PlaneState {
     pub gc_hard_free_blocks: u32,
     /// GC target while the host is idle (≥ the soft threshold).
     pub idle_gc_free_blocks: u32,
+    /// No relocation while the host is active; everything while it is idle.
+    pub drain_when_idle: bool,
     pub free: FreePool,
     /// Open block per stream ([`NONE`] when none is open).
     pub open: [u32; STREAMS],
@@ -75,10 +77,11 @@ impl PlaneState {
     /// Free blocks GC collects up to (the idle target while the host is idle).
     #[inline]
     pub fn gc_target_free_blocks(&self, host_idle: bool) -> u32 {
-        if host_idle {
-            self.idle_gc_free_blocks
-        } else {
-            self.gc_soft_free_blocks
+        match (host_idle, self.drain_when_idle) {
+            (false, true) => 0,
+            (true, true) => self.usable_blocks,
+            (true, false) => self.idle_gc_free_blocks,
+            (false, false) => self.gc_soft_free_blocks,
         }
     }
 
@@ -127,7 +130,12 @@ impl Region {
             victims: VictimIndex::new(&r.gc, &shape),
             wear: WearLeveler::new(&wear, &wear_shape),
             wear_shape,
-            max_victim_valid: r.units_per_block - g.slots_per_page,
+            // A region drained into another may give up a block full of valid data.
+            max_victim_valid: if r.drain_when_idle {
+                r.units_per_block
+            } else {
+                r.units_per_block - g.slots_per_page
+            },
             geo: r.clone(),
         }
     }
@@ -151,6 +159,7 @@ impl Region {
             gc_soft_free_blocks: self.geo.gc_soft_free_blocks,
             gc_hard_free_blocks: self.geo.gc_hard_free_blocks,
             idle_gc_free_blocks: self.geo.idle_gc_free_blocks,
+            drain_when_idle: self.geo.drain_when_idle,
             free: FreePool::new(alloc, &()),
             open: [NONE; STREAMS],
             valid_units: 0,

@@ -132,6 +132,12 @@ impl<'a> FunctionalDriver<'a> {
     pub fn write_unit(&mut self, lpn: u32) -> Result<()> {
         self.units_written += 1;
         let version = self.ftl.new_version(lpn);
+        // Journal and other units are packed apart (`slc-journal`).
+        if self.packer.n > 0
+            && self.ftl.packs_apart(lpn) != self.ftl.packs_apart(self.packer.lpns[0])
+        {
+            self.program_packed()?;
+        }
         let p = &mut self.packer;
         if p.capacity > 1 {
             if let Some(i) = p.lpns[..p.n].iter().position(|&l| l == lpn) {
@@ -236,6 +242,7 @@ impl<'a> FunctionalDriver<'a> {
         match req.op {
             HostOp::Read => self.read_span(span)?,
             HostOp::Write => {
+                self.ftl.observe_host_write(span.first, span.count);
                 // Partly covered units that hold data are read first (read-modify-write).
                 for (partial, lpn) in [
                     (span.head_partial, span.first),

@@ -147,6 +147,54 @@ pub struct Results {
     /// operations per host read, WAF without translation writes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<stats::MappingSummary>,
+    /// SLC placements and workloads with a journal (spec 05): detector, bytes by region,
+    /// migration, journal write latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalSummary>,
+}
+
+/// Detector decisions against the workload's truth.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct DetectorSummary {
+    pub true_positive: u64,
+    pub false_positive: u64,
+    pub false_negative: u64,
+    pub true_negative: u64,
+    /// Of the writes classed journal, the share that were (`null`: none classed).
+    pub precision: Option<f64>,
+    /// Of the journal's writes, the share classed journal (`null`: no journal writes).
+    pub recall: Option<f64>,
+}
+
+/// Bytes the host wrote into one region, and bytes relocated out of it.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RegionBytes {
+    pub region: String,
+    pub host_bytes: u64,
+    pub relocated_bytes: u64,
+}
+
+/// Spec 05: where host data went and what the journal placement did.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct JournalSummary {
+    pub placement: &'static str,
+    /// The workload's journal range in bytes (ground truth), `null` without one.
+    pub journal_range_bytes: Option<[u64; 2]>,
+    /// The range the detector learned (bytes), `null` if none.
+    pub learned_range_bytes: Option<[u64; 2]>,
+    /// Per write request; `null` without ground truth.
+    pub detector: Option<DetectorSummary>,
+    /// The journal's share of the bytes the workload wrote (`null` without ground truth).
+    pub journal_share_of_written_bytes: Option<f64>,
+    pub host_bytes_by_region: Vec<RegionBytes>,
+    /// Bytes programmed into the data region: host pages placed there directly, and units
+    /// migrated into it from other regions.
+    pub data_region_direct_bytes: u64,
+    pub data_region_migrated_bytes: u64,
+    /// Of the migrated bytes, those of the workload's journal range.
+    pub journal_bytes_migrated: u64,
+    /// Journal writes' latency until durable (timed mode with a journal workload).
+    pub journal_write_latency_ns: Option<stats::LatencySummary>,
 }
 
 fn gc_summary(c: &FtlCounters) -> GcSummary {
@@ -361,10 +409,17 @@ impl Simulation {
     ) -> Result<Results> {
         let before = self.ftl.counters;
         let workload_stats = workload.stats.clone();
-        let phase = match self.config.mode {
+        let unit = self.derived.geometry.unit_bytes as u64;
+        let truth = workload_stats.journal_range();
+        self.ftl.set_journal_truth(
+            truth.map(|(lo, hi)| ((lo / unit) as u32, hi.div_ceil(unit) as u32)),
+        );
+        let mut phase = match self.config.mode {
             Mode::Timed => self.run_timed(workload, progress)?,
             Mode::Functional => self.run_functional(workload, progress)?,
         };
+        phase.journal_truth = truth;
+        phase.journal_written = workload_stats.journal_write_bytes();
         let c = diff(&self.ftl.counters, &before);
         Ok(self.assemble(phase, &c, workload_stats.snapshot()))
     }
@@ -418,6 +473,9 @@ impl Simulation {
             }),
             suspend: Some(o.suspend),
             worn_out: o.worn_out,
+            journal_latency: o.journal_latency.as_ref().map(stats::LatencySummary::of),
+            journal_truth: None,
+            journal_written: (0, 0),
         })
     }
 
@@ -471,6 +529,9 @@ impl Simulation {
             engine: None,
             suspend: None,
             worn_out: d.worn_out(),
+            journal_latency: None,
+            journal_truth: None,
+            journal_written: (0, 0),
         })
     }
 
@@ -493,6 +554,7 @@ impl Simulation {
             failure: lt.failure,
             failure_reason: lt.failure_reason.clone(),
         };
+        let journal = self.journal_summary(&phase, c);
         Results {
             ssdlab_version: env!("CARGO_PKG_VERSION"),
             mode: self.config.mode,
@@ -531,6 +593,7 @@ impl Simulation {
             engine: phase.engine,
             suspend: phase.suspend,
             workload,
+            journal,
             mapping: self.ftl.mapping_is_demand().then(|| {
                 stats::MappingSummary::of(
                     self.config.ftl.mapping.name(),
@@ -554,9 +617,60 @@ struct PhaseOutcome {
     engine: Option<EngineSummary>,
     suspend: Option<SuspendSummary>,
     worn_out: bool,
+    journal_latency: Option<stats::LatencySummary>,
+    /// The workload's ground truth (journal range in bytes; bytes written to it and in all).
+    journal_truth: Option<(u64, u64)>,
+    journal_written: (u64, u64),
 }
 
 impl Simulation {
+    /// The `journal` section: with an SLC placement or a journal in the workload.
+    fn journal_summary(&self, phase: &PhaseOutcome, c: &FtlCounters) -> Option<JournalSummary> {
+        use crate::ftl::placement::PlacementConfig as P;
+        let placement = &self.config.ftl.placement;
+        let slc = matches!(placement, P::SlcBuffer(_) | P::SlcJournal(_));
+        if !slc && phase.journal_truth.is_none() {
+            return None;
+        }
+        let unit = self.derived.geometry.unit_bytes as u64;
+        let j = &c.journal;
+        let ratio = |a: u64, b: u64| (b > 0).then(|| stats::round6(a as f64 / b as f64));
+        Some(JournalSummary {
+            placement: placement.name(),
+            journal_range_bytes: phase.journal_truth.map(|(a, b)| [a, b]),
+            learned_range_bytes: self
+                .ftl
+                .learned_journal()
+                .map(|(a, b)| [a as u64 * unit, b as u64 * unit]),
+            detector: phase.journal_truth.map(|_| DetectorSummary {
+                true_positive: j.true_positive,
+                false_positive: j.false_positive,
+                false_negative: j.false_negative,
+                true_negative: j.true_negative,
+                precision: ratio(j.true_positive, j.true_positive + j.false_positive),
+                recall: ratio(j.true_positive, j.true_positive + j.false_negative),
+            }),
+            journal_share_of_written_bytes: phase
+                .journal_truth
+                .and_then(|_| ratio(phase.journal_written.0, phase.journal_written.1)),
+            host_bytes_by_region: self
+                .ftl
+                .regions
+                .iter()
+                .map(|r| RegionBytes {
+                    region: r.geo.name.clone(),
+                    host_bytes: c.host_units_by_region[r.id() as usize] * unit,
+                    relocated_bytes: c.relocated_units_by_region[r.id() as usize] * unit,
+                })
+                .collect(),
+            data_region_direct_bytes: c.host_units_by_region[self.derived.data_region as usize]
+                * unit,
+            data_region_migrated_bytes: j.migrated_units * unit,
+            journal_bytes_migrated: j.journal_units_migrated * unit,
+            journal_write_latency_ns: phase.journal_latency.clone(),
+        })
+    }
+
     /// The regions' current figures.
     pub fn region_summaries(&self) -> Vec<RegionSummary> {
         let g = &self.derived.geometry;

@@ -3,8 +3,7 @@
 //! region's GC relocates what is still valid into its `relocate_to` region (the data
 //! region by default), so the cache acts as a write buffer that drains under GC.
 
-use super::{PlacementPolicy, PlacementShape, Target, Targets};
-use crate::ftl::region::Stream;
+use super::{PlacementPolicy, PlacementShape, Targets};
 use serde::{Deserialize, Serialize};
 
 /// No parameters.
@@ -18,22 +17,9 @@ pub struct CacheFirst(Targets);
 impl PlacementPolicy for CacheFirst {
     type Params = Params;
     fn new(_: &Params, s: &PlacementShape) -> CacheFirst {
-        let data = Target {
-            region: s.data_region,
-            stream: Stream::Host,
-        };
         CacheFirst(match s.cache_region {
-            Some(c) => Targets {
-                list: [
-                    Target {
-                        region: c,
-                        stream: Stream::Host,
-                    },
-                    data,
-                ],
-                len: 2,
-            },
-            None => Targets::one(data),
+            Some(c) => Targets::of(&[c, s.data_region]),
+            None => Targets::of(&[s.data_region]),
         })
     }
     #[inline]

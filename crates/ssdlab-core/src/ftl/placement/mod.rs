@@ -7,6 +7,8 @@
 
 use super::region::Stream;
 
+pub mod detector;
+
 super::registry::policy_registry! {
     $
     /// `[ftl.placement]`: where host pages go.
@@ -15,6 +17,8 @@ super::registry::policy_registry! {
     runtime Placement: PlacementPolicy(PlacementShape);
     "direct" => Direct(direct::Direct),
     "cache-first" => CacheFirst(cache_first::CacheFirst),
+    "slc-buffer" => SlcBuffer(slc_buffer::SlcBuffer),
+    "slc-journal" => SlcJournal(slc_journal::SlcJournal),
 }
 
 /// The regions a placement policy can choose from.
@@ -24,6 +28,11 @@ pub struct PlacementShape {
     pub data_region: u8,
     /// The region whose content is `cache`, if any.
     pub cache_region: Option<u8>,
+    /// The region whose content is `journal`, if any.
+    pub journal_region: Option<u8>,
+    /// Logical units of the device (the journal detector's bounds).
+    pub logical_units: u32,
+    pub unit_bytes: u32,
 }
 
 /// A region and stream to write into.
@@ -33,19 +42,35 @@ pub struct Target {
     pub stream: Stream,
 }
 
-/// Up to two targets in order of preference.
+/// Up to three targets in order of preference.
 #[derive(Clone, Copy, Debug)]
 pub struct Targets {
-    pub list: [Target; 2],
+    pub list: [Target; 3],
     pub len: usize,
 }
 
 impl Targets {
     pub fn one(t: Target) -> Targets {
         Targets {
-            list: [t; 2],
+            list: [t; 3],
             len: 1,
         }
+    }
+
+    /// The host streams of `regions`, in order.
+    pub fn of(regions: &[u8]) -> Targets {
+        let mut t = Targets::one(Target {
+            region: regions[0],
+            stream: Stream::Host,
+        });
+        for (i, &r) in regions.iter().enumerate().take(3) {
+            t.list[i] = Target {
+                region: r,
+                stream: Stream::Host,
+            };
+        }
+        t.len = regions.len().min(3);
+        t
     }
     pub fn as_slice(&self) -> &[Target] {
         &self.list[..self.len]
@@ -58,11 +83,38 @@ pub trait PlacementPolicy: Sized {
     fn new(params: &Self::Params, shape: &PlacementShape) -> Self;
     /// Where the host page holding `lpns` should go, in order of preference.
     fn host_targets(&mut self, lpns: &[u32]) -> Targets;
+    /// A host write of `units` units from `lpn` arrived (before any buffering); returns
+    /// whether the policy classes it as journal.
+    fn observe_write(&mut self, _lpn: u32, _units: u32) -> bool {
+        false
+    }
+    /// Whether unit `lpn` belongs to the journal stream (buffers pack it apart).
+    fn is_journal(&self, _lpn: u32) -> bool {
+        false
+    }
+    /// The journal range the policy has learned (`[lo, hi)` units), if any.
+    fn journal_range(&self) -> Option<(u32, u32)> {
+        None
+    }
 }
 
 impl Placement {
     #[inline]
     pub fn host_targets(&mut self, lpns: &[u32]) -> Targets {
         dispatch!(self, p => p.host_targets(lpns))
+    }
+
+    #[inline]
+    pub fn observe_write(&mut self, lpn: u32, units: u32) -> bool {
+        dispatch!(self, p => p.observe_write(lpn, units))
+    }
+
+    #[inline]
+    pub fn is_journal(&self, lpn: u32) -> bool {
+        dispatch!(self, p => p.is_journal(lpn))
+    }
+
+    pub fn journal_range(&self) -> Option<(u32, u32)> {
+        dispatch!(self, p => p.journal_range())
     }
 }

@@ -87,11 +87,21 @@ pub(super) struct HostFrontEnd {
     /// Host idle time before background work drains (0 = never), and the timer's epoch.
     idle_gc_after_ns: u64,
     idle_epoch: u32,
+    /// The workload's journal range (units, spec 05) and its writes waiting to be durable
+    /// (buffer mark, submit time): their latency until durable goes to `journal_latency`.
+    journal_truth: Option<(u32, u32)>,
+    journal_waiters: VecDeque<(u64, u64)>,
+    journal_latency: hdrhistogram::Histogram<u64>,
 }
 
 impl HostFrontEnd {
     pub fn new(cfg: &Config, d: &Derived, workload: Workload) -> HostFrontEnd {
         let g = d.geometry;
+        let unit = g.unit_bytes as u64;
+        let journal_truth = workload
+            .stats
+            .journal_range()
+            .map(|(lo, hi)| ((lo / unit) as u32, hi.div_ceil(unit) as u32));
         let mut flows = Vec::new();
         let mut sources = Vec::new();
         let mut flow_names = Vec::new();
@@ -131,6 +141,45 @@ impl HostFrontEnd {
             logical_units: d.logical_units,
             idle_gc_after_ns: cfg.ftl.idle_gc_after_ns,
             idle_epoch: 0,
+            journal_truth,
+            journal_waiters: VecDeque::new(),
+            journal_latency: crate::stats::new_histogram(),
+        }
+    }
+
+    /// Latency of the journal's writes until durable, when the workload has a journal.
+    pub fn take_journal_latency(&mut self) -> Option<hdrhistogram::Histogram<u64>> {
+        self.journal_truth
+            .map(|_| std::mem::replace(&mut self.journal_latency, crate::stats::new_histogram()))
+    }
+
+    /// Write `id` is in the buffer: a journal write's latency runs until it is durable.
+    fn note_journal_write(&mut self, id: u32, now: u64) {
+        let Some((lo, hi)) = self.journal_truth else {
+            return;
+        };
+        let r = self.reqs.get(id);
+        if r.op != HostOp::Write || r.span.first < lo || r.span.first >= hi {
+            return;
+        }
+        if self.flush_free {
+            let _ = self
+                .journal_latency
+                .record((now - r.submit_ns + self.buffer_access_ns).max(1));
+        } else {
+            self.journal_waiters
+                .push_back((self.buffer.end_seq(), r.submit_ns));
+        }
+    }
+
+    /// Journal writes whose units are now durable.
+    fn journal_durable(&mut self, durable: u64, now: u64) {
+        while let Some(&(mark, submit)) = self.journal_waiters.front() {
+            if mark > durable {
+                break;
+            }
+            self.journal_waiters.pop_front();
+            let _ = self.journal_latency.record((now - submit).max(1));
         }
     }
 
@@ -177,7 +226,7 @@ impl HostFrontEnd {
     }
 
     pub fn idle_epoch_is(&self, epoch: u32) -> bool {
-        epoch == self.idle_epoch && self.reqs.in_flight == 0
+        epoch == self.idle_epoch && self.reqs.in_flight == 0 && !self.settling
     }
 
     /// The statistics of the phase: host counters, latencies, per-flow latencies, time of
@@ -286,6 +335,7 @@ impl HostFrontEnd {
             }
             HostOp::Write => {
                 self.counters.write_units += span.count as u64;
+                cx.ftl.observe_host_write(span.first, span.count);
                 let mut n = 0;
                 let last = span.first + span.count - 1;
                 for (partial, lpn) in [
@@ -435,6 +485,7 @@ impl HostFrontEnd {
             }
             self.buffer_waiters.pop_front();
             self.reqs.get_mut(id).pending_ops = 0;
+            self.note_journal_write(id, cx.now());
             self.finish_after_buffer(id, cx);
         }
         self.pump_buffer(cx)
@@ -460,9 +511,12 @@ impl HostFrontEnd {
             }
             let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
             let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
-            let n = self
-                .buffer
-                .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize]);
+            let ftl = &*cx.ftl;
+            let n =
+                self.buffer
+                    .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize], |l| {
+                        ftl.packs_apart(l)
+                    });
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token();
             let queued = &self.host_programs_queued;
@@ -487,6 +541,9 @@ impl HostFrontEnd {
         self.serve_buffer_waiters(cx)?;
         // Complete the flushes whose mark is now durable, keeping the others in order.
         let durable = self.buffer.durable_seq();
+        if !self.journal_waiters.is_empty() {
+            self.journal_durable(durable, cx.now());
+        }
         let mut kept = 0;
         for i in 0..self.drain_waiters.len() {
             let (id, mark) = self.drain_waiters[i];

@@ -165,6 +165,8 @@ pub struct TimedOutcome {
     pub worn_out: bool,
     /// The time series (empty when `output.timeseries_interval_ns` is 0).
     pub series: Vec<crate::stats::TimeSeriesRow>,
+    /// Journal writes' latency until durable (workloads with a journal, spec 05).
+    pub journal_latency: Option<hdrhistogram::Histogram<u64>>,
 }
 
 pub struct TimedSim<'a> {
@@ -263,6 +265,7 @@ impl<'a> TimedSim<'a> {
             }
         }
         progress.update(self.front.counters.requests(), self.q.now_ns());
+        let journal_latency = self.front.take_journal_latency();
         let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
         let (suspend, erases) = self.susp.finish();
         Ok(TimedOutcome {
@@ -278,6 +281,7 @@ impl<'a> TimedSim<'a> {
             erases,
             worn_out,
             series,
+            journal_latency,
         })
     }
 

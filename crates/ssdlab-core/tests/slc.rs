@@ -1,0 +1,230 @@
+//! SLC write buffer and journal region (spec 05): the baseline falls to TLC speed when its
+//! buffer is full and recovers after idle time; journal blocks are reclaimed without copies
+//! and journal data never migrates; the detector finds the ext4 model's journal; integrity
+//! holds through migration and journal reclamation.
+
+mod common;
+
+use proptest::prelude::*;
+use ssdlab_core::config::Mode;
+use ssdlab_core::sim::functional::{FunctionalDriver, SerialClock};
+use ssdlab_core::{Config, NoProgress, Simulation};
+use ssdlab_workload::{HostOp, HostRequest};
+
+/// Two planes of TLC (48 pages per block; SLC mode: 16) with SLC 5× faster: a data region,
+/// an 8-block-per-plane SLC buffer drained only when idle (1 ms), and with `slc-journal`
+/// a 6-block journal region. `workload` is appended as the `[workload]` table.
+fn device(mode: Mode, policy: &str, integrity: bool, workload: &str) -> Config {
+    let mode = if mode == Mode::Timed {
+        "timed"
+    } else {
+        "functional"
+    };
+    let journal = if policy == "slc-journal" {
+        r#", { name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = 10, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }"#
+    } else {
+        ""
+    };
+    let params = if policy == "slc-journal" {
+        ", min_journal_bytes = 262144"
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"
+seed = 4
+mode = "{mode}"
+integrity = {integrity}
+[device]
+cell_mode = "tlc"
+over_provisioning_ratio = 0.07
+command_overhead_ns = 1000
+[device.geometry]
+channels = 1
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 214
+pages_per_block = 48
+page_size_bytes = 16384
+mapping_unit_bytes = 4096
+[device.timing.tlc]
+read_ns = 100000
+program_ns = 1000000
+erase_loop_ns = 5000000
+erase_loops = [[0, 2]]
+endurance_pe_cycles = 1000
+[device.timing.slc]
+read_ns = 20000
+program_ns = 200000
+erase_loop_ns = 2000000
+erase_loops = [[0, 1]]
+endurance_pe_cycles = 100000
+[ftl]
+placement = {{ policy = "{policy}"{params} }}
+gc_soft_free_blocks = 3
+gc_hard_free_blocks = 1
+write_buffer_bytes = 262144
+idle_gc_after_ns = 1000000
+regions = [{{ name = "data", content = "data" }}, {{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = 8, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }}{journal}]
+[precondition]
+enabled = false
+{workload}
+"#
+    );
+    Config::from_toml_str(&text, "slc-test").unwrap()
+}
+
+/// The ext4 model: fio 8 KiB random writes, fsync every 4, a 1 MiB journal, data mode.
+const EXT4: &str = r#"[workload]
+kind = "ext4"
+mode = "data"
+app = "fio"
+journal_bytes = 1048576
+fsync_every = 4
+requests = 30000"#;
+
+/// Functional time per page: SLC pages cost 200 µs, TLC pages 1 ms. `slc-buffer` writes
+/// its first pages at SLC speed, falls to TLC speed once the buffer is full, and after an
+/// idle gap (the buffer drains to TLC) writes at SLC speed again.
+#[test]
+fn the_baseline_falls_to_tlc_speed_when_full_and_recovers_after_idle() {
+    let mut sim = Simulation::new(device(Mode::Functional, "slc-buffer", false, "")).unwrap();
+    let mut d = FunctionalDriver::new(&mut sim.ftl).with_idle_gc(1_000_000);
+    // Buffer: 8 blocks × 16 pages × 2 planes, less one block per plane of reserve and one
+    // open block's worth: about 224 pages.
+    let page = |unit: u64, t: u64| HostRequest {
+        arrival_ns: t,
+        op: HostOp::Write,
+        offset_bytes: unit * 4096,
+        size_bytes: 16384,
+    };
+    let mut unit = 0u64;
+    let mut time_pages = |d: &mut FunctionalDriver, n: u64, t: u64| {
+        let t0 = d.clock.time_ns;
+        for i in 0..n {
+            d.submit(&page(unit, if i == 0 { t } else { 0 })).unwrap();
+            unit += 4;
+        }
+        (d.clock.time_ns - t0) / n
+    };
+    let fast = time_pages(&mut d, 100, 0);
+    let _ = time_pages(&mut d, 200, 0); // fills the buffer
+    let slow = time_pages(&mut d, 100, 0);
+    assert_eq!(fast, 200_000, "SLC program per page");
+    assert_eq!(
+        slow, 1_000_000,
+        "TLC program per page once the buffer is full"
+    );
+    // An idle gap: the buffer migrates to TLC, then writes run at SLC speed again.
+    let idle_at = d.clock.time_ns + 10_000_000;
+    let _ = time_pages(&mut d, 1, idle_at);
+    let again = time_pages(&mut d, 100, 0);
+    assert_eq!(again, 200_000, "SLC speed after the idle drain");
+    let migrated = d.ftl.counters.journal.migrated_units;
+    assert!(migrated > 200 * 4, "{migrated} units migrated");
+}
+
+/// Run the ext4 model (`requests`), then let the host go idle so the buffer drains.
+fn run_then_idle(policy: &str, mode: Mode, requests: u32) -> Simulation {
+    let w = EXT4.replace("requests = 30000", &format!("requests = {requests}"));
+    let mut sim = Simulation::new(device(mode, policy, true, &w)).unwrap();
+    let r = sim.run_workload(&mut NoProgress).unwrap();
+    assert!(r.journal.is_some());
+    let mut clock = SerialClock::new(&sim.ftl.timing);
+    sim.ftl.set_host_idle(true, &mut clock).unwrap();
+    sim.ftl.check_invariants().unwrap();
+    sim
+}
+
+/// `slc-journal` learns the journal, reclaims its blocks without a single copy and never
+/// migrates journal data, even when the buffer drains; `slc-buffer` migrates journal data
+/// with everything else.
+#[test]
+fn journal_blocks_expire_without_copies_and_never_migrate() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let sim = run_then_idle("slc-journal", mode, 30000);
+        let c = &sim.ftl.counters;
+        let journal_region = 2;
+        assert!(
+            c.host_units_by_region[journal_region] > 2000,
+            "{mode:?}: {c:?}"
+        );
+        assert_eq!(
+            c.relocated_units_by_region[journal_region], 0,
+            "{mode:?}: copies"
+        );
+        assert!(c.journal.migrated_units > 0, "{mode:?}: the buffer drained");
+        assert_eq!(c.journal.journal_units_migrated, 0, "{mode:?}");
+        assert!(
+            c.nand.total(ssdlab_core::flash::OpKind::Erase) > 0,
+            "{mode:?}: blocks reused"
+        );
+        let j = &c.journal;
+        assert_eq!(j.false_positive, 0, "{mode:?}: precision 1");
+        assert!(
+            j.true_positive as f64 / (j.true_positive + j.false_negative) as f64 > 0.8,
+            "{mode:?}: recall {j:?}"
+        );
+        // The baseline's buffer, drained before it fills, moves the live journal to TLC.
+        let base = run_then_idle("slc-buffer", mode, 300);
+        assert!(
+            base.ftl.counters.journal.journal_units_migrated > 0,
+            "{mode:?}"
+        );
+        // Early on, slc-journal can only migrate what it wrote before it learned the
+        // journal (its first lap, 256 units here): nothing after.
+        let sim = run_then_idle("slc-journal", mode, 300);
+        assert!(
+            sim.ftl.counters.journal.journal_units_migrated <= 256,
+            "{mode:?}"
+        );
+    }
+}
+
+/// Open-loop random writes, reads and flushes plus a small circular "journal", with idle
+/// gaps that drain the buffer: every read returns the last version written (integrity
+/// mode) and the FTL's invariants hold, both modes, both policies.
+fn reqs() -> impl Strategy<Value = Vec<(u8, u64, u64)>> {
+    prop::collection::vec((0u8..10, 0u64..60_000, 0u64..4), 100..600)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn integrity_holds_through_migration_and_journal_reclamation(ops in reqs(), timed in any::<bool>()) {
+        let mode = if timed { Mode::Timed } else { Mode::Functional };
+        let jbase = 30_000u64;
+        let mut head = 0u64;
+        let mut t = 0u64;
+        let mut list = Vec::new();
+        for (k, unit, gap) in ops {
+            t += 50_000 + gap * gap * 1_000_000; // gaps of 0, 1, 4, 9 ms: idle drains
+            let r = |op, unit: u64, n: u64| HostRequest { arrival_ns: t, op, offset_bytes: unit * 4096, size_bytes: n * 4096 };
+            list.push(match k {
+                0..=3 => { let r = r(HostOp::Write, jbase + head, 2); head = (head + 2) % 512; r }
+                4..=6 => r(HostOp::Write, unit, 1 + gap),
+                7..=8 => r(HostOp::Read, unit, 1 + gap),
+                _ => common::flush(),
+            });
+            if let Some(l) = list.last_mut() { l.arrival_ns = t; }
+        }
+        for policy in ["slc-journal", "slc-buffer"] {
+            let mut sim = Simulation::new(device(mode, policy, true, "")).unwrap();
+            sim.run_workload_with(common::open(list.clone()), &mut NoProgress).unwrap();
+            sim.ftl.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn placement_and_region_errors_name_the_key() {
+    let mut c = device(Mode::Functional, "slc-journal", false, "");
+    c.ftl.regions.pop();
+    let e = Simulation::new(c).err().unwrap().to_string();
+    assert!(e.contains("ftl.placement") && e.contains("journal"), "{e}");
+    let mut c = device(Mode::Functional, "slc-buffer", false, "");
+    c.ftl.regions[1].relocate_to = Some("slc".into());
+    let e = Simulation::new(c).err().unwrap().to_string();
+    assert!(e.contains("drain_when_idle"), "{e}");
+}

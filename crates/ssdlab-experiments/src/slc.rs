@@ -1,0 +1,473 @@
+//! Spec 05: SLC write buffer with a journal region (`ssdlab reproduce slc`,
+//! docs/slc-journal.md). `slc-buffer` (768 MiB of SLC buffer) against `slc-journal` (the
+//! same SLC split into a 416 MiB buffer and a 352 MiB journal region) on the 64 GiB TLC
+//! device of `configs/slc-journal-64g.toml`, under the ext4 model: fio 8 KiB random writes
+//! with an fsync every 2 … 128 writes (app data = 2 × the SLC, 1.5 GiB) in both journal
+//! modes, and the four Filebench personalities.
+
+use crate::{ExperimentError, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use ssdlab_core::{Config, NoProgress, Simulation};
+use ssdlab_workload::ext4::{App, JournalMode};
+use ssdlab_workload::WorkloadConfig;
+use std::time::Instant;
+
+pub const SLC_TOML: &str = include_str!("../../../configs/slc-journal-64g.toml");
+
+pub const POLICIES: [&str; 2] = ["slc-buffer", "slc-journal"];
+pub const FSYNC_EVERY: [u32; 7] = [2, 4, 8, 16, 32, 64, 128];
+pub const FILEBENCH: [App; 4] = [
+    App::Fileserver,
+    App::Varmail,
+    App::Webserver,
+    App::Proxyserver,
+];
+
+/// The SLC regions of each policy (blocks per plane): the baseline's 24-block buffer, or
+/// a 13-block buffer and an 11-block journal region.
+const BASELINE_REGIONS: &str = r#"regions = [{ name = "data", content = "data" }, { name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = 24, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }]"#;
+
+#[derive(Clone, Debug)]
+pub struct SlcParams {
+    /// Divide the device's chips (16) by this power of two ≤ 16; the SLC sizes, journal and
+    /// app data shrink with it.
+    pub scale: u32,
+    pub fsync_every: Vec<u32>,
+    /// Requests per Filebench run.
+    pub filebench_requests: u64,
+    pub seed: Option<u64>,
+    pub sets: Vec<String>,
+}
+
+impl SlcParams {
+    pub fn paper() -> SlcParams {
+        SlcParams {
+            scale: 1,
+            fsync_every: FSYNC_EVERY.to_vec(),
+            filebench_requests: 400_000,
+            seed: None,
+            sets: Vec::new(),
+        }
+    }
+
+    /// The configuration of `policy` running `app` in `mode`.
+    pub fn config(&self, policy: &str, app: App, mode: JournalMode, fsync: u32) -> Result<Config> {
+        if !(self.scale.is_power_of_two() && self.scale <= 16) {
+            return Err(ExperimentError::invalid(
+                "scale",
+                format!(
+                    "{}: a power of two up to 16 (the device's 16 chips / scale)",
+                    self.scale
+                ),
+            ));
+        }
+        let chips = 16 / self.scale;
+        let channels = chips.min(8);
+        let app_name = format!("{app:?}").to_lowercase();
+        let mode_name = format!("{mode:?}").to_lowercase();
+        // App data = 2 × the SLC (768 MiB per 32 planes).
+        let app_bytes = 2 * 768u64 * (1 << 20) / self.scale as u64;
+        let journal = 128u64 * (1 << 20) / self.scale as u64;
+        let mut text = String::new();
+        let mut in_regions = false;
+        for line in SLC_TOML.lines() {
+            let key = line.split('=').next().unwrap_or("").trim();
+            if in_regions {
+                in_regions = line.trim() != "]";
+                continue;
+            }
+            let l = match key {
+                "channels" => format!("channels = {channels}"),
+                "chips_per_channel" => format!("chips_per_channel = {}", chips / channels),
+                "placement" => format!("placement = {{ policy = \"{policy}\" }}"),
+                "regions" if policy == "slc-buffer" => {
+                    in_regions = !line.trim_end().ends_with(']');
+                    BASELINE_REGIONS.to_string()
+                }
+                "mode" if line.contains('"') && !line.contains("timed") => {
+                    format!("mode = \"{mode_name}\"")
+                }
+                "app" => format!("app = \"{app_name}\""),
+                "fsync_every" => format!("fsync_every = {fsync}"),
+                "app_write_bytes" if app == App::Fio => format!("app_write_bytes = {app_bytes}"),
+                "app_write_bytes" => "app_write_bytes = 0".to_string(),
+                "requests" if app != App::Fio => format!("requests = {}", self.filebench_requests),
+                _ => line.to_string(),
+            };
+            text.push_str(&l);
+            text.push('\n');
+        }
+        text.push_str(&format!("journal_bytes = {journal}\n"));
+        let text = ssdlab_core::config::apply_overrides(&text, &self.sets)?;
+        let mut c =
+            Config::from_toml_str(&text, &format!("configs/slc-journal-64g.toml ({policy})"))
+                .map_err(|e| ExperimentError::invalid("policy", format!("{policy}: {e}")))?;
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        c.validate()?;
+        if !matches!(c.workload, WorkloadConfig::Ext4(_)) {
+            return Err(ExperimentError::invalid(
+                "workload.kind",
+                "must stay \"ext4\"",
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// One policy on one workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlcRun {
+    pub experiment: &'static str,
+    pub app: String,
+    pub mode: String,
+    pub fsync_every: Option<u32>,
+    pub policy: &'static str,
+    pub sim_s: f64,
+    /// Application data written per simulated second (fio), MB/s.
+    pub app_mb_per_s: f64,
+    /// Host requests per simulated second.
+    pub iops: f64,
+    pub journal_latency_mean_ns: f64,
+    pub journal_latency_p99_ns: u64,
+    pub flush_latency_mean_ns: f64,
+    pub flush_latency_p99_ns: u64,
+    pub tlc_direct_bytes: u64,
+    pub tlc_migrated_bytes: u64,
+    pub journal_bytes_migrated: u64,
+    pub journal_region_bytes: u64,
+    /// Bytes GC copied out of the journal region (zero when whole blocks expire).
+    pub journal_region_copied_bytes: u64,
+    pub detector_precision: Option<f64>,
+    pub detector_recall: Option<f64>,
+    pub journal_share: Option<f64>,
+    pub wall_s: f64,
+}
+
+fn run_one(
+    p: &SlcParams,
+    policy: &'static str,
+    app: App,
+    mode: JournalMode,
+    fsync: Option<u32>,
+) -> Result<SlcRun> {
+    let t = Instant::now();
+    let cfg = p.config(policy, app, mode, fsync.unwrap_or(16))?;
+    let app_bytes = match &cfg.workload {
+        WorkloadConfig::Ext4(e) => e.app_write_bytes,
+        _ => 0,
+    };
+    let mut sim = Simulation::new(cfg)?;
+    let r = sim.run_workload(&mut NoProgress)?;
+    let j = r.journal.as_ref().ok_or_else(|| {
+        ExperimentError::invalid("ftl.placement", "the run reported no journal section")
+    })?;
+    let lat = r.latency_ns.as_ref();
+    let jl = j.journal_write_latency_ns.as_ref();
+    let sim_s = r.host.sim_time_ns as f64 / 1e9;
+    Ok(SlcRun {
+        experiment: if app == App::Fio { "fio" } else { "filebench" },
+        app: format!("{app:?}").to_lowercase(),
+        mode: format!("{mode:?}").to_lowercase(),
+        fsync_every: fsync,
+        policy,
+        sim_s,
+        app_mb_per_s: if app_bytes > 0 {
+            app_bytes as f64 / 1e6 / sim_s.max(1e-9)
+        } else {
+            0.0
+        },
+        iops: r.host.iops,
+        journal_latency_mean_ns: jl.map_or(0.0, |l| l.mean),
+        journal_latency_p99_ns: jl.map_or(0, |l| l.p99),
+        flush_latency_mean_ns: lat.map_or(0.0, |l| l.flush.mean),
+        flush_latency_p99_ns: lat.map_or(0, |l| l.flush.p99),
+        tlc_direct_bytes: j.data_region_direct_bytes,
+        tlc_migrated_bytes: j.data_region_migrated_bytes,
+        journal_bytes_migrated: j.journal_bytes_migrated,
+        journal_region_bytes: j
+            .host_bytes_by_region
+            .iter()
+            .find(|b| b.region == "journal")
+            .map_or(0, |b| b.host_bytes),
+        journal_region_copied_bytes: j
+            .host_bytes_by_region
+            .iter()
+            .find(|b| b.region == "journal")
+            .map_or(0, |b| b.relocated_bytes),
+        detector_precision: j.detector.as_ref().and_then(|d| d.precision),
+        detector_recall: j.detector.as_ref().and_then(|d| d.recall),
+        journal_share: j.journal_share_of_written_bytes,
+        wall_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SlcReport {
+    pub scale: u32,
+    pub runs: Vec<SlcRun>,
+    pub wall_s: f64,
+}
+
+/// Every run, in parallel (rayon's pool).
+pub fn run(p: &SlcParams, on_run: &(dyn Fn(&SlcRun) + Sync)) -> Result<SlcReport> {
+    let t = Instant::now();
+    let mut jobs: Vec<(&'static str, App, JournalMode, Option<u32>)> = Vec::new();
+    for mode in [JournalMode::Data, JournalMode::Ordered] {
+        for &f in &p.fsync_every {
+            for pol in POLICIES {
+                jobs.push((pol, App::Fio, mode, Some(f)));
+            }
+        }
+        for app in FILEBENCH {
+            for pol in POLICIES {
+                jobs.push((pol, app, mode, None));
+            }
+        }
+    }
+    for &(pol, app, mode, f) in &jobs {
+        p.config(pol, app, mode, f.unwrap_or(16))?; // errors before any long work
+    }
+    let runs = jobs
+        .par_iter()
+        .map(|&(pol, app, mode, f)| {
+            let r = run_one(p, pol, app, mode, f)?;
+            on_run(&r);
+            Ok(r)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SlcReport {
+        scale: p.scale,
+        runs,
+        wall_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+pub const CSV_HEADER: &str = "experiment,app,mode,fsync_every,policy,sim_s,app_mb_per_s,iops,journal_latency_mean_ns,journal_latency_p99_ns,flush_latency_mean_ns,flush_latency_p99_ns,tlc_direct_bytes,tlc_migrated_bytes,journal_bytes_migrated,journal_region_bytes,journal_region_copied_bytes,detector_precision,detector_recall,journal_share";
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x:.4}"))
+}
+
+impl SlcReport {
+    pub fn find(&self, app: &str, mode: &str, fsync: Option<u32>, policy: &str) -> Option<&SlcRun> {
+        self.runs.iter().find(|r| {
+            r.app == app && r.mode == mode && r.fsync_every == fsync && r.policy == policy
+        })
+    }
+
+    pub fn csv(&self) -> String {
+        let mut s = String::from(CSV_HEADER);
+        s.push('\n');
+        for r in &self.runs {
+            s += &format!(
+                "{},{},{},{},{},{:.4},{:.3},{:.1},{:.0},{},{:.0},{},{},{},{},{},{},{},{},{}\n",
+                r.experiment,
+                r.app,
+                r.mode,
+                r.fsync_every.map_or(String::new(), |f| f.to_string()),
+                r.policy,
+                r.sim_s,
+                r.app_mb_per_s,
+                r.iops,
+                r.journal_latency_mean_ns,
+                r.journal_latency_p99_ns,
+                r.flush_latency_mean_ns,
+                r.flush_latency_p99_ns,
+                r.tlc_direct_bytes,
+                r.tlc_migrated_bytes,
+                r.journal_bytes_migrated,
+                r.journal_region_bytes,
+                r.journal_region_copied_bytes,
+                opt(r.detector_precision),
+                opt(r.detector_recall),
+                opt(r.journal_share),
+            );
+        }
+        s
+    }
+
+    /// slc-journal over slc-buffer: throughput gain (%) of a fio point or Filebench run
+    /// (same request stream: the ratio of simulated times).
+    pub fn gain_pct(&self, app: &str, mode: &str, fsync: Option<u32>) -> Option<f64> {
+        let b = self.find(app, mode, fsync, "slc-buffer")?;
+        let j = self.find(app, mode, fsync, "slc-journal")?;
+        Some(100.0 * (b.sim_s / j.sim_s - 1.0))
+    }
+
+    /// Journal write latency change (%) of slc-journal vs slc-buffer: (mean, p99).
+    pub fn latency_change_pct(&self, mode: &str, fsync: u32) -> Option<(f64, f64)> {
+        let b = self.find("fio", mode, Some(fsync), "slc-buffer")?;
+        let j = self.find("fio", mode, Some(fsync), "slc-journal")?;
+        Some((
+            100.0 * (j.journal_latency_mean_ns / b.journal_latency_mean_ns - 1.0),
+            100.0 * (j.journal_latency_p99_ns as f64 / b.journal_latency_p99_ns as f64 - 1.0),
+        ))
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        s += "\n### fio: 8 KiB random writes, fsync every N\n\n";
+        s += "| mode | N | slc-buffer MB/s | slc-journal MB/s | gain | journal write latency mean µs (buffer → journal) | p99 µs | flush mean µs | TLC bytes buffer / journal (direct + migrated) | detector precision / recall |\n";
+        s += "|---|---:|---:|---:|---:|---|---|---|---|---|\n";
+        for mode in ["data", "ordered"] {
+            for r in self
+                .runs
+                .iter()
+                .filter(|r| r.app == "fio" && r.mode == mode && r.policy == "slc-buffer")
+            {
+                let Some(j) = self.find("fio", mode, r.fsync_every, "slc-journal") else {
+                    continue;
+                };
+                s += &format!(
+                    "| {mode} | {} | {:.1} | {:.1} | {:+.0} % | {:.0} → {:.0} | {:.0} → {:.0} | {:.0} → {:.0} | {} / {} MiB | {} / {} |\n",
+                    r.fsync_every.unwrap_or(0),
+                    r.app_mb_per_s,
+                    j.app_mb_per_s,
+                    100.0 * (r.sim_s / j.sim_s - 1.0),
+                    r.journal_latency_mean_ns / 1e3,
+                    j.journal_latency_mean_ns / 1e3,
+                    r.journal_latency_p99_ns as f64 / 1e3,
+                    j.journal_latency_p99_ns as f64 / 1e3,
+                    r.flush_latency_mean_ns / 1e3,
+                    j.flush_latency_mean_ns / 1e3,
+                    (r.tlc_direct_bytes + r.tlc_migrated_bytes) >> 20,
+                    (j.tlc_direct_bytes + j.tlc_migrated_bytes) >> 20,
+                    opt(j.detector_precision),
+                    opt(j.detector_recall),
+                );
+            }
+        }
+        s += "\n### Filebench (block-level models)\n\n";
+        s += "| mode | personality | journal share of writes | normalized throughput (slc-journal / slc-buffer) | TLC bytes buffer → journal | journal bytes migrated (journal policy) | detector precision / recall |\n";
+        s += "|---|---|---:|---:|---|---:|---|\n";
+        for mode in ["data", "ordered"] {
+            for app in FILEBENCH {
+                let a = format!("{app:?}").to_lowercase();
+                let (Some(b), Some(j)) = (
+                    self.find(&a, mode, None, "slc-buffer"),
+                    self.find(&a, mode, None, "slc-journal"),
+                ) else {
+                    continue;
+                };
+                s += &format!(
+                    "| {mode} | {a} | {} | {:.2} | {} → {} MiB | {} | {} / {} |\n",
+                    opt(j.journal_share.map(|x| x * 100.0)),
+                    b.sim_s / j.sim_s,
+                    (b.tlc_direct_bytes + b.tlc_migrated_bytes) >> 20,
+                    (j.tlc_direct_bytes + j.tlc_migrated_bytes) >> 20,
+                    j.journal_bytes_migrated,
+                    opt(j.detector_precision),
+                    opt(j.detector_recall),
+                );
+            }
+        }
+        s
+    }
+
+    /// The paper's expected shape (issue 12, item 6).
+    pub fn shape(&self) -> Vec<(String, Option<bool>, String)> {
+        let mut out = Vec::new();
+        let fs = {
+            let mut v: Vec<u32> = self.runs.iter().filter_map(|r| r.fsync_every).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for (mode, paper) in [("data", 102.0), ("ordered", 97.0)] {
+            let gains: Vec<(u32, f64)> = fs
+                .iter()
+                .filter_map(|&f| Some((f, self.gain_pct("fio", mode, Some(f))?)))
+                .collect();
+            let first = gains.first().map_or(0.0, |g| g.1);
+            let ok = gains.len() >= 2
+                && gains.iter().all(|g| g.1 > 0.0 && g.1 <= first)
+                && first >= gains.last().map_or(0.0, |g| g.1);
+            out.push((
+                format!("fio {mode}: gain positive, largest at the shortest interval, shrinking toward the longest (paper +{paper:.0} % at 2)"),
+                (!gains.is_empty()).then_some(ok),
+                gains
+                    .iter()
+                    .map(|(f, g)| format!("{f}: {g:+.0} %"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+        for (mode, pm, pp) in [("data", -48.0, -56.0), ("ordered", -62.0, -41.0)] {
+            let f = fs.first().copied().unwrap_or(2);
+            let c = self.latency_change_pct(mode, f);
+            out.push((
+                format!("fio {mode}, N = {f}: journal write latency lower, mean and p99 (paper {pm:.0} % / {pp:.0} %)"),
+                c.map(|(m, p)| m < 0.0 && p < 0.0),
+                c.map_or("not run".into(), |(m, p)| format!("{m:+.0} % / {p:+.0} %")),
+            ));
+        }
+        let fb: Vec<(String, f64)> = ["data", "ordered"]
+            .iter()
+            .flat_map(|m| {
+                FILEBENCH.iter().filter_map(move |a| {
+                    let a = format!("{a:?}").to_lowercase();
+                    Some((format!("{a}-{m}"), self.gain_pct(&a, m, None)?))
+                })
+            })
+            .collect();
+        if !fb.is_empty() {
+            let best = fb
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|b| b.0.clone())
+                .unwrap_or_default();
+            let list = fb
+                .iter()
+                .map(|(n, g)| format!("{n} {g:+.0} %"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push((
+                "Filebench: varmail-data the largest gain (paper +65 %; fileserver-data +30 %, fileserver-ordered +13 %, varmail-ordered +10 %)".into(),
+                Some(best == "varmail-data"),
+                list.clone(),
+            ));
+            out.push((
+                "Filebench: none below the baseline (within 2 %)".into(),
+                Some(fb.iter().all(|x| x.1 > -2.0)),
+                list,
+            ));
+        }
+        let pairs: Vec<(&SlcRun, &SlcRun)> = self
+            .runs
+            .iter()
+            .filter(|r| r.policy == "slc-buffer")
+            .filter_map(|b| Some((b, self.find(&b.app, &b.mode, b.fsync_every, "slc-journal")?)))
+            .collect();
+        let fewer = pairs.iter().all(|(b, j)| {
+            j.tlc_direct_bytes + j.tlc_migrated_bytes <= b.tlc_direct_bytes + b.tlc_migrated_bytes
+        });
+        out.push((
+            "fewer bytes to TLC with slc-journal for every workload".into(),
+            (!pairs.is_empty()).then_some(fewer),
+            format!(
+                "{} of {} runs",
+                pairs
+                    .iter()
+                    .filter(|(b, j)| j.tlc_direct_bytes + j.tlc_migrated_bytes
+                        <= b.tlc_direct_bytes + b.tlc_migrated_bytes)
+                    .count(),
+                pairs.len()
+            ),
+        ));
+        let migrated: u64 = self
+            .runs
+            .iter()
+            .filter(|r| r.policy == "slc-journal")
+            .map(|r| r.journal_bytes_migrated)
+            .sum();
+        out.push((
+            "zero journal bytes migrated to TLC (slc-journal)".into(),
+            Some(migrated == 0),
+            format!("{migrated} B"),
+        ));
+        out
+    }
+}
