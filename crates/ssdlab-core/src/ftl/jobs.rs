@@ -528,13 +528,51 @@ impl Ftl {
                 self.count_journal_migration(slot);
             }
             if S::IMMEDIATE {
-                self.relocate_unit(j, slot, c.src, dst + moved, db);
+                self.remap_unit(j, slot, dst + moved);
             } else {
                 self.jobs.get_mut(j).pairs.push_back((dst + moved, slot));
             }
             moved += 1;
         }
+        if S::IMMEDIATE {
+            self.transfer_valid(c.src, db, n);
+        }
         Ok(())
+    }
+
+    /// Immediate sink: point the still-valid unit in slot `src` at `dst` (mapping or GTD,
+    /// OOB, integrity); the block and plane counts move per page ([`Ftl::transfer_valid`]).
+    #[inline(always)]
+    fn remap_unit(&mut self, j: u32, src: u32, dst: u32) {
+        let lpn = self.oob.lpn[src as usize];
+        if lpn & TRANS_TAG == 0 {
+            let old = self.table.update(lpn, dst);
+            debug_assert_eq!(old, src);
+            if self.trans.active() {
+                self.note_moved(j, lpn);
+            }
+            if let Some(check) = self.integrity.as_mut() {
+                let v = self.oob.version[src as usize];
+                self.oob.version[dst as usize] = v;
+                check.on_place(lpn, src, dst, v);
+            }
+        } else {
+            self.relocate_tpage(lpn, dst);
+        }
+        self.oob.lpn[src as usize] = NONE;
+        self.oob.lpn[dst as usize] = lpn;
+    }
+
+    /// `n` valid units moved from block `sb` to block `db`.
+    #[inline(always)]
+    fn transfer_valid(&mut self, sb: u32, db: u32, n: u32) {
+        self.blocks.valid_units[sb as usize] -= n;
+        self.blocks.valid_units[db as usize] += n;
+        let (rs, rd) = (self.blocks.rp[sb as usize], self.blocks.rp[db as usize]);
+        if rs != rd {
+            self.ps[rs as usize].valid_units -= n as u64;
+            self.ps[rd as usize].valid_units += n as u64;
+        }
     }
 
     /// A migration moves the unit in `slot`: count it when it lies in the workload's
@@ -604,34 +642,12 @@ impl Ftl {
     /// plain transfer of validity, without the general invalidation path.
     #[inline(always)]
     fn relocate_unit(&mut self, j: u32, src: u32, sb: u32, dst: u32, db: u32) {
-        let lpn = self.oob.lpn[src as usize];
-        if lpn == NONE {
+        if self.oob.lpn[src as usize] == NONE {
             return; // rewritten or trimmed since the copy was issued
         }
         debug_assert_eq!(self.blocks.state[sb as usize], BlockState::Victim);
-        if lpn & TRANS_TAG == 0 {
-            let old = self.table.update(lpn, dst);
-            debug_assert_eq!(old, src);
-            if self.trans.active() {
-                self.note_moved(j, lpn);
-            }
-        } else {
-            self.relocate_tpage(lpn, dst);
-        }
-        self.oob.lpn[src as usize] = NONE;
-        self.oob.lpn[dst as usize] = lpn;
-        self.blocks.valid_units[sb as usize] -= 1;
-        self.blocks.valid_units[db as usize] += 1;
-        let (rs, rd) = (self.blocks.rp[sb as usize], self.blocks.rp[db as usize]);
-        if rs != rd {
-            self.ps[rs as usize].valid_units -= 1;
-            self.ps[rd as usize].valid_units += 1;
-        }
-        if let (Some(check), false) = (self.integrity.as_mut(), lpn & TRANS_TAG != 0) {
-            let v = self.oob.version[src as usize];
-            self.oob.version[dst as usize] = v;
-            check.on_place(lpn, src, dst, v);
-        }
+        self.remap_unit(j, src, dst);
+        self.transfer_valid(sb, db, 1);
     }
 
     /// The copy program `op` of job `j` completed: apply its pairs (deferred mode).

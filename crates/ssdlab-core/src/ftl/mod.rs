@@ -415,6 +415,11 @@ impl Ftl {
         self.journal_truth = range;
     }
 
+    /// Whether the placement policy packs journal units apart (`slc-journal`).
+    pub fn packs_journal_apart(&self) -> bool {
+        matches!(self.placement, Placement::SlcJournal(_))
+    }
+
     /// Whether `lpn` is placed as journal: buffers pack journal and other units apart.
     #[inline]
     pub fn packs_apart(&self, lpn: u32) -> bool {

@@ -79,12 +79,15 @@ pub struct FunctionalDriver<'a> {
     units_written: u64,
     /// Phase name for lifetime stamps.
     phase: &'static str,
+    /// The placement packs journal units apart (`slc-journal`).
+    separate_journal: bool,
 }
 
 impl<'a> FunctionalDriver<'a> {
     pub fn new(ftl: &'a mut Ftl) -> FunctionalDriver<'a> {
         let clock = SerialClock::new(&ftl.timing);
         let capacity = ftl.geo.slots_per_page as usize;
+        let separate_journal = ftl.packs_journal_apart();
         FunctionalDriver {
             ftl,
             clock,
@@ -100,6 +103,7 @@ impl<'a> FunctionalDriver<'a> {
             flush_free: false,
             units_written: 0,
             phase: "workload",
+            separate_journal,
         }
     }
 
@@ -133,7 +137,8 @@ impl<'a> FunctionalDriver<'a> {
         self.units_written += 1;
         let version = self.ftl.new_version(lpn);
         // Journal and other units are packed apart (`slc-journal`).
-        if self.packer.n > 0
+        if self.separate_journal
+            && self.packer.n > 0
             && self.ftl.packs_apart(lpn) != self.ftl.packs_apart(self.packer.lpns[0])
         {
             self.program_packed()?;
