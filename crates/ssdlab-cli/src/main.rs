@@ -9,6 +9,7 @@ mod overrides;
 mod plots;
 mod progress;
 mod reproduce;
+mod request_log;
 mod sweep;
 
 use anyhow::{Context, Result};
@@ -54,6 +55,10 @@ enum Command {
         /// Run even when the device needs more memory than the machine has available.
         #[arg(long)]
         allow_large_memory: bool,
+        /// Write every completed request to DIR/requests.csv.zst (submit_ns, complete_ns,
+        /// op, offset_bytes, size_bytes, flow); timed mode.
+        #[arg(long)]
+        request_log: bool,
     },
     /// Validate or print configurations.
     Config {
@@ -132,14 +137,18 @@ fn main() {
             skip_bad_lines,
             sets,
             allow_large_memory,
+            request_log,
         } => cmd_run(
             &config,
-            out,
-            seed,
-            quiet,
-            skip_bad_lines,
-            &sets,
-            allow_large_memory,
+            &RunOpts {
+                out,
+                seed,
+                quiet,
+                skip_bad_lines,
+                sets,
+                allow_large_memory,
+                request_log,
+            },
         ),
         Command::Config {
             action: ConfigAction::Check { file },
@@ -194,16 +203,27 @@ fn cmd_show(file: &Path) -> Result<()> {
     Ok(())
 }
 
-fn cmd_run(
-    path: &Path,
+/// The options of `ssdlab run`.
+struct RunOpts {
     out: Option<PathBuf>,
     seed: Option<u64>,
     quiet: bool,
     skip_bad_lines: Option<u64>,
-    sets: &[String],
+    sets: Vec<String>,
     allow_large_memory: bool,
-) -> Result<()> {
-    let mut cfg = overrides::load(path, sets)?;
+    request_log: bool,
+}
+
+fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
+    let (seed, quiet, skip_bad_lines, allow_large_memory) =
+        (o.seed, o.quiet, o.skip_bad_lines, o.allow_large_memory);
+    let mut cfg = overrides::load(path, &o.sets)?;
+    if o.request_log && cfg.mode != ssdlab_core::config::Mode::Timed {
+        anyhow::bail!(
+            "{}: --request-log needs mode = \"timed\" (the functional mode has no completion times)",
+            path.display()
+        );
+    }
     let d = cfg
         .validate()
         .with_context(|| format!("{}", path.display()))?;
@@ -231,8 +251,10 @@ fn cmd_run(
             ),
         }
     }
-    let out =
-        out.unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
+    let out = o
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
     // Everything that can fail cheaply fails before the simulation starts.
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
@@ -248,9 +270,23 @@ fn cmd_run(
     let t0 = Instant::now();
     sim.precondition(&mut bar)?;
     let t1 = Instant::now();
-    let results = sim.run_workload(&mut bar)?;
+    let log = if o.request_log {
+        Some(request_log::RequestLog::create(&out)?)
+    } else {
+        None
+    };
+    let results = match &log {
+        Some(l) => sim.run_workload_logging(&mut bar, l.sink())?,
+        None => sim.run_workload(&mut bar)?,
+    };
     let t2 = Instant::now();
     bar.finish();
+    if let Some(l) = log {
+        let p = l.finish()?;
+        if !quiet {
+            eprintln!("request log: {}", p.display());
+        }
+    }
     let perf = output::Perf {
         precondition_wall_s: (t1 - t0).as_secs_f64(),
         workload_wall_s: (t2 - t1).as_secs_f64(),

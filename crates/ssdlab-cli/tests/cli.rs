@@ -499,3 +499,66 @@ fn reproduce_slc_writes_its_table_csv_and_plot() {
     );
     assert!(std::fs::metadata(out.join("slc.svg")).unwrap().len() > 1000);
 }
+
+/// `run --request-log`: one row per request, in CSV under zstd, each completing after it
+/// was submitted; refused before any work in the functional mode.
+#[test]
+fn request_log_has_one_row_per_request() {
+    let out = temp_dir("request-log");
+    let cfg = repo().join("configs/default.toml");
+    let o = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args([
+            "--set",
+            "workload.requests=5000",
+            "--request-log",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = std::fs::File::open(out.join("requests.csv.zst")).unwrap();
+    let mut text = String::new();
+    use std::io::Read;
+    ruzstd::decoding::StreamingDecoder::new(f)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("submit_ns,complete_ns,op,offset_bytes,size_bytes,flow")
+    );
+    let rows: Vec<Vec<u64>> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert!(matches!(f[2], "read" | "write"), "{l}");
+            vec![
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[4].parse().unwrap(),
+            ]
+        })
+        .collect();
+    assert_eq!(rows.len(), 5000);
+    assert!(rows.iter().all(|r| r[1] > r[0] && r[2] == 4096));
+    assert!(!out.join("requests.csv.part").exists());
+    let o = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args([
+            "--set",
+            "mode=\"functional\"",
+            "--request-log",
+            "-q",
+            "--out",
+        ])
+        .arg(out.join("f"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--request-log needs"));
+}

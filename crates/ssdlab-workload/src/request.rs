@@ -9,6 +9,18 @@ pub enum HostOp {
     Flush,
 }
 
+impl HostOp {
+    /// Lower-case name (`read`, `write`, `trim`, `flush`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HostOp::Read => "read",
+            HostOp::Write => "write",
+            HostOp::Trim => "trim",
+            HostOp::Flush => "flush",
+        }
+    }
+}
+
 /// One host request as a workload produces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostRequest {

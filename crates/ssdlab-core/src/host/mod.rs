@@ -70,6 +70,7 @@ pub struct Request {
     pub op: HostOp,
     pub stage: Stage,
     pub submit_ns: u64,
+    pub offset_bytes: u64,
     pub bytes: u64,
     pub span: UnitSpan,
     /// NAND operations of the current plan stage still outstanding (writes waiting for

@@ -271,6 +271,24 @@ pub struct Simulation {
     /// Time series of the last timed run (`output.timeseries_interval_ns`).
     pub last_timeseries: Vec<stats::TimeSeriesRow>,
     precondition: Option<PreconditionSummary>,
+    /// The request log of the next timed run (not inherited by clones).
+    pending_sink: SinkSlot,
+}
+
+/// A completion sink waiting for the next timed run; a cloned simulation gets none.
+#[derive(Default)]
+struct SinkSlot(Option<timed::CompletionSink>);
+
+impl Clone for SinkSlot {
+    fn clone(&self) -> SinkSlot {
+        SinkSlot(None)
+    }
+}
+
+impl SinkSlot {
+    fn take(&mut self) -> Option<timed::CompletionSink> {
+        self.0.take()
+    }
 }
 
 impl Simulation {
@@ -288,6 +306,7 @@ impl Simulation {
             last_latency: None,
             last_timeseries: Vec::new(),
             precondition: None,
+            pending_sink: SinkSlot::default(),
         })
     }
 
@@ -315,6 +334,7 @@ impl Simulation {
             last_latency: None,
             last_timeseries: Vec::new(),
             precondition: base.precondition.clone(),
+            pending_sink: SinkSlot::default(),
         })
     }
 
@@ -401,6 +421,25 @@ impl Simulation {
         self.run_workload_with(workload, progress)
     }
 
+    /// Run the configured workload (timed mode) handing every completion to `sink` as it
+    /// happens (a request log: submit, complete, op, offset, size, flow).
+    pub fn run_workload_logging(
+        &mut self,
+        progress: &mut dyn Progress,
+        sink: timed::CompletionSink,
+    ) -> Result<Results> {
+        if self.config.mode != Mode::Timed {
+            return Err(SimError::config(
+                "mode",
+                "a request log needs the timed mode (the functional mode has no completion times)",
+            ));
+        }
+        self.pending_sink = SinkSlot(Some(sink));
+        let r = self.run_workload(progress);
+        self.pending_sink = SinkSlot(None);
+        r
+    }
+
     /// Run `workload` (instead of the configured one) and assemble the results.
     pub fn run_workload_with(
         &mut self,
@@ -434,6 +473,9 @@ impl Simulation {
         let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
         if self.trace_completions {
             sim.trace_completions();
+        }
+        if let Some(sink) = self.pending_sink.take() {
+            sim.set_completion_sink(sink);
         }
         let mut o = sim.run(progress)?;
         self.completions = std::mem::take(&mut o.completions);

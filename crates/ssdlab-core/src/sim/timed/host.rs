@@ -75,6 +75,8 @@ pub(super) struct HostFrontEnd {
     latency: Latency,
     per_flow: Vec<Latency>,
     completions: Option<Vec<Completion>>,
+    /// Receives every completion as it happens (`run --request-log`).
+    sink: Option<super::CompletionSink>,
     duration_ns: Option<u64>,
     buffer_access_ns: u64,
     /// Flushes complete at once (`ftl.power_loss_protection`).
@@ -131,6 +133,7 @@ impl HostFrontEnd {
             latency: Latency::default(),
             per_flow: (0..n).map(|_| Latency::default()).collect(),
             completions: None,
+            sink: None,
             duration_ns: workload.duration_ns,
             buffer_access_ns: cfg.ftl.buffer_access_ns,
             flush_free: cfg.ftl.power_loss_protection,
@@ -181,6 +184,10 @@ impl HostFrontEnd {
             self.journal_waiters.pop_front();
             let _ = self.journal_latency.record((now - submit).max(1));
         }
+    }
+
+    pub fn set_completion_sink(&mut self, sink: super::CompletionSink) {
+        self.sink = Some(sink);
     }
 
     pub fn trace_completions(&mut self) {
@@ -321,6 +328,7 @@ impl HostFrontEnd {
             op: r.op,
             stage: Stage::Reading,
             submit_ns: cx.now(),
+            offset_bytes: r.offset_bytes,
             bytes: r.size_bytes,
             span,
             pending_ops: 0,
@@ -430,13 +438,21 @@ impl HostFrontEnd {
         self.latency.record(r.op, latency);
         self.per_flow[r.flow as usize].record(r.op, latency);
         self.last_completion_ns = now;
-        if let Some(c) = self.completions.as_mut() {
-            c.push(Completion {
+        if self.completions.is_some() || self.sink.is_some() {
+            let c = Completion {
                 flow: r.flow,
                 op: r.op,
                 submit_ns: r.submit_ns,
                 complete_ns: now,
-            });
+                offset_bytes: r.offset_bytes,
+                size_bytes: r.bytes,
+            };
+            if let Some(sink) = self.sink.as_mut() {
+                sink(&c);
+            }
+            if let Some(v) = self.completions.as_mut() {
+                v.push(c);
+            }
         }
         let f = r.flow as usize;
         self.flows[f].in_flight -= 1;

@@ -138,7 +138,12 @@ pub struct Completion {
     pub op: HostOp,
     pub submit_ns: u64,
     pub complete_ns: u64,
+    pub offset_bytes: u64,
+    pub size_bytes: u64,
 }
+
+/// Receives every completion of a timed run as it happens (a request log).
+pub type CompletionSink = Box<dyn FnMut(&Completion) + Send + Sync>;
 
 impl Completion {
     pub fn latency_ns(&self) -> u64 {
@@ -216,6 +221,11 @@ impl<'a> TimedSim<'a> {
             series_interval_ns: cfg.output.timeseries_interval_ns,
             ftl,
         }
+    }
+
+    /// Hand every completion to `sink` as it happens.
+    pub fn set_completion_sink(&mut self, sink: CompletionSink) {
+        self.front.set_completion_sink(sink);
     }
 
     /// Record every completion and erase (see [`TimedOutcome::completions`]).
