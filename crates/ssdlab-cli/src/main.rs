@@ -168,11 +168,51 @@ fn main() {
     }
 }
 
+/// The text `cfg` was read from (`path` with `sets` applied), for error lines.
+fn config_text(path: &Path, sets: &[String]) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    if sets.is_empty() {
+        return text;
+    }
+    ssdlab_core::config::apply_overrides(&text, sets).unwrap_or(text)
+}
+
+/// Validate `cfg`, read from `path` (with `sets`): errors name file, line and key.
+fn validated(
+    cfg: &ssdlab_core::Config,
+    path: &Path,
+    sets: &[String],
+) -> Result<ssdlab_core::config::Derived> {
+    Ok(cfg.validate_in(&config_text(path, sets), &config_label(path, sets))?)
+}
+
+/// `path`, or `path (with --set …)` when overrides changed its text (lines then count in
+/// the overridden text).
+fn config_label(path: &Path, sets: &[String]) -> String {
+    if sets.is_empty() {
+        path.display().to_string()
+    } else {
+        format!("{} (with --set {})", path.display(), sets.join(" --set "))
+    }
+}
+
+/// A workload error of the configuration at `path`, with the line of its key.
+fn workload_error(
+    e: ssdlab_workload::WorkloadError,
+    path: &Path,
+    sets: &[String],
+) -> anyhow::Error {
+    ssdlab_core::config::at_key_line(
+        e.into(),
+        &config_text(path, sets),
+        &path.display().to_string(),
+    )
+    .into()
+}
+
 fn cmd_check(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = cfg
-        .validate()
-        .with_context(|| format!("{}", file.display()))?;
+    let d = validated(&cfg, file, &[])?;
     let ctx = ssdlab_workload::WorkloadContext {
         logical_bytes: d.logical_bytes,
         unit_bytes: d.geometry.unit_bytes as u64,
@@ -181,7 +221,7 @@ fn cmd_check(file: &Path) -> Result<()> {
     };
     cfg.workload
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
-        .with_context(|| format!("{}", file.display()))?;
+        .map_err(|e| workload_error(e, file, &[]))?;
     println!(
         "{}: ok ({} logical bytes, {} physical bytes, about {} MiB of memory to run)",
         file.display(),
@@ -194,9 +234,7 @@ fn cmd_check(file: &Path) -> Result<()> {
 
 fn cmd_show(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = cfg
-        .validate()
-        .with_context(|| format!("{}", file.display()))?;
+    let d = validated(&cfg, file, &[])?;
     print!("{}", cfg.to_toml_string());
     println!("\n# ---- derived (read-only) ----");
     print!("{}", output::derived_toml(&d));
@@ -218,15 +256,13 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     let (seed, quiet, skip_bad_lines, allow_large_memory) =
         (o.seed, o.quiet, o.skip_bad_lines, o.allow_large_memory);
     let mut cfg = overrides::load(path, &o.sets)?;
+    let d = validated(&cfg, path, &o.sets)?;
     if o.request_log && cfg.mode != ssdlab_core::config::Mode::Timed {
         anyhow::bail!(
             "{}: --request-log needs mode = \"timed\" (the functional mode has no completion times)",
             path.display()
         );
     }
-    let d = cfg
-        .validate()
-        .with_context(|| format!("{}", path.display()))?;
     let need = d.estimated_memory_bytes(cfg.integrity);
     if let Some(avail) = output::available_memory_bytes() {
         if need > avail && !allow_large_memory {
@@ -265,7 +301,10 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
     sim.base_dir = path.parent().map(Path::to_path_buf);
     sim.check_workload(WORKLOAD_CHECK_REQUESTS)
-        .with_context(|| format!("{}", path.display()))?;
+        .map_err(|e| match e {
+            ssdlab_core::SimError::Workload(w) => workload_error(w, path, &o.sets),
+            e => anyhow::Error::from(e).context(path.display().to_string()),
+        })?;
     let mut bar = progress::Bar::new(quiet);
     let t0 = Instant::now();
     sim.precondition(&mut bar)?;

@@ -562,3 +562,42 @@ fn request_log_has_one_row_per_request() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--request-log needs"));
 }
+
+/// Range errors found when the configuration is validated name file, line and key, for
+/// `config check` and before `run` does any work; workload errors too.
+#[test]
+fn validation_errors_name_file_line_and_key() {
+    let dir = temp_dir("validation-lines");
+    let text = std::fs::read_to_string(repo().join("configs/default.toml")).unwrap();
+    for (from, to, want) in [
+        (
+            "over_provisioning_ratio = 0.25",
+            "over_provisioning_ratio = -0.5",
+            "device.over_provisioning_ratio",
+        ),
+        (
+            "gc_soft_free_blocks = 4",
+            "gc_soft_free_blocks = 1",
+            "ftl.gc_soft_free_blocks",
+        ),
+        (
+            "read_percent = 70.0",
+            "read_percent = 170.0",
+            "workload.read_percent",
+        ),
+    ] {
+        let bad = text.replace(from, to);
+        let line = bad.lines().position(|l| l.contains(to)).unwrap() + 1;
+        let p = dir.join("bad.toml");
+        std::fs::write(&p, &bad).unwrap();
+        for args in [vec!["config", "check"], vec!["run"]] {
+            let o = ssdlab().args(&args).arg(&p).output().unwrap();
+            assert!(!o.status.success());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(&format!("bad.toml:{line}: {want}:")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@
 //! Every field is documented in `docs/config.md`; keep the two in step.
 
 mod derived;
+pub mod locate;
 mod overrides;
 pub use derived::{Derived, Geometry, RegionGeometry};
 pub use overrides::apply_overrides;
@@ -577,7 +578,36 @@ impl Config {
         self.scheduler.validate(&self.device.timing)?;
         Derived::new(self)
     }
+
+    /// [`Config::validate`] for a configuration read from `text` (file `file`): an error
+    /// naming a key also names the key's line (`file:line: key: reason`).
+    pub fn validate_in(&self, text: &str, file: &str) -> Result<Derived> {
+        self.validate().map_err(|e| at_key_line(e, text, file))
+    }
 }
+
+/// `e` with the file and line of the key it names, when it names one found in `text`.
+pub fn at_key_line(e: SimError, text: &str, file: &str) -> SimError {
+    let (key, reason) = match &e {
+        SimError::Config { key, reason } => (key.clone(), reason.clone()),
+        SimError::Workload(ssdlab_workload::WorkloadError::Config { key, reason }) => {
+            (format!("workload.{key}"), reason.clone())
+        }
+        _ => return e,
+    };
+    match locate::key_line(text, &key) {
+        Some(line) => SimError::ConfigFile {
+            file: format!("{file}:{line}"),
+            reason: format!("{key}: {reason}"),
+        },
+        None => SimError::ConfigFile {
+            file: file.to_string(),
+            reason: format!("{key}: {reason}"),
+        },
+    }
+}
+
+impl Config {}
 
 /// Whether byte `at` of `text` lies on the `[workload]` header line (where the toml crate
 /// points errors inside the internally tagged `[workload]` table).
@@ -631,6 +661,7 @@ fn workload_error_with_key_line(text: &str) -> Option<String> {
         "fio" => check::<fio::FioWorkloadConfig>(&sub),
         "trace" => check::<trace::TraceWorkloadConfig>(&sub),
         "tpcc" => check::<tpcc::TpccConfig>(&sub),
+        "ext4" => check::<ssdlab_workload::ext4::Ext4Config>(&sub),
         _ => None,
     }
 }

@@ -20,10 +20,12 @@ pub enum Compression {
     Zstd,
 }
 
+/// A byte source: a file or any stream (fuzzing, generated traces).
+pub(crate) type Source = Box<dyn BufRead + Send>;
+
 /// Reads every frame of a (possibly multi-frame) zstd stream.
 struct ZstdFrames {
-    decoder:
-        Option<ruzstd::decoding::StreamingDecoder<BufReader<File>, ruzstd::decoding::FrameDecoder>>,
+    decoder: Option<ruzstd::decoding::StreamingDecoder<Source, ruzstd::decoding::FrameDecoder>>,
 }
 
 fn zstd_err(e: impl std::fmt::Display) -> io::Error {
@@ -60,7 +62,19 @@ pub(crate) fn open(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression)
         source,
     };
     let file = File::open(path).map_err(io_err)?;
-    let mut raw = BufReader::with_capacity(READ_BUFFER_BYTES, file);
+    let raw: Source = Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, file));
+    decompress(raw, &path.display().to_string())
+}
+
+/// `raw`, transparently decompressed when it starts with a gzip or zstd magic number.
+pub(crate) fn decompress(
+    mut raw: Source,
+    name: &str,
+) -> Result<(Box<dyn BufRead + Send>, Compression), WorkloadError> {
+    let io_err = |source| WorkloadError::Io {
+        file: name.to_string(),
+        source,
+    };
     let head = raw.fill_buf().map_err(io_err)?;
     let compression = if head.starts_with(&[0x1f, 0x8b]) {
         Compression::Gzip
@@ -100,12 +114,17 @@ pub(crate) struct LineReader {
 impl LineReader {
     pub(crate) fn open(path: &Path) -> Result<LineReader, WorkloadError> {
         let (reader, _) = open(path)?;
-        Ok(LineReader {
+        Ok(LineReader::new(reader, path.display().to_string()))
+    }
+
+    /// Lines of an already opened (and decompressed) stream named `name` in errors.
+    pub(crate) fn new(reader: Box<dyn BufRead + Send>, name: String) -> LineReader {
+        LineReader {
             reader,
             buf: Vec::with_capacity(256),
             line_no: 0,
-            file: path.display().to_string(),
-        })
+            file: name,
+        }
     }
 
     /// 1-based number of the line last returned.

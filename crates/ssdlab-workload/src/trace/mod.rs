@@ -285,6 +285,17 @@ impl TraceSource {
         remap: Remap,
         stats: WorkloadStats,
     ) -> Result<TraceSource, WorkloadError> {
+        Self::with_reader(c, LineReader::open(path)?, format, ctx, remap, stats)
+    }
+
+    fn with_reader(
+        c: &TraceWorkloadConfig,
+        reader: LineReader,
+        format: TraceFormat,
+        ctx: &WorkloadContext,
+        remap: Remap,
+        stats: WorkloadStats,
+    ) -> Result<TraceSource, WorkloadError> {
         let parser: Box<dyn LineParser> = match format {
             TraceFormat::Msr => Box::new(MsrParser {
                 disk_number: c.disk_number,
@@ -312,7 +323,7 @@ impl TraceSource {
             }
         };
         Ok(TraceSource {
-            reader: LineReader::open(path)?,
+            reader,
             ns_per_tick: parser.ns_per_tick(),
             parser,
             open_loop: c.replay == ReplayMode::Open,
@@ -601,6 +612,59 @@ pub fn open_source(
         }
     };
     TraceSource::open(c, &path, format, ctx, remap, stats)
+}
+
+/// Replay a trace read from `reader` (plain, gzip or zstd) instead of `c.path`: fuzzing
+/// and generated streams (a 10 GB trace never touches the disk). `c.format` must be
+/// explicit and `out_of_range` must not be `scale` (it needs a second pass); `name` names
+/// the stream in errors.
+pub fn build_from_reader(
+    c: &TraceWorkloadConfig,
+    reader: Box<dyn std::io::BufRead + Send>,
+    name: &str,
+    ctx: &WorkloadContext,
+) -> Result<Workload, WorkloadError> {
+    if c.format == TraceFormat::Auto {
+        return Err(WorkloadError::config(
+            "format",
+            "a trace stream needs an explicit format",
+        ));
+    }
+    check_filters(c, c.format)?;
+    let remap = match c.out_of_range {
+        OutOfRange::Error => Remap::Check,
+        OutOfRange::Wrap => Remap::Wrap,
+        OutOfRange::Scale => {
+            return Err(WorkloadError::config(
+                "out_of_range",
+                "\"scale\" needs a trace file (two passes), not a stream",
+            ))
+        }
+    };
+    let (reader, _) = input::decompress(reader, name)?;
+    let stats = WorkloadStats::default();
+    let source = TraceSource::with_reader(
+        c,
+        LineReader::new(reader, name.to_string()),
+        c.format,
+        ctx,
+        remap,
+        stats.clone(),
+    )?;
+    Ok(Workload {
+        flows: vec![Flow {
+            name: "trace".into(),
+            arrival: match c.replay {
+                ReplayMode::Open => Arrival::Open,
+                ReplayMode::Closed => Arrival::Closed {
+                    queue_depth: c.queue_depth,
+                },
+            },
+            source: Box::new(source),
+        }],
+        duration_ns: None,
+        stats,
+    })
 }
 
 /// Build the single flow replaying the trace of `c`.
