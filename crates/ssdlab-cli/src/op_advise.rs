@@ -116,6 +116,10 @@ pub fn run(a: &Args) -> Result<()> {
         adv.reserve_op,
         cfg.ftl.gc_soft_free_blocks,
     );
+    println!(
+        "* Throughput and time: the {} dies work in parallel, each a serial resource (multi-plane batching and channel transfers are not modelled; against timed runs of 100 % random writes this is within -11 … +7 %: docs/op-model.md).",
+        g.dies
+    );
     if let Some(n) = &adv.traffic_note {
         println!("* Note: {n}.");
     }

@@ -364,6 +364,7 @@ pub fn model_point(
     )?;
     let scale = if host_writes == 0 { 0.0 } else { 1.0 };
     let spp = g.slots_per_page as f64;
+    // The dies work in parallel (multi-plane batching and transfers not modelled).
     let mbps = ssdlab_model::sustained_write_bytes_per_sec(
         waf,
         b,
@@ -371,7 +372,8 @@ pub fn model_point(
         t.t_read_ns,
         t.t_prog_ns,
         t.t_erase_ns,
-    )? / 1e6;
+    )? / 1e6
+        * g.dies as f64;
     Ok(ModelPoint {
         waf,
         effective_op_ratio: eff,
@@ -861,6 +863,7 @@ pub fn advise(cfg: &Config, p: &AdviseParams) -> Result<OpAdvice> {
     let reserve_op = d.geometry.planes as f64 * non_data_blocks_per_plane(cfg, 1.0) * b as f64
         / d.logical_units as f64;
     let input = AdvisorInput {
+        parallel_units: d.geometry.dies,
         policy,
         traffic,
         pages_per_block: b,
@@ -977,11 +980,12 @@ pub fn confirm(
                 }
             };
             row.device_op_ratio = c.device.over_provisioning_ratio;
-            let _ = dd;
+            // The functional run's serial time, spread over the dies as in the model.
+            let dies = dd.geometry.dies as f64;
             row.model = Some(m);
             match run_overwrites(&c, traffic, warmup, measured) {
                 Ok(s) => {
-                    let secs = s.time_ns as f64 / 1e9;
+                    let secs = s.time_ns as f64 / 1e9 / dies;
                     let mbps = if secs > 0.0 {
                         s.host_writes as f64 * unit_bytes / secs / 1e6
                     } else {
@@ -996,7 +1000,7 @@ pub fn confirm(
                             host_writes,
                             max_time_ns,
                         } => {
-                            s.time_ns as f64 / s.host_writes as f64 * host_writes as f64
+                            s.time_ns as f64 / dies / s.host_writes as f64 * host_writes as f64
                                 <= max_time_ns
                         }
                     });

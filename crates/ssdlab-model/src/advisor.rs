@@ -131,6 +131,10 @@ pub struct AdvisorInput {
     pub requirement: Requirement,
     /// Grid of nominal OP ratios.
     pub op_grid: OpGrid,
+    /// Independent serial resources working at once (the device's dies; 1 = one serial
+    /// resource). Throughput scales by it and time divides by it: multi-plane batching and
+    /// channel transfers are not modelled.
+    pub parallel_units: u32,
 }
 
 /// One grid point of the cost/performance table.
@@ -148,7 +152,7 @@ pub struct AdvisorRow {
     pub waf: Option<f64>,
     /// Sustained write MB/s (10^6 B/s); `0` when `waf` is `None`.
     pub write_mb_per_s: f64,
-    /// Serial time (ns) for the requirement's volume when it is
+    /// Time (ns, over `parallel_units` resources) for the requirement's volume when it is
     /// [`Requirement::MaxTotalTime`], else for one host page write.
     pub time_ns: Option<f64>,
     /// Whether this point meets the requirement.
@@ -265,6 +269,7 @@ pub fn advise(input: &AdvisorInput) -> Result<Advice, ModelError> {
         let (mbps, time_ns, meets) = match w {
             None => (0.0, None, false),
             Some(w) => {
+                let par = input.parallel_units.max(1) as f64;
                 let mbps = sustained_write_bytes_per_sec(
                     w,
                     b,
@@ -272,12 +277,14 @@ pub fn advise(input: &AdvisorInput) -> Result<Advice, ModelError> {
                     t.t_read_ns,
                     t.t_prog_ns,
                     t.t_erase_ns,
-                )? / 1e6;
+                )? / 1e6
+                    * par;
                 let volume = match input.requirement {
                     Requirement::MaxTotalTime { host_writes, .. } => host_writes,
                     _ => 1,
                 };
-                let c = predict_costs(w, volume, b, t.t_read_ns, t.t_prog_ns, t.t_erase_ns)?;
+                let mut c = predict_costs(w, volume, b, t.t_read_ns, t.t_prog_ns, t.t_erase_ns)?;
+                c.time_ns /= par;
                 let meets = match input.requirement {
                     Requirement::MaxWaf(m) => w <= m,
                     Requirement::MinWriteMBps(m) => mbps >= m,
@@ -307,6 +314,7 @@ mod tests {
 
     fn paper_input(req: Requirement) -> AdvisorInput {
         AdvisorInput {
+            parallel_units: 1,
             policy: GcPolicyModel::Greedy,
             traffic: Traffic::Uniform,
             pages_per_block: 128,
@@ -326,6 +334,28 @@ mod tests {
                 step: 0.1,
             },
         }
+    }
+
+    /// Dies work in parallel: four give four times the throughput and a quarter of the
+    /// time, with the same WAF; a throughput four dies reach needs less OP.
+    #[test]
+    fn parallel_units_scale_throughput_and_time() {
+        let one = advise(&paper_input(Requirement::MaxWaf(2.0))).unwrap();
+        let mut four_in = paper_input(Requirement::MaxWaf(2.0));
+        four_in.parallel_units = 4;
+        let four = advise(&four_in).unwrap();
+        for (a, b) in one.rows.iter().zip(&four.rows) {
+            assert_eq!(a.waf, b.waf);
+            assert!((b.write_mb_per_s - 4.0 * a.write_mb_per_s).abs() < 1e-9);
+            if let (Some(x), Some(y)) = (a.time_ns, b.time_ns) {
+                assert!((y - x / 4.0).abs() < 1e-6);
+            }
+        }
+        let need = one.rows.last().unwrap().write_mb_per_s * 1.5;
+        let mut req = paper_input(Requirement::MinWriteMBps(need));
+        assert!(advise(&req).unwrap().best.is_none(), "one resource cannot");
+        req.parallel_units = 4;
+        assert!(advise(&req).unwrap().best.is_some(), "four dies can");
     }
 
     #[test]
