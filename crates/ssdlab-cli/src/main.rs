@@ -6,6 +6,7 @@ mod compare;
 mod op_advise;
 mod output;
 mod overrides;
+mod parquet_out;
 mod plots;
 mod progress;
 mod reproduce;

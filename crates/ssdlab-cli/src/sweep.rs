@@ -200,7 +200,31 @@ pub fn run(a: &Args) -> Result<()> {
     }
     let path = out.join("sweep.csv");
     std::fs::write(&path, &csv).with_context(|| format!("writing {}", path.display()))?;
-    println!("wrote {} ({} points)", path.display(), pts.len());
+    // The same table, typed, for pandas / Arrow.
+    let header: Vec<String> = std::iter::once("point".to_string())
+        .chain(keys.iter().cloned())
+        .chain(std::iter::once("status".to_string()))
+        .chain(HEADLINE.split(',').skip(1).map(str::to_string))
+        .collect();
+    let table: Vec<Vec<String>> = pts
+        .iter()
+        .zip(&rows)
+        .enumerate()
+        .map(|(i, (p, row))| {
+            std::iter::once(i.to_string())
+                .chain(p.iter().cloned())
+                .chain(row.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect();
+    let pq = out.join("sweep.parquet");
+    crate::parquet_out::write(&pq, &header, &table, keys.len() + 1)?;
+    println!(
+        "wrote {} and {} ({} points)",
+        path.display(),
+        pq.display(),
+        pts.len()
+    );
     Ok(())
 }
 

@@ -368,6 +368,38 @@ fn sweep_runs_the_grid_once_and_resumes() {
     // A second run reuses every finished point and writes the same table.
     assert_eq!(sweep(), first);
     assert_eq!(stamp(3), before);
+    // The same table in Parquet: 4 rows, the swept keys as text columns, figures typed.
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let f = std::fs::File::open(out_dir.join("sweep.parquet")).unwrap();
+    let r = SerializedFileReader::new(f).unwrap();
+    let meta = r.metadata().file_metadata();
+    assert_eq!(meta.num_rows(), 4);
+    let names: Vec<&str> = meta
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(
+        &names[..5],
+        [
+            "point",
+            "ftl.gc_soft_free_blocks",
+            "ftl.gc",
+            "status",
+            "requests"
+        ]
+    );
+    let rows: Vec<String> = r
+        .get_row_iter(None)
+        .unwrap()
+        .map(|row| row.unwrap().to_string())
+        .collect();
+    assert!(
+        rows[3].contains("ftl.gc_soft_free_blocks: \"4\"") && rows[3].contains("requests: 500.0"),
+        "{}",
+        rows[3]
+    );
 }
 
 #[test]
