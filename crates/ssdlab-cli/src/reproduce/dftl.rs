@@ -56,10 +56,7 @@ pub fn run(a: &DftlArgs) -> Result<()> {
         sets: a.sets.clone(),
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.max(1))
-        .build()
-        .context("--jobs: cannot start the worker threads")?;
+    let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     if !quiet {
         // Measured on this project's 2-core VM: about 12 s of preconditioning and 1.5 s per
@@ -84,22 +81,9 @@ pub fn run(a: &DftlArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, a);
-    print!("{md}");
-    write(&a.out.join("dftl.md"), &md)?;
-    write(&a.out.join("dftl.csv"), &report.csv())?;
-    let json = serde_json::to_string_pretty(&report).context("serialising dftl.json")?;
-    write(&a.out.join("dftl.json"), &(json + "\n"))?;
-    let svg = a.out.join("dftl.svg");
-    plot(&report, &svg).with_context(|| format!("drawing {}", svg.display()))?;
-    println!(
-        "\nwrote {}/dftl.md, dftl.csv, dftl.json, dftl.svg",
-        a.out.display()
-    );
-    Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    super::write_outputs(&a.out, "dftl", &md, &report.csv(), &report, |svg| {
+        plot(&report, svg)
+    })
 }
 
 fn markdown(r: &DftlReport, a: &DftlArgs) -> String {
@@ -130,11 +114,7 @@ fn markdown(r: &DftlReport, a: &DftlArgs) -> String {
     let _ = writeln!(o, "| device state | check | holds | numbers |");
     let _ = writeln!(o, "|---|---|---|---|");
     for (gc, name, ok, detail) in r.shape() {
-        let v = match ok {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "not run",
-        };
+        let v = super::holds(ok);
         let state = if gc { "GC" } else { "no GC" };
         let _ = writeln!(o, "| {state} | {name} | {v} | {detail} |");
     }

@@ -8,9 +8,11 @@ pub mod slc;
 pub mod ssr;
 pub mod wl;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use plotters::style::RGBColor;
+use serde::Serialize;
+use std::path::Path;
 
 /// Series colours shared by the reproduce plots.
 pub const COLORS: [RGBColor; 6] = [
@@ -21,6 +23,53 @@ pub const COLORS: [RGBColor; 6] = [
     RGBColor(230, 159, 0),
     RGBColor(204, 121, 167),
 ];
+
+/// Write `text` to `path`, naming the file on failure.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The worker threads of an experiment (`--jobs`).
+pub fn pool(jobs: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("--jobs: cannot start the worker threads")
+}
+
+/// Print the markdown report and write `STEM.md`, `STEM.csv`, `STEM.json` (the report)
+/// and `STEM.svg` (drawn by `plot`) into `out`.
+pub fn write_outputs<R: Serialize>(
+    out: &Path,
+    stem: &str,
+    md: &str,
+    csv: &str,
+    report: &R,
+    plot: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
+    print!("{md}");
+    write(&out.join(format!("{stem}.md")), md)?;
+    write(&out.join(format!("{stem}.csv")), csv)?;
+    let json =
+        serde_json::to_string_pretty(report).with_context(|| format!("serialising {stem}.json"))?;
+    write(&out.join(format!("{stem}.json")), &(json + "\n"))?;
+    let svg = out.join(format!("{stem}.svg"));
+    plot(&svg).with_context(|| format!("drawing {}", svg.display()))?;
+    println!(
+        "\nwrote {}/{stem}.md, {stem}.csv, {stem}.json, {stem}.svg",
+        out.display()
+    );
+    Ok(())
+}
+
+/// How an expected-shape check came out: `yes`, `no`, or `not run`.
+pub fn holds(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "not run",
+    }
+}
 
 #[derive(clap::Args)]
 pub struct Args {

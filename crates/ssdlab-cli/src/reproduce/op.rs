@@ -55,10 +55,7 @@ pub fn run(a: &OpArgs) -> Result<()> {
     if let Some(s) = a.seed {
         p.base.seed = s;
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs)
-        .build()
-        .context("--jobs: cannot start the worker threads")?;
+    let pool = super::pool(a.jobs)?;
     let quiet = a.quiet;
     if !quiet {
         eprintln!(
@@ -81,20 +78,10 @@ pub fn run(a: &OpArgs) -> Result<()> {
     };
     let sweep = pool.install(|| exp::sweep(&p, &progress))?;
     let md = markdown(&sweep, &p, a.scale);
-    print!("{md}");
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    write(&a.out.join("op.md"), &md)?;
-    write(&a.out.join("op.csv"), &csv(&sweep))?;
-    let json = serde_json::to_string_pretty(&sweep).context("serialising op.json")?;
-    write(&a.out.join("op.json"), &(json + "\n"))?;
-    let svg = a.out.join("op.svg");
-    plot(&sweep, &svg).with_context(|| format!("drawing {}", svg.display()))?;
-    println!("\nwrote {}/op.md, op.csv, op.json, op.svg", a.out.display());
-    Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    super::write_outputs(&a.out, "op", &md, &csv(&sweep), &sweep, |svg| {
+        plot(&sweep, svg)
+    })
 }
 
 /// `op_ratio,nand_reads,nand_programs,nand_erases,time_s,waf,model_waf,improvement_pct`.

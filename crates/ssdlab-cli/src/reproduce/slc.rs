@@ -47,10 +47,7 @@ pub fn run(a: &SlcArgs) -> Result<()> {
         sets: a.sets.clone(),
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.max(1))
-        .build()
-        .context("--jobs: cannot start the worker threads")?;
+    let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     let runs = 2 * 2 * (p.fsync_every.len() + exp::FILEBENCH.len());
     if !quiet {
@@ -78,22 +75,9 @@ pub fn run(a: &SlcArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report);
-    print!("{md}");
-    write(&a.out.join("slc.md"), &md)?;
-    write(&a.out.join("slc.csv"), &report.csv())?;
-    let json = serde_json::to_string_pretty(&report).context("serialising slc.json")?;
-    write(&a.out.join("slc.json"), &(json + "\n"))?;
-    let svg = a.out.join("slc.svg");
-    plot(&report, &svg).with_context(|| format!("drawing {}", svg.display()))?;
-    println!(
-        "\nwrote {}/slc.md, slc.csv, slc.json, slc.svg",
-        a.out.display()
-    );
-    Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    super::write_outputs(&a.out, "slc", &md, &report.csv(), &report, |svg| {
+        plot(&report, svg)
+    })
 }
 
 fn markdown(r: &SlcReport) -> String {
@@ -113,11 +97,7 @@ fn markdown(r: &SlcReport) -> String {
     let _ = writeln!(o, "| check | holds | numbers |");
     let _ = writeln!(o, "|---|---|---|");
     for (name, ok, detail) in r.shape() {
-        let v = match ok {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "not run",
-        };
+        let v = super::holds(ok);
         let _ = writeln!(o, "| {name} | {v} | {detail} |");
     }
     let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.runs.len(), r.wall_s);

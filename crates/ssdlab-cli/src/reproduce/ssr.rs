@@ -50,10 +50,7 @@ pub fn run(a: &SsrArgs) -> Result<()> {
         }
         p.requests = vec![n; p.workloads.len()];
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.max(1))
-        .build()
-        .context("--jobs: cannot start the worker threads")?;
+    let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     if !quiet {
         eprintln!(
@@ -82,23 +79,10 @@ pub fn run(a: &SsrArgs) -> Result<()> {
     let report = pool.install(|| exp::run(&p, &progress))?;
     let total_wall = wall.elapsed().as_secs_f64();
     let md = markdown(&report, &p, total_wall);
-    print!("{md}");
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    write(&a.out.join("ssr.md"), &md)?;
-    write(&a.out.join("ssr.csv"), &report.csv())?;
-    let json = serde_json::to_string_pretty(&report).context("serialising ssr.json")?;
-    write(&a.out.join("ssr.json"), &(json + "\n"))?;
-    let svg = a.out.join("ssr.svg");
-    plot(&report, &svg).with_context(|| format!("drawing {}", svg.display()))?;
-    println!(
-        "\nwrote {}/ssr.md, ssr.csv, ssr.json, ssr.svg",
-        a.out.display()
-    );
-    Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    super::write_outputs(&a.out, "ssr", &md, &report.csv(), &report, |svg| {
+        plot(&report, svg)
+    })
 }
 
 fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {

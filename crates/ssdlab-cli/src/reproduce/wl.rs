@@ -60,10 +60,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
         sets: a.sets.clone(),
     };
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.max(1))
-        .build()
-        .context("--jobs: cannot start the worker threads")?;
+    let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     let runs = p.algorithms.len() * p.traces.len();
     if !quiet {
@@ -90,19 +87,9 @@ pub fn run(a: &WlArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, a);
-    print!("{md}");
-    write(&a.out.join("wl.md"), &md)?;
-    write(&a.out.join("wl.csv"), &report.csv())?;
-    let json = serde_json::to_string_pretty(&report).context("serialising wl.json")?;
-    write(&a.out.join("wl.json"), &(json + "\n"))?;
-    let svg = a.out.join("wl.svg");
-    plot(&report, &svg).with_context(|| format!("drawing {}", svg.display()))?;
-    println!("\nwrote {}/wl.md, wl.csv, wl.json, wl.svg", a.out.display());
-    Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    super::write_outputs(&a.out, "wl", &md, &report.csv(), &report, |svg| {
+        plot(&report, svg)
+    })
 }
 
 fn markdown(r: &WlReport, a: &WlArgs) -> String {
@@ -128,11 +115,7 @@ fn markdown(r: &WlReport, a: &WlArgs) -> String {
     let _ = writeln!(o, "| trace | check | holds | numbers |");
     let _ = writeln!(o, "|---|---|---|---|");
     for (t, name, ok, detail) in r.shape() {
-        let v = match ok {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "not run",
-        };
+        let v = super::holds(ok);
         let _ = writeln!(o, "| {t} | {name} | {v} | {detail} |");
     }
     let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.runs.len(), r.wall_s);
