@@ -144,7 +144,7 @@ fn run_then_idle(policy: &str, mode: Mode, requests: u32) -> Simulation {
 fn journal_blocks_expire_without_copies_and_never_migrate() {
     for mode in [Mode::Functional, Mode::Timed] {
         let sim = run_then_idle("slc-journal", mode, 30000);
-        let c = &sim.ftl.counters;
+        let c = &sim.ftl.counters_now();
         let journal_region = 2;
         assert!(
             c.host_units_by_region[journal_region] > 2000,

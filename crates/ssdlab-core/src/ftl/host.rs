@@ -94,9 +94,9 @@ impl Ftl {
             self.blocks.valid_units[b] += n;
             let rp = self.rp(r, plane);
             self.ps[rp].valid_units += n as u64;
+            self.ps[rp].host_units += n as u64;
             self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
             self.counters.host_units_programmed += n as u64;
-            self.counters.host_units_by_region[r as usize] += n as u64;
             let op = NandOp::new(
                 OpKind::Program,
                 Cause::Host,

@@ -156,15 +156,18 @@ struct Cursor {
     translation: bool,
     /// The job moves units into another region (a migration).
     cross: bool,
-    src_region: u8,
+    /// (Region, plane) index of the source, and units moved in this run.
+    src_rp: u32,
+    moved: u64,
 }
 
 impl Cursor {
-    fn of(job: &Job, room: u32, translation_region: u8) -> Cursor {
+    fn of(job: &Job, room: u32, translation_region: u8, planes: u32) -> Cursor {
         Cursor {
             translation: job.src_region == translation_region,
             cross: job.src_region != job.dst_region,
-            src_region: job.src_region,
+            src_rp: job.src_region as u32 * planes + job.plane,
+            moved: 0,
             src: job.src,
             scan: job.scan_slot,
             end: job.scan_end,
@@ -386,6 +389,7 @@ impl Ftl {
             self.jobs.get(j),
             self.window_room::<S>(j),
             self.trans.region,
+            self.geo.planes,
         );
         let base = self.geo.first_slot_of_block(c.src);
         let spp = self.geo.slots_per_page;
@@ -410,7 +414,7 @@ impl Ftl {
             c.scan += first as u32;
             self.move_units(j, &mut c, n, dst, sink)?;
             c.room -= 1;
-            self.count_copy(&c, n);
+            self.count_copy(&mut c, n);
             let op = NandOp::new(
                 OpKind::Program,
                 c.cause,
@@ -427,6 +431,10 @@ impl Ftl {
         let job = self.jobs.get_mut(j);
         job.scan_slot = c.scan;
         job.last_read_page = c.read_page;
+        self.ps[c.src_rp as usize].relocated_units += c.moved;
+        if c.cross {
+            self.counters.journal.migrated_units += c.moved;
+        }
         Ok(stop)
     }
 
@@ -467,7 +475,8 @@ impl Ftl {
 
     /// Count `n` units moved by the job of cursor `c`.
     #[inline]
-    fn count_copy(&mut self, c: &Cursor, n: u32) {
+    fn count_copy(&mut self, c: &mut Cursor, n: u32) {
+        c.moved += n as u64;
         match c.kind {
             _ if c.translation => {
                 self.counters.translation.gc_copied_units += n as u64;
@@ -478,10 +487,6 @@ impl Ftl {
             JobKind::Retire => self.counters.retired_units_moved += n as u64,
         }
         self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
-        self.counters.relocated_units_by_region[c.src_region as usize] += n as u64;
-        if c.cross {
-            self.counters.journal.migrated_units += n as u64;
-        }
     }
 
     /// Read and relocate the next `n` valid units of the source (from `c.scan` on) into

@@ -148,9 +148,10 @@ pub struct FtlCounters {
     pub erase_failures: u64,
     /// Translation-page traffic of a demand-based mapping (spec 04).
     pub translation: TransCounters,
-    /// Host units programmed per region (region id order).
+    /// Host units programmed per region (region id order), and units relocated out of
+    /// each region (GC, migration, wear leveling, retirement). Filled in by
+    /// [`Ftl::counters_now`] (the FTL keeps them per region and plane).
     pub host_units_by_region: [u64; MAX_REGIONS],
-    /// Units relocated out of each region (GC, migration, wear leveling, retirement).
     pub relocated_units_by_region: [u64; MAX_REGIONS],
     pub journal: JournalCounters,
 }
@@ -413,6 +414,16 @@ impl Ftl {
     /// migrated journal units against it.
     pub fn set_journal_truth(&mut self, range: Option<(u32, u32)>) {
         self.journal_truth = range;
+    }
+
+    /// The counters, with the per-region figures added up from the planes.
+    pub fn counters_now(&self) -> FtlCounters {
+        let mut c = self.counters;
+        for ps in &self.ps {
+            c.host_units_by_region[ps.region as usize] += ps.host_units;
+            c.relocated_units_by_region[ps.region as usize] += ps.relocated_units;
+        }
+        c
     }
 
     /// Whether the placement policy packs journal units apart (`slc-journal`).

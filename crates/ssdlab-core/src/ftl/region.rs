@@ -55,6 +55,10 @@ pub struct PlaneState {
     pub open: [u32; STREAMS],
     /// Valid units held by the region's blocks in this plane.
     pub valid_units: u64,
+    /// Host units programmed here, and units relocated out of here (monotone counters;
+    /// [`crate::ftl::Ftl::counters_now`] adds them up per region).
+    pub host_units: u64,
+    pub relocated_units: u64,
     /// Host pages skip the plane while it holds more than this (its fair share of the
     /// logical space plus one block): no plane fills up with data that is never
     /// invalidated while others keep the spare space.
@@ -163,6 +167,8 @@ impl Region {
             free: FreePool::new(alloc, &()),
             open: [NONE; STREAMS],
             valid_units: 0,
+            host_units: 0,
+            relocated_units: 0,
             valid_cap_units: u64::MAX,
             usable_blocks: self.geo.blocks_per_plane,
             erasing: 0,

@@ -446,7 +446,7 @@ impl Simulation {
         workload: ssdlab_workload::Workload,
         progress: &mut dyn Progress,
     ) -> Result<Results> {
-        let before = self.ftl.counters;
+        let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
         let unit = self.derived.geometry.unit_bytes as u64;
         let truth = workload_stats.journal_range();
@@ -459,7 +459,7 @@ impl Simulation {
         };
         phase.journal_truth = truth;
         phase.journal_written = workload_stats.journal_write_bytes();
-        let c = diff(&self.ftl.counters, &before);
+        let c = diff(&self.ftl.counters_now(), &before);
         Ok(self.assemble(phase, &c, workload_stats.snapshot()))
     }
 
