@@ -447,12 +447,6 @@ impl Ftl {
         self.trans.active()
     }
 
-    /// Whether the mapping promises host reads at most one translation read per data page
-    /// and no program on their path.
-    pub fn mapping_bounds_reads(&self) -> bool {
-        self.mapping.bounded_reads()
-    }
-
     /// DRAM the mapping keeps.
     pub fn mapping_dram_bytes(&self) -> u64 {
         self.mapping.dram_bytes()

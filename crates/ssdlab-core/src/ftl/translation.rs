@@ -372,9 +372,4 @@ impl Ftl {
         self.counters.translation.write_lookups += lpns.len() as u64;
         self.defer_plan(Origin::HostWrite);
     }
-
-    /// Translation steps queued and not carried out yet.
-    pub fn deferred_translation_steps(&self) -> usize {
-        self.deferred.len()
-    }
 }

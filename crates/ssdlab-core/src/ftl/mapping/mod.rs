@@ -153,10 +153,6 @@ impl MappingTable {
         std::mem::replace(&mut self.l2p[lpn as usize], slot)
     }
 
-    pub fn logical_units(&self) -> u32 {
-        self.l2p.len() as u32
-    }
-
     /// Units currently mapped (a scan; tests and summaries).
     pub fn mapped_units(&self) -> u64 {
         self.l2p
