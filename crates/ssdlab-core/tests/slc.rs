@@ -98,6 +98,7 @@ fn the_baseline_falls_to_tlc_speed_when_full_and_recovers_after_idle() {
         op: HostOp::Write,
         offset_bytes: unit * 4096,
         size_bytes: 16384,
+        journal: None,
     };
     let mut unit = 0u64;
     let mut time_pages = |d: &mut FunctionalDriver, n: u64, t: u64| {
@@ -200,7 +201,7 @@ proptest! {
         let mut list = Vec::new();
         for (k, unit, gap) in ops {
             t += 50_000 + gap * gap * 1_000_000; // gaps of 0, 1, 4, 9 ms: idle drains
-            let r = |op, unit: u64, n: u64| HostRequest { arrival_ns: t, op, offset_bytes: unit * 4096, size_bytes: n * 4096 };
+            let r = |op, unit: u64, n: u64| HostRequest { arrival_ns: t, op, offset_bytes: unit * 4096, size_bytes: n * 4096, journal: None };
             list.push(match k {
                 0..=3 => { let r = r(HostOp::Write, jbase + head, 2); head = (head + 2) % 512; r }
                 4..=6 => r(HostOp::Write, unit, 1 + gap),
@@ -227,4 +228,58 @@ fn placement_and_region_errors_name_the_key() {
     c.ftl.regions[1].relocate_to = Some("slc".into());
     let e = Simulation::new(c).err().unwrap().to_string();
     assert!(e.contains("drain_when_idle"), "{e}");
+}
+
+/// A blkparse trace whose `jbd2` requests are the ground truth (`journal_process`): the
+/// detector is scored per request against them, in both modes.
+#[test]
+fn blkparse_jbd2_requests_are_the_detector_ground_truth() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-slc-blk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("trace.blk");
+    let mut text = String::new();
+    let (jstart, jblocks) = (200_000u64 / 8 * 8, 256u64); // a 1 MiB circular journal
+    let mut head = 0u64;
+    let mut x = 5u64;
+    for seq in 0..6000u64 {
+        let t = seq * 100_000;
+        let (sector, proc_name) = if seq % 3 == 0 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (((x >> 33) % 20_000) * 8, "fio") // below the journal
+        } else {
+            let s = jstart + head * 8;
+            head = (head + 1) % jblocks;
+            (s, "jbd2/sda1-8")
+        };
+        text += &format!(
+            "  8,0    0 {seq:>8} {}.{:09} 4162  Q  WS {sector} + 8 [{proc_name}]\n",
+            t / 1_000_000_000,
+            t % 1_000_000_000
+        );
+    }
+    std::fs::write(&path, text).unwrap();
+    let workload = format!(
+        "[workload]\nkind = \"trace\"\npath = \"{}\"\nformat = \"blkparse\"\nreplay = \"closed\"\nqueue_depth = 1\njournal_process = \"jbd2\"",
+        path.display()
+    );
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut sim = Simulation::new(device(mode, "slc-journal", true, &workload)).unwrap();
+        let r = sim.run_workload(&mut NoProgress).unwrap();
+        let j = r.journal.unwrap();
+        assert_eq!(j.journal_range_bytes, None);
+        let d = j.detector.expect("scored against the labels");
+        assert_eq!(d.true_positive + d.false_negative, 4000, "{mode:?}");
+        assert_eq!(d.precision, Some(1.0), "{mode:?}");
+        assert!(d.recall.unwrap() > 0.8, "{mode:?}: {d:?}");
+        assert_eq!(
+            j.learned_range_bytes,
+            Some([jstart * 512, (jstart + jblocks * 8) * 512]),
+            "{mode:?}"
+        );
+        if mode == Mode::Timed {
+            assert!(j.journal_write_latency_ns.is_some_and(|l| l.count > 0));
+        }
+    }
 }

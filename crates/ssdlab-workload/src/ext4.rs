@@ -263,6 +263,7 @@ impl Ext4Source {
             op,
             offset_bytes: block * BLOCK,
             size_bytes: n * BLOCK,
+            journal: Some(journal),
         });
     }
 
@@ -272,6 +273,7 @@ impl Ext4Source {
             op: HostOp::Flush,
             offset_bytes: 0,
             size_bytes: 0,
+            journal: None,
         });
     }
 

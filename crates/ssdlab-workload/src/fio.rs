@@ -1017,6 +1017,7 @@ impl RequestSource for FioSource {
                 op: HostOp::Flush,
                 offset_bytes: 0,
                 size_bytes: 0,
+                journal: None,
             }));
         }
         if self.ios_limit.is_some_and(|n| self.issued_ios >= n)
@@ -1079,6 +1080,7 @@ impl RequestSource for FioSource {
             op,
             offset_bytes: offset,
             size_bytes: size,
+            journal: None,
         }))
     }
 }

@@ -31,4 +31,8 @@ pub struct HostRequest {
     pub offset_bytes: u64,
     /// Length in bytes; 0 only for flushes.
     pub size_bytes: u64,
+    /// Ground truth, when the source knows it: whether the request is file-system journal
+    /// traffic (the ext4 model; blkparse requests of `journal_process`). Only counted
+    /// against the journal detector (spec 05), never used to place data.
+    pub journal: Option<bool>,
 }

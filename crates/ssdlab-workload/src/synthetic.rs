@@ -433,6 +433,7 @@ impl RequestSource for SyntheticSource {
             op,
             offset_bytes: p.ws_offset_bytes + slot * p.align_bytes,
             size_bytes,
+            journal: None,
         }))
     }
 }

@@ -296,6 +296,7 @@ impl RequestSource for TpccSource {
                 op: HostOp::Flush,
                 offset_bytes: 0,
                 size_bytes: 0,
+                journal: None,
             }));
         }
         if self.tx_ios == p.ios_per_tx {
@@ -313,6 +314,7 @@ impl RequestSource for TpccSource {
                 op: HostOp::Write,
                 offset_bytes: off,
                 size_bytes: p.log_bytes,
+                journal: None,
             }));
         }
         self.tx_ios += 1;
@@ -331,6 +333,7 @@ impl RequestSource for TpccSource {
             op: if read { HostOp::Read } else { HostOp::Write },
             offset_bytes: page * p.page_bytes,
             size_bytes: p.page_bytes,
+            journal: None,
         }))
     }
 }

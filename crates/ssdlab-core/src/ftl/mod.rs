@@ -394,12 +394,12 @@ impl Ftl {
     }
 
     /// A host write request of `units` units at `lpn` arrived (before buffering): the
-    /// placement policy learns from it (the journal detector). With the workload's ground
-    /// truth (`journal_truth`), the decision is counted.
-    pub fn observe_host_write(&mut self, lpn: u32, units: u32) {
+    /// placement policy learns from it (the journal detector). With ground truth — the
+    /// request's own label, else the workload's journal range — the decision is counted.
+    pub fn observe_host_write(&mut self, lpn: u32, units: u32, label: Option<bool>) {
         let said = self.placement.observe_write(lpn, units);
-        if let Some((lo, hi)) = self.journal_truth {
-            let truth = lpn >= lo && lpn < hi;
+        let truth = label.or_else(|| self.journal_truth.map(|(lo, hi)| lpn >= lo && lpn < hi));
+        if let Some(truth) = truth {
             let c = &mut self.counters.journal;
             match (said, truth) {
                 (true, true) => c.true_positive += 1,

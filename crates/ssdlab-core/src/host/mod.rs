@@ -72,6 +72,8 @@ pub struct Request {
     pub submit_ns: u64,
     pub offset_bytes: u64,
     pub bytes: u64,
+    /// Ground-truth journal label of the request (spec 05), when the workload has one.
+    pub journal: Option<bool>,
     pub span: UnitSpan,
     /// NAND operations of the current plan stage still outstanding (writes waiting for
     /// buffer space: units already inserted).
@@ -142,6 +144,7 @@ mod tests {
             op: HostOp::Write,
             offset_bytes: off,
             size_bytes: size,
+            journal: None,
         }
     }
 

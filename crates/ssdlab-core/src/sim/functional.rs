@@ -247,7 +247,8 @@ impl<'a> FunctionalDriver<'a> {
         match req.op {
             HostOp::Read => self.read_span(span)?,
             HostOp::Write => {
-                self.ftl.observe_host_write(span.first, span.count);
+                self.ftl
+                    .observe_host_write(span.first, span.count, req.journal);
                 // Partly covered units that hold data are read first (read-modify-write).
                 for (partial, lpn) in [
                     (span.head_partial, span.first),

@@ -182,7 +182,8 @@ pub struct JournalSummary {
     pub journal_range_bytes: Option<[u64; 2]>,
     /// The range the detector learned (bytes), `null` if none.
     pub learned_range_bytes: Option<[u64; 2]>,
-    /// Per write request; `null` without ground truth.
+    /// Per write request; `null` without ground truth (a journal range or labelled
+    /// requests, e.g. blkparse `journal_process`).
     pub detector: Option<DetectorSummary>,
     /// The journal's share of the bytes the workload wrote (`null` without ground truth).
     pub journal_share_of_written_bytes: Option<f64>,
@@ -671,11 +672,12 @@ impl Simulation {
         use crate::ftl::placement::PlacementConfig as P;
         let placement = &self.config.ftl.placement;
         let slc = matches!(placement, P::SlcBuffer(_) | P::SlcJournal(_));
-        if !slc && phase.journal_truth.is_none() {
+        let j = &c.journal;
+        let judged = j.true_positive + j.false_positive + j.false_negative + j.true_negative;
+        if !slc && phase.journal_truth.is_none() && judged == 0 {
             return None;
         }
         let unit = self.derived.geometry.unit_bytes as u64;
-        let j = &c.journal;
         let ratio = |a: u64, b: u64| (b > 0).then(|| stats::round6(a as f64 / b as f64));
         Some(JournalSummary {
             placement: placement.name(),
@@ -684,7 +686,7 @@ impl Simulation {
                 .ftl
                 .learned_journal()
                 .map(|(a, b)| [a as u64 * unit, b as u64 * unit]),
-            detector: phase.journal_truth.map(|_| DetectorSummary {
+            detector: (judged > 0).then(|| DetectorSummary {
                 true_positive: j.true_positive,
                 false_positive: j.false_positive,
                 false_negative: j.false_negative,

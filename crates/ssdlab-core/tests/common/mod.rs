@@ -42,6 +42,7 @@ pub fn req(op: HostOp, unit: u64, units: u64) -> HostRequest {
         op,
         offset_bytes: unit * 4096,
         size_bytes: units * 4096,
+        journal: None,
     }
 }
 
@@ -51,6 +52,7 @@ pub fn flush() -> HostRequest {
         op: HostOp::Flush,
         offset_bytes: 0,
         size_bytes: 0,
+        journal: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn req(op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
         op,
         offset_bytes,
         size_bytes,
+        journal: None,
     }
 }
 
@@ -59,6 +60,7 @@ bs=4k\n\n[seq]\nrw=write\nsize=16k\nfsync=2\niodepth=4\n";
         op: HostOp::Flush,
         offset_bytes: 0,
         size_bytes: 0,
+        journal: None,
     };
     assert_eq!(
         drain(&mut w, 0),

@@ -155,6 +155,10 @@ pub struct TraceWorkloadConfig {
     pub asu: Option<u64>,
     /// blkparse only: replay only requests of this process name (the `[name]` field).
     pub process: Option<String>,
+    /// blkparse only: label requests of processes whose name starts with this (e.g.
+    /// `"jbd2"`) as journal traffic — the ground truth the journal detector is scored
+    /// against (spec 05).
+    pub journal_process: Option<String>,
     /// blkparse: replay only this device (`"8,0"`); fio iolog: only this file name.
     pub device: Option<String>,
     /// blkparse only: `Q` (queue, default) or `D` (dispatch) events.
@@ -179,6 +183,7 @@ impl Default for TraceWorkloadConfig {
             disk_number: None,
             asu: None,
             process: None,
+            journal_process: None,
             device: None,
             blkparse_action: BlkparseAction::Queue,
             skip_requests: 0,
@@ -307,6 +312,7 @@ impl TraceSource {
                     BlkparseAction::Dispatch => b'D',
                 },
                 process: c.process.clone(),
+                journal_process: c.journal_process.clone(),
                 device: c.device.clone(),
                 in_summary: false,
             }),
@@ -410,6 +416,7 @@ struct Pending {
     offset: u64,
     size: u64,
     ts: u64,
+    journal: Option<bool>,
 }
 
 enum Step {
@@ -440,6 +447,7 @@ impl TraceSource {
             op: p.op,
             offset_bytes,
             size_bytes: p.size,
+            journal: p.journal,
         }))
     }
 }
@@ -490,6 +498,7 @@ impl RequestSource for TraceSource {
                         offset: rec.offset,
                         size: rec.size,
                         ts: rec.ts,
+                        journal: rec.journal,
                     };
                     if rec.preflush {
                         self.pending = Some(p);
@@ -498,6 +507,7 @@ impl RequestSource for TraceSource {
                             offset: 0,
                             size: 0,
                             ts: rec.ts,
+                            journal: None,
                         }
                     } else {
                         p
@@ -538,6 +548,9 @@ fn check_filters(c: &TraceWorkloadConfig, format: TraceFormat) -> Result<(), Wor
     }
     if c.process.is_some() && format != TraceFormat::Blkparse {
         return Err(not_for("process", "blkparse"));
+    }
+    if c.journal_process.is_some() && format != TraceFormat::Blkparse {
+        return Err(not_for("journal_process", "blkparse"));
     }
     if c.device.is_some() && !matches!(format, TraceFormat::Blkparse | TraceFormat::FioIolog) {
         return Err(not_for("device", "blkparse and fio-iolog"));

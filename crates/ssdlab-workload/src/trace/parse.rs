@@ -13,6 +13,8 @@ pub(crate) struct Record {
     pub size: u64,
     /// blkparse `F…` requests: a flush is issued before the data request.
     pub preflush: bool,
+    /// Ground truth of journal traffic (blkparse with `journal_process`).
+    pub journal: Option<bool>,
 }
 
 /// What one line holds.
@@ -167,6 +169,7 @@ impl LineParser for MsrParser {
             offset,
             size,
             preflush: false,
+            journal: None,
         }))
     }
 
@@ -219,6 +222,7 @@ impl LineParser for SpcParser {
             offset,
             size,
             preflush: false,
+            journal: None,
         }))
     }
 
@@ -236,6 +240,8 @@ pub(crate) struct BlkparseParser {
     pub action: u8,
     pub process: Option<String>,
     pub device: Option<String>,
+    /// Requests of a process whose name starts with this are labelled journal traffic.
+    pub journal_process: Option<String>,
     /// Past the first line of blkparse's closing summary: everything is skipped.
     pub in_summary: bool,
 }
@@ -315,18 +321,22 @@ impl LineParser for BlkparseParser {
                 return Ok(Parsed::Filtered);
             }
         }
+        let name = match (
+            line.iter().rposition(|&b| b == b'['),
+            line.iter().rposition(|&b| b == b']'),
+        ) {
+            (Some(a), Some(b)) if a < b => &line[a + 1..b],
+            _ => &[][..],
+        };
         if let Some(proc_filter) = &self.process {
-            let name = match (
-                line.iter().rposition(|&b| b == b'['),
-                line.iter().rposition(|&b| b == b']'),
-            ) {
-                (Some(a), Some(b)) if a < b => &line[a + 1..b],
-                _ => &[][..],
-            };
             if name != proc_filter.as_bytes() {
                 return Ok(Parsed::Filtered);
             }
         }
+        let journal = self
+            .journal_process
+            .as_ref()
+            .map(|p| name.starts_with(p.as_bytes()));
         let size = nsec
             .checked_mul(SECTOR_BYTES)
             .ok_or("nsectors: too large")?;
@@ -340,6 +350,7 @@ impl LineParser for BlkparseParser {
                 offset,
                 size,
                 preflush,
+                journal,
             })),
             // An empty preflush bio or a pure flush request.
             _ if preflush => Ok(Parsed::Record(Record {
@@ -348,6 +359,7 @@ impl LineParser for BlkparseParser {
                 offset: 0,
                 size: 0,
                 preflush: false,
+                journal: None,
             })),
             _ => Ok(Parsed::Skip), // N: no data, no flush
         }
@@ -455,6 +467,7 @@ impl LineParser for IologParser {
             offset,
             size,
             preflush: false,
+            journal: None,
         }))
     }
 

@@ -52,6 +52,7 @@ fn req(arrival_ns: u64, op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostR
         op,
         offset_bytes,
         size_bytes,
+        journal: None,
     }
 }
 

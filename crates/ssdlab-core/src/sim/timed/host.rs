@@ -150,19 +150,22 @@ impl HostFrontEnd {
         }
     }
 
-    /// Latency of the journal's writes until durable, when the workload has a journal.
+    /// Latency of the journal's writes until durable, when the workload has a journal
+    /// (a journal range, or journal-labelled requests).
     pub fn take_journal_latency(&mut self) -> Option<hdrhistogram::Histogram<u64>> {
-        self.journal_truth
-            .map(|_| std::mem::replace(&mut self.journal_latency, crate::stats::new_histogram()))
+        (self.journal_truth.is_some() || !self.journal_latency.is_empty())
+            .then(|| std::mem::replace(&mut self.journal_latency, crate::stats::new_histogram()))
     }
 
     /// Write `id` is in the buffer: a journal write's latency runs until it is durable.
     fn note_journal_write(&mut self, id: u32, now: u64) {
-        let Some((lo, hi)) = self.journal_truth else {
-            return;
-        };
         let r = self.reqs.get(id);
-        if r.op != HostOp::Write || r.span.first < lo || r.span.first >= hi {
+        let in_range = |(lo, hi): (u32, u32)| r.span.first >= lo && r.span.first < hi;
+        if r.op != HostOp::Write
+            || !r
+                .journal
+                .unwrap_or_else(|| self.journal_truth.is_some_and(in_range))
+        {
             return;
         }
         if self.flush_free {
@@ -330,6 +333,7 @@ impl HostFrontEnd {
             submit_ns: cx.now(),
             offset_bytes: r.offset_bytes,
             bytes: r.size_bytes,
+            journal: r.journal,
             span,
             pending_ops: 0,
             plan_stage: 0,
@@ -343,7 +347,7 @@ impl HostFrontEnd {
             }
             HostOp::Write => {
                 self.counters.write_units += span.count as u64;
-                cx.ftl.observe_host_write(span.first, span.count);
+                cx.ftl.observe_host_write(span.first, span.count, r.journal);
                 let mut n = 0;
                 let last = span.first + span.count - 1;
                 for (partial, lpn) in [

@@ -428,6 +428,7 @@ mod tests {
                     op: HostOp::Read,
                     offset_bytes: lpn * 4096,
                     size_bytes: 4096,
+                    journal: None,
                 }])),
             }],
             duration_ns: None,
@@ -468,6 +469,7 @@ mod tests {
             op: HostOp::Read,
             offset_bytes: 5 * 4096,
             size_bytes: 4096,
+            journal: None,
         })
         .unwrap();
         assert_eq!(d.clock.time_ns - before, 2 * tr);
@@ -493,6 +495,7 @@ mod tests {
                             op,
                             offset_bytes: lpn * 4096,
                             size_bytes: 4096,
+                            journal: None,
                         })
                         .collect(),
                 )),
