@@ -59,9 +59,10 @@ pub fn run(a: &DftlArgs) -> Result<()> {
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     if !quiet {
-        // Measured on this project's 2-core VM: about 12 s of preconditioning and 1.5 s per
-        // 100k requests of each of the 6 runs, per variant, at scale 1.
-        let per_variant = (12.0 + 6.0 * 1.5 * a.requests as f64 / 1e5) / a.scale.max(1) as f64;
+        // Measured on this project's 2-core VM (24 runs of 500k requests in 26 s): about 5 s
+        // of preconditioning and 0.25 s per 100k requests of each of the 6 runs, per variant,
+        // at scale 1.
+        let per_variant = (5.0 + 6.0 * 0.25 * a.requests as f64 / 1e5) / a.scale.max(1) as f64;
         let est = per_variant * p.variants.len() as f64 / pool.current_num_threads() as f64;
         eprintln!(
             "reproduce dftl: {} variants x 3 workloads x 2 device states, {} requests each, on {} threads (about {:.0} s) ...",
