@@ -111,15 +111,18 @@ fn markdown(r: &DftlReport, a: &DftlArgs) -> String {
         r.requests
     );
     o += &r.markdown();
-    let _ = writeln!(o, "\n## Expected shape (issue 11, item 6)\n");
-    let _ = writeln!(o, "| device state | check | holds | numbers |");
-    let _ = writeln!(o, "|---|---|---|---|");
-    for (gc, name, ok, detail) in r.shape() {
-        let v = super::holds(ok);
-        let state = if gc { "GC" } else { "no GC" };
-        let _ = writeln!(o, "| {state} | {name} | {v} | {detail} |");
-    }
-    let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.rows.len(), r.wall_s);
+    let checks: Vec<_> = r
+        .shape()
+        .into_iter()
+        .map(|(gc, name, ok, d)| ((if gc { "GC" } else { "no GC" }).to_string(), name, ok, d))
+        .collect();
+    o += &super::shape_section(
+        "issue 11, item 6",
+        Some("device state"),
+        &checks,
+        r.rows.len(),
+        r.wall_s,
+    );
     o
 }
 

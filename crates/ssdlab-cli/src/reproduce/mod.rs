@@ -71,6 +71,32 @@ pub fn holds(ok: Option<bool>) -> &'static str {
     }
 }
 
+/// The "Expected shape" section of a report: one row per check, optionally led by a group
+/// column (`group` names it), then the run count and wall time.
+pub fn shape_section(
+    title: &str,
+    group: Option<&str>,
+    checks: &[(String, String, Option<bool>, String)],
+    runs: usize,
+    wall_s: f64,
+) -> String {
+    let mut o = format!("\n## Expected shape ({title})\n\n");
+    match group {
+        Some(g) => o += &format!("| {g} | check | holds | numbers |\n|---|---|---|---|\n"),
+        None => o += "| check | holds | numbers |\n|---|---|---|\n",
+    }
+    for (grp, name, ok, detail) in checks {
+        let lead = if group.is_some() {
+            format!("| {grp} ")
+        } else {
+            String::new()
+        };
+        o += &format!("{lead}| {name} | {} | {detail} |\n", holds(*ok));
+    }
+    o += &format!("\nRuns: {runs} in {wall_s:.1} s wall.\n");
+    o
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]

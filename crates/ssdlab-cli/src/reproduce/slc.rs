@@ -93,14 +93,12 @@ fn markdown(r: &SlcReport) -> String {
         "* Workload: the ext4 model (journal of 128 MiB / scale at mid-volume, commits = descriptor + blocks, flush, commit block, flush); fio = 8 KiB random writes with an fsync every N, 2 × the SLC of application data, queue depth 1; Filebench personalities at block level. Gain = slc-buffer's simulated time / slc-journal's − 1 (same request stream). Journal write latency = a journal write's time until durable."
     );
     o += &r.markdown();
-    let _ = writeln!(o, "\n## Expected shape (issue 12, item 6)\n");
-    let _ = writeln!(o, "| check | holds | numbers |");
-    let _ = writeln!(o, "|---|---|---|");
-    for (name, ok, detail) in r.shape() {
-        let v = super::holds(ok);
-        let _ = writeln!(o, "| {name} | {v} | {detail} |");
-    }
-    let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.runs.len(), r.wall_s);
+    let checks: Vec<_> = r
+        .shape()
+        .into_iter()
+        .map(|(name, ok, d)| (String::new(), name, ok, d))
+        .collect();
+    o += &super::shape_section("issue 12, item 6", None, &checks, r.runs.len(), r.wall_s);
     o
 }
 

@@ -111,14 +111,18 @@ fn markdown(r: &WlReport, a: &WlArgs) -> String {
         "* Page migrations = valid pages moved by GC and wear leveling; avg response = simulated time per host write; ratios are to GA on the same trace (the paper's seconds come from an undescribed clock)."
     );
     o += &r.markdown();
-    let _ = writeln!(o, "\n## Expected shape (issue 10, item 7)\n");
-    let _ = writeln!(o, "| trace | check | holds | numbers |");
-    let _ = writeln!(o, "|---|---|---|---|");
-    for (t, name, ok, detail) in r.shape() {
-        let v = super::holds(ok);
-        let _ = writeln!(o, "| {t} | {name} | {v} | {detail} |");
-    }
-    let _ = writeln!(o, "\nRuns: {} in {:.1} s wall.", r.runs.len(), r.wall_s);
+    let checks: Vec<_> = r
+        .shape()
+        .into_iter()
+        .map(|(t, name, ok, d)| (t.to_string(), name, ok, d))
+        .collect();
+    o += &super::shape_section(
+        "issue 10, item 7",
+        Some("trace"),
+        &checks,
+        r.runs.len(),
+        r.wall_s,
+    );
     o
 }
 

@@ -133,6 +133,16 @@ pub(super) struct PlanDone {
     pub staged: u32,
 }
 
+impl PlanDone {
+    /// An operation was issued at the current stage: count it as parked when that stage is
+    /// a later one, and move to the next stage on a read's path (`staged`).
+    #[inline]
+    fn advance(&mut self, staged: bool) {
+        self.staged += (self.stage > 0) as u32;
+        self.stage += staged as u8;
+    }
+}
+
 impl Ftl {
     /// Carry out the mapping policy's plan (`self.plan`) for `origin`; on a host read's
     /// path (`staged`) every step takes its own stage, starting at 0.
@@ -179,8 +189,7 @@ impl Ftl {
         if self.read_tpage(t, req, done.stage, sink)? {
             self.counters.translation.reads[origin as usize] += 1;
             done.reads += 1;
-            done.staged += (done.stage > 0) as u32;
-            done.stage += staged as u8;
+            done.advance(staged);
         }
         Ok(())
     }
@@ -197,8 +206,7 @@ impl Ftl {
         self.program_tpage(t, req, done.stage, sink)?;
         self.counters.translation.programs[origin as usize] += 1;
         done.programs += 1;
-        done.staged += (done.stage > 0) as u32;
-        done.stage += staged as u8;
+        done.advance(staged);
         Ok(())
     }
 
