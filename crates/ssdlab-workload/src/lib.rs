@@ -51,6 +51,20 @@ impl WorkloadContext {
 pub trait RequestSource: Send {
     /// The next request, `Ok(None)` when the source is exhausted.
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError>;
+
+    /// The next request written into `out`; false when the source is exhausted (`out`
+    /// untouched). The drivers' hot loops use this form: a source that writes the fields
+    /// in place spares the copy of a returned `Result<Option<HostRequest>>`.
+    #[inline]
+    fn next_into(&mut self, out: &mut HostRequest) -> Result<bool, WorkloadError> {
+        Ok(match self.next_request()? {
+            Some(r) => {
+                *out = r;
+                true
+            }
+            None => false,
+        })
+    }
 }
 
 /// How a flow's requests enter the device.

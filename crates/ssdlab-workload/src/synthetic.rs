@@ -393,11 +393,23 @@ impl SyntheticSource {
 
 impl RequestSource for SyntheticSource {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        let mut r = HostRequest {
+            arrival_ns: 0,
+            op: HostOp::Write,
+            offset_bytes: 0,
+            size_bytes: 0,
+            journal: None,
+        };
+        Ok(self.next_into(&mut r)?.then_some(r))
+    }
+
+    #[inline]
+    fn next_into(&mut self, out: &mut HostRequest) -> Result<bool, WorkloadError> {
         let p = &self.plan;
         if (p.requests > 0 && self.issued_requests >= p.requests)
             || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes)
         {
-            return Ok(None);
+            return Ok(false);
         }
         let u: f64 = self.rng.gen();
         let op = if u < p.read_threshold {
@@ -428,13 +440,12 @@ impl RequestSource for SyntheticSource {
         };
         self.issued_requests += 1;
         self.issued_bytes += size_bytes;
-        Ok(Some(HostRequest {
-            arrival_ns,
-            op,
-            offset_bytes: p.ws_offset_bytes + slot * p.align_bytes,
-            size_bytes,
-            journal: None,
-        }))
+        out.arrival_ns = arrival_ns;
+        out.op = op;
+        out.offset_bytes = p.ws_offset_bytes + slot * p.align_bytes;
+        out.size_bytes = size_bytes;
+        out.journal = None;
+        Ok(true)
     }
 }
 

@@ -82,6 +82,12 @@ impl Health {
         self.program_fail_rate > 0.0 && self.rng.gen::<f64>() < self.program_fail_rate
     }
 
+    /// Whether programs may fail (a failure rate is set).
+    #[inline]
+    pub fn programs_may_fail(&self) -> bool {
+        self.program_fail_rate > 0.0
+    }
+
     #[inline]
     pub fn draw_erase_failure(&mut self) -> bool {
         self.erase_fail_rate > 0.0 && self.rng.gen::<f64>() < self.erase_fail_rate

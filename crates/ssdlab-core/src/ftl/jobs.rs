@@ -179,6 +179,47 @@ impl Cursor {
     }
 }
 
+/// The scan of a plain copy run ([`Ftl::copy_run_plain`]) over the OOB slots of its source.
+struct PlainRun {
+    /// Next slot to look at and the end of the source's programmed slots (absolute).
+    scan: usize,
+    end: usize,
+    /// First slot of the source, and slots per page.
+    base: usize,
+    spp: usize,
+    /// Source page last read, and pages read in this run.
+    read_page: u32,
+    reads: u64,
+}
+
+impl PlainRun {
+    /// Move the next `n` valid units into slots `dst..dst + n`: OOB and mapping; every
+    /// source page is read once, when its first unit is taken.
+    #[inline(always)]
+    fn copy(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+        let mut d = dst;
+        while d < dst + n {
+            let slot = self.scan;
+            self.scan += 1;
+            let lpn = oob[slot];
+            if lpn == NONE {
+                continue;
+            }
+            let page = if self.spp == 1 {
+                (slot - self.base) as u32
+            } else {
+                ((slot - self.base) / self.spp) as u32
+            };
+            self.reads += (page != self.read_page) as u64;
+            self.read_page = page;
+            l2p[lpn as usize] = d as u32;
+            oob[slot] = NONE;
+            oob[d] = lpn;
+            d += 1;
+        }
+    }
+}
+
 /// Why a copy run stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Copy {
@@ -262,7 +303,16 @@ impl Ftl {
     }
 
     /// Run every queued background step until none is left.
+    #[inline]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        if self.woken_jobs.is_empty() && self.woken.is_empty() && self.deferred.is_empty() {
+            return self.check_due();
+        }
+        self.run_background_steps(sink)
+    }
+
+    /// [`Ftl::run_background`] when something is queued.
+    fn run_background_steps<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         loop {
             if let Some(j) = self.woken_jobs.pop() {
                 self.jobs.get_mut(j).woken = false;
@@ -385,6 +435,9 @@ impl Ftl {
     /// Copy job `j`'s source page by page while its window and the destination allow.
     /// The job's scan state lives in `c` for the run and is written back at its end.
     fn copy_run<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
+        if S::IMMEDIATE && self.plain_copies(j) && self.copy_run_plain(j, sink)? == Copy::Done {
+            return Ok(Copy::Done);
+        }
         let mut c = Cursor::of(
             self.jobs.get(j),
             self.window_room::<S>(j),
@@ -435,6 +488,82 @@ impl Ftl {
         if c.cross {
             self.counters.journal.migrated_units += c.moved;
         }
+        Ok(stop)
+    }
+
+    /// Whether job `j`'s copies need no work per unit beyond the re-mapping: no integrity
+    /// versions, no demand-based mapping, no migration between regions, no injected
+    /// program failures ([`Ftl::copy_run_plain`] applies).
+    #[inline]
+    fn plain_copies(&self, j: u32) -> bool {
+        let job = self.jobs.get(j);
+        self.integrity.is_none()
+            && !self.trans.active()
+            && job.src_region == job.dst_region
+            && !self.health.programs_may_fail()
+    }
+
+    /// `copy_run` for an immediate sink and a plain job ([`Ftl::plain_copies`]): the same
+    /// copies, pages and counts, done a destination block at a time — every destination
+    /// page but a job's last holds a full page of units, so the pages a run needs follow
+    /// from the source's valid count — with the reads and programs handed to the sink in
+    /// bulk (functional mode's hot loop). Stops when the source is done or the destination
+    /// has no free page; the general loop then decides what the latter means.
+    fn copy_run_plain<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
+        let job = self.jobs.get(j);
+        let (src, plane, dst_r, stream, kind) =
+            (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
+        let spp = self.geo.slots_per_page;
+        let base = self.geo.first_slot_of_block(src) as usize;
+        let mut run = PlainRun {
+            scan: base + job.scan_slot as usize,
+            end: base + job.scan_end as usize,
+            base,
+            spp: spp as usize,
+            read_page: job.last_read_page,
+            reads: 0,
+        };
+        let mut units = 0u64;
+        let stop = loop {
+            let left = self.blocks.valid_units[src as usize];
+            if left == 0 {
+                run.scan = run.end;
+                break Copy::Done;
+            }
+            let Some((db, page, pages)) = self.take_pages(dst_r, plane, stream, left.div_ceil(spp))
+            else {
+                break Copy::NoRoom;
+            };
+            self.program_seq += pages as u64;
+            let dst = self.page_slot(db, page) as usize;
+            let n = (pages * spp).min(left);
+            run.copy(&mut self.oob.lpn, self.table.slots_mut(), dst, n as usize);
+            self.transfer_valid(src, db, n);
+            self.counters.padding_units += (pages * spp - n) as u64;
+            units += n as u64;
+            let op = NandOp::new(
+                OpKind::Program,
+                kind.cause(),
+                db,
+                page,
+                spp,
+                Owner::Job { job: j },
+            );
+            self.issue_times(sink, op, pages as u64);
+            self.pages_programmed(db, pages);
+        };
+        let read = NandOp::new(OpKind::Read, kind.cause(), src, 0, 0, Owner::Job { job: j });
+        self.issue_times(sink, read, run.reads);
+        match kind {
+            JobKind::Gc => self.counters.gc_copied_units += units,
+            JobKind::WearLeveling => self.counters.wear_leveling_units += units,
+            JobKind::Retire => self.counters.retired_units_moved += units,
+        }
+        let rp = self.blocks.rp[src as usize] as usize;
+        self.ps[rp].relocated_units += units;
+        let job = self.jobs.get_mut(j);
+        job.scan_slot = (run.scan - base) as u32;
+        job.last_read_page = run.read_page;
         Ok(stop)
     }
 

@@ -82,6 +82,13 @@ pub trait NandSink {
     /// applies each completion itself. Otherwise the driver calls [`Ftl::on_complete`].
     const IMMEDIATE: bool;
     fn issue(&mut self, op: NandOp);
+    /// `op` issued `times` times (an immediate sink's bulk form of [`NandSink::issue`]).
+    #[inline]
+    fn issue_times(&mut self, op: NandOp, times: u64) {
+        for _ in 0..times {
+            self.issue(op);
+        }
+    }
 }
 
 /// Operation counts by kind and cause, counted when issued.
@@ -474,6 +481,22 @@ impl Ftl {
         Ok(())
     }
 
+    /// Immediate sinks: count and hand over `times` reads or programs like `op` whose
+    /// completions the caller applies (the bulk form of [`Ftl::issue`] for copy runs).
+    #[inline]
+    fn issue_times<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp, times: u64) {
+        debug_assert!(S::IMMEDIATE && op.kind != OpKind::Erase);
+        if times == 0 {
+            return;
+        }
+        self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
+        op.mode = self.blocks.cell_mode[op.block as usize];
+        sink.issue_times(op, times);
+        if cfg!(debug_assertions) {
+            self.ops_until_check = self.ops_until_check.saturating_sub(times);
+        }
+    }
+
     /// Debug builds: count an operation towards the next invariant check.
     #[inline]
     fn count_op(&mut self) {
@@ -485,6 +508,7 @@ impl Ftl {
     /// Debug builds: run the full invariant checker when `check_every_ops` operations have
     /// been issued since the last check. Called where the state is consistent: at the end
     /// of the FTL's public calls.
+    #[inline]
     fn check_due(&mut self) -> Result<()> {
         if !cfg!(debug_assertions) || self.check_every_ops == 0 || self.ops_until_check > 0 {
             return Ok(());
@@ -547,8 +571,24 @@ impl Ftl {
             }
             return Ok(());
         }
+        self.close_if_full(block);
+        Ok(())
+    }
+
+    /// `pages` programs of `block` (none failing) completed at once (immediate sinks).
+    #[inline]
+    fn pages_programmed(&mut self, block: u32, pages: u32) {
+        debug_assert!(!self.blocks.doomed[block as usize]);
+        self.blocks.programmed[block as usize] += pages;
+        self.close_if_full(block);
+    }
+
+    /// `block` has had its last page programmed: it is full, a GC candidate.
+    #[inline(always)]
+    fn close_if_full(&mut self, block: u32) {
+        let b = block as usize;
         let ps = &self.ps[self.blocks.rp[b] as usize];
-        if p == ps.pages_per_block {
+        if self.blocks.programmed[b] == ps.pages_per_block {
             self.blocks.state[b] = BlockState::Full;
             self.blocks.closed_seq[b] = self.program_seq;
             let (r, plane) = (ps.region as usize, ps.plane);
@@ -556,7 +596,6 @@ impl Ftl {
                 .victims
                 .on_full(plane, block, self.blocks.valid_units[b]);
         }
-        Ok(())
     }
 
     /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
@@ -601,6 +640,20 @@ impl Ftl {
     /// `gc_hard_free_blocks` free blocks of the plane.
     #[inline(always)]
     fn take_page(&mut self, r: u8, plane: u32, stream: region::Stream) -> Option<(u32, u32)> {
+        self.take_pages(r, plane, stream, 1)
+            .map(|(block, page, _)| (block, page))
+    }
+
+    /// Up to `max` (≥ 1) consecutive free pages of one block of the frontier, as
+    /// [`Ftl::take_page`] takes one: (block, first page, pages).
+    #[inline(always)]
+    fn take_pages(
+        &mut self,
+        r: u8,
+        plane: u32,
+        stream: region::Stream,
+        max: u32,
+    ) -> Option<(u32, u32, u32)> {
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
         let mut b = ps.open[stream as usize];
@@ -620,11 +673,12 @@ impl Ftl {
             self.blocks.programmed[b as usize] = 0;
         }
         let page = self.blocks.next_page[b as usize];
-        self.blocks.next_page[b as usize] = page + 1;
-        if page + 1 == ps.pages_per_block {
+        let pages = max.min(ps.pages_per_block - page);
+        self.blocks.next_page[b as usize] = page + pages;
+        if page + pages == ps.pages_per_block {
             ps.open[stream as usize] = NONE;
         }
-        Some((b, page))
+        Some((b, page, pages))
     }
 
     /// First slot of `page` of `block`.

@@ -23,6 +23,7 @@ impl UnitSpan {
 }
 
 /// Split `req` into mapping units of `unit_bytes`; errors if it leaves the logical space.
+#[inline(always)]
 pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
     let u = unit_bytes as u64;
     if req.op == HostOp::Flush || req.size_bytes == 0 {
@@ -41,13 +42,29 @@ pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<U
             format!("request {:?} at byte {} of {} bytes ends beyond the logical capacity {limit} bytes", req.op, req.offset_bytes, req.size_bytes),
         ));
     }
-    let first = req.offset_bytes / u;
-    let last = (end - 1) / u;
+    // Units are powers of two in every preset: shifts instead of two 64-bit divisions.
+    let (first, last, head_off, tail_off) = if u.is_power_of_two() {
+        let s = u.trailing_zeros();
+        let m = u - 1;
+        (
+            req.offset_bytes >> s,
+            (end - 1) >> s,
+            req.offset_bytes & m,
+            end & m,
+        )
+    } else {
+        (
+            req.offset_bytes / u,
+            (end - 1) / u,
+            req.offset_bytes % u,
+            end % u,
+        )
+    };
     Ok(UnitSpan {
         first: first as u32,
         count: (last - first + 1) as u32,
-        head_partial: !req.offset_bytes.is_multiple_of(u) || (first == last && req.size_bytes < u),
-        tail_partial: !end.is_multiple_of(u),
+        head_partial: head_off != 0 || (first == last && req.size_bytes < u),
+        tail_partial: tail_off != 0,
     })
 }
 

@@ -43,6 +43,17 @@ impl NandSink for SerialClock {
             OpKind::Erase => self.erase_loop_ns[m] * op.loops as u64,
         };
     }
+
+    #[inline]
+    fn issue_times(&mut self, op: NandOp, times: u64) {
+        let m = op.mode.index();
+        self.time_ns += times
+            * match op.kind {
+                OpKind::Read => self.read_ns[m],
+                OpKind::Program => self.program_ns[m],
+                OpKind::Erase => self.erase_loop_ns[m] * op.loops as u64,
+            };
+    }
 }
 
 /// The partial page being filled (the functional mode's write buffer: one page).

@@ -15,7 +15,7 @@ use crate::stats::{
 use functional::FunctionalDriver;
 use rand::Rng;
 use serde::Serialize;
-use ssdlab_workload::{rng::stream, WorkloadContext};
+use ssdlab_workload::{rng::stream, HostRequest, WorkloadContext};
 use std::path::PathBuf;
 
 /// Progress reports from a running simulation (the CLI draws a bar from them).
@@ -539,6 +539,13 @@ impl Simulation {
         let mut flows = workload.flows;
         let mut live: Vec<bool> = vec![!d.worn_out(); flows.len()];
         let mut submitted = 0u64;
+        let mut req = HostRequest {
+            arrival_ns: 0,
+            op: ssdlab_workload::HostOp::Write,
+            offset_bytes: 0,
+            size_bytes: 0,
+            journal: None,
+        };
         while live.iter().any(|&l| l) {
             for (f, flow) in flows.iter_mut().enumerate() {
                 if !live[f] {
@@ -551,9 +558,10 @@ impl Simulation {
                     live[f] = false;
                     continue;
                 }
-                match flow.source.next_request()? {
-                    Some(r) => d.submit(&r)?,
-                    None => live[f] = false,
+                if flow.source.next_into(&mut req)? {
+                    d.submit(&req)?;
+                } else {
+                    live[f] = false;
                 }
                 if d.worn_out() {
                     live.fill(false);

@@ -153,6 +153,12 @@ impl MappingTable {
         std::mem::replace(&mut self.l2p[lpn as usize], slot)
     }
 
+    /// The table itself, slot by unit (bulk re-mapping of relocated units).
+    #[inline]
+    pub fn slots_mut(&mut self) -> &mut [u32] {
+        &mut self.l2p
+    }
+
     /// Units currently mapped (a scan; tests and summaries).
     pub fn mapped_units(&self) -> u64 {
         self.l2p
