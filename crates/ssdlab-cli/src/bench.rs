@@ -1,11 +1,16 @@
-//! `ssdlab bench`: the speed figures of issue 2, measured on the bundled presets.
+//! `ssdlab bench`: the speed figures (issues 2 and 15), measured on the bundled presets.
 //!
-//! 1. functional: spec-02 device (880 blocks × 128 pages × 1 KiB, OP 10%), greedy GC,
-//!    uniform random 1 KiB overwrites → host writes per wall second, WAF, exact GC counts;
+//! 1. functional: `configs/op-paper.toml` (spec-02 device, 880 blocks × 128 pages × 1 KiB,
+//!    OP 10 %, greedy) through the path `ssdlab run` takes — build, fill, then the
+//!    workload of uniform random 1 KiB overwrites — → host writes per wall second of the
+//!    workload phase, WAF, exact GC counts; beside it the hand-written C greedy FTL
+//!    (`bench/greedy_ftl.c`, compiled with `cc -O2` when a C compiler is there) on the
+//!    same work, and the ratio;
 //! 2. precondition: Table-1 device (256 GiB), sequential fill + one capacity of random 4 KiB
 //!    overwrites → wall seconds and peak memory;
 //! 3. timed: 4 KiB random 70/30 at QD 16 on the preconditioned Table-1 device → simulated
-//!    host requests per wall second.
+//!    host requests per wall second; and the same on the filled device without GC
+//!    (reads and overwrites of a 1 GiB range after the fill only).
 
 use crate::output::peak_rss_bytes;
 use anyhow::{Context, Result};
@@ -14,12 +19,14 @@ use ssdlab_core::{Config, NoProgress, Simulation};
 use std::time::Instant;
 
 const OP_PAPER: &str = include_str!("../../../configs/op-paper.toml");
+const GREEDY_FTL_C: &str = include_str!("../../../bench/greedy_ftl.c");
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Random 1 KiB overwrites for the functional figure, in multiples of the logical capacity.
-    #[arg(long, default_value_t = 100.0)]
-    functional_capacity_multiple: f64,
+    /// Random 1 KiB overwrites (host write requests after the fill) for the functional
+    /// figure and its C reference.
+    #[arg(long, default_value_t = 20_000_000)]
+    functional_writes: u64,
     /// Shrink the Table-1 device by this factor as `reproduce ssr --scale` does (chips per
     /// channel, then pages per block; 1 = the full 256 GiB device).
     #[arg(long, default_value_t = 1)]
@@ -47,28 +54,7 @@ fn parse(text: &str, name: &str) -> Result<Config> {
 }
 
 pub fn run(a: &BenchArgs) -> Result<()> {
-    // 1. Functional mode on the spec-02 device.
-    let mut cfg = parse(OP_PAPER, "configs/op-paper.toml")?;
-    cfg.precondition.random_overwrite_capacity_multiple = a.functional_capacity_multiple;
-    let repeat = a.repeat.max(1);
-    let mut rates = Vec::new();
-    let mut last = None;
-    for _ in 0..repeat {
-        let mut sim = Simulation::new(cfg.clone())?;
-        let units = sim.derived.logical_units as u64;
-        let t = Instant::now();
-        sim.precondition(&mut NoProgress)?;
-        let wall = t.elapsed().as_secs_f64();
-        let writes = units + (a.functional_capacity_multiple * units as f64) as u64;
-        rates.push(writes as f64 / wall / 1e6);
-        last = Some((sim, writes));
-    }
-    let (sim, writes) = last.expect("at least one run");
-    let c = sim.ftl.counters;
-    println!("functional  spec-02 device (880 blocks x 128 pages x 1 KiB, OP 10%, greedy): {writes} host writes per run, {} M writes/s over {repeat} runs; WAF (random phase) {:.3}; GC victims {}, copied units {}, erases {}",
-        best_median(rates),
-        sim_precondition_waf(&sim),
-        c.gc_invocations, c.gc_copied_units, c.nand.total(ssdlab_core::flash::OpKind::Erase));
+    functional(a)?;
     if a.functional_only {
         return Ok(());
     }
@@ -96,11 +82,24 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         sim_precondition_waf(&sim)
     );
 
-    // 3. Timed mode on copies of the preconditioned device (each run sees the same state).
+    // 3. Timed mode on copies of the preconditioned device (each run sees the same state),
+    // then on the device only filled: 30 % of the requests are overwrites, far fewer than
+    // the free space, so no GC runs.
+    timed("preconditioned", &sim, a.repeat.max(1))?;
+    let mut filled_cfg = sim.config.clone();
+    drop(sim);
+    filled_cfg.precondition.random_overwrite_capacity_multiple = 0.0;
+    let mut filled = Simulation::new(filled_cfg).context("table-1 config")?;
+    filled.precondition(&mut NoProgress)?;
+    timed("filled, no GC", &filled, a.repeat.max(1))
+}
+
+/// Timed runs of the workload on copies of `base`'s state.
+fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
     let mut rates = Vec::new();
     let mut last = None;
     for _ in 0..repeat {
-        let mut run = Simulation::from_state(sim.config.clone(), &sim)?;
+        let mut run = Simulation::from_state(base.config.clone(), base)?;
         let t = Instant::now();
         let r = run.run_workload(&mut NoProgress)?;
         rates.push(r.host.requests as f64 / t.elapsed().as_secs_f64() / 1e6);
@@ -108,10 +107,11 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     }
     let r = last.expect("at least one run");
     println!(
-        "timed       4 KiB random 70/30 QD16: {} requests per run, {} M requests/s over {repeat} runs ({} events); read p99 {} ns, write p99 {} ns; peak RSS {:.0} MiB (two device copies)",
+        "timed       4 KiB random 70/30 QD16, {state}: {} requests per run, {} M requests/s over {repeat} runs ({} events, GC victims {}); read p99 {} ns, write p99 {} ns; peak RSS {:.0} MiB (two device copies)",
         r.host.requests,
         best_median(rates),
         r.engine.as_ref().map(|e| e.events).unwrap_or(0),
+        r.gc.invocations,
         r.latency_ns.as_ref().map_or(0, |l| l.read.p99),
         r.latency_ns.as_ref().map_or(0, |l| l.write.p99),
         peak_rss_bytes() as f64 / (1u64 << 20) as f64
@@ -121,4 +121,84 @@ pub fn run(a: &BenchArgs) -> Result<()> {
 
 fn sim_precondition_waf(sim: &Simulation) -> f64 {
     sim.precondition_summary().map(|p| p.waf).unwrap_or(0.0)
+}
+
+/// 1. Functional mode through the run path, against the C reference on the same work.
+fn functional(a: &BenchArgs) -> Result<()> {
+    let mut cfg = parse(OP_PAPER, "configs/op-paper.toml")?;
+    if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
+        s.requests = a.functional_writes;
+    }
+    let repeat = a.repeat.max(1);
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..repeat {
+        let mut sim = Simulation::new(cfg.clone())?;
+        sim.precondition(&mut NoProgress)?;
+        let t = Instant::now();
+        let r = sim.run_workload(&mut NoProgress)?;
+        rates.push(r.host.requests as f64 / t.elapsed().as_secs_f64() / 1e6);
+        last = Some(r);
+    }
+    let r = last.expect("at least one run");
+    let ours = median(&rates);
+    println!("functional  spec-02 device (880 blocks x 128 pages x 1 KiB, OP 10%, greedy), `ssdlab run` path: fill + {} random 1 KiB writes per run, {} M writes/s over {repeat} runs; WAF {:.3}; GC victims {}, copied units {}, erases {}",
+        r.host.requests,
+        best_median(rates),
+        r.waf,
+        r.gc.invocations,
+        r.gc.copied_units,
+        r.nand.erases.total);
+    match c_reference(a.functional_writes, repeat) {
+        Ok(c) => println!(
+            "            C greedy FTL (bench/greedy_ftl.c, cc -O2, same device and work): median {c:.2} M writes/s; ssdlab / C = {:.2}",
+            ours / c
+        ),
+        Err(e) => println!("            C reference not measured: {e:#}"),
+    }
+    Ok(())
+}
+
+fn median(rates: &[f64]) -> f64 {
+    let mut r = rates.to_vec();
+    r.sort_by(|a, b| b.total_cmp(a));
+    r[r.len() / 2]
+}
+
+/// Compile `bench/greedy_ftl.c` with `cc -O2` in a temporary directory and run it `repeat`
+/// times on the spec-02 work (800 user blocks × 128 pages, OP 10 %, `writes` overwrites):
+/// the median of its host writes per second, in millions.
+fn c_reference(writes: u64, repeat: u32) -> Result<f64> {
+    let dir = std::env::temp_dir().join(format!("ssdlab-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let src = dir.join("greedy_ftl.c");
+    let bin = dir.join("greedy_ftl");
+    std::fs::write(&src, GREEDY_FTL_C)?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = std::process::Command::new(&cc)
+        .args(["-O2", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .output()
+        .with_context(|| format!("no C compiler `{cc}` (set CC)"))?;
+    anyhow::ensure!(
+        built.status.success(),
+        "`{cc} -O2` failed: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let mut rates = Vec::new();
+    for _ in 0..repeat {
+        let out = std::process::Command::new(&bin)
+            .args(["800", "128", "10", &writes.to_string()])
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let rate = text
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("Mwrites_per_s="))
+            .and_then(|v| v.parse::<f64>().ok())
+            .with_context(|| format!("unexpected output of greedy_ftl: {text}"))?;
+        rates.push(rate);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(median(&rates))
 }

@@ -13,6 +13,7 @@ pub mod flash;
 pub mod ftl;
 pub mod host;
 pub mod integrity;
+pub(crate) mod prefetch;
 pub mod scheduler;
 pub mod sim;
 pub mod stats;

@@ -126,18 +126,26 @@ impl NandOp {
 
 /// Out-of-band area of every slot: the logical unit stored there and, in integrity mode,
 /// its version. `lpn[slot] == NONE` means the slot holds no valid data.
-#[derive(Clone)]
 pub struct Oob {
     pub lpn: Vec<u32>,
     pub version: Vec<u32>,
 }
 
+impl Clone for Oob {
+    fn clone(&self) -> Self {
+        Oob {
+            lpn: crate::prefetch::large_copy(&self.lpn),
+            version: crate::prefetch::large_copy(&self.version),
+        }
+    }
+}
+
 impl Oob {
     pub fn new(slots: u64, integrity: bool) -> Oob {
         Oob {
-            lpn: vec![NONE; slots as usize],
+            lpn: crate::prefetch::large_vec(slots as usize, NONE),
             version: if integrity {
-                vec![0; slots as usize]
+                crate::prefetch::large_vec(slots as usize, 0)
             } else {
                 Vec::new()
             },

@@ -73,6 +73,13 @@ impl Ftl {
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
+        if S::IMMEDIATE
+            && versions.is_empty()
+            && !self.trans.active()
+            && !self.health.programs_may_fail()
+        {
+            return Ok(self.place_host_page_plain(r, plane, lpns, token, sink));
+        }
         loop {
             let Some((block, page)) = self.take_page(r, plane, Stream::Host) else {
                 return Ok(false);
@@ -90,13 +97,7 @@ impl Ftl {
             for (i, &lpn) in lpns.iter().enumerate() {
                 self.map_unit(lpn, first + i as u32, versions.get(i).copied());
             }
-            let b = block as usize;
-            self.blocks.valid_units[b] += n;
-            let rp = self.rp(r, plane);
-            self.ps[rp].valid_units += n as u64;
-            self.ps[rp].host_units += n as u64;
-            self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
-            self.counters.host_units_programmed += n as u64;
+            self.count_host_page(block, r, plane, n);
             let op = NandOp::new(
                 OpKind::Program,
                 Cause::Host,
@@ -111,6 +112,52 @@ impl Ftl {
             }
             return Ok(true);
         }
+    }
+
+    /// `place_host_page` for an immediate sink without integrity versions, demand-based
+    /// mapping or injected failures: the same page, counts and completion, without the
+    /// general issue path (functional mode's host loop).
+    #[inline(always)]
+    fn place_host_page_plain<S: NandSink>(
+        &mut self,
+        r: u8,
+        plane: u32,
+        lpns: &[u32],
+        token: u32,
+        sink: &mut S,
+    ) -> bool {
+        let Some((block, page, _)) = self.take_pages(r, plane, Stream::Host, 1) else {
+            return false;
+        };
+        self.program_seq += 1;
+        let n = lpns.len() as u32;
+        let first = self.page_slot(block, page);
+        for (slot, &lpn) in (first..).zip(lpns) {
+            self.map_unit(lpn, slot, None);
+        }
+        self.count_host_page(block, r, plane, n);
+        let op = NandOp::new(
+            OpKind::Program,
+            Cause::Host,
+            block,
+            page,
+            n,
+            Owner::HostProgram { token },
+        );
+        self.issue_times(sink, op, 1);
+        self.pages_programmed(block, 1);
+        true
+    }
+
+    /// `n` host units were placed in a page of `block` (region `r`, `plane`).
+    #[inline(always)]
+    fn count_host_page(&mut self, block: u32, r: u8, plane: u32, n: u32) {
+        self.blocks.valid_units[block as usize] += n;
+        let rp = self.rp(r, plane);
+        self.ps[rp].valid_units += n as u64;
+        self.ps[rp].host_units += n as u64;
+        self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+        self.counters.host_units_programmed += n as u64;
     }
 
     /// Read the units `lpns` for host request `req`: units that `buffered` finds (with

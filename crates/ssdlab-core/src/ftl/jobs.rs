@@ -179,6 +179,9 @@ impl Cursor {
     }
 }
 
+/// Mapping tables of more units than this (16 MiB) outgrow the caches: loops prefetch.
+pub(super) const PREFETCH_MIN_UNITS: usize = 1 << 22;
+
 /// The scan of a plain copy run ([`Ftl::copy_run_plain`]) over the OOB slots of its source.
 struct PlainRun {
     /// Next slot to look at and the end of the source's programmed slots (absolute).
@@ -190,9 +193,14 @@ struct PlainRun {
     /// Source page last read, and pages read in this run.
     read_page: u32,
     reads: u64,
+    /// Prefetch mapping entries ahead (a table larger than the caches).
+    prefetch: bool,
 }
 
 impl PlainRun {
+    /// How far ahead in the source the copy loop prefetches mapping entries.
+    const PREFETCH_SLOTS: usize = 16;
+
     /// Move the next `n` valid units into slots `dst..dst + n`: OOB and mapping; every
     /// source page is read once, when its first unit is taken.
     #[inline(always)]
@@ -201,6 +209,13 @@ impl PlainRun {
         while d < dst + n {
             let slot = self.scan;
             self.scan += 1;
+            // The units a few slots on are re-mapped soon: ask for their entries now
+            // (when the table is too large for the caches).
+            if self.prefetch {
+                if let Some(&ahead) = oob.get(slot + Self::PREFETCH_SLOTS) {
+                    crate::prefetch::prefetch(l2p, ahead as usize);
+                }
+            }
             let lpn = oob[slot];
             if lpn == NONE {
                 continue;
@@ -522,6 +537,7 @@ impl Ftl {
             spp: spp as usize,
             read_page: job.last_read_page,
             reads: 0,
+            prefetch: self.table.slots().len() > PREFETCH_MIN_UNITS,
         };
         let mut units = 0u64;
         let stop = loop {

@@ -46,6 +46,12 @@ use region::{PlaneState, Region};
 use ssdlab_workload::rng::{stream, SimRng};
 use translation::{TransCounters, Translation};
 
+/// Whether a mapping table of `logical_units` entries outgrows the caches, so that loops
+/// which know their next units prefetch them.
+pub fn prefetch_pays(logical_units: u32) -> bool {
+    logical_units as usize > jobs::PREFETCH_MIN_UNITS
+}
+
 /// Regions a device may have.
 pub const MAX_REGIONS: usize = 8;
 
@@ -393,6 +399,45 @@ impl Ftl {
     #[inline]
     pub fn is_mapped(&self, lpn: u32) -> bool {
         self.table.lookup(lpn) != NONE
+    }
+
+    /// Whether loops that know their next units prefetch (the mapping table outgrows the
+    /// caches).
+    #[inline]
+    pub fn prefetches(&self) -> bool {
+        prefetch_pays(self.logical_units)
+    }
+
+    /// A host request at `offset_bytes` comes soon: prefetch its first unit's mapping entry.
+    #[inline]
+    pub fn prefetch_offset(&self, offset_bytes: u64) {
+        let unit = self.geo.unit_bytes as u64;
+        let lpn = if unit.is_power_of_two() {
+            offset_bytes >> unit.trailing_zeros()
+        } else {
+            offset_bytes / unit
+        };
+        crate::prefetch::prefetch(self.table.slots(), lpn as usize);
+    }
+
+    /// A host write of `lpn` comes soon: prefetch its mapping entry (`near` = false, well
+    /// ahead) or, once that entry is cached, what overwriting it touches (`near` = true:
+    /// the old slot's OOB entry and its block's valid count).
+    #[inline]
+    pub fn prefetch_unit(&self, lpn: u32, near: bool) {
+        let l2p = self.table.slots();
+        if !near {
+            crate::prefetch::prefetch(l2p, lpn as usize);
+            return;
+        }
+        match l2p.get(lpn as usize) {
+            Some(&old) if old != NONE => {
+                crate::prefetch::prefetch(&self.oob.lpn, old as usize);
+                let b = self.geo.block_of_slot(old) as usize;
+                crate::prefetch::prefetch(&self.blocks.valid_units, b);
+            }
+            _ => {}
+        }
     }
 
     /// Units mapped to flash.

@@ -3,6 +3,7 @@
 //! results document.
 
 pub mod functional;
+pub(crate) mod lookahead;
 pub mod timed;
 
 use crate::config::{Config, Derived, Mode};
@@ -13,6 +14,7 @@ use crate::stats::{
     SuspendSummary, WearSummary,
 };
 use functional::FunctionalDriver;
+use lookahead::Lookahead;
 use rand::Rng;
 use serde::Serialize;
 use ssdlab_workload::{rng::stream, HostRequest, WorkloadContext};
@@ -382,8 +384,20 @@ impl Simulation {
         let mut rng = stream(self.config.seed, 0x7072_6563);
         let mut done = 0u64;
         progress.phase("precondition: random overwrite", Some(random_total));
+        // Units are drawn AHEAD writes early (the same sequence), so their mapping entries
+        // and then what overwriting them touches can be prefetched.
+        const AHEAD: usize = 16;
+        let mut next = [0u32; AHEAD];
+        for u in next.iter_mut() {
+            *u = rng.gen_range(0..units as u32);
+        }
         while done < random_total && !d.worn_out() {
-            d.write_unit(rng.gen_range(0..units as u32))?;
+            let k = done as usize % AHEAD;
+            let lpn = next[k];
+            next[k] = rng.gen_range(0..units as u32);
+            d.ftl.prefetch_unit(next[k], false);
+            d.ftl.prefetch_unit(next[(k + AHEAD / 2) % AHEAD], true);
+            d.write_unit(lpn)?;
             done += 1;
             if done & 0xF_FFFF == 0 {
                 progress.update(done, d.clock.time_ns);
@@ -536,8 +550,13 @@ impl Simulation {
         let mut d = FunctionalDriver::new(&mut self.ftl)
             .with_idle_gc(self.config.ftl.idle_gc_after_ns)
             .with_power_loss_protection(self.config.ftl.power_loss_protection);
-        let mut flows = workload.flows;
-        let mut live: Vec<bool> = vec![!d.worn_out(); flows.len()];
+        let prefetch = d.ftl.prefetches();
+        let mut ahead: Vec<Lookahead> = workload
+            .flows
+            .into_iter()
+            .map(|f| Lookahead::new(f.source, prefetch))
+            .collect();
+        let mut live: Vec<bool> = vec![!d.worn_out(); ahead.len()];
         let mut submitted = 0u64;
         let mut req = HostRequest {
             arrival_ns: 0,
@@ -547,7 +566,7 @@ impl Simulation {
             journal: None,
         };
         while live.iter().any(|&l| l) {
-            for (f, flow) in flows.iter_mut().enumerate() {
+            for f in 0..ahead.len() {
                 if !live[f] {
                     continue;
                 }
@@ -558,7 +577,7 @@ impl Simulation {
                     live[f] = false;
                     continue;
                 }
-                if flow.source.next_into(&mut req)? {
+                if ahead[f].next_into(&mut req, d.ftl)? {
                     d.submit(&req)?;
                 } else {
                     live[f] = false;

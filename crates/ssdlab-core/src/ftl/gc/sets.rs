@@ -33,7 +33,7 @@ impl Buckets {
         plane as usize * (self.units_per_block as usize + 1) + valid as usize
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, plane: u32, block: u32, valid: u32) {
         let b = self.bucket(plane, valid);
         let h = self.head[b];
@@ -47,7 +47,7 @@ impl Buckets {
         *hint = (*hint).min(valid);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, plane: u32, block: u32, valid: u32) {
         let (n, p) = (self.next[block as usize], self.prev[block as usize]);
         if p != NONE {

@@ -129,15 +129,22 @@ impl MappingConfig {
 }
 
 /// The ground truth: one slot id per mapping unit (`NONE` when unmapped).
-#[derive(Clone)]
 pub struct MappingTable {
     l2p: Vec<u32>,
+}
+
+impl Clone for MappingTable {
+    fn clone(&self) -> Self {
+        MappingTable {
+            l2p: crate::prefetch::large_copy(&self.l2p),
+        }
+    }
 }
 
 impl MappingTable {
     pub fn new(logical_units: u32) -> MappingTable {
         MappingTable {
-            l2p: vec![crate::flash::NONE; logical_units as usize],
+            l2p: crate::prefetch::large_vec(logical_units as usize, crate::flash::NONE),
         }
     }
 
@@ -151,6 +158,12 @@ impl MappingTable {
     #[inline]
     pub fn update(&mut self, lpn: u32, slot: u32) -> u32 {
         std::mem::replace(&mut self.l2p[lpn as usize], slot)
+    }
+
+    /// The table, slot by unit.
+    #[inline]
+    pub fn slots(&self) -> &[u32] {
+        &self.l2p
     }
 
     /// The table itself, slot by unit (bulk re-mapping of relocated units).

@@ -9,6 +9,7 @@
 //! holds at most `HOST_PROGRAMS_PER_PLANE` queued host programs per plane, the rest waits
 //! in the buffer. A flush completes when every unit written before it is durable.
 
+use super::super::lookahead::Lookahead;
 use super::{Completion, Cx, Event};
 use crate::cache::WriteBuffer;
 use crate::config::{Config, Derived};
@@ -17,7 +18,7 @@ use crate::flash::NONE;
 use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
 use crate::stats::{HostCounters, Latency};
 use crate::MAX_SLOTS_PER_PAGE;
-use ssdlab_workload::{Arrival, HostOp, HostRequest, RequestSource, Workload};
+use ssdlab_workload::{Arrival, HostOp, HostRequest, Workload};
 use std::collections::VecDeque;
 
 /// Host page programs a die may have queued or running, per plane of the die. Pages
@@ -57,7 +58,7 @@ impl Completed {
 pub(super) struct HostFrontEnd {
     reqs: RequestTable,
     flows: Vec<FlowState>,
-    sources: Vec<Box<dyn RequestSource>>,
+    sources: Vec<Lookahead>,
     flow_names: Vec<String>,
     buffer: WriteBuffer,
     /// Writes waiting for buffer space, oldest first.
@@ -114,7 +115,10 @@ impl HostFrontEnd {
                 exhausted: false,
                 next: None,
             });
-            sources.push(f.source);
+            sources.push(Lookahead::new(
+                f.source,
+                crate::ftl::prefetch_pays(d.logical_units),
+            ));
             flow_names.push(f.name);
         }
         let n = flows.len();
@@ -285,7 +289,7 @@ impl HostFrontEnd {
                 self.flows[f].exhausted = true;
                 break;
             }
-            match self.sources[f].next_request()? {
+            match self.sources[f].next(cx.ftl)? {
                 Some(r) => self.submit(f, r, cx)?,
                 None => self.flows[f].exhausted = true,
             }
@@ -295,7 +299,7 @@ impl HostFrontEnd {
 
     /// Open loop: read the flow's next request and schedule its arrival.
     fn fetch_open(&mut self, f: usize, cx: &mut Cx) -> Result<()> {
-        match self.sources[f].next_request()? {
+        match self.sources[f].next(cx.ftl)? {
             Some(r) if self.duration_ns.is_none_or(|d| r.arrival_ns < d) => {
                 self.flows[f].next = Some(r);
                 let at = r.arrival_ns.max(cx.now());
