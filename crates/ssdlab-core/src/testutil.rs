@@ -21,3 +21,10 @@ gc_soft_free_blocks = 2
 gc_hard_free_blocks = 1
 write_buffer_bytes = 16384
 "#;
+
+/// An FTL on the [`TINY_TOML`] device.
+pub fn tiny_ftl() -> crate::ftl::Ftl {
+    let c = crate::Config::from_toml_str(TINY_TOML, "tiny").unwrap();
+    let d = c.validate().unwrap();
+    crate::ftl::Ftl::new(&c, &d).unwrap()
+}

@@ -83,3 +83,58 @@ impl Lookahead {
         Ok(self.next_into(&mut r, ftl)?.then_some(r))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields requests at units 0, 1, …, `good - 1`, then a parse error.
+    struct Failing {
+        next: u64,
+        good: u64,
+    }
+
+    impl RequestSource for Failing {
+        fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+            if self.next == self.good {
+                return Err(WorkloadError::Parse {
+                    file: "t".into(),
+                    line: self.next + 1,
+                    text: String::new(),
+                    reason: "bad".into(),
+                });
+            }
+            self.next += 1;
+            Ok(Some(HostRequest {
+                arrival_ns: 0,
+                op: HostOp::Write,
+                offset_bytes: (self.next - 1) * 4096,
+                size_bytes: 4096,
+                journal: None,
+            }))
+        }
+    }
+
+    fn drain(prefetch: bool) -> (Vec<u64>, String) {
+        let ftl = crate::testutil::tiny_ftl();
+        let mut l = Lookahead::new(Box::new(Failing { next: 0, good: 11 }), prefetch);
+        let mut offsets = Vec::new();
+        loop {
+            match l.next(&ftl) {
+                Ok(Some(r)) => offsets.push(r.offset_bytes / 4096),
+                Ok(None) => return (offsets, "end".into()),
+                Err(e) => return (offsets, e.to_string()),
+            }
+        }
+    }
+
+    #[test]
+    fn drawing_ahead_gives_the_same_requests_and_the_error_in_its_place() {
+        let (plain, plain_end) = drain(false);
+        let (ahead, ahead_end) = drain(true);
+        assert_eq!(plain, (0..11).collect::<Vec<_>>());
+        assert_eq!(ahead, plain);
+        assert_eq!(ahead_end, plain_end);
+        assert!(ahead_end.contains("t:12"), "{ahead_end}");
+    }
+}
