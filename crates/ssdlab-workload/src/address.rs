@@ -119,6 +119,7 @@ impl AddressSampler {
     }
 
     /// Next slot. `step_slots` is how far a sequential sampler advances (>= 1).
+    #[inline]
     pub(crate) fn next_slot(&mut self, rng: &mut SimRng, step_slots: u64) -> u64 {
         let slots = self.slots;
         match &mut self.state {

@@ -385,8 +385,16 @@ impl SyntheticSource {
         })
     }
 
+    #[inline]
     fn slot(&mut self, size_bytes: u64) -> u64 {
-        let step = size_bytes.div_ceil(self.plan.align_bytes).max(1);
+        let a = self.plan.align_bytes;
+        // Alignments are powers of two in practice: a shift, not a 64-bit division.
+        let step = if a.is_power_of_two() {
+            (size_bytes + a - 1) >> a.trailing_zeros()
+        } else {
+            size_bytes.div_ceil(a)
+        };
+        let step = step.max(1);
         self.sampler.next_slot(&mut self.rng, step)
     }
 }
