@@ -136,7 +136,7 @@ def test_the_gil_is_released_while_simulating():
         stop.set()
         t.join()
     # Held, the GIL would let the ticker run only between the calls.
-    assert during > 10 and during > wall * 100, (during, wall)
+    assert during > 10 and during > wall * 50, (during, wall)
 
 
 def test_reproduce_op_returns_its_table():
