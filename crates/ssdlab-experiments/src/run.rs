@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn overrides_keep_the_file_label_and_lines() {
         let src = ConfigSource {
-            text: "seed = 1\n[device]\nover_provisioning_ratio = 0.25\n".into(),
+            text: include_str!("../../../configs/default.toml").into(),
             label: "x.toml".into(),
             base_dir: None,
             sets: vec!["device.over_provisioning_ratio=-1".into()],
@@ -299,7 +299,19 @@ mod tests {
         );
         let cfg = src.load().unwrap();
         let e = src.validated(&cfg).unwrap_err().to_string();
-        assert!(e.contains("device.over_provisioning_ratio"), "{e}");
-        assert!(e.contains("x.toml (with --set"), "{e}");
+        assert!(
+            e.starts_with("x.toml (with --set device.over_provisioning_ratio=-1):"),
+            "{e}"
+        );
+        assert!(e.contains(": device.over_provisioning_ratio: "), "{e}");
+        let bad = ConfigSource {
+            sets: vec!["novalue".into()],
+            ..src
+        };
+        assert!(bad
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("--set novalue"));
     }
 }
