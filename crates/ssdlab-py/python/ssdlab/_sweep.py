@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native, _override_list, _pd, _source, _toml_value
@@ -99,6 +100,8 @@ def sweep(
         and ``error`` (the message of a failed point, else ``None``).
     """
     text, label, base_dir = _source(base)
+    if base_dir is not None:
+        base_dir = os.path.abspath(base_dir)  # the same on every Ray worker
     fixed = _override_list(overrides)
     keys = list(grid)
     axes = [v if isinstance(v, (list, tuple, range)) else [v] for v in grid.values()]
