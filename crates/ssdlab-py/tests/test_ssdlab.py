@@ -216,3 +216,23 @@ def test_example_sweeps_and_plots_headless(tmp_path):
     ).stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "cost-benefit" in out and "failed" not in out
+
+
+def test_trace_paths_resolve_against_the_config_file(tmp_path, monkeypatch):
+    d = tmp_path / "cfg"
+    d.mkdir()
+    lines = ["{},h,0,{},{},4096,0".format(128166372000000000 + 1000 * i, "Write" if i % 3 else "Read", 4096 * (i * 7 % 5000))
+             for i in range(3000)]
+    (d / "t.csv").write_text("\n".join(lines) + "\n")
+    text = DEFAULT.read_text().split("[workload]")[0]
+    text += '[workload]\nkind = "trace"\npath = "t.csv"\nformat = "msr"\nreplay = "open"\n'
+    (d / "trace.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)  # not the config's directory
+    r = ssdlab.run(Path("cfg") / "trace.toml", {"device.geometry.blocks_per_plane": 64})
+    assert r.summary["host"]["requests"] == 3000
+    assert r.config["workload"]["path"] == str((d / "t.csv").resolve())
+    df = ssdlab.sweep("cfg/trace.toml", {"ftl.gc_soft_free_blocks": [4, 8]}, overrides={"device.geometry.blocks_per_plane": 64})
+    assert (df.status == "completed").all() and (df.requests == 3000).all()
+    # As text there is no file to resolve against: the working directory, where t.csv is not.
+    with pytest.raises(ssdlab.SsdlabError, match="t.csv"):
+        ssdlab.run(text)
