@@ -205,17 +205,14 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
             path.display()
         );
     }
-    let need = d.estimated_memory_bytes(cfg.integrity);
-    if let Some(avail) = output::available_memory_bytes() {
-        if need > avail && !allow_large_memory {
-            anyhow::bail!(
-                "{}: the device needs about {:.1} GiB of memory (map, reverse map, block state{}), more than the {:.1} GiB this machine has available; shrink it or pass --allow-large-memory",
-                path.display(),
-                need as f64 / (1u64 << 30) as f64,
-                if cfg.integrity { ", integrity versions" } else { "" },
-                avail as f64 / (1u64 << 30) as f64
-            );
-        }
+    if !allow_large_memory {
+        ssdlab_experiments::run::check_memory(
+            &cfg,
+            &d,
+            &path.display().to_string(),
+            "pass --allow-large-memory",
+        )
+        .map_err(anyhow::Error::msg)?;
     }
     if let Some(s) = seed {
         cfg.seed = s;

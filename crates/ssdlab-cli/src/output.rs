@@ -19,14 +19,6 @@ pub struct Perf {
 }
 
 /// Peak resident set size of this process (Linux: VmHWM), 0 where unknown.
-/// `MemAvailable` of /proc/meminfo (Linux), in bytes.
-pub fn available_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()

@@ -82,6 +82,29 @@ impl ConfigSource {
     }
 }
 
+/// `MemAvailable` of /proc/meminfo (Linux), in bytes.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// An error (naming `label`, ending with `hint`: how to run it anyway) when the device of
+/// `cfg` needs more memory than this machine has available.
+pub fn check_memory(cfg: &Config, d: &Derived, label: &str, hint: &str) -> Result<(), String> {
+    let need = d.estimated_memory_bytes(cfg.integrity);
+    match available_memory_bytes() {
+        Some(avail) if need > avail => Err(format!(
+            "{label}: the device needs about {:.1} GiB of memory (map, reverse map, block state{}), more than the {:.1} GiB this machine has available; shrink it or {hint}",
+            need as f64 / (1u64 << 30) as f64,
+            if cfg.integrity { ", integrity versions" } else { "" },
+            avail as f64 / (1u64 << 30) as f64
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `cfg` with `sets` applied (for experiments whose base config is built in code).
 pub fn with_overrides(cfg: &Config, sets: &[String], label: &str) -> Result<Config, SimError> {
     if sets.is_empty() {

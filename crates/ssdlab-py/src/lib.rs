@@ -37,8 +37,8 @@ struct RunOutput {
 }
 
 /// `src` loaded, validated and simulated as `ssdlab run` does it.
-fn simulate(src: &ConfigSource, seed: Option<u64>) -> Result<RunOutput, String> {
-    let (sim, results, t) = run_source(src, seed)?;
+fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutput, String> {
+    let (sim, results, t) = run_source(src, seed, big)?;
     let mut resolved = sim.config.clone();
     one::absolute_inputs(&mut resolved, src.base_dir.as_deref());
     Ok(RunOutput {
@@ -53,14 +53,18 @@ fn simulate(src: &ConfigSource, seed: Option<u64>) -> Result<RunOutput, String> 
     })
 }
 
-/// Load, validate, check the workload, precondition and run; also the wall seconds of the
-/// preconditioning and of the workload.
+/// Load, validate, check memory (unless `big`: allow large devices) and the workload,
+/// precondition and run; also the wall seconds of the preconditioning and of the workload.
 fn run_source(
     src: &ConfigSource,
     seed: Option<u64>,
+    big: bool,
 ) -> Result<(Simulation, ssdlab_core::Results, (f64, f64)), String> {
     let mut cfg = src.load().map_err(|e| e.to_string())?;
-    src.validated(&cfg).map_err(|e| e.to_string())?;
+    let d = src.validated(&cfg).map_err(|e| e.to_string())?;
+    if !big {
+        one::check_memory(&cfg, &d, &src.label, "pass allow_large_memory=True")?;
+    }
     if let Some(s) = seed {
         cfg.seed = s;
     }
@@ -84,7 +88,7 @@ fn run_source(
 /// One run: `text` (TOML) named `label` in messages, relative inputs resolved against
 /// `base_dir`, `sets` applied as `--set`. Returns the output files' text and wall figures.
 #[pyfunction]
-#[pyo3(signature = (text, label, base_dir=None, sets=Vec::new(), seed=None))]
+#[pyo3(signature = (text, label, base_dir=None, sets=Vec::new(), seed=None, allow_large_memory=false))]
 fn run<'py>(
     py: Python<'py>,
     text: String,
@@ -92,6 +96,7 @@ fn run<'py>(
     base_dir: Option<PathBuf>,
     sets: Vec<String>,
     seed: Option<u64>,
+    allow_large_memory: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let src = ConfigSource {
         text,
@@ -99,7 +104,9 @@ fn run<'py>(
         base_dir,
         sets,
     };
-    let o = py.detach(|| simulate(&src, seed)).map_err(err)?;
+    let o = py
+        .detach(|| simulate(&src, seed, allow_large_memory))
+        .map_err(err)?;
     let d = PyDict::new(py);
     d.set_item("results_json", o.results_json)?;
     d.set_item("latency_csv", o.latency_csv)?;
@@ -118,8 +125,13 @@ type Point = (String, String, Option<PathBuf>, Vec<String>);
 /// (columns `SWEEP_HEADLINE`) or `(false, error message)`: a failed point does not stop the
 /// others.
 #[pyfunction]
-#[pyo3(signature = (points, jobs=0))]
-fn run_points(py: Python<'_>, points: Vec<Point>, jobs: usize) -> PyResult<Vec<(bool, String)>> {
+#[pyo3(signature = (points, jobs=0, allow_large_memory=false))]
+fn run_points(
+    py: Python<'_>,
+    points: Vec<Point>,
+    jobs: usize,
+    allow_large_memory: bool,
+) -> PyResult<Vec<(bool, String)>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -136,7 +148,7 @@ fn run_points(py: Python<'_>, points: Vec<Point>, jobs: usize) -> PyResult<Vec<(
                         base_dir,
                         sets,
                     };
-                    match run_source(&src, None) {
+                    match run_source(&src, None, allow_large_memory) {
                         Ok((_, r, _)) => (true, one::sweep_headline(&r)),
                         Err(e) => (false, e),
                     }

@@ -236,3 +236,15 @@ def test_trace_paths_resolve_against_the_config_file(tmp_path, monkeypatch):
     # As text there is no file to resolve against: the working directory, where t.csv is not.
     with pytest.raises(ssdlab.SsdlabError, match="t.csv"):
         ssdlab.run(text)
+
+
+def test_a_device_larger_than_memory_is_refused_before_it_runs():
+    avail = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:")), None)
+    if avail is None or avail > 40 << 30:
+        pytest.skip("needs a machine with less than 40 GiB available (this device needs about 53 GiB)")
+    huge = {"device.geometry.blocks_per_plane": 8000, "device.geometry.chips_per_channel": 16,
+            "device.geometry.pages_per_block": 1024, "integrity": True}
+    with pytest.raises(ssdlab.SsdlabError, match=r"default\.toml: the device needs about .* allow_large_memory=True"):
+        ssdlab.run(DEFAULT, huge)
+    df = ssdlab.sweep(DEFAULT, {"workload.requests": [10]}, overrides=huge)
+    assert df.status.tolist() == ["failed"] and "GiB of memory" in df.error[0]

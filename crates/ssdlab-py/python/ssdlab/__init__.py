@@ -136,7 +136,9 @@ def _source(config: ConfigLike) -> Tuple[str, str, Optional[str]]:
     raise TypeError("config must be a path, a TOML string or a dict, not {}".format(type(config).__name__))
 
 
-def run(config: ConfigLike, overrides: Overrides = None, *, seed: Optional[int] = None) -> Result:
+def run(
+    config: ConfigLike, overrides: Overrides = None, *, seed: Optional[int] = None, allow_large_memory: bool = False
+) -> Result:
     """Run one simulation (preconditioning, then the workload) as ``ssdlab run`` does.
 
     Args:
@@ -144,12 +146,14 @@ def run(config: ConfigLike, overrides: Overrides = None, *, seed: Optional[int] 
         overrides: ``{"ftl.gc_soft_free_blocks": 8}`` (Python values) and/or
             ``["ftl.gc_soft_free_blocks=8", …]`` (TOML values or bare strings), as ``--set``.
         seed: override the configuration's seed (as ``--seed``).
+        allow_large_memory: run even when the device needs more memory than the machine has
+            available (as ``--allow-large-memory``).
 
     Raises:
         SsdlabError: invalid configuration (message: ``file:line: key: reason``) or failure.
     """
     text, label, base_dir = _source(config)
-    return Result(_native.run(text, label, base_dir, _override_list(overrides), seed))
+    return Result(_native.run(text, label, base_dir, _override_list(overrides), seed, allow_large_memory))
 
 
 def reproduce(

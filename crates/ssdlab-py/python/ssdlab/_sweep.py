@@ -14,9 +14,9 @@ HEADLINE = _native.SWEEP_HEADLINE.split(",")
 Point = Tuple[str, str, Optional[str], List[str]]
 
 
-def _run_point(point: Point) -> Tuple[bool, str]:
+def _run_point(point: Point, allow_large_memory: bool = False) -> Tuple[bool, str]:
     """One point, on this process (a Ray worker runs this)."""
-    return _native.run_points([point], 1)[0]
+    return _native.run_points([point], 1, allow_large_memory)[0]
 
 
 def _parse(field: str) -> Any:
@@ -45,11 +45,11 @@ def _row(i: int, keys: Sequence[str], values: Sequence[Any], ok: bool, payload: 
     return row
 
 
-def _local(points: List[Point], jobs: Optional[int]) -> List[Tuple[bool, str]]:
-    return _native.run_points(points, jobs or 0)
+def _local(points: List[Point], jobs: Optional[int], big: bool) -> List[Tuple[bool, str]]:
+    return _native.run_points(points, jobs or 0, big)
 
 
-def _ray(points: List[Point], remote_options: Optional[Mapping[str, Any]]) -> List[Tuple[bool, str]]:
+def _ray(points: List[Point], remote_options: Optional[Mapping[str, Any]], big: bool) -> List[Tuple[bool, str]]:
     import ray
 
     if not ray.is_initialized():
@@ -59,7 +59,7 @@ def _ray(points: List[Point], remote_options: Optional[Mapping[str, Any]]) -> Li
         )
     options = {"num_cpus": 1, **dict(remote_options or {})}
     task = ray.remote(_run_point).options(**options)
-    refs = [task.remote(p) for p in points]
+    refs = [task.remote(p, big) for p in points]
     out: List[Tuple[bool, str]] = []
     for ref in refs:
         try:
@@ -77,6 +77,7 @@ def sweep(
     overrides=None,
     jobs: Optional[int] = None,
     ray_remote_options: Optional[Mapping[str, Any]] = None,
+    allow_large_memory: bool = False,
 ):
     """Run the cartesian product of ``grid`` over the configuration ``base``.
 
@@ -92,6 +93,8 @@ def sweep(
         overrides: fixed overrides of every point (as for :func:`ssdlab.run`).
         jobs: local threads (default: one per core).
         ray_remote_options: extra ``.options()`` of the Ray task (default ``num_cpus=1``).
+        allow_large_memory: run points whose device needs more memory than the machine
+            running them has available (otherwise such a point fails).
 
     Returns:
         A DataFrame, one row per point: ``point``, the swept keys, then ``status`` (``completed``,
@@ -111,9 +114,9 @@ def sweep(
         for combo in combos
     ]
     if backend == "local":
-        results = _local(points, jobs)
+        results = _local(points, jobs, allow_large_memory)
     elif backend == "ray":
-        results = _ray(points, ray_remote_options)
+        results = _ray(points, ray_remote_options, allow_large_memory)
     else:
         raise ValueError("backend must be 'local' or 'ray', not {!r}".format(backend))
     rows = [_row(i, keys, combo, ok, payload) for i, (combo, (ok, payload)) in enumerate(zip(combos, results))]
