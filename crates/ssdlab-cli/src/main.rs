@@ -5,7 +5,6 @@ mod bench;
 mod compare;
 mod op_advise;
 mod output;
-mod overrides;
 mod parquet_out;
 mod plots;
 mod progress;
@@ -16,6 +15,7 @@ mod sweep;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use ssdlab_core::{Config, Simulation};
+use ssdlab_experiments::run::{ConfigSource, WORKLOAD_CHECK_REQUESTS};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -87,23 +87,6 @@ enum ConfigAction {
     Show { file: PathBuf },
 }
 
-/// Make the workload's input file (trace or fio job) absolute, relative to `base` (the
-/// config's directory), as the run resolved it.
-fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
-    let file = match &mut cfg.workload {
-        ssdlab_workload::WorkloadConfig::Trace(t) => &mut t.path,
-        ssdlab_workload::WorkloadConfig::Fio(f) => &mut f.path,
-        _ => return,
-    };
-    if file.is_relative() {
-        let joined = base.unwrap_or(Path::new("")).join(&*file);
-        *file = std::fs::canonicalize(&joined).unwrap_or(joined);
-    }
-}
-
-/// Requests per flow read before the run (bad trace lines fail before preconditioning).
-const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
-
 fn load(path: &Path) -> Result<Config> {
     Ok(Config::from_file(path)?)
 }
@@ -169,51 +152,10 @@ fn main() {
     }
 }
 
-/// The text `cfg` was read from (`path` with `sets` applied), for error lines.
-fn config_text(path: &Path, sets: &[String]) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    if sets.is_empty() {
-        return text;
-    }
-    ssdlab_core::config::apply_overrides(&text, sets).unwrap_or(text)
-}
-
-/// Validate `cfg`, read from `path` (with `sets`): errors name file, line and key.
-fn validated(
-    cfg: &ssdlab_core::Config,
-    path: &Path,
-    sets: &[String],
-) -> Result<ssdlab_core::config::Derived> {
-    Ok(cfg.validate_in(&config_text(path, sets), &config_label(path, sets))?)
-}
-
-/// `path`, or `path (with --set …)` when overrides changed its text (lines then count in
-/// the overridden text).
-fn config_label(path: &Path, sets: &[String]) -> String {
-    if sets.is_empty() {
-        path.display().to_string()
-    } else {
-        format!("{} (with --set {})", path.display(), sets.join(" --set "))
-    }
-}
-
-/// A workload error of the configuration at `path`, with the line of its key.
-fn workload_error(
-    e: ssdlab_workload::WorkloadError,
-    path: &Path,
-    sets: &[String],
-) -> anyhow::Error {
-    ssdlab_core::config::at_key_line(
-        e.into(),
-        &config_text(path, sets),
-        &path.display().to_string(),
-    )
-    .into()
-}
-
 fn cmd_check(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = validated(&cfg, file, &[])?;
+    let src = ConfigSource::from_file(file, &[])?;
+    let d = src.validated(&cfg)?;
     let ctx = ssdlab_workload::WorkloadContext {
         logical_bytes: d.logical_bytes,
         unit_bytes: d.geometry.unit_bytes as u64,
@@ -222,7 +164,7 @@ fn cmd_check(file: &Path) -> Result<()> {
     };
     cfg.workload
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
-        .map_err(|e| workload_error(e, file, &[]))?;
+        .map_err(|e| src.workload_error(e))?;
     println!(
         "{}: ok ({} logical bytes, {} physical bytes, about {} MiB of memory to run)",
         file.display(),
@@ -235,10 +177,8 @@ fn cmd_check(file: &Path) -> Result<()> {
 
 fn cmd_show(file: &Path) -> Result<()> {
     let cfg = load(file)?;
-    let d = validated(&cfg, file, &[])?;
-    print!("{}", cfg.to_toml_string());
-    println!("\n# ---- derived (read-only) ----");
-    print!("{}", output::derived_toml(&d));
+    let d = ConfigSource::from_file(file, &[])?.validated(&cfg)?;
+    print!("{}", ssdlab_experiments::run::resolved_toml(&cfg, &d));
     Ok(())
 }
 
@@ -256,25 +196,23 @@ struct RunOpts {
 fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     let (seed, quiet, skip_bad_lines, allow_large_memory) =
         (o.seed, o.quiet, o.skip_bad_lines, o.allow_large_memory);
-    let mut cfg = overrides::load(path, &o.sets)?;
-    let d = validated(&cfg, path, &o.sets)?;
+    let src = ConfigSource::from_file(path, &o.sets)?;
+    let mut cfg = src.load()?;
+    let d = src.validated(&cfg)?;
     if o.request_log && cfg.mode != ssdlab_core::config::Mode::Timed {
         anyhow::bail!(
             "{}: --request-log needs mode = \"timed\" (the functional mode has no completion times)",
             path.display()
         );
     }
-    let need = d.estimated_memory_bytes(cfg.integrity);
-    if let Some(avail) = output::available_memory_bytes() {
-        if need > avail && !allow_large_memory {
-            anyhow::bail!(
-                "{}: the device needs about {:.1} GiB of memory (map, reverse map, block state{}), more than the {:.1} GiB this machine has available; shrink it or pass --allow-large-memory",
-                path.display(),
-                need as f64 / (1u64 << 30) as f64,
-                if cfg.integrity { ", integrity versions" } else { "" },
-                avail as f64 / (1u64 << 30) as f64
-            );
-        }
+    if !allow_large_memory {
+        ssdlab_experiments::run::check_memory(
+            &cfg,
+            &d,
+            &path.display().to_string(),
+            "pass --allow-large-memory",
+        )
+        .map_err(anyhow::Error::msg)?;
     }
     if let Some(s) = seed {
         cfg.seed = s;
@@ -303,7 +241,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     sim.base_dir = path.parent().map(Path::to_path_buf);
     sim.check_workload(WORKLOAD_CHECK_REQUESTS)
         .map_err(|e| match e {
-            ssdlab_core::SimError::Workload(w) => workload_error(w, path, &o.sets),
+            ssdlab_core::SimError::Workload(w) => src.workload_error(w).into(),
             e => anyhow::Error::from(e).context(path.display().to_string()),
         })?;
     let mut bar = progress::Bar::new(quiet);
@@ -336,7 +274,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     // The resolved config names its input files by absolute path, so it re-runs from the
     // output directory.
     let mut resolved = cfg.clone();
-    absolute_inputs(&mut resolved, path.parent());
+    ssdlab_experiments::run::absolute_inputs(&mut resolved, path.parent());
     output::write_all(
         &out,
         &resolved,

@@ -3,9 +3,9 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use ssdlab_core::config::Derived;
-use ssdlab_core::sim::LatencyBlock;
 use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
 use ssdlab_core::{Config, Results};
+use ssdlab_experiments::run;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -19,14 +19,6 @@ pub struct Perf {
 }
 
 /// Peak resident set size of this process (Linux: VmHWM), 0 where unknown.
-/// `MemAvailable` of /proc/meminfo (Linux), in bytes.
-pub fn available_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 pub fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -38,134 +30,6 @@ pub fn peak_rss_bytes() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
-}
-
-#[derive(Serialize)]
-struct DerivedView<'a> {
-    logical_units: u32,
-    logical_bytes: u64,
-    physical_bytes: u64,
-    dies: u32,
-    planes: u32,
-    blocks: u32,
-    pages: u64,
-    slots_per_page: u32,
-    units_per_block: u32,
-    reserve_blocks_per_plane: u32,
-    min_over_provisioning_ratio: f64,
-    mapping_table_bytes: u64,
-    /// Approximate memory a run holds (without integrity mode).
-    estimated_memory_bytes: u64,
-    write_buffer_units: u32,
-    stripe_planes_first: &'a [u32],
-    regions: Vec<RegionView<'a>>,
-}
-
-/// One region as `config show` prints it.
-#[derive(Serialize)]
-struct RegionView<'a> {
-    name: &'a str,
-    content: &'static str,
-    cell_mode: &'static str,
-    /// Block indexes `first_index .. first_index + blocks_per_plane` of every plane.
-    first_index: u32,
-    blocks_per_plane: u32,
-    pages_per_block: u32,
-    units_per_block: u32,
-    blocks: u64,
-    physical_bytes: u64,
-    /// What the same blocks hold in the device's native cell mode: the region's cost.
-    native_bytes: u64,
-    gc_policy: &'static str,
-    gc_soft_free_blocks: u32,
-    gc_hard_free_blocks: u32,
-    reserve_blocks_per_plane: u32,
-    relocate_to: &'a str,
-}
-
-pub fn derived_toml(d: &Derived) -> String {
-    let g = &d.geometry;
-    let v = DerivedView {
-        logical_units: d.logical_units,
-        logical_bytes: d.logical_bytes,
-        physical_bytes: d.physical_bytes,
-        dies: g.dies,
-        planes: g.planes,
-        blocks: g.blocks,
-        pages: g.pages,
-        slots_per_page: g.slots_per_page,
-        units_per_block: g.units_per_block,
-        reserve_blocks_per_plane: d.reserve_blocks_per_plane,
-        min_over_provisioning_ratio: d.min_over_provisioning_ratio,
-        mapping_table_bytes: d.mapping_table_bytes,
-        estimated_memory_bytes: d.estimated_memory_bytes(false),
-        write_buffer_units: d.write_buffer_units,
-        stripe_planes_first: &d.stripe_planes[..d.stripe_planes.len().min(16)],
-        regions: d
-            .regions
-            .iter()
-            .map(|r| RegionView {
-                name: &r.name,
-                content: r.content.name(),
-                cell_mode: r.cell_mode.name(),
-                first_index: r.first_index,
-                blocks_per_plane: r.blocks_per_plane,
-                pages_per_block: r.pages_per_block,
-                units_per_block: r.units_per_block,
-                blocks: r.blocks,
-                physical_bytes: r.physical_bytes,
-                native_bytes: r.native_bytes,
-                gc_policy: r.gc.name(),
-                gc_soft_free_blocks: r.gc_soft_free_blocks,
-                gc_hard_free_blocks: r.gc_hard_free_blocks,
-                reserve_blocks_per_plane: r.reserve_blocks_per_plane,
-                relocate_to: &d.regions[r.relocate_to as usize].name,
-            })
-            .collect(),
-    };
-    let body = toml::to_string(&v).unwrap_or_default();
-    body.lines().map(|l| format!("# {l}\n")).collect()
-}
-
-fn percentile_rows(name: &str, s: &LatencySummary, out: &mut String) {
-    let rows = [
-        ("mean", s.mean),
-        ("p50", s.p50 as f64),
-        ("p90", s.p90 as f64),
-        ("p95", s.p95 as f64),
-        ("p99", s.p99 as f64),
-        ("p99.9", s.p99_9 as f64),
-        ("p99.99", s.p99_99 as f64),
-        ("p99.999", s.p99_999 as f64),
-        ("p99.9999", s.p99_9999 as f64),
-        ("max", s.max as f64),
-    ];
-    for (p, v) in rows {
-        let _ = writeln!(out, "{name},{p},{v},{}", s.count);
-    }
-}
-
-/// `latency.csv`: one row per operation and percentile (timed mode; operations that did
-/// not occur are left out).
-pub fn latency_csv(l: &LatencyBlock) -> String {
-    let mut s = String::from("op,percentile,latency_ns,samples\n");
-    for (name, summary) in [("read", &l.read), ("write", &l.write), ("flush", &l.flush)] {
-        if summary.count > 0 {
-            percentile_rows(name, summary, &mut s);
-        }
-    }
-    s
-}
-
-/// `timeseries.csv`: one row per `output.timeseries_interval_ns` of a timed run.
-pub fn timeseries_csv(rows: &[TimeSeriesRow]) -> String {
-    let mut s = String::from(TimeSeriesRow::CSV_HEADER);
-    s.push('\n');
-    for r in rows {
-        s.push_str(&r.csv_line());
-        s.push('\n');
-    }
-    s
 }
 
 pub fn write_all(
@@ -181,27 +45,20 @@ pub fn write_all(
         let p = dir.join(name);
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
     };
-    write("results.json", serde_json::to_string_pretty(r)? + "\n")?;
+    write("results.json", run::results_json(r)?)?;
     if series.is_empty() {
         let _ = std::fs::remove_file(dir.join("timeseries.csv"));
     } else {
-        write("timeseries.csv", timeseries_csv(series))?;
+        write("timeseries.csv", run::timeseries_csv(series))?;
     }
     match &r.latency_ns {
-        Some(l) => write("latency.csv", latency_csv(l))?,
+        Some(l) => write("latency.csv", run::latency_csv(l))?,
         // Functional runs do not model latency: no file of zeros (and none left over).
         None => {
             let _ = std::fs::remove_file(dir.join("latency.csv"));
         }
     }
-    write(
-        "config.resolved.toml",
-        format!(
-            "{}\n# ---- derived (read-only) ----\n{}",
-            cfg.to_toml_string(),
-            derived_toml(d)
-        ),
-    )?;
+    write("config.resolved.toml", run::resolved_toml(cfg, d))?;
     write("perf.json", serde_json::to_string_pretty(perf)? + "\n")?;
     Ok(())
 }

@@ -3,10 +3,10 @@
 //! one row per point in `DIR/sweep.csv`; each point keeps its results in
 //! `DIR/points/<n>/`, and a re-run skips the points already finished (resumable).
 
-use crate::overrides;
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use ssdlab_core::{Config, NoProgress, Results, Simulation};
+use ssdlab_core::{Config, NoProgress, Simulation};
+use ssdlab_experiments::run::{sweep_headline, ConfigSource, SWEEP_HEADLINE as HEADLINE};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -80,32 +80,6 @@ fn points(grids: &[String]) -> Result<(Vec<String>, Vec<Vec<String>>)> {
     Ok((keys, pts))
 }
 
-const HEADLINE: &str = "status,requests,iops,mb_per_s,waf,read_p50_ns,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,erase_stddev,sim_time_ns";
-
-fn headline(r: &Results) -> String {
-    let lat = r.latency_ns.as_ref();
-    let f = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
-    format!(
-        "{},{},{:.1},{:.3},{:.4},{},{},{},{},{},{},{:.3},{}",
-        serde_json::to_value(r.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        r.host.requests,
-        r.host.iops,
-        r.host.mb_per_s,
-        r.waf,
-        f(lat.map(|l| l.read.p50)),
-        f(lat.map(|l| l.read.p99)),
-        f(lat.map(|l| l.read.p99_99)),
-        f(lat.map(|l| l.write.p99)),
-        f(lat.map(|l| l.write.p99_99)),
-        r.gc.invocations,
-        r.wear.erase_count_stddev,
-        r.host.sim_time_ns
-    )
-}
-
 fn csv_field(v: &str) -> String {
     if v.contains([',', '"', '\n']) {
         format!("\"{}\"", v.replace('"', "\"\""))
@@ -128,7 +102,7 @@ fn run_point(dir: &Path, cfg: &Config, base_dir: Option<PathBuf>, tag: &str) -> 
     sim.base_dir = base_dir;
     sim.precondition(&mut NoProgress)?;
     let r = sim.run_workload(&mut NoProgress)?;
-    let row = headline(&r);
+    let row = sweep_headline(&r);
     let mut v = serde_json::to_value(&r)?;
     v["sweep_row"] = serde_json::Value::String(row.clone());
     std::fs::write(&done, serde_json::to_string_pretty(&v)? + "\n")?;
@@ -143,7 +117,7 @@ pub fn run(a: &Args) -> Result<()> {
     for p in &pts {
         let mut sets = a.sets.clone();
         sets.extend(keys.iter().zip(p).map(|(k, v)| format!("{k}={v}")));
-        let cfg = overrides::load(&a.config, &sets)?;
+        let cfg = ConfigSource::from_file(&a.config, &sets)?.load()?;
         cfg.validate()
             .with_context(|| format!("point {}", sets.join(" ")))?;
         cfgs.push((cfg, sets.join(" ")));

@@ -17,11 +17,14 @@
 //!   slc`).
 //! * [`wl`] — spec 03, wear leveling and lifetime: every algorithm on the Table-2 device
 //!   and the normal-distribution traces, to failure (`ssdlab reproduce wl`).
+//! * [`run`] — one `ssdlab run`: configuration source with overrides, the output files'
+//!   text and a sweep point's headline row (the CLI and the Python binding share it).
 //!
 //! Every error names the option or configuration key at fault ([`ExperimentError`]).
 
 pub mod dftl;
 pub mod op;
+pub mod run;
 pub mod slc;
 pub mod ssr;
 pub mod wl;

@@ -52,6 +52,7 @@ use ssdlab_model::{
 use ssdlab_workload::rng::stream;
 use ssdlab_workload::synthetic::AddressPattern;
 use ssdlab_workload::WorkloadConfig;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -624,6 +625,30 @@ pub struct OpSweep {
     pub wall_s: f64,
     /// Worker threads used.
     pub threads: usize,
+}
+
+impl OpSweep {
+    /// The table as CSV: `op_ratio,nand_reads,nand_programs,nand_erases,time_s,waf,model_waf,improvement_pct`.
+    pub fn csv(&self) -> String {
+        let mut out = String::from(
+            "op_ratio,nand_reads,nand_programs,nand_erases,time_s,waf,model_waf,improvement_pct\n",
+        );
+        for pt in &self.points {
+            let _ = writeln!(
+                out,
+                "{:.2},{},{},{},{:.6},{:.6},{:.6},{:.4}",
+                pt.op_ratio,
+                pt.sim.nand_reads,
+                pt.sim.nand_programs,
+                pt.sim.nand_erases,
+                pt.time_s,
+                pt.sim.waf,
+                pt.model.waf,
+                pt.improvement_pct
+            );
+        }
+        out
+    }
 }
 
 /// Build the config of one sweep point.

@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::op::{self as exp, OpSweep, OpSweepParams};
+use ssdlab_experiments::run::with_overrides;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -44,7 +45,7 @@ pub fn run(a: &OpArgs) -> Result<()> {
         );
     }
     let mut p = OpSweepParams::paper(1.0 / a.scale)?;
-    p.base = crate::overrides::apply(&p.base, &a.sets, "configs/op-paper.toml")?;
+    p.base = with_overrides(&p.base, &a.sets, "configs/op-paper.toml")?;
     if a.zero_op_spare_blocks < 4 {
         bail!(
             "--zero-op-spare-blocks: {} is below the minimum 4 (2 open blocks + gc_hard_free_blocks = 1 + at least one block of data spare so GC can make progress)",
@@ -79,31 +80,9 @@ pub fn run(a: &OpArgs) -> Result<()> {
     let sweep = pool.install(|| exp::sweep(&p, &progress))?;
     let md = markdown(&sweep, &p, a.scale);
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    super::write_outputs(&a.out, "op", &md, &csv(&sweep), &sweep, |svg| {
+    super::write_outputs(&a.out, "op", &md, &sweep.csv(), &sweep, |svg| {
         plot(&sweep, svg)
     })
-}
-
-/// `op_ratio,nand_reads,nand_programs,nand_erases,time_s,waf,model_waf,improvement_pct`.
-pub fn csv(s: &OpSweep) -> String {
-    let mut out = String::from(
-        "op_ratio,nand_reads,nand_programs,nand_erases,time_s,waf,model_waf,improvement_pct\n",
-    );
-    for pt in &s.points {
-        let _ = writeln!(
-            out,
-            "{:.2},{},{},{},{:.6},{:.6},{:.6},{:.4}",
-            pt.op_ratio,
-            pt.sim.nand_reads,
-            pt.sim.nand_programs,
-            pt.sim.nand_erases,
-            pt.time_s,
-            pt.sim.waf,
-            pt.model.waf,
-            pt.improvement_pct
-        );
-    }
-    out
 }
 
 fn markdown(s: &OpSweep, p: &OpSweepParams, scale: f64) -> String {

@@ -40,7 +40,7 @@ pub struct SsrArgs {
 pub fn run(a: &SsrArgs) -> Result<()> {
     let wall = Instant::now();
     let mut p = SsrParams::paper(a.scale)?;
-    p.base = crate::overrides::apply(&p.base, &a.sets, "configs/ssr-table1.toml")?;
+    p.base = ssdlab_experiments::run::with_overrides(&p.base, &a.sets, "configs/ssr-table1.toml")?;
     if let Some(s) = a.seed {
         p.base.seed = s;
     }

@@ -1,0 +1,340 @@
+//! One run as `ssdlab run` does it, shared by the CLI and the Python binding so both give
+//! the same errors and byte-identical files: a configuration source with `--set`
+//! overrides (errors name file, line and key), the text of the output files
+//! (`results.json`, `latency.csv`, `timeseries.csv`, `config.resolved.toml`) and the
+//! headline row of a sweep point.
+
+use serde::Serialize;
+use ssdlab_core::config::{apply_overrides, at_key_line, Derived};
+use ssdlab_core::sim::LatencyBlock;
+use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
+use ssdlab_core::{Config, Results, SimError};
+use ssdlab_workload::WorkloadError;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Requests per flow read before a run (bad trace lines fail before preconditioning).
+pub const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
+
+/// A configuration as given: its TOML text, the name errors use for it (a file path), the
+/// directory its relative input paths (traces, fio jobs) resolve against, and `--set`
+/// overrides (`key=value`, value in TOML syntax or a bare string).
+#[derive(Debug, Clone)]
+pub struct ConfigSource {
+    pub text: String,
+    pub label: String,
+    pub base_dir: Option<PathBuf>,
+    pub sets: Vec<String>,
+}
+
+impl ConfigSource {
+    /// The file at `path` with `sets`; its inputs resolve against its directory.
+    pub fn from_file(path: &Path, sets: &[String]) -> Result<ConfigSource, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        Ok(ConfigSource {
+            text,
+            label: path.display().to_string(),
+            base_dir: path.parent().map(Path::to_path_buf),
+            sets: sets.to_vec(),
+        })
+    }
+
+    /// Parse the text, then apply the overrides: the text's own errors keep its lines.
+    pub fn load(&self) -> Result<Config, SimError> {
+        let cfg = Config::from_toml_str(&self.text, &self.label)?;
+        if self.sets.is_empty() {
+            return Ok(cfg);
+        }
+        let text = apply_overrides(&self.text, &self.sets)?;
+        let label = format!("{} with --set {}", self.label, self.sets.join(" --set "));
+        Config::from_toml_str(&text, &label)
+    }
+
+    /// The text the configuration was read from, overrides applied (for error lines).
+    pub fn effective_text(&self) -> String {
+        if self.sets.is_empty() {
+            return self.text.clone();
+        }
+        apply_overrides(&self.text, &self.sets).unwrap_or_else(|_| self.text.clone())
+    }
+
+    /// The label, or `label (with --set …)` when overrides changed the text (lines then
+    /// count in the overridden text).
+    pub fn effective_label(&self) -> String {
+        if self.sets.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{} (with --set {})", self.label, self.sets.join(" --set "))
+        }
+    }
+
+    /// Validate `cfg` (loaded from this source): errors name file, line and key.
+    pub fn validated(&self, cfg: &Config) -> Result<Derived, SimError> {
+        cfg.validate_in(&self.effective_text(), &self.effective_label())
+    }
+
+    /// A workload error of this configuration, with the file and line of its key.
+    pub fn workload_error(&self, e: WorkloadError) -> SimError {
+        at_key_line(e.into(), &self.effective_text(), &self.label)
+    }
+}
+
+/// `MemAvailable` of /proc/meminfo (Linux), in bytes.
+pub fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// An error (naming `label`, ending with `hint`: how to run it anyway) when the device of
+/// `cfg` needs more memory than this machine has available.
+pub fn check_memory(cfg: &Config, d: &Derived, label: &str, hint: &str) -> Result<(), String> {
+    let need = d.estimated_memory_bytes(cfg.integrity);
+    match available_memory_bytes() {
+        Some(avail) if need > avail => Err(format!(
+            "{label}: the device needs about {:.1} GiB of memory (map, reverse map, block state{}), more than the {:.1} GiB this machine has available; shrink it or {hint}",
+            need as f64 / (1u64 << 30) as f64,
+            if cfg.integrity { ", integrity versions" } else { "" },
+            avail as f64 / (1u64 << 30) as f64
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `cfg` with `sets` applied (for experiments whose base config is built in code).
+pub fn with_overrides(cfg: &Config, sets: &[String], label: &str) -> Result<Config, SimError> {
+    if sets.is_empty() {
+        return Ok(cfg.clone());
+    }
+    let text = apply_overrides(&cfg.to_toml_string(), sets)?;
+    Config::from_toml_str(
+        &text,
+        &format!("{label} with --set {}", sets.join(" --set ")),
+    )
+}
+
+/// Make the workload's input file (trace or fio job) absolute, relative to `base` (the
+/// config's directory), as the run resolved it: the resolved config re-runs from anywhere.
+pub fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
+    let file = match &mut cfg.workload {
+        ssdlab_workload::WorkloadConfig::Trace(t) => &mut t.path,
+        ssdlab_workload::WorkloadConfig::Fio(f) => &mut f.path,
+        _ => return,
+    };
+    if file.is_relative() {
+        let joined = base.unwrap_or(Path::new("")).join(&*file);
+        *file = std::fs::canonicalize(&joined).unwrap_or(joined);
+    }
+}
+
+/// `results.json`: the deterministic results, pretty-printed, with a final newline.
+pub fn results_json(r: &Results) -> serde_json::Result<String> {
+    Ok(serde_json::to_string_pretty(r)? + "\n")
+}
+
+fn percentile_rows(name: &str, s: &LatencySummary, out: &mut String) {
+    let rows = [
+        ("mean", s.mean),
+        ("p50", s.p50 as f64),
+        ("p90", s.p90 as f64),
+        ("p95", s.p95 as f64),
+        ("p99", s.p99 as f64),
+        ("p99.9", s.p99_9 as f64),
+        ("p99.99", s.p99_99 as f64),
+        ("p99.999", s.p99_999 as f64),
+        ("p99.9999", s.p99_9999 as f64),
+        ("max", s.max as f64),
+    ];
+    for (p, v) in rows {
+        let _ = writeln!(out, "{name},{p},{v},{}", s.count);
+    }
+}
+
+/// `latency.csv`: one row per operation and percentile (timed mode; operations that did
+/// not occur are left out).
+pub fn latency_csv(l: &LatencyBlock) -> String {
+    let mut s = String::from("op,percentile,latency_ns,samples\n");
+    for (name, summary) in [("read", &l.read), ("write", &l.write), ("flush", &l.flush)] {
+        if summary.count > 0 {
+            percentile_rows(name, summary, &mut s);
+        }
+    }
+    s
+}
+
+/// `timeseries.csv`: one row per `output.timeseries_interval_ns` of a timed run.
+pub fn timeseries_csv(rows: &[TimeSeriesRow]) -> String {
+    let mut s = String::from(TimeSeriesRow::CSV_HEADER);
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r.csv_line());
+        s.push('\n');
+    }
+    s
+}
+
+/// `config.resolved.toml`: `cfg` with every default filled in, then the derived values as
+/// comments.
+pub fn resolved_toml(cfg: &Config, d: &Derived) -> String {
+    format!(
+        "{}\n# ---- derived (read-only) ----\n{}",
+        cfg.to_toml_string(),
+        derived_toml(d)
+    )
+}
+
+#[derive(Serialize)]
+struct DerivedView<'a> {
+    logical_units: u32,
+    logical_bytes: u64,
+    physical_bytes: u64,
+    dies: u32,
+    planes: u32,
+    blocks: u32,
+    pages: u64,
+    slots_per_page: u32,
+    units_per_block: u32,
+    reserve_blocks_per_plane: u32,
+    min_over_provisioning_ratio: f64,
+    mapping_table_bytes: u64,
+    /// Approximate memory a run holds (without integrity mode).
+    estimated_memory_bytes: u64,
+    write_buffer_units: u32,
+    stripe_planes_first: &'a [u32],
+    regions: Vec<RegionView<'a>>,
+}
+
+/// One region as `config show` prints it.
+#[derive(Serialize)]
+struct RegionView<'a> {
+    name: &'a str,
+    content: &'static str,
+    cell_mode: &'static str,
+    /// Block indexes `first_index .. first_index + blocks_per_plane` of every plane.
+    first_index: u32,
+    blocks_per_plane: u32,
+    pages_per_block: u32,
+    units_per_block: u32,
+    blocks: u64,
+    physical_bytes: u64,
+    /// What the same blocks hold in the device's native cell mode: the region's cost.
+    native_bytes: u64,
+    gc_policy: &'static str,
+    gc_soft_free_blocks: u32,
+    gc_hard_free_blocks: u32,
+    reserve_blocks_per_plane: u32,
+    relocate_to: &'a str,
+}
+
+/// The derived values of a configuration as TOML comments (`# key = value`).
+pub fn derived_toml(d: &Derived) -> String {
+    let g = &d.geometry;
+    let v = DerivedView {
+        logical_units: d.logical_units,
+        logical_bytes: d.logical_bytes,
+        physical_bytes: d.physical_bytes,
+        dies: g.dies,
+        planes: g.planes,
+        blocks: g.blocks,
+        pages: g.pages,
+        slots_per_page: g.slots_per_page,
+        units_per_block: g.units_per_block,
+        reserve_blocks_per_plane: d.reserve_blocks_per_plane,
+        min_over_provisioning_ratio: d.min_over_provisioning_ratio,
+        mapping_table_bytes: d.mapping_table_bytes,
+        estimated_memory_bytes: d.estimated_memory_bytes(false),
+        write_buffer_units: d.write_buffer_units,
+        stripe_planes_first: &d.stripe_planes[..d.stripe_planes.len().min(16)],
+        regions: d
+            .regions
+            .iter()
+            .map(|r| RegionView {
+                name: &r.name,
+                content: r.content.name(),
+                cell_mode: r.cell_mode.name(),
+                first_index: r.first_index,
+                blocks_per_plane: r.blocks_per_plane,
+                pages_per_block: r.pages_per_block,
+                units_per_block: r.units_per_block,
+                blocks: r.blocks,
+                physical_bytes: r.physical_bytes,
+                native_bytes: r.native_bytes,
+                gc_policy: r.gc.name(),
+                gc_soft_free_blocks: r.gc_soft_free_blocks,
+                gc_hard_free_blocks: r.gc_hard_free_blocks,
+                reserve_blocks_per_plane: r.reserve_blocks_per_plane,
+                relocate_to: &d.regions[r.relocate_to as usize].name,
+            })
+            .collect(),
+    };
+    let body = toml::to_string(&v).unwrap_or_default();
+    body.lines().map(|l| format!("# {l}\n")).collect()
+}
+
+/// The columns of a sweep point's headline row ([`sweep_headline`]).
+pub const SWEEP_HEADLINE: &str = "status,requests,iops,mb_per_s,waf,read_p50_ns,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,erase_stddev,sim_time_ns";
+
+/// One sweep point's headline figures as a CSV row of [`SWEEP_HEADLINE`] (latencies empty
+/// in the functional mode).
+pub fn sweep_headline(r: &Results) -> String {
+    let lat = r.latency_ns.as_ref();
+    let f = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+    format!(
+        "{},{},{:.1},{:.3},{:.4},{},{},{},{},{},{},{:.3},{}",
+        serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        r.host.requests,
+        r.host.iops,
+        r.host.mb_per_s,
+        r.waf,
+        f(lat.map(|l| l.read.p50)),
+        f(lat.map(|l| l.read.p99)),
+        f(lat.map(|l| l.read.p99_99)),
+        f(lat.map(|l| l.write.p99)),
+        f(lat.map(|l| l.write.p99_99)),
+        r.gc.invocations,
+        r.wear.erase_count_stddev,
+        r.host.sim_time_ns
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_keep_the_file_label_and_lines() {
+        let src = ConfigSource {
+            text: include_str!("../../../configs/default.toml").into(),
+            label: "x.toml".into(),
+            base_dir: None,
+            sets: vec!["device.over_provisioning_ratio=-1".into()],
+        };
+        assert_eq!(
+            src.effective_label(),
+            "x.toml (with --set device.over_provisioning_ratio=-1)"
+        );
+        let cfg = src.load().unwrap();
+        let e = src.validated(&cfg).unwrap_err().to_string();
+        assert!(
+            e.starts_with("x.toml (with --set device.over_provisioning_ratio=-1):"),
+            "{e}"
+        );
+        assert!(e.contains(": device.over_provisioning_ratio: "), "{e}");
+        let bad = ConfigSource {
+            sets: vec!["novalue".into()],
+            ..src
+        };
+        assert!(bad
+            .load()
+            .unwrap_err()
+            .to_string()
+            .contains("--set novalue"));
+    }
+}

@@ -1,0 +1,281 @@
+//! `ssdlab._native`: the Python binding's native module. The pure-Python package `ssdlab`
+//! (python/ssdlab) wraps it in `run`, `sweep` and `reproduce`. Every simulation runs with the
+//! GIL released; errors become `ssdlab.SsdlabError` carrying the simulator's message (file,
+//! line and key for configuration errors).
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rayon::prelude::*;
+use ssdlab_core::{NoProgress, SimError, Simulation};
+use ssdlab_experiments::run::{self as one, ConfigSource, WORKLOAD_CHECK_REQUESTS};
+use ssdlab_experiments::{dftl, op, slc, ssr, wl};
+use std::path::PathBuf;
+use std::time::Instant;
+
+create_exception!(
+    ssdlab,
+    SsdlabError,
+    PyValueError,
+    "An ssdlab error: an invalid configuration (the message names file, line and key), a bad override or a failed simulation."
+);
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    SsdlabError::new_err(e.to_string())
+}
+
+/// What one run produced: the output files' text and the wall-clock figures.
+struct RunOutput {
+    results_json: String,
+    latency_csv: Option<String>,
+    timeseries_csv: Option<String>,
+    config_toml: String,
+    config_json: String,
+    precondition_wall_s: f64,
+    workload_wall_s: f64,
+}
+
+/// `src` loaded, validated and simulated as `ssdlab run` does it.
+fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutput, String> {
+    let (sim, results, t) = run_source(src, seed, big)?;
+    let mut resolved = sim.config.clone();
+    one::absolute_inputs(&mut resolved, src.base_dir.as_deref());
+    Ok(RunOutput {
+        results_json: one::results_json(&results).map_err(|e| e.to_string())?,
+        latency_csv: results.latency_ns.as_ref().map(one::latency_csv),
+        timeseries_csv: (!sim.last_timeseries.is_empty())
+            .then(|| one::timeseries_csv(&sim.last_timeseries)),
+        config_toml: one::resolved_toml(&resolved, &sim.derived),
+        config_json: serde_json::to_string(&resolved).map_err(|e| e.to_string())?,
+        precondition_wall_s: t.0,
+        workload_wall_s: t.1,
+    })
+}
+
+/// Load, validate, check memory (unless `big`: allow large devices) and the workload,
+/// precondition and run; also the wall seconds of the preconditioning and of the workload.
+fn run_source(
+    src: &ConfigSource,
+    seed: Option<u64>,
+    big: bool,
+) -> Result<(Simulation, ssdlab_core::Results, (f64, f64)), String> {
+    let mut cfg = src.load().map_err(|e| e.to_string())?;
+    let d = src.validated(&cfg).map_err(|e| e.to_string())?;
+    if !big {
+        one::check_memory(&cfg, &d, &src.label, "pass allow_large_memory=True")?;
+    }
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let label = |e: SimError| format!("{}: {e}", src.label);
+    let mut sim = Simulation::new(cfg).map_err(label)?;
+    sim.base_dir = src.base_dir.clone();
+    sim.check_workload(WORKLOAD_CHECK_REQUESTS)
+        .map_err(|e| match e {
+            SimError::Workload(w) => src.workload_error(w).to_string(),
+            e => label(e),
+        })?;
+    let t0 = Instant::now();
+    sim.precondition(&mut NoProgress).map_err(label)?;
+    let t1 = Instant::now();
+    let results = sim.run_workload(&mut NoProgress).map_err(label)?;
+    let t2 = Instant::now();
+    let walls = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
+    Ok((sim, results, walls))
+}
+
+/// One run: `text` (TOML) named `label` in messages, relative inputs resolved against
+/// `base_dir`, `sets` applied as `--set`. Returns the output files' text and wall figures.
+#[pyfunction]
+#[pyo3(signature = (text, label, base_dir=None, sets=Vec::new(), seed=None, allow_large_memory=false))]
+fn run<'py>(
+    py: Python<'py>,
+    text: String,
+    label: String,
+    base_dir: Option<PathBuf>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    allow_large_memory: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let src = ConfigSource {
+        text,
+        label,
+        base_dir,
+        sets,
+    };
+    let o = py
+        .detach(|| simulate(&src, seed, allow_large_memory))
+        .map_err(err)?;
+    let d = PyDict::new(py);
+    d.set_item("results_json", o.results_json)?;
+    d.set_item("latency_csv", o.latency_csv)?;
+    d.set_item("timeseries_csv", o.timeseries_csv)?;
+    d.set_item("config_toml", o.config_toml)?;
+    d.set_item("config_json", o.config_json)?;
+    d.set_item("precondition_wall_s", o.precondition_wall_s)?;
+    d.set_item("workload_wall_s", o.workload_wall_s)?;
+    Ok(d)
+}
+
+/// One sweep point: `(text, label, base_dir, sets)`.
+type Point = (String, String, Option<PathBuf>, Vec<String>);
+
+/// Run every point on `jobs` threads (0: one per core); per point `(true, headline row)`
+/// (columns `SWEEP_HEADLINE`) or `(false, error message)`: a failed point does not stop the
+/// others.
+#[pyfunction]
+#[pyo3(signature = (points, jobs=0, allow_large_memory=false))]
+fn run_points(
+    py: Python<'_>,
+    points: Vec<Point>,
+    jobs: usize,
+    allow_large_memory: bool,
+) -> PyResult<Vec<(bool, String)>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(err)?;
+    Ok(py.detach(|| {
+        pool.install(|| {
+            points
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|(text, label, base_dir, sets)| {
+                    let src = ConfigSource {
+                        text,
+                        label,
+                        base_dir,
+                        sets,
+                    };
+                    match run_source(&src, None, allow_large_memory) {
+                        Ok((_, r, _)) => (true, one::sweep_headline(&r)),
+                        Err(e) => (false, e),
+                    }
+                })
+                .collect()
+        })
+    }))
+}
+
+/// A JSON object as TOML text (a configuration given as a Python dict).
+#[pyfunction]
+fn json_to_toml(json: &str) -> PyResult<String> {
+    let table: toml::Table = serde_json::from_str(json)
+        .map_err(|e| err(format!("the configuration dict is not TOML-shaped: {e}")))?;
+    toml::to_string(&table).map_err(err)
+}
+
+/// A JSON value as an inline TOML value (the right-hand side of an override).
+#[pyfunction]
+fn json_to_toml_value(json: &str) -> PyResult<String> {
+    let v: toml::Value =
+        serde_json::from_str(json).map_err(|e| err(format!("{json}: not a TOML value: {e}")))?;
+    Ok(v.to_string())
+}
+
+/// The experiments `reproduce` knows.
+const EXPERIMENTS: [&str; 5] = ["op", "ssr", "wl", "dftl", "slc"];
+
+/// Run experiment `name` (as `ssdlab reproduce NAME --scale … --seed … --set …`) on `jobs`
+/// threads (0: one per core) and return its table as CSV text.
+#[pyfunction]
+#[pyo3(signature = (name, scale=1.0, seed=None, sets=Vec::new(), jobs=0, requests=None))]
+fn reproduce(
+    py: Python<'_>,
+    name: &str,
+    scale: f64,
+    seed: Option<u64>,
+    sets: Vec<String>,
+    jobs: usize,
+    requests: Option<u64>,
+) -> PyResult<String> {
+    if !EXPERIMENTS.contains(&name) {
+        return Err(PyValueError::new_err(format!(
+            "unknown experiment {name:?}; known: {}",
+            EXPERIMENTS.join(", ")
+        )));
+    }
+    if !(scale >= 1.0 && scale.is_finite()) {
+        return Err(err(format!("scale {scale}: must be a divisor >= 1")));
+    }
+    if name != "op" && scale.fract() != 0.0 {
+        return Err(err(format!("scale {scale}: {name} takes a whole number")));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(err)?;
+    let iscale = scale as u32;
+    let name = name.to_string();
+    py.detach(move || {
+        pool.install(|| -> Result<String, String> {
+            let s = |e: ssdlab_experiments::ExperimentError| e.to_string();
+            let overridden = |base: &ssdlab_core::Config, label: &str| {
+                one::with_overrides(base, &sets, label).map_err(|e| e.to_string())
+            };
+            Ok(match name.as_str() {
+                "op" => {
+                    let mut p = op::OpSweepParams::paper(1.0 / scale).map_err(s)?;
+                    p.base = overridden(&p.base, "configs/op-paper.toml")?;
+                    p.base.seed = seed.unwrap_or(p.base.seed);
+                    op::sweep(&p, &|_| {}).map_err(s)?.csv()
+                }
+                "ssr" => {
+                    let mut p = ssr::SsrParams::paper(iscale).map_err(s)?;
+                    p.base = overridden(&p.base, "configs/ssr-table1.toml")?;
+                    p.base.seed = seed.unwrap_or(p.base.seed);
+                    if let Some(n) = requests {
+                        p.requests = vec![n; p.workloads.len()];
+                    }
+                    ssr::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+                "wl" => {
+                    let p = wl::WlParams {
+                        scale: iscale,
+                        seed,
+                        sets,
+                        ..wl::WlParams::paper()
+                    };
+                    wl::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+                "dftl" => {
+                    let p = dftl::DftlParams {
+                        scale: iscale,
+                        seed,
+                        sets,
+                        requests: requests.unwrap_or(dftl::DftlParams::paper().requests),
+                        ..dftl::DftlParams::paper()
+                    };
+                    dftl::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+                _ => {
+                    let p = slc::SlcParams {
+                        scale: iscale,
+                        seed,
+                        sets,
+                        filebench_requests: requests
+                            .unwrap_or(slc::SlcParams::paper().filebench_requests),
+                        ..slc::SlcParams::paper()
+                    };
+                    slc::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+            })
+        })
+    })
+    .map_err(err)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
+    m.add("SWEEP_HEADLINE", one::SWEEP_HEADLINE)?;
+    m.add("EXPERIMENTS", EXPERIMENTS.to_vec())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(json_to_toml_value, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    Ok(())
+}

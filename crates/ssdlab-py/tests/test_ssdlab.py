@@ -1,0 +1,250 @@
+"""Tests of the Python package `ssdlab` (run by .ci/run against the built wheel)."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ssdlab
+from ssdlab import _native
+
+ROOT = Path(__file__).resolve().parents[3]
+DEFAULT = ROOT / "configs" / "default.toml"
+# The default device and workload, shrunk so a run takes a fraction of a second.
+SMALL = {"device.geometry.blocks_per_plane": 64, "workload.requests": 20000}
+SMALL_SETS = ["device.geometry.blocks_per_plane=64", "workload.requests=20000"]
+
+
+@pytest.fixture(scope="module")
+def small():
+    return ssdlab.run(DEFAULT, SMALL)
+
+
+def test_path_toml_string_and_dict_give_identical_results(small):
+    text = DEFAULT.read_text()
+    from_text = ssdlab.run(text, SMALL)
+    assert from_text.results_json == small.results_json
+    # The resolved configuration (every default filled in) as a dict runs the same device.
+    from_dict = ssdlab.run(small.config)
+    assert from_dict.summary == small.summary
+    tomllib = pytest.importorskip("tomllib")
+    as_dict = tomllib.loads(text)
+    as_dict["device"]["geometry"]["blocks_per_plane"] = 64
+    as_dict["workload"]["requests"] = 20000
+    assert ssdlab.run(as_dict).results_json == small.results_json
+    assert ssdlab.run(str(DEFAULT), SMALL).results_json == small.results_json
+
+
+def test_results_json_is_byte_identical_to_the_cli(small, tmp_path):
+    exe = os.environ.get("SSDLAB_BIN")
+    if not exe:
+        pytest.skip("SSDLAB_BIN is not set (point it at the ssdlab binary cargo built; .ci/run does)")
+    assert Path(exe).is_file(), "SSDLAB_BIN={} does not exist".format(exe)
+    cmd = [exe, "run", str(DEFAULT), "--out", str(tmp_path / "cli"), "--quiet"]
+    for s in SMALL_SETS:
+        cmd += ["--set", s]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    small.write(tmp_path / "py")
+    for name in ["results.json", "latency.csv", "timeseries.csv", "config.resolved.toml"]:
+        cli = (tmp_path / "cli" / name).read_bytes()
+        assert (tmp_path / "py" / name).read_bytes() == cli, name
+
+
+def test_summary_latency_timeseries_and_config(small):
+    s = small.summary
+    assert s["status"] == "completed" and s["host"]["requests"] == 20000
+    lat = small.latency
+    assert list(lat.columns) == ["op", "percentile", "latency_ns", "samples"]
+    p50 = lat[(lat.op == "read") & (lat.percentile == "p50")].latency_ns.item()
+    assert p50 == s["latency_ns"]["read"]["p50"]
+    assert set(lat.op) == {"read", "write"}
+    assert len(small.timeseries) > 0 and "waf" in small.timeseries.columns
+    assert small.config["device"]["geometry"]["blocks_per_plane"] == 64
+    assert small.config["ftl"]["gc"]["policy"] == "greedy"
+    assert "# ---- derived (read-only) ----" in small.config_toml
+    assert small.perf["workload_wall_s"] > 0
+
+
+def test_functional_run_has_an_empty_latency_table():
+    r = ssdlab.run(DEFAULT, {**SMALL, "mode": "functional"})
+    assert r.latency_csv is None and r.latency.empty
+    assert list(r.latency.columns) == ["op", "percentile", "latency_ns", "samples"]
+
+
+def test_overrides_dict_and_list_and_seed(small):
+    as_list = ssdlab.run(DEFAULT, SMALL_SETS)
+    assert as_list.results_json == small.results_json
+    more = ssdlab.run(DEFAULT, {**SMALL, "workload.requests": 5000, "ftl.gc": {"policy": "fifo"}})
+    assert more.summary["host"]["requests"] == 5000
+    assert more.config["ftl"]["gc"]["policy"] == "fifo"
+    seeded = ssdlab.run(DEFAULT, SMALL, seed=7)
+    assert seeded.summary["seed"] == 7 and seeded.summary != small.summary
+
+
+def test_errors_name_file_line_and_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    lines = DEFAULT.read_text().splitlines()
+    at = next(i for i, l in enumerate(lines) if l.startswith("over_provisioning_ratio"))
+    lines[at] = "over_provisioning_ratio = -0.5"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ssdlab.SsdlabError) as e:
+        ssdlab.run(bad)
+    msg = str(e.value)
+    assert "bad.toml:{}".format(at + 1) in msg and "device.over_provisioning_ratio" in msg, msg
+    assert isinstance(e.value, ValueError)
+    # An unknown key: the parser names file and line.
+    lines[at] = "over_provisioning_ratioo = 0.25"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ssdlab.SsdlabError, match=r"bad\.toml.*line {}".format(at + 1)):
+        ssdlab.run(bad)
+    # A bad override: the line (of the overridden text) and the key, as the CLI says it.
+    with pytest.raises(ssdlab.SsdlabError, match=r"default\.toml:\d+: workload\.queue_depth"):
+        ssdlab.run(DEFAULT, {"workload.queue_depth": 0})
+    with pytest.raises(ssdlab.SsdlabError, match=r"with --set ftl\.gc_hard_free_blocks=0\):\d+: ftl\.gc_hard"):
+        ssdlab.run(DEFAULT, {"ftl.gc_hard_free_blocks": 0})
+    with pytest.raises(FileNotFoundError):
+        ssdlab.run(tmp_path / "missing.toml")
+    with pytest.raises(TypeError):
+        ssdlab.run(42)
+
+
+def test_the_gil_is_released_while_simulating():
+    text = DEFAULT.read_text()
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        time.sleep(0.01)
+        before = len(ticks)
+        t0 = time.perf_counter()
+        _native.run(text, "<string>", None, ["workload.requests=20000"], None)
+        wall = time.perf_counter() - t0
+        during = len(ticks) - before
+    finally:
+        stop.set()
+        t.join()
+    # Held, the GIL would let the ticker run only between the calls.
+    assert during > 10 and during > wall * 50, (during, wall)
+
+
+def test_reproduce_op_returns_its_table():
+    df = ssdlab.reproduce("op", scale=5000)
+    assert list(df.columns) == [
+        "op_ratio", "nand_reads", "nand_programs", "nand_erases", "time_s", "waf", "model_waf", "improvement_pct",
+    ]
+    assert len(df) == 11 and df.op_ratio.tolist()[:2] == [0.0, 0.1]
+    assert (df.waf >= 1).all()
+    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc"):
+        ssdlab.reproduce("nope")
+    with pytest.raises(ssdlab.SsdlabError, match="scale"):
+        ssdlab.reproduce("op", scale=0.5)
+
+
+GRID = {"ftl.gc_soft_free_blocks": [4, 8], "ftl.gc": [{"policy": "greedy"}, {"policy": "fifo"}]}
+HEADLINE = [
+    "status", "requests", "iops", "mb_per_s", "waf", "read_p50_ns", "read_p99_ns", "read_p99_99_ns",
+    "write_p99_ns", "write_p99_99_ns", "gc_victims", "erase_stddev", "sim_time_ns",
+]
+
+
+@pytest.fixture(scope="module")
+def local_rows():
+    return ssdlab.sweep(DEFAULT, GRID, overrides=SMALL)
+
+
+def test_local_sweep_one_row_per_point(local_rows):
+    df = local_rows
+    assert list(df.columns) == ["point", "ftl.gc_soft_free_blocks", "ftl.gc", *HEADLINE, "error"]
+    assert df["point"].tolist() == [0, 1, 2, 3]
+    assert df["ftl.gc_soft_free_blocks"].tolist() == [4, 4, 8, 8]  # the last key varies fastest
+    assert [g["policy"] for g in df["ftl.gc"]] == ["greedy", "fifo", "greedy", "fifo"]
+    assert (df.status == "completed").all() and df.error.isna().all()
+    # A point's row is its run's headline.
+    one = ssdlab.run(DEFAULT, {**SMALL, "ftl.gc_soft_free_blocks": 8, "ftl.gc": {"policy": "fifo"}}).summary
+    row = df.iloc[3]
+    assert row.requests == one["host"]["requests"] == 20000
+    assert row.waf == round(one["waf"], 4)
+    assert row.read_p50_ns == one["latency_ns"]["read"]["p50"]
+    assert row.gc_victims == one["gc"]["invocations"]
+    # The same on one thread.
+    pd.testing.assert_frame_equal(ssdlab.sweep(DEFAULT, GRID, overrides=SMALL, jobs=1), df)
+
+
+def test_a_failed_point_is_reported_not_dropped():
+    df = ssdlab.sweep(DEFAULT, {"ftl.gc_hard_free_blocks": [2, 0]}, overrides=SMALL)
+    assert len(df) == 2
+    assert df.status.tolist() == ["completed", "failed"]
+    assert pd.isna(df.error[0])
+    assert "ftl.gc_hard_free_blocks" in df.error[1] and "default.toml" in df.error[1], df.error[1]
+    assert pd.isna(df.waf[1])
+    with pytest.raises(ValueError, match="backend"):
+        ssdlab.sweep(DEFAULT, GRID, backend="slurm")
+
+
+def test_ray_sweep_gives_the_local_rows(local_rows):
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    with pytest.raises(RuntimeError, match=r"ray\.init"):
+        ssdlab.sweep(DEFAULT, GRID, backend="ray", overrides=SMALL)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        rows = ssdlab.sweep(DEFAULT, GRID, backend="ray", overrides=SMALL)
+    finally:
+        ray.shutdown()
+    pd.testing.assert_frame_equal(rows, local_rows)
+
+
+def test_example_sweeps_and_plots_headless(tmp_path):
+    png = tmp_path / "waf.png"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "op_sweep.py"), "--scale", "500", "--out", str(png)],
+        check=True, capture_output=True, text=True, env=env, cwd=tmp_path,
+    ).stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "cost-benefit" in out and "failed" not in out
+
+
+def test_trace_paths_resolve_against_the_config_file(tmp_path, monkeypatch):
+    d = tmp_path / "cfg"
+    d.mkdir()
+    lines = ["{},h,0,{},{},4096,0".format(128166372000000000 + 1000 * i, "Write" if i % 3 else "Read", 4096 * (i * 7 % 5000))
+             for i in range(3000)]
+    (d / "t.csv").write_text("\n".join(lines) + "\n")
+    text = DEFAULT.read_text().split("[workload]")[0]
+    text += '[workload]\nkind = "trace"\npath = "t.csv"\nformat = "msr"\nreplay = "open"\n'
+    (d / "trace.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)  # not the config's directory
+    r = ssdlab.run(Path("cfg") / "trace.toml", {"device.geometry.blocks_per_plane": 64})
+    assert r.summary["host"]["requests"] == 3000
+    assert r.config["workload"]["path"] == str((d / "t.csv").resolve())
+    df = ssdlab.sweep("cfg/trace.toml", {"ftl.gc_soft_free_blocks": [4, 8]}, overrides={"device.geometry.blocks_per_plane": 64})
+    assert (df.status == "completed").all() and (df.requests == 3000).all()
+    # As text there is no file to resolve against: the working directory, where t.csv is not.
+    with pytest.raises(ssdlab.SsdlabError, match="t.csv"):
+        ssdlab.run(text)
+
+
+def test_a_device_larger_than_memory_is_refused_before_it_runs():
+    avail = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:")), None)
+    if avail is None or avail > 40 << 30:
+        pytest.skip("needs a machine with less than 40 GiB available (this device needs about 53 GiB)")
+    huge = {"device.geometry.blocks_per_plane": 8000, "device.geometry.chips_per_channel": 16,
+            "device.geometry.pages_per_block": 1024, "integrity": True}
+    with pytest.raises(ssdlab.SsdlabError, match=r"default\.toml: the device needs about .* allow_large_memory=True"):
+        ssdlab.run(DEFAULT, huge)
+    df = ssdlab.sweep(DEFAULT, {"workload.requests": [10]}, overrides=huge)
+    assert df.status.tolist() == ["failed"] and "GiB of memory" in df.error[0]
