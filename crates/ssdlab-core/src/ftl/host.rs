@@ -93,19 +93,7 @@ impl Ftl {
                 self.issue(sink, op)?;
                 continue;
             }
-            let first = self.page_slot(block, page);
-            for (i, &lpn) in lpns.iter().enumerate() {
-                self.map_unit(lpn, first + i as u32, versions.get(i).copied());
-            }
-            self.count_host_page(block, r, plane, n);
-            let op = NandOp::new(
-                OpKind::Program,
-                Cause::Host,
-                block,
-                page,
-                n,
-                Owner::HostProgram { token },
-            );
+            let op = self.fill_host_page(r, plane, (block, page), lpns, versions, token);
             self.issue(sink, op)?;
             if self.trans.active() {
                 self.host_updates(lpns);
@@ -130,23 +118,38 @@ impl Ftl {
             return false;
         };
         self.program_seq += 1;
-        let n = lpns.len() as u32;
+        let op = self.fill_host_page(r, plane, (block, page), lpns, &[], token);
+        self.issue_times(sink, op, 1);
+        self.pages_programmed(block, 1);
+        true
+    }
+
+    /// Map `lpns` (with their integrity `versions`, if any) into `page` of `block` (region
+    /// `r`, `plane`), count them, and return the page's program.
+    #[inline(always)]
+    fn fill_host_page(
+        &mut self,
+        r: u8,
+        plane: u32,
+        (block, page): (u32, u32),
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+    ) -> NandOp {
         let first = self.page_slot(block, page);
-        for (slot, &lpn) in (first..).zip(lpns) {
-            self.map_unit(lpn, slot, None);
+        for (i, &lpn) in lpns.iter().enumerate() {
+            self.map_unit(lpn, first + i as u32, versions.get(i).copied());
         }
+        let n = lpns.len() as u32;
         self.count_host_page(block, r, plane, n);
-        let op = NandOp::new(
+        NandOp::new(
             OpKind::Program,
             Cause::Host,
             block,
             page,
             n,
             Owner::HostProgram { token },
-        );
-        self.issue_times(sink, op, 1);
-        self.pages_programmed(block, 1);
-        true
+        )
     }
 
     /// `n` host units were placed in a page of `block` (region `r`, `plane`).
