@@ -537,7 +537,7 @@ impl Ftl {
             spp: spp as usize,
             read_page: job.last_read_page,
             reads: 0,
-            prefetch: self.table.slots().len() > PREFETCH_MIN_UNITS,
+            prefetch: self.prefetches(),
         };
         let mut units = 0u64;
         let stop = loop {
