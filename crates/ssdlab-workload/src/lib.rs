@@ -65,6 +65,19 @@ pub trait RequestSource: Send {
             None => false,
         })
     }
+
+    /// Requests into `out[..n]`, in order, for some `1 <= n <= out.len()` (`out` is not
+    /// empty), or `n == 0` when the source is exhausted; an error raised after `n` requests
+    /// is returned beside them. The default draws one request: a source overrides this
+    /// only when drawing a batch early is invisible (no counters updated while drawing),
+    /// so the drivers can draw many per dynamic call.
+    #[inline]
+    fn next_batch(&mut self, out: &mut [HostRequest]) -> (usize, Option<WorkloadError>) {
+        match self.next_into(&mut out[0]) {
+            Ok(more) => (more as usize, None),
+            Err(e) => (0, Some(e)),
+        }
+    }
 }
 
 /// How a flow's requests enter the device.

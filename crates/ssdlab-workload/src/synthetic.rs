@@ -385,7 +385,7 @@ impl SyntheticSource {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, size_bytes: u64) -> u64 {
         let a = self.plan.align_bytes;
         // Alignments are powers of two in practice: a shift, not a 64-bit division.
@@ -413,11 +413,28 @@ impl RequestSource for SyntheticSource {
 
     #[inline]
     fn next_into(&mut self, out: &mut HostRequest) -> Result<bool, WorkloadError> {
+        Ok(self.draw(out))
+    }
+
+    /// Synthetic sources keep no counters: a batch drawn early is the same requests.
+    fn next_batch(&mut self, out: &mut [HostRequest]) -> (usize, Option<WorkloadError>) {
+        let mut n = 0;
+        while n < out.len() && self.draw(&mut out[n]) {
+            n += 1;
+        }
+        (n, None)
+    }
+}
+
+impl SyntheticSource {
+    /// The next request into `out`; false when the flow has issued all it should.
+    #[inline(always)]
+    fn draw(&mut self, out: &mut HostRequest) -> bool {
         let p = &self.plan;
         if (p.requests > 0 && self.issued_requests >= p.requests)
             || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes)
         {
-            return Ok(false);
+            return false;
         }
         let u: f64 = self.rng.gen();
         let op = if u < p.read_threshold {
@@ -453,7 +470,7 @@ impl RequestSource for SyntheticSource {
         out.offset_bytes = p.ws_offset_bytes + slot * p.align_bytes;
         out.size_bytes = size_bytes;
         out.journal = None;
-        Ok(true)
+        true
     }
 }
 

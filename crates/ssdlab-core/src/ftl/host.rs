@@ -63,7 +63,7 @@ impl Ftl {
 
     /// Place the page on `plane` of region `r`; false when the plane has no free page
     /// outside its reserve. A failed program attempt (injected) takes the next page.
-    #[inline]
+    #[inline(always)]
     fn place_host_page<S: NandSink>(
         &mut self,
         r: u8,
@@ -80,6 +80,20 @@ impl Ftl {
         {
             return Ok(self.place_host_page_plain(r, plane, lpns, token, sink));
         }
+        self.place_host_page_general(r, plane, lpns, versions, token, sink)
+    }
+
+    /// [`Ftl::place_host_page`] through the general issue path.
+    #[inline(never)]
+    fn place_host_page_general<S: NandSink>(
+        &mut self,
+        r: u8,
+        plane: u32,
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+        sink: &mut S,
+    ) -> Result<bool> {
         loop {
             let Some((block, page)) = self.take_page(r, plane, Stream::Host) else {
                 return Ok(false);

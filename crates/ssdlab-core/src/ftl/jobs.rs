@@ -205,33 +205,38 @@ impl PlainRun {
     /// source page is read once, when its first unit is taken.
     #[inline(always)]
     fn copy(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+        // The loop state in locals (registers), written back once.
+        let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
+        let (base, spp, prefetch) = (self.base, self.spp, self.prefetch);
+        let end = dst + n;
         let mut d = dst;
-        while d < dst + n {
-            let slot = self.scan;
-            self.scan += 1;
+        while d < end {
             // The units a few slots on are re-mapped soon: ask for their entries now
             // (when the table is too large for the caches).
-            if self.prefetch {
+            if prefetch {
                 if let Some(&ahead) = oob.get(slot + Self::PREFETCH_SLOTS) {
                     crate::prefetch::prefetch(l2p, ahead as usize);
                 }
             }
             let lpn = oob[slot];
-            if lpn == NONE {
-                continue;
+            if lpn != NONE {
+                // One unit per page: every unit taken is a page read (the source is
+                // scanned forward, so never the page read last).
+                let page = if spp == 1 {
+                    (slot - base) as u32
+                } else {
+                    ((slot - base) / spp) as u32
+                };
+                reads += (spp == 1 || page != read_page) as u64;
+                read_page = page;
+                l2p[lpn as usize] = d as u32;
+                oob[slot] = NONE;
+                oob[d] = lpn;
+                d += 1;
             }
-            let page = if self.spp == 1 {
-                (slot - self.base) as u32
-            } else {
-                ((slot - self.base) / self.spp) as u32
-            };
-            self.reads += (page != self.read_page) as u64;
-            self.read_page = page;
-            l2p[lpn as usize] = d as u32;
-            oob[slot] = NONE;
-            oob[d] = lpn;
-            d += 1;
+            slot += 1;
         }
+        (self.scan, self.reads, self.read_page) = (slot, reads, read_page);
     }
 }
 
@@ -318,7 +323,7 @@ impl Ftl {
     }
 
     /// Run every queued background step until none is left.
-    #[inline]
+    #[inline(always)]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         if self.woken_jobs.is_empty() && self.woken.is_empty() && self.deferred.is_empty() {
             return self.check_due();
@@ -326,7 +331,9 @@ impl Ftl {
         self.run_background_steps(sink)
     }
 
-    /// [`Ftl::run_background`] when something is queued.
+    /// [`Ftl::run_background`] when something is queued (out of line: the common case,
+    /// nothing queued, is the inlined check above).
+    #[inline(never)]
     fn run_background_steps<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         loop {
             if let Some(j) = self.woken_jobs.pop() {

@@ -143,7 +143,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Write one unit from the host.
-    #[inline]
+    #[inline(always)]
     pub fn write_unit(&mut self, lpn: u32) -> Result<()> {
         self.units_written += 1;
         let version = self.ftl.new_version(lpn);
@@ -171,6 +171,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Program the packed units (a full page, or a padded partial one on flush).
+    #[inline]
     fn program_packed(&mut self) -> Result<()> {
         let n = self.packer.n;
         if n == 0 {

@@ -1,22 +1,26 @@
-//! Requests drawn from a flow's source before their submission, so the driver can
-//! prefetch the mapping entries they will touch (large devices: a random lookup in a
-//! table of hundreds of MiB is a DRAM miss). Sources do not depend on the simulation, so
-//! drawing early changes nothing; a source error is raised when the request in its place
-//! would have been submitted.
+//! Requests drawn from a flow's source before their submission: in batches where the
+//! source allows it ([`RequestSource::next_batch`]: one dynamic call for many requests),
+//! and, on large devices, far enough ahead that the driver can prefetch the mapping
+//! entries they will touch (a random lookup in a table of hundreds of MiB is a DRAM
+//! miss). Sources do not depend on the simulation, and a source that counts anything
+//! while drawing draws one request per call, so drawing early changes nothing; a source
+//! error is raised when the request in its place would have been submitted.
 
 use crate::ftl::Ftl;
 use ssdlab_workload::{HostOp, HostRequest, RequestSource, WorkloadError};
 
 /// Requests kept drawn ahead when prefetching (0 otherwise).
 const AHEAD: usize = 4;
-const RING: usize = 8;
+/// Requests drawn per batch at most.
+const BATCH: usize = 64;
 
 pub struct Lookahead {
     source: Box<dyn RequestSource>,
-    ring: [HostRequest; RING],
-    head: usize,
+    /// Drawn requests `buf[pos..len]`, oldest first.
+    buf: Box<[HostRequest; BATCH]>,
+    pos: usize,
     len: usize,
-    /// Requests to keep drawn ahead: `AHEAD`, or 0 (no prefetching: plain pass-through).
+    /// Requests to keep drawn ahead: `AHEAD`, or 0 (no prefetching).
     depth: usize,
     exhausted: bool,
     error: Option<WorkloadError>,
@@ -34,8 +38,8 @@ impl Lookahead {
         };
         Lookahead {
             source,
-            ring: [empty; RING],
-            head: 0,
+            buf: Box::new([empty; BATCH]),
+            pos: 0,
             len: 0,
             depth: if prefetch { AHEAD } else { 0 },
             exhausted: false,
@@ -45,41 +49,50 @@ impl Lookahead {
 
     /// The next request into `out`; false when the source is exhausted. When drawing
     /// ahead, the mapping entry of the request `AHEAD` places on is prefetched.
-    #[inline]
+    #[inline(always)]
     pub fn next_into(&mut self, out: &mut HostRequest, ftl: &Ftl) -> Result<bool, WorkloadError> {
-        if self.depth == 0 {
-            return self.source.next_into(out);
+        if self.len - self.pos <= self.depth && !self.exhausted {
+            self.refill(ftl);
         }
-        while !self.exhausted && self.len <= self.depth {
-            let slot = &mut self.ring[(self.head + self.len) % RING];
-            match self.source.next_into(slot) {
-                Ok(true) => {
-                    ftl.prefetch_offset(slot.offset_bytes);
-                    self.len += 1;
-                }
-                Ok(false) => self.exhausted = true,
-                Err(e) => {
-                    self.exhausted = true;
-                    self.error = Some(e);
-                }
-            }
-        }
-        if self.len == 0 {
+        if self.pos == self.len {
             return match self.error.take() {
                 Some(e) => Err(e),
                 None => Ok(false),
             };
         }
-        *out = self.ring[self.head];
-        self.head = (self.head + 1) % RING;
-        self.len -= 1;
+        *out = self.buf[self.pos];
+        self.pos += 1;
+        if self.depth > 0 && self.pos + self.depth - 1 < self.len {
+            ftl.prefetch_offset(self.buf[self.pos + self.depth - 1].offset_bytes);
+        }
         Ok(true)
+    }
+
+    /// Draw until `depth + 1` requests wait (or the source ends), in batches where the
+    /// source allows; prefetch the entries of the new requests among the next `depth`.
+    #[inline(never)]
+    fn refill(&mut self, ftl: &Ftl) {
+        self.buf.copy_within(self.pos..self.len, 0);
+        self.len -= self.pos;
+        self.pos = 0;
+        while !self.exhausted && self.len <= self.depth {
+            let (n, err) = self.source.next_batch(&mut self.buf[self.len..]);
+            // The requests `buf[pos..pos + depth]` are the prefetched ones.
+            for r in &self.buf[self.len..(self.len + n).min(self.depth)] {
+                ftl.prefetch_offset(r.offset_bytes);
+            }
+            self.len += n;
+            if n == 0 || err.is_some() {
+                self.exhausted = true;
+                self.error = err;
+            }
+        }
     }
 
     /// The next request, `None` when the source is exhausted.
     #[inline]
     pub fn next(&mut self, ftl: &Ftl) -> Result<Option<HostRequest>, WorkloadError> {
-        let mut r = self.ring[0];
+        let mut r = self.buf[0];
         Ok(self.next_into(&mut r, ftl)?.then_some(r))
     }
 }
