@@ -335,6 +335,11 @@ pub struct SyntheticSource {
     sampler: AddressSampler,
     issued_requests: u64,
     issued_bytes: u64,
+    /// Requests and bytes to issue (`u64::MAX`: no limit).
+    limit_requests: u64,
+    limit_bytes: u64,
+    /// The one request size and the slots it spans, when there is one size.
+    fixed_size: Option<(u64, u64)>,
     clock_ns: f64,
     inter_arrival: Option<Exp<f64>>,
 }
@@ -375,27 +380,38 @@ impl SyntheticSource {
             None
         };
         Ok(SyntheticSource {
-            plan,
             rng,
             sampler,
             issued_requests: 0,
             issued_bytes: 0,
+            limit_requests: if plan.requests > 0 {
+                plan.requests
+            } else {
+                u64::MAX
+            },
+            limit_bytes: if plan.total_bytes > 0 {
+                plan.total_bytes
+            } else {
+                u64::MAX
+            },
+            fixed_size: (plan.sizes.len() == 1)
+                .then(|| (plan.sizes[0].0, Self::step_slots(&plan, plan.sizes[0].0))),
+            plan,
             clock_ns: 0.0,
             inter_arrival,
         })
     }
 
-    #[inline(always)]
-    fn slot(&mut self, size_bytes: u64) -> u64 {
-        let a = self.plan.align_bytes;
+    /// Aligned slots a request of `size_bytes` spans (at least 1).
+    fn step_slots(plan: &Plan, size_bytes: u64) -> u64 {
+        let a = plan.align_bytes;
         // Alignments are powers of two in practice: a shift, not a 64-bit division.
         let step = if a.is_power_of_two() {
             (size_bytes + a - 1) >> a.trailing_zeros()
         } else {
             size_bytes.div_ceil(a)
         };
-        let step = step.max(1);
-        self.sampler.next_slot(&mut self.rng, step)
+        step.max(1)
     }
 }
 
@@ -431,9 +447,7 @@ impl SyntheticSource {
     #[inline(always)]
     fn draw(&mut self, out: &mut HostRequest) -> bool {
         let p = &self.plan;
-        if (p.requests > 0 && self.issued_requests >= p.requests)
-            || (p.total_bytes > 0 && self.issued_bytes >= p.total_bytes)
-        {
+        if self.issued_requests >= self.limit_requests || self.issued_bytes >= self.limit_bytes {
             return false;
         }
         let u: f64 = self.rng.gen();
@@ -444,17 +458,20 @@ impl SyntheticSource {
         } else {
             HostOp::Write
         };
-        let size_bytes = if p.sizes.len() == 1 {
-            p.sizes[0].0
-        } else {
-            let v: f64 = self.rng.gen();
-            p.sizes
-                .iter()
-                .find(|s| v < s.1)
-                .unwrap_or(&p.sizes[p.sizes.len() - 1])
-                .0
+        let (size_bytes, step) = match self.fixed_size {
+            Some(fixed) => fixed,
+            None => {
+                let v: f64 = self.rng.gen();
+                let size = p
+                    .sizes
+                    .iter()
+                    .find(|s| v < s.1)
+                    .unwrap_or(&p.sizes[p.sizes.len() - 1])
+                    .0;
+                (size, Self::step_slots(p, size))
+            }
         };
-        let slot = self.slot(size_bytes);
+        let slot = self.sampler.next_slot(&mut self.rng, step);
         let p = &self.plan;
         let arrival_ns = match &self.inter_arrival {
             Some(e) => {
