@@ -6,7 +6,7 @@
 mod derived;
 pub mod locate;
 mod overrides;
-pub use derived::{Derived, Geometry, RegionGeometry};
+pub use derived::{Derived, FastDiv, Geometry, RegionGeometry};
 pub use overrides::apply_overrides;
 
 pub use crate::ftl::alloc::AllocConfig;

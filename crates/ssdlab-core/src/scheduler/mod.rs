@@ -19,7 +19,7 @@ pub mod suspend;
 
 pub use suspend::{EraseView, Reliability, SuspendDecision, SuspendPolicy};
 
-use crate::config::{CellMode, Geometry, SchedulerConfig};
+use crate::config::{CellMode, FastDiv, Geometry, SchedulerConfig};
 use crate::flash::{Cause, NandOp, OpKind, Owner};
 use std::collections::VecDeque;
 
@@ -95,7 +95,7 @@ pub struct Scheduler {
     pub dies: Vec<DieQueue>,
     read_priority: bool,
     planes_per_die: u32,
-    blocks_per_plane: u32,
+    blocks_per_plane: FastDiv,
 }
 
 pub const EMPTY_OP: NandOp = NandOp {
@@ -129,7 +129,7 @@ impl Scheduler {
                 .collect(),
             read_priority: cfg.read_priority,
             planes_per_die: g.planes_per_die,
-            blocks_per_plane: g.blocks_per_plane,
+            blocks_per_plane: FastDiv::new(g.blocks_per_plane),
         }
     }
 
@@ -219,16 +219,29 @@ impl Scheduler {
     /// `class`'s queue into the die's running batch, mark the die busy with it.
     fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<&Batch> {
         let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
+        // The plane within the die (plane ids are die-major): no hardware divide.
+        let plane_bit = |block: u32| -> u32 {
+            let plane = bpp.div(block);
+            1 << if ppd.is_power_of_two() {
+                plane & (ppd - 1)
+            } else {
+                plane % ppd
+            }
+        };
         let d = &mut self.dies[die as usize];
         let q = &mut d.queues[class as usize];
         let first = q.pop_front()?;
         let batch = &mut d.running;
         batch.ops[0] = first;
         batch.len = 1;
-        let mut planes_used: u32 = 1 << ((first.block / bpp) % ppd);
+        if ppd == 1 || max == 1 {
+            d.busy = true;
+            return Some(&d.running);
+        }
+        let mut planes_used: u32 = plane_bit(first.block);
         while batch.len < (ppd as usize).min(max) {
             let Some(next) = q.front() else { break };
-            let plane_bit = 1 << ((next.block / bpp) % ppd);
+            let plane_bit = plane_bit(next.block);
             // One kind and one cell mode per multi-plane operation; page offsets may differ
             // (independent plane addressing).
             if next.kind != first.kind || next.mode != first.mode || planes_used & plane_bit != 0 {

@@ -255,10 +255,14 @@ impl HostFrontEnd {
         u64,
         Vec<Completion>,
     ) {
+        let mut per_flow = self.per_flow;
+        if per_flow.len() == 1 {
+            per_flow[0] = self.latency.clone();
+        }
         (
             self.counters,
             self.latency,
-            self.flow_names.into_iter().zip(self.per_flow).collect(),
+            self.flow_names.into_iter().zip(per_flow).collect(),
             self.last_completion_ns,
             self.completions.unwrap_or_default(),
         )
@@ -289,9 +293,17 @@ impl HostFrontEnd {
                 self.flows[f].exhausted = true;
                 break;
             }
-            match self.sources[f].next(cx.ftl)? {
-                Some(r) => self.submit(f, r, cx)?,
-                None => self.flows[f].exhausted = true,
+            let mut r = HostRequest {
+                arrival_ns: 0,
+                op: HostOp::Read,
+                offset_bytes: 0,
+                size_bytes: 0,
+                journal: None,
+            };
+            if self.sources[f].next_into(&mut r, cx.ftl)? {
+                self.submit(f, r, cx)?;
+            } else {
+                self.flows[f].exhausted = true;
             }
         }
         Ok(())
@@ -444,7 +456,10 @@ impl HostFrontEnd {
         let latency = now - r.submit_ns;
         self.completed.count(&r);
         self.latency.record(r.op, latency);
-        self.per_flow[r.flow as usize].record(r.op, latency);
+        if self.per_flow.len() > 1 {
+            // One flow: its latencies are the host's (copied in `finish`).
+            self.per_flow[r.flow as usize].record(r.op, latency);
+        }
         self.last_completion_ns = now;
         if self.completions.is_some() || self.sink.is_some() {
             let c = Completion {

@@ -70,13 +70,13 @@ struct QueueSink<'s> {
     sched: &'s mut Scheduler,
     out: &'s mut Outbox,
     /// Blocks per die (block ids are die-major).
-    blocks_per_die: u32,
+    blocks_per_die: crate::config::FastDiv,
 }
 
 impl QueueSink<'_> {
     #[inline]
     fn enqueue(&mut self, op: NandOp) {
-        let die = op.block / self.blocks_per_die;
+        let die = self.blocks_per_die.div(op.block);
         if self.sched.enqueue(die, op) {
             self.out.idle.push(die);
         } else if op.kind == OpKind::Read && matches!(op.cause, Cause::Host | Cause::Mapping) {
@@ -339,7 +339,16 @@ impl<'a> TimedSim<'a> {
     }
 
     /// Start dies that got work and let the suspend policy see reads waiting on busy dies.
+    #[inline(always)]
     fn dispatch_outbox(&mut self) -> Result<()> {
+        if self.out.read_waiting.is_empty() && self.out.idle.is_empty() {
+            return Ok(());
+        }
+        self.dispatch_outbox_work()
+    }
+
+    #[inline(never)]
+    fn dispatch_outbox_work(&mut self) -> Result<()> {
         loop {
             if let Some(die) = self.out.read_waiting.pop() {
                 self.susp
