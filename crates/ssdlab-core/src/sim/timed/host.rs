@@ -534,6 +534,7 @@ impl HostFrontEnd {
     pub fn pump_buffer(&mut self, cx: &mut Cx) -> Result<()> {
         let spp = self.slots_per_page;
         let integrity = cx.ftl.integrity.is_some();
+        let prefetch = cx.ftl.prefetches();
         // A flush forces out partial pages until every unit before its mark is in flight.
         let flush_mark = if self.settling {
             u64::MAX
@@ -556,6 +557,17 @@ impl HostFrontEnd {
                     .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize], |l| {
                         ftl.packs_apart(l)
                     });
+            if prefetch {
+                // Overwriting a unit reads its mapping entry, then its old slot's OOB entry
+                // and block: ask for the page's entries together, then for what they name,
+                // so the misses overlap instead of following one another.
+                for &lpn in &lpns[..n] {
+                    ftl.prefetch_unit(lpn, false);
+                }
+                for &lpn in &lpns[..n] {
+                    ftl.prefetch_unit(lpn, true);
+                }
+            }
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token();
             let queued = &self.host_programs_queued;
