@@ -539,6 +539,34 @@ mod tests {
         out
     }
 
+    /// Batches (odd sizes, across the end of the flow) are the requests one at a time.
+    #[test]
+    fn batches_are_the_same_requests_as_single_draws() {
+        let c = SyntheticConfig {
+            requests: 1000,
+            read_percent: 30.0,
+            trim_percent: 5.0,
+            block_size_split: vec![(4096, 50.0), (16384, 30.0), (65536, 20.0)],
+            open_loop_iops: 1e5,
+            ..Default::default()
+        };
+        let single = drain(&c);
+        assert_eq!(single.len(), 1000);
+        let mut w = build(&c, &ctx()).unwrap();
+        let blank = single[0];
+        let mut batched = Vec::new();
+        for size in [1usize, 7, 64].iter().cycle() {
+            let mut buf = vec![blank; *size];
+            let (n, err) = w.flows[0].source.next_batch(&mut buf);
+            assert!(err.is_none());
+            batched.extend_from_slice(&buf[..n]);
+            if n < *size {
+                break;
+            }
+        }
+        assert_eq!(batched, single);
+    }
+
     #[test]
     fn until_failure_ignores_limits_and_needs_writes() {
         let c = SyntheticConfig {
