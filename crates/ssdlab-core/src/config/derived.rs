@@ -29,6 +29,12 @@ pub struct Geometry {
     blocks_per_plane_div: FastDiv,
     #[serde(skip)]
     units_per_block_div: FastDiv,
+    #[serde(skip)]
+    slots_per_page_div: FastDiv,
+    #[serde(skip)]
+    pages_per_block_div: FastDiv,
+    #[serde(skip)]
+    planes_per_die_div: FastDiv,
 }
 
 /// Division of a `u32` by a fixed divisor as one multiply-high (Lemire, Kaser & Kurz 2019:
@@ -66,7 +72,18 @@ impl Geometry {
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        plane / self.planes_per_die
+        self.planes_per_die_div.div(plane)
+    }
+    /// `x / slots_per_page` (e.g. a slot's global page id).
+    #[inline]
+    pub fn div_slots_per_page(&self, x: u32) -> u32 {
+        self.slots_per_page_div.div(x)
+    }
+    /// (block, page within it) of a global page id.
+    #[inline]
+    pub fn block_page_of(&self, page_id: u32) -> (u32, u32) {
+        let block = self.pages_per_block_div.div(page_id);
+        (block, page_id - block * self.pages_per_block)
     }
     #[inline]
     pub fn die_of_block(&self, block: u32) -> u32 {
@@ -209,6 +226,9 @@ impl Derived {
             slots,
             blocks_per_plane_div: FastDiv::new(blocks_per_plane),
             units_per_block_div: FastDiv::new(units_per_block),
+            slots_per_page_div: FastDiv::new(slots_per_page),
+            pages_per_block_div: FastDiv::new(pages_per_block),
+            planes_per_die_div: FastDiv::new(planes_per_die),
         };
 
         let f = &c.ftl;

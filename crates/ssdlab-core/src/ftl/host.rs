@@ -189,7 +189,6 @@ impl Ftl {
         req: u32,
         sink: &mut S,
     ) -> Result<ReadOutcome> {
-        let spp = self.geo.slots_per_page;
         let mut out = ReadOutcome::default();
         let mut stage = 0;
         let demand = self.trans.active();
@@ -217,7 +216,7 @@ impl Ftl {
                 };
                 self.check(lpn, Found::Flash { slot, version })?;
             }
-            let page_id = slot / spp;
+            let page_id = self.geo.div_slots_per_page(slot);
             if page_id != cur_page {
                 self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
                 cur_page = page_id;
@@ -293,8 +292,7 @@ impl Ftl {
         if units == 0 {
             return Ok(());
         }
-        let ppb = self.geo.pages_per_block;
-        let (block, page) = (page_id / ppb, page_id % ppb);
+        let (block, page) = self.geo.block_page_of(page_id);
         let mut op = NandOp::new(
             OpKind::Read,
             Cause::Host,

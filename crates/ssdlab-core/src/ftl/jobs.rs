@@ -663,7 +663,7 @@ impl Ftl {
             if self.oob.lpn[slot as usize] == NONE {
                 continue;
             }
-            let page = (slot - base) / spp;
+            let page = self.geo.div_slots_per_page(slot - base);
             if page != c.read_page {
                 c.read_page = page;
                 let first = (base + page * spp) as usize;

@@ -571,7 +571,8 @@ impl HostFrontEnd {
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token();
             let queued = &self.host_programs_queued;
-            let has_room = |plane: u32| queued[(plane / ppd) as usize] < limit;
+            let geo = cx.ftl.geo;
+            let has_room = |plane: u32| queued[geo.die_of_plane(plane) as usize] < limit;
             let (ftl, mut sink) = cx.parts();
             let placed = ftl.write_host_page(&lpns[..n], versions, token, &mut sink, has_room)?;
             let Some(plane) = placed else {
@@ -580,7 +581,7 @@ impl HostFrontEnd {
                 break;
             };
             self.buffer.commit_page(n);
-            self.host_programs_queued[(plane / ppd) as usize] += 1;
+            self.host_programs_queued[geo.die_of_plane(plane) as usize] += 1;
         }
         Ok(())
     }
