@@ -794,28 +794,38 @@ impl Ftl {
             })
     }
 
-    /// Move the unit in slot `src` of job source `sb` (if still valid there) to slot `dst`
-    /// of block `db`. The source is a job's (not in any victim index), so this is a
-    /// plain transfer of validity, without the general invalidation path.
-    #[inline(always)]
-    fn relocate_unit(&mut self, j: u32, src: u32, sb: u32, dst: u32, db: u32) {
-        if self.oob.lpn[src as usize] == NONE {
-            return; // rewritten or trimmed since the copy was issued
-        }
-        debug_assert_eq!(self.blocks.state[sb as usize], BlockState::Victim);
-        self.remap_unit(j, src, dst);
-        self.transfer_valid(sb, db, 1);
-    }
-
-    /// The copy program `op` of job `j` completed: apply its pairs (deferred mode).
+    /// The copy program `op` of job `j` completed: apply its pairs (deferred mode). A unit
+    /// rewritten or trimmed since its copy was issued stays where the host put it; the
+    /// others are re-mapped, and the valid counts of source and destination move once for
+    /// the page (the source is a job's, in no victim index: a plain transfer of validity,
+    /// without the general invalidation path).
     pub(super) fn apply_copies(&mut self, j: u32, op: &NandOp) {
+        let src_block = self.jobs.get(j).src;
+        if self.prefetches() {
+            // The page's mapping entries are far apart in a large table: ask for them
+            // together so the misses overlap.
+            let l2p = self.table.slots();
+            for &(_, src) in self.jobs.get(j).pairs.iter().take(op.units as usize) {
+                if let Some(&lpn) = self.oob.lpn.get(src as usize) {
+                    crate::prefetch::prefetch(l2p, lpn as usize);
+                }
+            }
+        }
+        let mut moved = 0;
         for _ in 0..op.units {
             let Some((dst, src)) = self.jobs.get_mut(j).pairs.pop_front() else {
                 break;
             };
             debug_assert_eq!(self.geo.block_of_slot(dst), op.block);
-            let src_block = self.jobs.get(j).src;
-            self.relocate_unit(j, src, src_block, dst, op.block);
+            if self.oob.lpn[src as usize] == NONE {
+                continue; // rewritten or trimmed since the copy was issued
+            }
+            debug_assert_eq!(self.blocks.state[src_block as usize], BlockState::Victim);
+            self.remap_unit(j, src, dst);
+            moved += 1;
+        }
+        if moved > 0 {
+            self.transfer_valid(src_block, op.block, moved);
         }
     }
 
