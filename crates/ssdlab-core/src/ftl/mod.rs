@@ -781,6 +781,9 @@ impl Ftl {
             if f + ps.erasing < hard {
                 return GcPressure::Urgent;
             }
+            if f > hard && f >= soft {
+                continue; // `Normal`: adds nothing to `p`
+            }
             let ratio = match ps.gc_job {
                 NONE => 16,
                 j => self.jobs.get(j).ratio_x16,
@@ -788,10 +791,8 @@ impl Ftl {
             let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
             let here = if f <= hard {
                 GcPressure::Pressing(k)
-            } else if f < soft {
-                GcPressure::Behind(k)
             } else {
-                GcPressure::Normal
+                GcPressure::Behind(k)
             };
             p = p.max(here);
         }
