@@ -764,39 +764,56 @@ impl Ftl {
     /// per host-program batch (see `jobs.rs`); otherwise `Normal` (a job finishing takes
     /// turns 1:1).
     pub fn gc_pressure(&self, plane: u32) -> crate::scheduler::GcPressure {
-        use crate::scheduler::GcPressure;
-        let mut p = GcPressure::Normal;
+        let mut rank = 0;
         for r in 0..self.regions.len() as u8 {
-            let ps = self.plane_state(r, plane);
-            if ps.drain_when_idle {
-                continue; // drained while idle only: never presses host I/O
-            }
-            let (f, hard, soft) = (
-                ps.free.len(),
-                ps.gc_hard_free_blocks,
-                ps.gc_soft_free_blocks,
-            );
-            // Urgency counts blocks being erased: their erase will return them (the next
-            // victim is collected meanwhile, into blocks the erase gives back).
-            if f + ps.erasing < hard {
-                return GcPressure::Urgent;
-            }
-            if f > hard && f >= soft {
-                continue; // `Normal`: adds nothing to `p`
-            }
-            let ratio = match ps.gc_job {
-                NONE => 16,
-                j => self.jobs.get(j).ratio_x16,
-            };
-            let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
-            let here = if f <= hard {
-                GcPressure::Pressing(k)
-            } else {
-                GcPressure::Behind(k)
-            };
-            p = p.max(here);
+            rank = rank.max(self.pressure_rank(self.plane_state(r, plane)));
         }
-        p
+        pressure_of_rank(rank)
+    }
+
+    /// The most pressing [`Ftl::gc_pressure`] of the planes of `die` (what the die's
+    /// scheduler applies).
+    #[inline]
+    pub fn die_gc_pressure(&self, die: u32) -> crate::scheduler::GcPressure {
+        let (ppd, planes) = (self.geo.planes_per_die as usize, self.geo.planes as usize);
+        let mut rank = 0;
+        for r in 0..self.regions.len() {
+            let first = r * planes + die as usize * ppd;
+            for ps in &self.ps[first..first + ppd] {
+                rank = rank.max(self.pressure_rank(ps));
+            }
+        }
+        pressure_of_rank(rank)
+    }
+
+    /// One (region, plane)'s GC pressure as an integer in the order of
+    /// [`crate::scheduler::GcPressure`] (variant, then `k`), so that the most pressing of
+    /// several is a maximum: 0 `Normal`, `1 << 32 | k` `Behind(k)`, `2 << 32 | k`
+    /// `Pressing(k)`, `3 << 32` `Urgent`.
+    #[inline(always)]
+    fn pressure_rank(&self, ps: &PlaneState) -> u64 {
+        if ps.drain_when_idle {
+            return 0; // drained while idle only: never presses host I/O
+        }
+        let (f, hard, soft) = (
+            ps.free.len(),
+            ps.gc_hard_free_blocks,
+            ps.gc_soft_free_blocks,
+        );
+        // Urgency counts blocks being erased: their erase will return them (the next
+        // victim is collected meanwhile, into blocks the erase gives back).
+        if f + ps.erasing < hard {
+            return 3 << 32;
+        }
+        if f > hard && f >= soft {
+            return 0;
+        }
+        let ratio = match ps.gc_job {
+            NONE => 16,
+            j => self.jobs.get(j).ratio_x16,
+        };
+        let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
+        (if f <= hard { 2u64 } else { 1 }) << 32 | k as u64
     }
 
     /// Whether any plane of `die` has urgent GC.
@@ -850,5 +867,17 @@ impl Ftl {
     /// Stamp pending lifetime events with the driver's phase, clock and host write count.
     pub fn stamp_lifetime(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
         self.health.stamp(phase, sim_ns, host_write_units);
+    }
+}
+
+/// The [`crate::scheduler::GcPressure`] of a rank from [`Ftl::pressure_rank`].
+#[inline(always)]
+fn pressure_of_rank(rank: u64) -> crate::scheduler::GcPressure {
+    use crate::scheduler::GcPressure;
+    match rank >> 32 {
+        0 => GcPressure::Normal,
+        1 => GcPressure::Behind(rank as u32),
+        2 => GcPressure::Pressing(rank as u32),
+        _ => GcPressure::Urgent,
     }
 }

@@ -8,7 +8,7 @@ use crate::config::{Config, FastDiv, Geometry};
 use crate::engine::{EventQueue, Generation};
 use crate::flash::{Channels, OpKind, TimingModel};
 use crate::ftl::Ftl;
-use crate::scheduler::{Batch, GcPressure, Scheduler};
+use crate::scheduler::{Batch, Scheduler};
 
 /// An erase or program that just started, for the suspender to track.
 #[derive(Clone, Copy)]
@@ -72,19 +72,6 @@ impl DieExecutor {
         self.sched.dies.iter().map(|d| d.busy_ns).collect()
     }
 
-    /// How badly the planes of `die` need GC.
-    fn pressure(&self, die: u32, ftl: &Ftl) -> GcPressure {
-        let ppd = ftl.geo.planes_per_die;
-        let mut p = GcPressure::Normal;
-        for plane in die * ppd..(die + 1) * ppd {
-            match ftl.gc_pressure(plane) {
-                GcPressure::Urgent => return GcPressure::Urgent,
-                other => p = p.max(other),
-            }
-        }
-        p
-    }
-
     /// Start idle `die`'s next batch; for an erase (or a program with program suspend)
     /// returns what the suspender tracks.
     pub fn start_next(
@@ -94,7 +81,7 @@ impl DieExecutor {
         q: &mut EventQueue<Event>,
         ftl: &Ftl,
     ) -> Option<LongStart> {
-        let pressure = self.pressure(die, ftl);
+        let pressure = ftl.die_gc_pressure(die);
         let batch = self.sched.start_next(die, pressure, writes_blocked)?;
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
