@@ -86,19 +86,12 @@ impl DieExecutor {
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
         let t = &ftl.timing;
-        let slowest = |f: &dyn Fn(usize) -> u64| {
-            batch
-                .ops()
-                .iter()
-                .map(|o| f(o.mode.index()))
-                .max()
-                .unwrap_or(0)
-        };
+        let slowest = |f: &[u64]| slowest_of(batch, f);
         let gen = self.gen[die as usize].0;
         let d = die as u16;
         match batch.kind() {
             OpKind::Read => {
-                let sense = slowest(&|m| t.read_ns[m]);
+                let sense = slowest(&t.read_ns);
                 q.schedule_at(now + self.command_ns + sense, Event::Sensed { die: d });
                 None
             }
@@ -106,14 +99,19 @@ impl DieExecutor {
                 let ch = self.dies_per_channel.div(die);
                 let xfer = t.transfer_ns(self.page_bytes * batch.len as u64);
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
-                let prog = slowest(&|m| t.program_ns[m]);
+                let prog = slowest(&t.program_ns);
                 q.schedule_at(end + prog, Event::DieDone { die: d, gen });
                 self.program_suspend.then(|| LongStart {
                     batch: *batch,
                     work_start_ns: end,
                     loop_ns: prog,
                     loops: 1,
-                    points: slowest(&|m| t.program_loops[m] as u64) as u32,
+                    points: batch
+                        .ops()
+                        .iter()
+                        .map(|o| t.program_loops[o.mode.index()])
+                        .max()
+                        .unwrap_or(0),
                     pe_cycles: 0,
                 })
             }
@@ -125,7 +123,7 @@ impl DieExecutor {
                     .max()
                     .unwrap_or(1)
                     .max(1) as u32;
-                let loop_ns = slowest(&|m| t.erase_loop_ns[m]);
+                let loop_ns = slowest(&t.erase_loop_ns);
                 let pe = batch
                     .ops()
                     .iter()
@@ -204,4 +202,16 @@ impl DieExecutor {
     pub fn finished_op(&self, die: u32, i: usize) -> crate::flash::NandOp {
         self.sched.dies[die as usize].running.ops[i]
     }
+}
+
+/// The largest of `per_mode[mode]` over the batch's operations (a multi-plane batch is
+/// timed by its slowest member).
+#[inline(always)]
+fn slowest_of(batch: &Batch, per_mode: &[u64]) -> u64 {
+    batch
+        .ops()
+        .iter()
+        .map(|o| per_mode[o.mode.index()])
+        .max()
+        .unwrap_or(0)
 }
