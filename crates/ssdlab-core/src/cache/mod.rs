@@ -115,6 +115,32 @@ impl WriteBuffer {
         self.index.get(&lpn).is_none_or(|&seq| seq < self.head_seq)
     }
 
+    /// Store `lpn` at the version `version()` gives, if there is room: a copy still
+    /// waiting is replaced in place (no new space); otherwise a free unit is needed, and
+    /// without one nothing happens (`version` is not called) and the result is false.
+    /// [`WriteBuffer::needs_space`] + [`WriteBuffer::insert`] in one index lookup.
+    #[inline]
+    pub fn try_insert(&mut self, lpn: u32, version: impl FnOnce() -> u32) -> bool {
+        use std::collections::hash_map::Entry;
+        let end = self.end_seq();
+        let full = self.free_units() == 0;
+        match self.index.entry(lpn) {
+            Entry::Occupied(e) if *e.get() >= self.head_seq => {
+                let seq = *e.get();
+                self.entries[(seq - self.base_seq) as usize].1 = version();
+                return true;
+            }
+            _ if full => return false,
+            Entry::Occupied(mut e) => *e.get_mut() = end,
+            Entry::Vacant(e) => {
+                e.insert(end);
+            }
+        }
+        self.entries.push_back((lpn, version()));
+        self.live_pending += 1;
+        true
+    }
+
     /// Store `lpn` at `version`; the caller has checked the space. A copy still waiting is
     /// replaced in place; a copy in flight stays (its program is under way) and the new
     /// one waits for a page.
@@ -258,8 +284,14 @@ impl WriteBuffer {
         let (first, end) = (page.first_seq, page.end_seq);
         for seq in first..end {
             let lpn = self.entry(seq).0;
-            if lpn != NONE && self.index.get(&lpn) == Some(&seq) {
-                self.index.remove(&lpn);
+            if lpn == NONE {
+                continue;
+            }
+            // The unit leaves the buffer unless a newer copy of it is buffered.
+            if let std::collections::hash_map::Entry::Occupied(e) = self.index.entry(lpn) {
+                if *e.get() == seq {
+                    e.remove();
+                }
             }
         }
         self.pop_finished();
@@ -270,9 +302,7 @@ impl WriteBuffer {
         while let Some(p) = self.inflight_pages.front().copied().filter(|p| p.done) {
             self.inflight_pages.pop_front();
             self.front_token = self.front_token.wrapping_add(1);
-            for _ in self.base_seq..p.end_seq {
-                self.entries.pop_front();
-            }
+            self.entries.drain(..(p.end_seq - self.base_seq) as usize);
             self.base_seq = p.end_seq;
         }
         if self.inflight_pages.is_empty() {
@@ -288,6 +318,22 @@ impl WriteBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `try_insert` is `needs_space` + `insert`: a full buffer still takes a rewrite of a
+    /// waiting unit (in place), refuses a new unit without asking for its version.
+    #[test]
+    fn try_insert_takes_rewrites_in_place_and_refuses_new_units_when_full() {
+        let mut b = WriteBuffer::new(2);
+        assert!(b.try_insert(1, || 10) && b.try_insert(2, || 20));
+        assert_eq!(b.free_units(), 0);
+        assert!(
+            b.try_insert(1, || 11),
+            "a waiting copy is replaced in place"
+        );
+        assert_eq!(b.lookup(1), Some(11));
+        assert!(!b.try_insert(3, || panic!("no version drawn for a refused unit")));
+        assert_eq!((b.lookup(3), b.pending_units()), (None, 2));
+    }
 
     #[test]
     fn trimmed_units_do_not_hold_back_a_flush() {

@@ -508,11 +508,10 @@ impl HostFrontEnd {
             let mut done = r.pending_ops;
             while done < r.span.count {
                 let lpn = r.span.first + done;
-                if self.buffer.needs_space(lpn) && self.buffer.free_units() == 0 {
-                    break;
+                let ftl = &mut *cx.ftl;
+                if !self.buffer.try_insert(lpn, || ftl.new_version(lpn)) {
+                    break; // no room: a program completion calls again
                 }
-                let v = cx.ftl.new_version(lpn);
-                self.buffer.insert(lpn, v);
                 done += 1;
                 if self.buffer.pending_units() >= self.slots_per_page {
                     self.pump_buffer(cx)?;
