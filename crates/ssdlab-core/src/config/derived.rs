@@ -35,6 +35,10 @@ pub struct Geometry {
     pages_per_block_div: FastDiv,
     #[serde(skip)]
     planes_per_die_div: FastDiv,
+    #[serde(skip)]
+    blocks_per_die_div: FastDiv,
+    #[serde(skip)]
+    dies_per_channel_div: FastDiv,
 }
 
 /// Division of a `u32` by a fixed divisor as one multiply-high (Lemire, Kaser & Kurz 2019:
@@ -87,11 +91,12 @@ impl Geometry {
     }
     #[inline]
     pub fn die_of_block(&self, block: u32) -> u32 {
-        self.die_of_plane(self.plane_of_block(block))
+        // Block ids are die-major: ⌊⌊b / bpp⌋ / ppd⌋ = ⌊b / (bpp · ppd)⌋.
+        self.blocks_per_die_div.div(block)
     }
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        die / (self.chips_per_channel * self.dies_per_chip)
+        self.dies_per_channel_div.div(die)
     }
     #[inline]
     pub fn block_of_slot(&self, slot: u32) -> u32 {
@@ -229,6 +234,8 @@ impl Derived {
             slots_per_page_div: FastDiv::new(slots_per_page),
             pages_per_block_div: FastDiv::new(pages_per_block),
             planes_per_die_div: FastDiv::new(planes_per_die),
+            blocks_per_die_div: FastDiv::new(blocks_per_plane * planes_per_die),
+            dies_per_channel_div: FastDiv::new(chips * dies_per_chip),
         };
 
         let f = &c.ftl;

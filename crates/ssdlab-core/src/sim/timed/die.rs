@@ -4,7 +4,7 @@
 //! ISPE loops. A multi-plane batch is timed by its slowest member.
 
 use super::Event;
-use crate::config::{Config, FastDiv, Geometry};
+use crate::config::{Config, Geometry};
 use crate::engine::{EventQueue, Generation};
 use crate::flash::{Channels, OpKind, TimingModel};
 use crate::ftl::Ftl;
@@ -32,10 +32,8 @@ pub(super) struct DieExecutor {
     /// Per die: when the current batch (or segment of it) started.
     pub started_ns: Vec<u64>,
     pub command_ns: u64,
-    /// Blocks per die (block ids are die-major), as a multiply-high division.
-    pub blocks_per_die: FastDiv,
-    /// Dies per channel (die ids are channel-major).
-    dies_per_channel: FastDiv,
+    /// The device's geometry (die of a block, channel of a die).
+    pub geo: Geometry,
     page_bytes: u64,
     unit_bytes: u64,
     program_suspend: bool,
@@ -49,8 +47,7 @@ impl DieExecutor {
             gen: vec![Generation::default(); g.dies as usize],
             started_ns: vec![0; g.dies as usize],
             command_ns: t.command_overhead_ns,
-            blocks_per_die: FastDiv::new(g.blocks_per_plane * g.planes_per_die),
-            dies_per_channel: FastDiv::new(g.chips_per_channel * g.dies_per_chip),
+            geo: *g,
             page_bytes: g.page_bytes as u64,
             unit_bytes: g.unit_bytes as u64,
             program_suspend: cfg.scheduler.program_suspend,
@@ -96,7 +93,7 @@ impl DieExecutor {
                 None
             }
             OpKind::Program => {
-                let ch = self.dies_per_channel.div(die);
+                let ch = self.geo.channel_of_die(die);
                 let xfer = t.transfer_ns(self.page_bytes * batch.len as u64);
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
                 let prog = slowest(&t.program_ns);
@@ -176,7 +173,7 @@ impl DieExecutor {
     pub fn on_sensed(&mut self, die: u32, q: &mut EventQueue<Event>, t: &TimingModel) {
         let batch = &self.sched.dies[die as usize].running;
         let units: u64 = batch.ops().iter().map(|o| o.units as u64).sum();
-        let ch = self.dies_per_channel.div(die);
+        let ch = self.geo.channel_of_die(die);
         let end = self
             .channels
             .reserve(ch, q.now_ns(), t.transfer_ns(units * self.unit_bytes));

@@ -69,14 +69,14 @@ struct Outbox {
 struct QueueSink<'s> {
     sched: &'s mut Scheduler,
     out: &'s mut Outbox,
-    /// Blocks per die (block ids are die-major).
-    blocks_per_die: crate::config::FastDiv,
+    /// Die of a block.
+    geo: &'s crate::config::Geometry,
 }
 
 impl QueueSink<'_> {
     #[inline]
     fn enqueue(&mut self, op: NandOp) {
-        let die = self.blocks_per_die.div(op.block);
+        let die = self.geo.die_of_block(op.block);
         if self.sched.enqueue(die, op) {
             self.out.idle.push(die);
         } else if op.kind == OpKind::Read && matches!(op.cause, Cause::Host | Cause::Mapping) {
@@ -115,7 +115,7 @@ impl Cx<'_> {
         (
             &mut *self.ftl,
             QueueSink {
-                blocks_per_die: self.dies.blocks_per_die,
+                geo: &self.dies.geo,
                 sched: &mut self.dies.sched,
                 out: self.out,
             },
@@ -189,7 +189,7 @@ pub struct TimedSim<'a> {
 macro_rules! sink {
     ($s:ident) => {
         QueueSink {
-            blocks_per_die: $s.dies.blocks_per_die,
+            geo: &$s.dies.geo,
             sched: &mut $s.dies.sched,
             out: &mut $s.out,
         }
