@@ -183,6 +183,34 @@ fn bad_config_exits_nonzero_naming_the_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A file that cannot be read (the config itself, or a trace it names) is an error that
+/// names the file and says why once (the I/O error is the message, not also its cause).
+#[test]
+fn missing_files_are_named_with_the_reason_once() {
+    let dir = temp_dir("missing");
+    let absent = dir.join("absent.toml");
+    let out = ssdlab().arg("run").arg(&absent).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("absent.toml"), "{err}");
+    assert_eq!(err.matches("(os error").count(), 1, "{err}");
+    let cfg = dir.join("trace.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}[workload]\nkind = \"trace\"\nformat = \"msr\"\npath = \"no-such.csv\"\n",
+            SMALL.split("[workload]").next().unwrap()
+        ),
+    )
+    .unwrap();
+    let out = ssdlab().arg("run").arg(&cfg).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such.csv"), "{err}");
+    assert_eq!(err.matches("(os error").count(), 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const DEVICE: &str = r#"
 seed = 2
 [device]

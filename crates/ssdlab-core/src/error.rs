@@ -19,11 +19,12 @@ pub enum SimError {
     /// No plane can take another write: the device is worn out or over-full.
     #[error("device full: {0}")]
     DeviceFull(String),
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Io {
         path: String,
-        #[source]
-        source: std::io::Error,
+        /// Not a `#[source]`: the message already says it, and error chains
+        /// (`{:#}`) would print it twice.
+        err: std::io::Error,
     },
 }
 

@@ -32,7 +32,7 @@ impl ConfigSource {
     pub fn from_file(path: &Path, sets: &[String]) -> Result<ConfigSource, SimError> {
         let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
             path: path.display().to_string(),
-            source: e,
+            err: e,
         })?;
         Ok(ConfigSource {
             text,

@@ -15,11 +15,12 @@ pub enum WorkloadError {
         reason: String,
     },
     /// The file could not be opened or read.
-    #[error("{file}: {source}")]
+    #[error("{file}: {err}")]
     Io {
         file: String,
-        #[source]
-        source: std::io::Error,
+        /// Not a `#[source]`: the message already says it, and error chains
+        /// (`{:#}`) would print it twice.
+        err: std::io::Error,
     },
 }
 

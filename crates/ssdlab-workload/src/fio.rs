@@ -1173,13 +1173,13 @@ pub fn build(c: &FioWorkloadConfig, ctx: &WorkloadContext) -> Result<Workload, W
 }
 
 fn read_text(path: &Path) -> Result<String, WorkloadError> {
-    let bytes = std::fs::read(path).map_err(|source| WorkloadError::Io {
+    let bytes = std::fs::read(path).map_err(|err| WorkloadError::Io {
         file: path.display().to_string(),
-        source,
+        err,
     })?;
     String::from_utf8(bytes).map_err(|e| WorkloadError::Io {
         file: path.display().to_string(),
-        source: std::io::Error::new(
+        err: std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("not UTF-8 text: {e}"),
         ),

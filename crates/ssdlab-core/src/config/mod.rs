@@ -563,7 +563,7 @@ impl Config {
     pub fn from_file(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path).map_err(|e| SimError::Io {
             path: path.display().to_string(),
-            source: e,
+            err: e,
         })?;
         Config::from_toml_str(&text, &path.display().to_string())
     }

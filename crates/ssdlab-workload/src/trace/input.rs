@@ -57,9 +57,9 @@ impl Read for ZstdFrames {
 
 /// Open `path`, transparently decompressing gzip and zstd files.
 pub(crate) fn open(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compression), WorkloadError> {
-    let io_err = |source| WorkloadError::Io {
+    let io_err = |err| WorkloadError::Io {
         file: path.display().to_string(),
-        source,
+        err,
     };
     let file = File::open(path).map_err(io_err)?;
     let raw: Source = Box::new(BufReader::with_capacity(READ_BUFFER_BYTES, file));
@@ -71,9 +71,9 @@ pub(crate) fn decompress(
     mut raw: Source,
     name: &str,
 ) -> Result<(Box<dyn BufRead + Send>, Compression), WorkloadError> {
-    let io_err = |source| WorkloadError::Io {
+    let io_err = |err| WorkloadError::Io {
         file: name.to_string(),
-        source,
+        err,
     };
     let head = raw.fill_buf().map_err(io_err)?;
     let compression = if head.starts_with(&[0x1f, 0x8b]) {
@@ -138,9 +138,9 @@ impl LineReader {
         let n = (&mut self.reader)
             .take(MAX_LINE_BYTES)
             .read_until(b'\n', &mut self.buf)
-            .map_err(|source| WorkloadError::Io {
+            .map_err(|err| WorkloadError::Io {
                 file: format!("{}:{}", self.file, self.line_no + 1),
-                source,
+                err,
             })?;
         if n == 0 {
             return Ok(None);
