@@ -397,6 +397,7 @@ impl Ftl {
         self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
         let rp = self.rp(r, plane);
         self.ps[rp].gc_job = j;
+        self.refresh_pressure(rp);
         Some(j)
     }
 
@@ -855,6 +856,7 @@ impl Ftl {
             let (r, plane) = (self.ps[rp].region, self.ps[rp].plane);
             self.wake(r, plane);
         }
+        self.refresh_pressure(rp);
         let mut op = NandOp::new(
             OpKind::Erase,
             kind.cause(),
@@ -877,6 +879,7 @@ impl Ftl {
         let ps = &mut self.ps[rp];
         if ps.gc_job == j {
             ps.gc_job = NONE;
+            self.refresh_pressure(rp);
         }
         self.jobs.end(j);
         self.wake_plane_all(plane);
@@ -914,7 +917,9 @@ impl Ftl {
         let plane = self.geo.plane_of_block(block);
         let r = self.blocks.region[b] as usize;
         let after_gc = self.jobs.get(job).kind == JobKind::Gc;
-        self.ps[self.blocks.rp[b] as usize].erasing -= 1;
+        let rp = self.blocks.rp[b] as usize;
+        self.ps[rp].erasing -= 1;
+        self.refresh_pressure(rp);
         let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
         if op.fails() {
             self.counters.erase_failures += 1;
@@ -950,9 +955,9 @@ impl Ftl {
     fn free_block(&mut self, block: u32) {
         let b = block as usize;
         self.blocks.state[b] = BlockState::Free;
-        self.ps[self.blocks.rp[b] as usize]
-            .free
-            .push(block, self.blocks.erase_count[b]);
+        let rp = self.blocks.rp[b] as usize;
+        self.ps[rp].free.push(block, self.blocks.erase_count[b]);
+        self.refresh_pressure(rp);
     }
 
     /// Whether wear leveling may migrate `block` (a full block of region `r` in `plane`).

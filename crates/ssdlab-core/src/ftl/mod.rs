@@ -219,6 +219,10 @@ pub struct Ftl {
     pub regions: Vec<Region>,
     /// Per (region, plane) state, index `region · planes + plane`.
     ps: Vec<PlaneState>,
+    /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::pressure_rank`]),
+    /// kept current by [`Ftl::refresh_pressure`] wherever an input changes (free blocks,
+    /// blocks being erased, the plane's GC job).
+    die_rank: Vec<u64>,
     placement: Placement,
     /// Plane ids in stripe order, and the cursor of the next host page.
     stripe: Vec<u32>,
@@ -332,6 +336,7 @@ impl Ftl {
             blocks: BlockTable::new(0, cfg.device.cell_mode),
             regions,
             ps,
+            die_rank: vec![0; g.dies as usize],
         };
         ftl.ops_until_check = ftl.check_every_ops;
         for r in &ftl.regions {
@@ -355,6 +360,9 @@ impl Ftl {
                 ftl.blocks.state[b as usize] = BlockState::Free;
                 ps.free.push(b, 0);
             }
+        }
+        for die in 0..g.dies {
+            ftl.die_rank[die as usize] = ftl.compute_die_rank(die);
         }
         ftl.update_capacity()
             .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
@@ -716,7 +724,9 @@ impl Ftl {
             self.blocks.state[b as usize] = BlockState::Open;
             self.blocks.next_page[b as usize] = 0;
             self.blocks.programmed[b as usize] = 0;
+            self.refresh_pressure(rp);
         }
+        let ps = &mut self.ps[rp];
         let page = self.blocks.next_page[b as usize];
         let pages = max.min(ps.pages_per_block - page);
         self.blocks.next_page[b as usize] = page + pages;
@@ -775,6 +785,23 @@ impl Ftl {
     /// scheduler applies).
     #[inline]
     pub fn die_gc_pressure(&self, die: u32) -> crate::scheduler::GcPressure {
+        let rank = self.die_rank[die as usize];
+        debug_assert_eq!(
+            rank,
+            self.compute_die_rank(die),
+            "stale GC pressure of die {die}"
+        );
+        pressure_of_rank(rank)
+    }
+
+    /// An input of (region, plane) `rp`'s GC pressure changed: rank its die again.
+    #[inline]
+    pub(crate) fn refresh_pressure(&mut self, rp: usize) {
+        let die = self.geo.die_of_plane(self.ps[rp].plane);
+        self.die_rank[die as usize] = self.compute_die_rank(die);
+    }
+
+    fn compute_die_rank(&self, die: u32) -> u64 {
         let (ppd, planes) = (self.geo.planes_per_die as usize, self.geo.planes as usize);
         let mut rank = 0;
         for r in 0..self.regions.len() {
@@ -783,7 +810,7 @@ impl Ftl {
                 rank = rank.max(self.pressure_rank(ps));
             }
         }
-        pressure_of_rank(rank)
+        rank
     }
 
     /// One (region, plane)'s GC pressure as an integer in the order of

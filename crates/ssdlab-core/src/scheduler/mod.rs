@@ -89,6 +89,34 @@ impl DieQueue {
             .iter()
             .any(|&c| !self.queues[c as usize].is_empty())
     }
+
+    /// The class [`Scheduler::start_next`] runs when work other than host reads waits.
+    fn choose(&self, pressure: GcPressure, writes_blocked: bool) -> Option<Class> {
+        let waiting = |c: Class| !self.queues[c as usize].is_empty();
+        let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
+        Some(
+            if pressure == GcPressure::Urgent && waiting(Class::Background) {
+                Class::Background
+            } else if waiting(Class::HostRead) && !(turns && self.last_class == Class::HostRead) {
+                Class::HostRead
+            } else if waiting(Class::Mapping) {
+                Class::Mapping
+            } else {
+                let k = match pressure {
+                    GcPressure::Normal => 1,
+                    GcPressure::Behind(k) | GcPressure::Pressing(k) => k,
+                    GcPressure::Urgent => u32::MAX,
+                };
+                match (waiting(Class::Background), waiting(Class::HostWrite)) {
+                    (true, true) if self.gc_streak < k => Class::Background,
+                    (_, true) => Class::HostWrite,
+                    (true, false) => Class::Background,
+                    (false, false) if waiting(Class::HostRead) => Class::HostRead,
+                    (false, false) => return None,
+                }
+            },
+        )
+    }
 }
 
 pub struct Scheduler {
@@ -159,8 +187,10 @@ impl Scheduler {
         self.dies[die as usize].queues.iter().map(|q| q.len()).sum()
     }
 
-    /// Pick the next batch for idle `die` under GC `pressure`; `writes_blocked` = host writes
-    /// wait for write-buffer space. Marks the die busy and returns the batch, or `None`.
+    /// Pick the next batch for idle `die` under GC `pressure` (asked only when the choice
+    /// depends on it: some work other than host reads waits); `writes_blocked` = host
+    /// writes wait for write-buffer space. Marks the die busy and returns the batch, or
+    /// `None`.
     ///
     /// 1. Urgent GC runs first.
     /// 2. Host (and translation) reads run next, except that under pressure (a plane at its
@@ -169,37 +199,21 @@ impl Scheduler {
     /// 3. Then mapping operations, then GC and host programs share the die: `k` GC programs
     ///    (or erases; GC reads run between them) per host-program batch when both wait
     ///    (`k` = 1 `Normal`, `k` for `Behind(k)` and `Pressing(k)`, GC only when `Urgent`).
+    #[inline]
     pub fn start_next(
         &mut self,
         die: u32,
-        pressure: GcPressure,
+        pressure: impl FnOnce() -> GcPressure,
         writes_blocked: bool,
     ) -> Option<&Batch> {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
-        let waiting = |c: Class| !d.queues[c as usize].is_empty();
-        let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
-        let class = if pressure == GcPressure::Urgent && waiting(Class::Background) {
-            Class::Background
-        } else if waiting(Class::HostRead)
-            && !(turns && d.last_class == Class::HostRead && d.other_waiting())
-        {
-            Class::HostRead
-        } else if waiting(Class::Mapping) {
-            Class::Mapping
+        let class = if d.other_waiting() {
+            d.choose(pressure(), writes_blocked)?
+        } else if d.queues[Class::HostRead as usize].is_empty() {
+            return None;
         } else {
-            let k = match pressure {
-                GcPressure::Normal => 1,
-                GcPressure::Behind(k) | GcPressure::Pressing(k) => k,
-                GcPressure::Urgent => u32::MAX,
-            };
-            match (waiting(Class::Background), waiting(Class::HostWrite)) {
-                (true, true) if d.gc_streak < k => Class::Background,
-                (_, true) => Class::HostWrite,
-                (true, false) => Class::Background,
-                (false, false) if waiting(Class::HostRead) => Class::HostRead,
-                (false, false) => return None,
-            }
+            Class::HostRead // only reads wait: pressure cannot change the choice
         };
         let d = &mut self.dies[die as usize];
         d.last_class = class;
@@ -337,13 +351,13 @@ mod tests {
         s.enqueue(0, op(OpKind::Program, Cause::Host, 8));
         s.enqueue(0, op(OpKind::Read, Cause::Gc, 1));
         assert!(s.enqueue(0, op(OpKind::Read, Cause::Host, 9)));
-        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!((b.len, b.ops[0].block), (1, 9));
         s.finish(0, 1);
-        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(b.ops[0].cause, Cause::Gc, "GC before host writes");
         s.finish(0, 1);
-        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(
             b.ops().iter().map(|o| o.block).collect::<Vec<_>>(),
             vec![0, 8],
@@ -352,22 +366,22 @@ mod tests {
         s.finish(0, 1);
         s.enqueue(0, op(OpKind::Read, Cause::Host, 2));
         s.enqueue(0, op(OpKind::Erase, Cause::Gc, 3));
-        let b = s.start_next(0, GcPressure::Urgent, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Urgent, false).unwrap();
         assert_eq!(b.ops[0].cause, Cause::Gc, "urgent GC before host reads");
         s.finish(0, 1);
         assert_eq!(
-            s.start_next(0, GcPressure::Urgent, false).unwrap().ops[0].block,
+            s.start_next(0, || GcPressure::Urgent, false).unwrap().ops[0].block,
             2
         );
         s.finish(0, 1);
-        assert!(s.start_next(0, GcPressure::Normal, false).is_none());
+        assert!(s.start_next(0, || GcPressure::Normal, false).is_none());
         // Pressing: GC and host reads alternate.
         for b in [1, 2, 3] {
             s.enqueue(0, op(OpKind::Read, Cause::Host, 10 + b));
             s.enqueue(0, op(OpKind::Program, Cause::Gc, 20 + b));
         }
         let mut order = Vec::new();
-        while let Some(b) = s.start_next(0, GcPressure::Pressing(4), false) {
+        while let Some(b) = s.start_next(0, || GcPressure::Pressing(4), false) {
             order.push(b.ops[0].block);
             s.finish(0, 1);
         }
@@ -379,7 +393,7 @@ mod tests {
             s.enqueue(0, op(OpKind::Program, Cause::Host, 39 + 2 * b));
         }
         let mut order = Vec::new();
-        while let Some(b) = s.start_next(0, GcPressure::Normal, true) {
+        while let Some(b) = s.start_next(0, || GcPressure::Normal, true) {
             order.push(b.ops[0].block);
             s.finish(0, 1);
         }
@@ -396,10 +410,10 @@ mod tests {
         s.enqueue(0, slc);
         s.enqueue(0, op(OpKind::Program, Cause::Host, 8)); // TLC, other plane
         s.enqueue(0, op(OpKind::Program, Cause::Host, 9)); // TLC, same plane as 8
-        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(b.len, 1, "SLC and TLC programs do not join");
         s.finish(0, 1);
-        let b = s.start_next(0, GcPressure::Normal, false).unwrap();
+        let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(b.len, 1, "one plane, one operation");
         s.finish(0, 1);
         // GC and host programs share the die 2:1 when a plane is behind by that ratio.
@@ -408,7 +422,7 @@ mod tests {
             s.enqueue(0, op(OpKind::Program, Cause::Host, 4));
         }
         let mut order = Vec::new();
-        while let Some(b) = s.start_next(0, GcPressure::Behind(2), false) {
+        while let Some(b) = s.start_next(0, || GcPressure::Behind(2), false) {
             order.push(b.ops[0].cause);
             s.finish(0, 1);
         }

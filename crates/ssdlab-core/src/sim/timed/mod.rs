@@ -414,7 +414,13 @@ impl<'a> TimedSim<'a> {
         if erased {
             self.front.pump_buffer(&mut cx!(self))?;
         }
-        self.out.idle.push(die);
+        if self.out.read_waiting.is_empty() {
+            // What the outbox would do first (its idle dies are a stack, and reads waiting
+            // on busy dies go before them): start this die now, in the same order.
+            self.start_die(die);
+        } else {
+            self.out.idle.push(die);
+        }
         Ok(())
     }
 }
