@@ -50,6 +50,80 @@ impl Latency {
     }
 }
 
+/// Buckets of [`new_histogram`] (lowest value 1, 3 significant digits): 2,048 sub-buckets,
+/// the lower half used by bucket 0 only.
+const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
+const SUB_BUCKET_MASK: u64 = (1 << (SUB_BUCKET_HALF_MAGNITUDE + 1)) - 1;
+
+/// Index of `value`'s bucket in the histogram's counts (the histogram crate's own formula).
+#[inline(always)]
+fn bucket_index(value: u64) -> usize {
+    let bucket = 64 - (SUB_BUCKET_HALF_MAGNITUDE + 1) - (value | SUB_BUCKET_MASK).leading_zeros();
+    (((bucket + 1) as u64) << SUB_BUCKET_HALF_MAGNITUDE) as usize + (value >> bucket) as usize
+        - (1 << SUB_BUCKET_HALF_MAGNITUDE)
+}
+
+/// The lowest value of bucket `index` (the inverse of [`bucket_index`]).
+fn bucket_value(index: usize) -> u64 {
+    let half = 1u64 << SUB_BUCKET_HALF_MAGNITUDE;
+    let bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as i64 - 1;
+    let sub = (index as u64 & (half - 1)) + half;
+    if bucket < 0 {
+        sub - half
+    } else {
+        sub << bucket
+    }
+}
+
+/// Latencies of one flow or of the host while a timed phase runs: a count per histogram
+/// bucket, a few instructions per completion. [`LatencyRecorder::into_latency`] builds the
+/// histograms once; they hold the same counts in the same buckets as if every latency had
+/// been recorded into them, so every figure drawn from them is the same.
+#[derive(Clone)]
+pub struct LatencyRecorder {
+    /// Read, write, flush.
+    counts: [Vec<u64>; 3],
+}
+
+impl Default for LatencyRecorder {
+    fn default() -> Self {
+        let n = bucket_index(MAX_TRACKED_NS) + 1;
+        LatencyRecorder {
+            counts: [vec![0; n], vec![0; n], vec![0; n]],
+        }
+    }
+}
+
+impl LatencyRecorder {
+    #[inline]
+    pub fn record(&mut self, op: HostOp, latency_ns: u64) {
+        let i = match op {
+            HostOp::Read => 0,
+            HostOp::Write => 1,
+            HostOp::Flush => 2,
+            HostOp::Trim => return,
+        };
+        let b = bucket_index(latency_ns.clamp(1, MAX_TRACKED_NS));
+        self.counts[i][b] += 1;
+    }
+
+    pub fn into_latency(self) -> Latency {
+        let histogram = |counts: &[u64]| {
+            let mut h = new_histogram();
+            for (i, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+                // Cannot fail: every bucket's value is in the histogram's range.
+                let _ = h.record_n(bucket_value(i), n);
+            }
+            h
+        };
+        Latency {
+            read: histogram(&self.counts[0]),
+            write: histogram(&self.counts[1]),
+            flush: histogram(&self.counts[2]),
+        }
+    }
+}
+
 /// Host-side counters of one phase.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct HostCounters {
@@ -494,5 +568,73 @@ impl TimeSeriesRow {
             self.buffer_waiters,
             self.erase_suspensions
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn figures(h: &Histogram<u64>) -> Vec<u64> {
+        let mut v = vec![
+            h.len(),
+            h.min(),
+            h.max(),
+            h.mean().to_bits(),
+            h.stdev().to_bits(),
+        ];
+        v.extend(PERCENTILES.iter().map(|&(_, p)| h.value_at_percentile(p)));
+        v.extend(h.iter_recorded().map(|x| x.value_iterated_to()));
+        v
+    }
+
+    #[test]
+    fn bucket_value_is_the_lowest_of_its_bucket() {
+        let mut h = new_histogram();
+        for v in [
+            1,
+            2,
+            1023,
+            1024,
+            2047,
+            2048,
+            2049,
+            4095,
+            4096,
+            123_456_789,
+            MAX_TRACKED_NS,
+        ] {
+            let i = bucket_index(v);
+            assert_eq!(bucket_value(i), h.lowest_equivalent(v), "value {v}");
+            assert_eq!(bucket_index(bucket_value(i)), i, "value {v}");
+            h.record(v).unwrap();
+        }
+    }
+
+    proptest! {
+        /// The recorder's histograms give every figure the histograms fed one latency at a
+        /// time give, for latencies from 1 ns to past the tracked range.
+        #[test]
+        fn recorder_matches_the_histogram(
+            lat in proptest::collection::vec((0u8..4, 0u64..(1 << 43), 0u32..43), 1..300)
+        ) {
+            let mut direct = Latency::default();
+            let mut rec = LatencyRecorder::default();
+            for (op, raw, shift) in lat {
+                let op = [HostOp::Read, HostOp::Write, HostOp::Flush, HostOp::Trim][op as usize];
+                let v = raw >> shift;
+                direct.record(op, v);
+                rec.record(op, v);
+            }
+            let built = rec.into_latency();
+            for (a, b) in [
+                (&direct.read, &built.read),
+                (&direct.write, &built.write),
+                (&direct.flush, &built.flush),
+            ] {
+                prop_assert_eq!(figures(a), figures(b));
+            }
+        }
     }
 }

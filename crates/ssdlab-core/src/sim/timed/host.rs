@@ -16,7 +16,7 @@ use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
 use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
-use crate::stats::{HostCounters, Latency};
+use crate::stats::{HostCounters, Latency, LatencyRecorder};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, Workload};
 use std::collections::VecDeque;
@@ -73,8 +73,8 @@ pub(super) struct HostFrontEnd {
     pub counters: HostCounters,
     /// Requests completed so far (the time series' rates).
     pub completed: Completed,
-    latency: Latency,
-    per_flow: Vec<Latency>,
+    latency: LatencyRecorder,
+    per_flow: Vec<LatencyRecorder>,
     completions: Option<Vec<Completion>>,
     /// Receives every completion as it happens (`run --request-log`).
     sink: Option<super::CompletionSink>,
@@ -134,8 +134,11 @@ impl HostFrontEnd {
             settling: false,
             counters: HostCounters::default(),
             completed: Completed::default(),
-            latency: Latency::default(),
-            per_flow: (0..n).map(|_| Latency::default()).collect(),
+            latency: LatencyRecorder::default(),
+            // One flow: its latencies are the host's (no recorder of its own).
+            per_flow: (0..if n > 1 { n } else { 0 })
+                .map(|_| LatencyRecorder::default())
+                .collect(),
             completions: None,
             sink: None,
             duration_ns: workload.duration_ns,
@@ -255,13 +258,18 @@ impl HostFrontEnd {
         u64,
         Vec<Completion>,
     ) {
-        let mut per_flow = self.per_flow;
-        if per_flow.len() == 1 {
-            per_flow[0] = self.latency.clone();
-        }
+        let latency = self.latency.into_latency();
+        let per_flow: Vec<Latency> = if self.per_flow.is_empty() {
+            vec![latency.clone()]
+        } else {
+            self.per_flow
+                .into_iter()
+                .map(LatencyRecorder::into_latency)
+                .collect()
+        };
         (
             self.counters,
-            self.latency,
+            latency,
             self.flow_names.into_iter().zip(per_flow).collect(),
             self.last_completion_ns,
             self.completions.unwrap_or_default(),
@@ -456,7 +464,7 @@ impl HostFrontEnd {
         let latency = now - r.submit_ns;
         self.completed.count(&r);
         self.latency.record(r.op, latency);
-        if self.per_flow.len() > 1 {
+        if !self.per_flow.is_empty() {
             // One flow: its latencies are the host's (copied in `finish`).
             self.per_flow[r.flow as usize].record(r.op, latency);
         }
