@@ -221,8 +221,10 @@ pub struct Ftl {
     ps: Vec<PlaneState>,
     /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::pressure_rank`]),
     /// kept current by [`Ftl::refresh_pressure`] wherever an input changes (free blocks,
-    /// blocks being erased, the plane's GC job).
+    /// blocks being erased, the plane's GC job) once a timed driver asked for it
+    /// ([`Ftl::keep_pressure`]; the functional mode has no scheduler and skips the work).
     die_rank: Vec<u64>,
+    pressure_kept: bool,
     placement: Placement,
     /// Plane ids in stripe order, and the cursor of the next host page.
     stripe: Vec<u32>,
@@ -337,6 +339,7 @@ impl Ftl {
             regions,
             ps,
             die_rank: vec![0; g.dies as usize],
+            pressure_kept: false,
         };
         ftl.ops_until_check = ftl.check_every_ops;
         for r in &ftl.regions {
@@ -360,9 +363,6 @@ impl Ftl {
                 ftl.blocks.state[b as usize] = BlockState::Free;
                 ps.free.push(b, 0);
             }
-        }
-        for die in 0..g.dies {
-            ftl.die_rank[die as usize] = ftl.compute_die_rank(die);
         }
         ftl.update_capacity()
             .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
@@ -786,6 +786,7 @@ impl Ftl {
     #[inline]
     pub fn die_gc_pressure(&self, die: u32) -> crate::scheduler::GcPressure {
         let rank = self.die_rank[die as usize];
+        debug_assert!(self.pressure_kept, "GC pressure read but not kept");
         debug_assert_eq!(
             rank,
             self.compute_die_rank(die),
@@ -794,11 +795,21 @@ impl Ftl {
         pressure_of_rank(rank)
     }
 
+    /// Keep every die's GC pressure current from now on (the timed drivers ask for it).
+    pub fn keep_pressure(&mut self) {
+        self.pressure_kept = true;
+        for die in 0..self.geo.dies {
+            self.die_rank[die as usize] = self.compute_die_rank(die);
+        }
+    }
+
     /// An input of (region, plane) `rp`'s GC pressure changed: rank its die again.
     #[inline]
     pub(crate) fn refresh_pressure(&mut self, rp: usize) {
-        let die = self.geo.die_of_plane(self.ps[rp].plane);
-        self.die_rank[die as usize] = self.compute_die_rank(die);
+        if self.pressure_kept {
+            let die = self.geo.die_of_plane(self.ps[rp].plane);
+            self.die_rank[die as usize] = self.compute_die_rank(die);
+        }
     }
 
     fn compute_die_rank(&self, die: u32) -> u64 {

@@ -211,6 +211,7 @@ macro_rules! cx {
 impl<'a> TimedSim<'a> {
     pub fn new(cfg: &Config, d: &Derived, ftl: &'a mut Ftl, workload: Workload) -> TimedSim<'a> {
         let g = d.geometry;
+        ftl.keep_pressure();
         TimedSim {
             q: EventQueue::new(),
             front: HostFrontEnd::new(cfg, d, workload),
