@@ -162,32 +162,30 @@ impl DieQueue {
             .any(|&c| !self.queues[c as usize].is_empty())
     }
 
-    /// The class [`Scheduler::start_next`] runs when work other than host reads waits.
-    fn choose(&self, pressure: GcPressure, writes_blocked: bool) -> Option<Class> {
+    /// The class [`Scheduler::start_next`] runs when work other than host reads waits
+    /// (so that when neither mapping work nor host programs wait, GC does).
+    fn choose(&self, pressure: GcPressure, writes_blocked: bool) -> Class {
+        debug_assert!(self.other_waiting());
         let waiting = |c: Class| !self.queues[c as usize].is_empty();
         let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
-        Some(
-            if pressure == GcPressure::Urgent && waiting(Class::Background) {
-                Class::Background
-            } else if waiting(Class::HostRead) && !(turns && self.last_class == Class::HostRead) {
-                Class::HostRead
-            } else if waiting(Class::Mapping) {
-                Class::Mapping
-            } else {
-                let k = match pressure {
-                    GcPressure::Normal => 1,
-                    GcPressure::Behind(k) | GcPressure::Pressing(k) => k,
-                    GcPressure::Urgent => u32::MAX,
-                };
-                match (waiting(Class::Background), waiting(Class::HostWrite)) {
-                    (true, true) if self.gc_streak < k => Class::Background,
-                    (_, true) => Class::HostWrite,
-                    (true, false) => Class::Background,
-                    (false, false) if waiting(Class::HostRead) => Class::HostRead,
-                    (false, false) => return None,
-                }
-            },
-        )
+        if pressure == GcPressure::Urgent && waiting(Class::Background) {
+            Class::Background
+        } else if waiting(Class::HostRead) && !(turns && self.last_class == Class::HostRead) {
+            Class::HostRead
+        } else if waiting(Class::Mapping) {
+            Class::Mapping
+        } else {
+            let k = match pressure {
+                GcPressure::Normal => 1,
+                GcPressure::Behind(k) | GcPressure::Pressing(k) => k,
+                GcPressure::Urgent => u32::MAX,
+            };
+            match (waiting(Class::Background), waiting(Class::HostWrite)) {
+                (true, true) if self.gc_streak < k => Class::Background,
+                (_, true) => Class::HostWrite,
+                (_, false) => Class::Background,
+            }
+        }
     }
 }
 
@@ -281,7 +279,7 @@ impl Scheduler {
         let d = &self.dies[die as usize];
         debug_assert!(!d.busy);
         let class = if d.other_waiting() {
-            d.choose(pressure(), writes_blocked)?
+            d.choose(pressure(), writes_blocked)
         } else if d.queues[Class::HostRead as usize].is_empty() {
             return None;
         } else {
