@@ -807,9 +807,15 @@ impl Ftl {
     #[inline]
     pub(crate) fn refresh_pressure(&mut self, rp: usize) {
         if self.pressure_kept {
-            let die = self.geo.die_of_plane(self.ps[rp].plane);
-            self.die_rank[die as usize] = self.compute_die_rank(die);
+            self.rank_die_of(rp);
         }
+    }
+
+    /// Out of line: the hot paths that change a plane's inputs stay compact.
+    #[inline(never)]
+    fn rank_die_of(&mut self, rp: usize) {
+        let die = self.geo.die_of_plane(self.ps[rp].plane);
+        self.die_rank[die as usize] = self.compute_die_rank(die);
     }
 
     fn compute_die_rank(&self, die: u32) -> u64 {
