@@ -661,3 +661,42 @@ fn validation_errors_name_file_line_and_key() {
         }
     }
 }
+
+/// `bench` measures the functional figure on the `run` path, with exact NAND counts, and
+/// says why when the C reference cannot be built; with a C compiler it alternates with the
+/// reference and reports one ratio per pair.
+#[test]
+fn bench_functional_counts_and_pairs_with_the_c_reference() {
+    let args = [
+        "bench",
+        "--functional-only",
+        "--repeat",
+        "2",
+        "--functional-writes",
+        "100000",
+    ];
+    let out = ssdlab()
+        .args(args)
+        .env("CC", "no-such-cc-for-ssdlab-test")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("over 2 runs; WAF 5.217; GC victims 3999, copied units 421749, erases 3999"),
+        "{text}"
+    );
+    assert!(
+        text.contains("C reference not measured: no C compiler `no-such-cc-for-ssdlab-test`"),
+        "{text}"
+    );
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    if Command::new(&cc).arg("--version").output().is_ok() {
+        let out = ssdlab().args(args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("ssdlab / C = ") && text.contains("(median of the 2 pairs; range "),
+            "{text}"
+        );
+    }
+}
