@@ -710,7 +710,8 @@ impl Ftl {
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
         let mut b = ps.open[stream as usize];
-        if b == NONE {
+        let opened = b == NONE;
+        if opened {
             let reserve = if stream.uses_reserve() {
                 0
             } else {
@@ -724,14 +725,15 @@ impl Ftl {
             self.blocks.state[b as usize] = BlockState::Open;
             self.blocks.next_page[b as usize] = 0;
             self.blocks.programmed[b as usize] = 0;
-            self.refresh_pressure(rp);
         }
-        let ps = &mut self.ps[rp];
         let page = self.blocks.next_page[b as usize];
         let pages = max.min(ps.pages_per_block - page);
         self.blocks.next_page[b as usize] = page + pages;
         if page + pages == ps.pages_per_block {
             ps.open[stream as usize] = NONE;
+        }
+        if opened {
+            self.refresh_pressure(rp); // one free block fewer
         }
         Some((b, page, pages))
     }
