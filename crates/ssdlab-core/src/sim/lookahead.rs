@@ -47,25 +47,37 @@ impl Lookahead {
         }
     }
 
-    /// The next request into `out`; false when the source is exhausted. When drawing
-    /// ahead, the mapping entry of the request `AHEAD` places on is prefetched.
+    /// The next request into `out`; false when the source is exhausted (see
+    /// [`Lookahead::next_ref`]).
     #[inline(always)]
     pub fn next_into(&mut self, out: &mut HostRequest, ftl: &Ftl) -> Result<bool, WorkloadError> {
+        Ok(match self.next_ref(ftl)? {
+            Some(r) => {
+                *out = *r;
+                true
+            }
+            None => false,
+        })
+    }
+
+    /// The next request, in place; `None` when the source is exhausted. When drawing
+    /// ahead, the mapping entry of the request `AHEAD` places on is prefetched.
+    #[inline(always)]
+    pub fn next_ref(&mut self, ftl: &Ftl) -> Result<Option<&HostRequest>, WorkloadError> {
         if self.len - self.pos <= self.depth && !self.exhausted {
             self.refill(ftl);
         }
         if self.pos == self.len {
             return match self.error.take() {
                 Some(e) => Err(e),
-                None => Ok(false),
+                None => Ok(None),
             };
         }
-        *out = self.buf[self.pos];
         self.pos += 1;
         if self.depth > 0 && self.pos + self.depth - 1 < self.len {
             ftl.prefetch_offset(self.buf[self.pos + self.depth - 1].offset_bytes);
         }
-        Ok(true)
+        Ok(Some(&self.buf[self.pos - 1]))
     }
 
     /// Draw until `depth + 1` requests wait (or the source ends), in batches where the

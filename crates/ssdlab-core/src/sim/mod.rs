@@ -17,7 +17,7 @@ use functional::FunctionalDriver;
 use lookahead::Lookahead;
 use rand::Rng;
 use serde::Serialize;
-use ssdlab_workload::{rng::stream, HostRequest, WorkloadContext};
+use ssdlab_workload::{rng::stream, WorkloadContext};
 use std::path::PathBuf;
 
 /// Progress reports from a running simulation (the CLI draws a bar from them).
@@ -557,34 +557,31 @@ impl Simulation {
             .map(|f| Lookahead::new(f.source, prefetch))
             .collect();
         let mut live: Vec<bool> = vec![!d.worn_out(); ahead.len()];
+        let mut live_flows = if d.worn_out() { 0 } else { ahead.len() };
         let mut submitted = 0u64;
-        let mut req = HostRequest {
-            arrival_ns: 0,
-            op: ssdlab_workload::HostOp::Write,
-            offset_bytes: 0,
-            size_bytes: 0,
-            journal: None,
-        };
-        while live.iter().any(|&l| l) {
+        // Flows take turns, one request each, until every flow is done.
+        'turns: while live_flows > 0 {
             for f in 0..ahead.len() {
                 if !live[f] {
                     continue;
                 }
-                if workload
+                let past_duration = workload
                     .duration_ns
-                    .is_some_and(|lim| d.clock.time_ns >= lim)
-                {
-                    live[f] = false;
-                    continue;
-                }
-                if ahead[f].next_into(&mut req, d.ftl)? {
-                    d.submit(&req)?;
+                    .is_some_and(|lim| d.clock.time_ns >= lim);
+                // Past the duration the flow draws no more (a source error there is moot).
+                let next = if past_duration {
+                    None
                 } else {
+                    ahead[f].next_ref(d.ftl)?
+                };
+                let Some(req) = next else {
                     live[f] = false;
-                }
+                    live_flows -= 1;
+                    continue;
+                };
+                d.submit(req)?;
                 if d.worn_out() {
-                    live.fill(false);
-                    break;
+                    break 'turns;
                 }
                 submitted += 1;
                 if submitted & 0xFFFF == 0 {
