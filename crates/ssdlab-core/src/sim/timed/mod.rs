@@ -355,7 +355,10 @@ impl<'a> TimedSim<'a> {
                 self.susp
                     .read_arrived(die, &mut self.dies, &mut self.q, self.ftl);
             } else if let Some(die) = self.out.idle.pop() {
-                self.start_die(die);
+                // A die can be listed more than once, or started since it was listed.
+                if !self.dies.sched.dies[die as usize].busy {
+                    self.start_die(die);
+                }
             } else {
                 return Ok(());
             }
