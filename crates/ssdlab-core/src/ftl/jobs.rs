@@ -36,6 +36,7 @@ use super::region::Stream;
 use super::translation::TRANS_TAG;
 use super::wear::{WearAction, WearCtx};
 use super::{Ftl, NandSink};
+use crate::config::FastDiv;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use std::collections::VecDeque;
@@ -190,6 +191,7 @@ struct PlainRun {
     /// First slot of the source, and slots per page.
     base: usize,
     spp: usize,
+    spp_div: FastDiv,
     /// Source page last read, and pages read in this run.
     read_page: u32,
     reads: u64,
@@ -200,33 +202,87 @@ struct PlainRun {
 impl PlainRun {
     /// How far ahead in the source the copy loop prefetches mapping entries.
     const PREFETCH_SLOTS: usize = 16;
+    /// Units gathered per pass of [`PlainRun::copy_gathering`].
+    const CHUNK: usize = 64;
 
     /// Move the next `n` valid units into slots `dst..dst + n`: OOB and mapping; every
     /// source page is read once, when its first unit is taken.
     #[inline(always)]
     fn copy(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+        if self.prefetch {
+            self.copy_prefetching(oob, l2p, dst, n);
+        } else {
+            self.copy_gathering(oob, l2p, dst, n);
+        }
+    }
+
+    /// [`PlainRun::copy`] for a table that fits the caches, in chunks of two passes
+    /// without a branch on a unit's validity (a random pattern the CPU cannot predict,
+    /// which cost more than the loop's work): the first gathers the next valid units'
+    /// numbers — every scanned slot's number is written to the chunk, only a valid one
+    /// advances it — and clears their slots; the second maps them to their destinations.
+    #[inline(always)]
+    fn copy_gathering(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
         // The loop state in locals (registers), written back once.
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
-        let (base, spp, prefetch) = (self.base, self.spp, self.prefetch);
+        let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
+        let mut chunk = [NONE; Self::CHUNK];
         let end = dst + n;
         let mut d = dst;
         while d < end {
-            // The units a few slots on are re-mapped soon: ask for their entries now
-            // (when the table is too large for the caches).
-            if prefetch {
-                if let Some(&ahead) = oob.get(slot + Self::PREFETCH_SLOTS) {
-                    crate::prefetch::prefetch(l2p, ahead as usize);
+            let want = (end - d).min(Self::CHUNK);
+            let mut k = 0;
+            if spp == 1 {
+                // One unit per page: every unit taken is a page read.
+                while k < want {
+                    let lpn = oob[slot];
+                    chunk[k] = lpn;
+                    k += (lpn != NONE) as usize;
+                    oob[slot] = NONE;
+                    slot += 1;
                 }
+                reads += want as u64;
+                read_page = (slot - 1 - base) as u32;
+            } else {
+                while k < want {
+                    let lpn = oob[slot];
+                    let valid = lpn != NONE;
+                    // A page is read when its first unit is taken (the source is scanned
+                    // forward, so never the page read last).
+                    let page = spp_div.div((slot - base) as u32);
+                    reads += (valid && page != read_page) as u64;
+                    read_page = if valid { page } else { read_page };
+                    chunk[k] = lpn;
+                    k += valid as usize;
+                    oob[slot] = NONE;
+                    slot += 1;
+                }
+            }
+            for (i, &lpn) in chunk[..want].iter().enumerate() {
+                l2p[lpn as usize] = (d + i) as u32;
+                oob[d + i] = lpn;
+            }
+            d += want;
+        }
+        (self.scan, self.reads, self.read_page) = (slot, reads, read_page);
+    }
+
+    /// [`PlainRun::copy`] for a table larger than the caches: one pass that asks for the
+    /// mapping entries of the units a few slots on (the loop waits on memory, not on
+    /// branches).
+    #[inline(always)]
+    fn copy_prefetching(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+        let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
+        let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
+        let end = dst + n;
+        let mut d = dst;
+        while d < end {
+            if let Some(&ahead) = oob.get(slot + Self::PREFETCH_SLOTS) {
+                crate::prefetch::prefetch(l2p, ahead as usize);
             }
             let lpn = oob[slot];
             if lpn != NONE {
-                // One unit per page: every unit taken is a page read (the source is
-                // scanned forward, so never the page read last).
-                let page = if spp == 1 {
-                    (slot - base) as u32
-                } else {
-                    ((slot - base) / spp) as u32
-                };
+                let page = spp_div.div((slot - base) as u32);
                 reads += (spp == 1 || page != read_page) as u64;
                 read_page = page;
                 l2p[lpn as usize] = d as u32;
@@ -543,6 +599,7 @@ impl Ftl {
             end: base + job.scan_end as usize,
             base,
             spp: spp as usize,
+            spp_div: FastDiv::new(spp),
             read_page: job.last_read_page,
             reads: 0,
             prefetch: self.prefetches(),

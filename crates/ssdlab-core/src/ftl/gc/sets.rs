@@ -3,10 +3,15 @@
 use crate::flash::NONE;
 
 /// Doubly linked lists of blocks, one per (plane, valid count); O(1) move on invalidation.
+///
+/// The lists are circular through a sentinel entry per bucket (entry `blocks + bucket` of
+/// `next`/`prev`; entries below `blocks` are blocks), so linking and unlinking a block
+/// take no branch on whether it is first or last (which blocks are is a random pattern
+/// under random writes, one the CPU cannot predict).
 #[derive(Clone)]
 pub struct Buckets {
     units_per_block: u32,
-    head: Vec<u32>,
+    blocks: u32,
     next: Vec<u32>,
     prev: Vec<u32>,
     /// Lowest bucket that may be non-empty, per plane.
@@ -15,11 +20,17 @@ pub struct Buckets {
 
 impl Buckets {
     pub fn new(planes: u32, blocks: u32, units_per_block: u32) -> Buckets {
+        let buckets = planes as usize * (units_per_block as usize + 1);
+        // Blocks start unlinked; every sentinel starts as an empty list (itself).
+        let links: Vec<u32> = (0..blocks as usize)
+            .map(|_| NONE)
+            .chain((0..buckets).map(|i| blocks + i as u32))
+            .collect();
         Buckets {
             units_per_block,
-            head: vec![NONE; planes as usize * (units_per_block as usize + 1)],
-            next: vec![NONE; blocks as usize],
-            prev: vec![NONE; blocks as usize],
+            blocks,
+            next: links.clone(),
+            prev: links,
             min_hint: vec![0; planes as usize],
         }
     }
@@ -28,45 +39,44 @@ impl Buckets {
         self.units_per_block
     }
 
+    /// The sentinel entry of (plane, valid)'s list.
     #[inline]
-    fn bucket(&self, plane: u32, valid: u32) -> usize {
-        plane as usize * (self.units_per_block as usize + 1) + valid as usize
+    fn sentinel(&self, plane: u32, valid: u32) -> u32 {
+        self.blocks + plane * (self.units_per_block + 1) + valid
     }
 
     #[inline(always)]
     pub fn insert(&mut self, plane: u32, block: u32, valid: u32) {
-        let b = self.bucket(plane, valid);
-        let h = self.head[b];
+        let s = self.sentinel(plane, valid);
+        let h = self.next[s as usize];
         self.next[block as usize] = h;
-        self.prev[block as usize] = NONE;
-        if h != NONE {
-            self.prev[h as usize] = block;
-        }
-        self.head[b] = block;
+        self.prev[block as usize] = s;
+        self.prev[h as usize] = block;
+        self.next[s as usize] = block;
         let hint = &mut self.min_hint[plane as usize];
         *hint = (*hint).min(valid);
     }
 
     #[inline(always)]
-    pub fn remove(&mut self, plane: u32, block: u32, valid: u32) {
+    pub fn remove(&mut self, _plane: u32, block: u32, _valid: u32) {
         let (n, p) = (self.next[block as usize], self.prev[block as usize]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            let b = self.bucket(plane, valid);
-            self.head[b] = n;
-        }
-        if n != NONE {
-            self.prev[n as usize] = p;
-        }
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
+    }
+
+    /// The block most recently added to (plane, valid)'s list, if any.
+    #[inline]
+    fn first(&self, plane: u32, valid: u32) -> Option<u32> {
+        let s = self.sentinel(plane, valid);
+        let h = self.next[s as usize];
+        (h != s).then_some(h)
     }
 
     /// Fewest valid units, at most `max_valid`; ties: the block most recently added.
     pub fn min(&mut self, plane: u32, max_valid: u32) -> Option<u32> {
         let start = self.min_hint[plane as usize];
         for v in start..=max_valid {
-            let h = self.head[self.bucket(plane, v)];
-            if h != NONE {
+            if let Some(h) = self.first(plane, v) {
                 self.min_hint[plane as usize] = v;
                 return Some(h);
             }
@@ -77,9 +87,10 @@ impl Buckets {
 
     /// Every block of `plane`'s bucket `valid`, most recently added first (checker).
     pub fn members(&self, plane: u32, valid: u32) -> impl Iterator<Item = u32> + '_ {
-        let mut b = self.head[self.bucket(plane, valid)];
+        let s = self.sentinel(plane, valid);
+        let mut b = self.next[s as usize];
         std::iter::from_fn(move || {
-            (b != NONE).then(|| {
+            (b != s).then(|| {
                 let cur = b;
                 b = self.next[b as usize];
                 cur
