@@ -14,6 +14,7 @@ pub mod ftl;
 pub mod host;
 pub mod integrity;
 pub(crate) mod prefetch;
+pub(crate) mod ring;
 pub mod scheduler;
 pub mod sim;
 pub mod stats;

@@ -218,13 +218,17 @@ impl Ftl {
             }
             let page_id = self.geo.div_slots_per_page(slot);
             if page_id != cur_page {
-                self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
+                if cur_units > 0 {
+                    self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
+                }
                 cur_page = page_id;
                 cur_units = 0;
             }
             cur_units += 1;
         }
-        self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
+        if cur_units > 0 {
+            self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
+        }
         if demand {
             self.count_read_path(&out);
             self.run_background(sink)?;
@@ -289,9 +293,7 @@ impl Ftl {
         stage: u8,
         out: &mut ReadOutcome,
     ) -> Result<()> {
-        if units == 0 {
-            return Ok(());
-        }
+        debug_assert!(units > 0);
         let (block, page) = self.geo.block_page_of(page_id);
         let mut op = NandOp::new(
             OpKind::Read,

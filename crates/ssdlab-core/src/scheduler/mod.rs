@@ -70,78 +70,8 @@ impl Batch {
     }
 }
 
-/// A FIFO of operations in a ring whose size is a power of two (an index is a mask, not
-/// a compare-and-wrap), grown by doubling when full.
-#[derive(Clone)]
-struct OpQueue {
-    ring: Vec<NandOp>,
-    head: u32,
-    len: u32,
-}
-
-impl Default for OpQueue {
-    fn default() -> Self {
-        OpQueue {
-            ring: vec![EMPTY_OP; 8],
-            head: 0,
-            len: 0,
-        }
-    }
-}
-
-impl OpQueue {
-    #[inline]
-    fn mask(&self) -> u32 {
-        self.ring.len() as u32 - 1
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    #[inline]
-    fn push_back(&mut self, op: NandOp) {
-        if self.len as usize == self.ring.len() {
-            self.grow();
-        }
-        let i = (self.head + self.len) & self.mask();
-        self.ring[i as usize] = op;
-        self.len += 1;
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let mut ring = Vec::with_capacity(2 * self.ring.len());
-        ring.extend(self.iter().copied());
-        ring.resize(2 * self.ring.len(), EMPTY_OP);
-        self.ring = ring;
-        self.head = 0;
-    }
-
-    #[inline]
-    fn front(&self) -> Option<&NandOp> {
-        (self.len > 0).then(|| &self.ring[self.head as usize])
-    }
-
-    /// Drop the front operation (the queue is not empty).
-    #[inline]
-    fn advance(&mut self) {
-        debug_assert!(self.len > 0);
-        self.head = (self.head + 1) & self.mask();
-        self.len -= 1;
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &NandOp> {
-        let mask = self.mask();
-        (0..self.len).map(move |k| &self.ring[((self.head + k) & mask) as usize])
-    }
-}
+/// A die's queue of one class (FIFO).
+type OpQueue = crate::ring::Ring<NandOp>;
 
 pub struct DieQueue {
     queues: [OpQueue; CLASSES],
@@ -407,30 +337,6 @@ impl Scheduler {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// The ring keeps FIFO order through wrap-around and growth.
-        #[test]
-        fn op_queue_is_a_fifo(steps in proptest::collection::vec(0u8..3, 1..200)) {
-            let mut q = OpQueue::default();
-            let mut model = std::collections::VecDeque::new();
-            for (i, step) in steps.into_iter().enumerate() {
-                if step < 2 {
-                    let o = op(OpKind::Read, Cause::Host, i as u32);
-                    q.push_back(o);
-                    model.push_back(o);
-                } else if let Some(&front) = q.front() {
-                    prop_assert_eq!(Some(front), model.pop_front());
-                    q.advance();
-                } else {
-                    prop_assert!(model.is_empty());
-                }
-                prop_assert_eq!(q.len(), model.len());
-                prop_assert!(q.iter().eq(model.iter()));
-            }
-        }
-    }
 
     fn op(kind: OpKind, cause: Cause, block: u32) -> NandOp {
         NandOp::new(kind, cause, block, 0, 1, Owner::None)

@@ -89,7 +89,8 @@ impl DieExecutor {
         match batch.kind() {
             OpKind::Read => {
                 let sense = slowest(&t.read_ns);
-                q.schedule_at(now + self.command_ns + sense, Event::Sensed { die: d });
+                let at = now + self.command_ns + sense;
+                q.schedule_in_lane(super::LANE_SENSED, at, Event::Sensed { die: d });
                 None
             }
             OpKind::Program => {
@@ -162,10 +163,8 @@ impl DieExecutor {
             .map(|o| t.read_ns[o.mode.index()])
             .max()
             .unwrap_or(0);
-        q.schedule_at(
-            now + self.command_ns + sense,
-            Event::Sensed { die: die as u16 },
-        );
+        let at = now + self.command_ns + sense;
+        q.schedule_in_lane(super::LANE_SENSED, at, Event::Sensed { die: die as u16 });
         Some(batch.len as u32)
     }
 

@@ -433,7 +433,8 @@ impl HostFrontEnd {
 
     fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {
         self.reqs.get_mut(id).stage = Stage::Completing;
-        cx.q.schedule_in(self.buffer_access_ns, Event::Complete { req: id });
+        let at = cx.now() + self.buffer_access_ns;
+        cx.q.schedule_in_lane(super::LANE_COMPLETE, at, Event::Complete { req: id });
     }
 
     /// One NAND read of request `id` finished: start its plan's next stage, or finish.

@@ -54,6 +54,13 @@ enum Event {
     Idle { epoch: u32 },
 }
 
+/// Event-queue lanes (FIFOs beside the heap, `engine`): a request's completion after the
+/// buffer access, and a read batch's end of sensing, come a fixed delay after they are
+/// scheduled (per cell mode for sensing; a shorter one than the lane's last goes to the
+/// heap).
+const LANE_COMPLETE: usize = 0;
+const LANE_SENSED: usize = 1;
+
 /// What the FTL's operations left for the sim to act on.
 #[derive(Default)]
 struct Outbox {
@@ -74,7 +81,7 @@ struct QueueSink<'s> {
 }
 
 impl QueueSink<'_> {
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, op: NandOp) {
         let die = self.geo.die_of_block(op.block);
         if self.sched.enqueue(die, op) {
