@@ -231,6 +231,7 @@ impl Scheduler {
 
     /// Pop a batch of up to `max` operations of one kind on distinct planes from the head of
     /// `class`'s queue into the die's running batch, mark the die busy with it.
+    #[inline(always)]
     fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<&Batch> {
         let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
         // The plane within the die (plane ids are die-major): no hardware divide.
@@ -253,13 +254,20 @@ impl Scheduler {
             d.busy = true;
             return Some(&d.running);
         }
-        let mut planes_used: u32 = plane_bit(first.block);
+        // Planes are worked out only when an operation could join (often none waits).
+        let mut planes_used: u32 = 0;
         while batch.len < (ppd as usize).min(max) {
             let Some(next) = q.front() else { break };
-            let plane_bit = plane_bit(next.block);
             // One kind and one cell mode per multi-plane operation; page offsets may differ
             // (independent plane addressing).
-            if next.kind != first.kind || next.mode != first.mode || planes_used & plane_bit != 0 {
+            if next.kind != first.kind || next.mode != first.mode {
+                break;
+            }
+            if planes_used == 0 {
+                planes_used = plane_bit(first.block);
+            }
+            let plane_bit = plane_bit(next.block);
+            if planes_used & plane_bit != 0 {
                 break;
             }
             planes_used |= plane_bit;

@@ -94,7 +94,7 @@ impl QueueSink<'_> {
 
 impl NandSink for QueueSink<'_> {
     const IMMEDIATE: bool = false;
-    #[inline]
+    #[inline(always)]
     fn issue(&mut self, op: NandOp) {
         if op.stage > 0 {
             let req = match op.owner {
