@@ -117,6 +117,64 @@ impl DieQueue {
             }
         }
     }
+
+    /// Pop a batch of up to `max` operations of one kind on distinct planes from the head
+    /// of `class`'s queue into `running`, and mark the die busy; `None` when the queue is
+    /// empty.
+    #[inline(always)]
+    fn take_batch(&mut self, class: Class, max: usize, planes: PlaneOf) -> Option<()> {
+        let q = &mut self.queues[class as usize];
+        let first = *q.front()?;
+        q.advance();
+        let batch = &mut self.running;
+        batch.ops[0] = first;
+        batch.len = 1;
+        self.busy = true;
+        let limit = (planes.per_die as usize).min(max);
+        // Planes are worked out only when an operation could join (often none waits).
+        let mut planes_used: u32 = 0;
+        while batch.len < limit {
+            let Some(next) = q.front() else { break };
+            // One kind and one cell mode per multi-plane operation; page offsets may differ
+            // (independent plane addressing).
+            if next.kind != first.kind || next.mode != first.mode {
+                break;
+            }
+            if planes_used == 0 {
+                planes_used = planes.bit(first.block);
+            }
+            let plane_bit = planes.bit(next.block);
+            if planes_used & plane_bit != 0 {
+                break;
+            }
+            planes_used |= plane_bit;
+            batch.ops[batch.len] = *next;
+            batch.len += 1;
+            q.advance();
+        }
+        Some(())
+    }
+}
+
+/// The plane of a block within its die (plane ids are die-major), as a bit.
+#[derive(Clone, Copy)]
+struct PlaneOf {
+    per_die: u32,
+    blocks_per_plane: FastDiv,
+}
+
+impl PlaneOf {
+    /// No hardware divide: a multiply-high, then a mask when the planes per die are a
+    /// power of two.
+    #[inline(always)]
+    fn bit(self, block: u32) -> u32 {
+        let plane = self.blocks_per_plane.div(block);
+        1 << if self.per_die.is_power_of_two() {
+            plane & (self.per_die - 1)
+        } else {
+            plane % self.per_die
+        }
+    }
 }
 
 pub struct Scheduler {
@@ -206,7 +264,11 @@ impl Scheduler {
         pressure: impl FnOnce() -> GcPressure,
         writes_blocked: bool,
     ) -> Option<&Batch> {
-        let d = &self.dies[die as usize];
+        let planes = PlaneOf {
+            per_die: self.planes_per_die,
+            blocks_per_plane: self.blocks_per_plane,
+        };
+        let d = &mut self.dies[die as usize];
         debug_assert!(!d.busy);
         let class = if d.other_waiting() {
             d.choose(pressure(), writes_blocked)
@@ -215,67 +277,15 @@ impl Scheduler {
         } else {
             Class::HostRead // only reads wait: pressure cannot change the choice
         };
-        let d = &mut self.dies[die as usize];
         d.last_class = class;
-        let batch = self.take_batch(die, class, MAX_PLANES_PER_DIE)?;
+        d.take_batch(class, MAX_PLANES_PER_DIE, planes)?;
         // GC's share is counted in programs and erases (its reads are short).
-        let long = batch.kind() != OpKind::Read;
-        let d = &mut self.dies[die as usize];
+        let long = d.running.kind() != OpKind::Read;
         match class {
             Class::Background if long => d.gc_streak = d.gc_streak.saturating_add(1),
             Class::HostWrite => d.gc_streak = 0,
             _ => {}
         }
-        Some(&d.running)
-    }
-
-    /// Pop a batch of up to `max` operations of one kind on distinct planes from the head of
-    /// `class`'s queue into the die's running batch, mark the die busy with it.
-    #[inline(always)]
-    fn take_batch(&mut self, die: u32, class: Class, max: usize) -> Option<&Batch> {
-        let (ppd, bpp) = (self.planes_per_die, self.blocks_per_plane);
-        // The plane within the die (plane ids are die-major): no hardware divide.
-        let plane_bit = |block: u32| -> u32 {
-            let plane = bpp.div(block);
-            1 << if ppd.is_power_of_two() {
-                plane & (ppd - 1)
-            } else {
-                plane % ppd
-            }
-        };
-        let d = &mut self.dies[die as usize];
-        let q = &mut d.queues[class as usize];
-        let first = *q.front()?;
-        q.advance();
-        let batch = &mut d.running;
-        batch.ops[0] = first;
-        batch.len = 1;
-        if ppd == 1 || max == 1 {
-            d.busy = true;
-            return Some(&d.running);
-        }
-        // Planes are worked out only when an operation could join (often none waits).
-        let mut planes_used: u32 = 0;
-        while batch.len < (ppd as usize).min(max) {
-            let Some(next) = q.front() else { break };
-            // One kind and one cell mode per multi-plane operation; page offsets may differ
-            // (independent plane addressing).
-            if next.kind != first.kind || next.mode != first.mode {
-                break;
-            }
-            if planes_used == 0 {
-                planes_used = plane_bit(first.block);
-            }
-            let plane_bit = plane_bit(next.block);
-            if planes_used & plane_bit != 0 {
-                break;
-            }
-            planes_used |= plane_bit;
-            batch.ops[batch.len] = *next;
-            batch.len += 1;
-            q.advance();
-        }
-        d.busy = true;
         Some(&d.running)
     }
 
@@ -305,11 +315,14 @@ impl Scheduler {
         if max == 0 || !self.host_read_waiting(die) {
             return None;
         }
-        self.take_batch(
-            die,
-            Class::HostRead,
-            max.min(MAX_PLANES_PER_DIE as u32) as usize,
-        )
+        let planes = PlaneOf {
+            per_die: self.planes_per_die,
+            blocks_per_plane: self.blocks_per_plane,
+        };
+        let d = &mut self.dies[die as usize];
+        let max = max.min(MAX_PLANES_PER_DIE as u32) as usize;
+        d.take_batch(Class::HostRead, max, planes)?;
+        Some(&d.running)
     }
 
     /// The die finished its batch (still readable as `dies[die].running`).
