@@ -32,20 +32,19 @@ impl VictimPolicy for Greedy {
 
     #[inline]
     fn on_invalidate(&mut self, plane: u32, block: u32, valid: u32) {
-        self.buckets.remove(plane, block, valid + 1);
+        self.buckets.remove(block);
         self.buckets.insert(plane, block, valid);
     }
 
     #[inline]
-    fn remove(&mut self, plane: u32, block: u32, valid: u32) {
-        self.buckets.remove(plane, block, valid);
+    fn remove(&mut self, _plane: u32, block: u32, _valid: u32) {
+        self.buckets.remove(block);
     }
 
     #[inline]
     fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
         let v = self.buckets.min(ctx.plane, ctx.max_valid)?;
-        self.buckets
-            .remove(ctx.plane, v, ctx.blocks.valid_units[v as usize]);
+        self.buckets.remove(v);
         Some(v)
     }
 

@@ -58,7 +58,7 @@ impl Buckets {
     }
 
     #[inline(always)]
-    pub fn remove(&mut self, _plane: u32, block: u32, _valid: u32) {
+    pub fn remove(&mut self, block: u32) {
         let (n, p) = (self.next[block as usize], self.prev[block as usize]);
         self.next[p as usize] = n;
         self.prev[n as usize] = p;
