@@ -214,6 +214,17 @@ impl WriteBuffer {
         n
     }
 
+    /// The units of the (at most `max`) waiting entries after the first `skip` (those of
+    /// the pages after the next, as far as they are known: a prefetch hint).
+    pub fn waiting_after(&self, skip: usize, max: usize) -> impl Iterator<Item = u32> + '_ {
+        let from = (self.head_seq - self.base_seq) as usize + skip;
+        let to = (from + max).min(self.entries.len());
+        self.entries
+            .range(from.min(to)..to)
+            .map(|e| e.0)
+            .filter(|&l| l != NONE)
+    }
+
     /// Trimmed entries at the head of the waiting units carry no data: step over them so
     /// that `head_seq` is always the oldest unit still waiting (or the end).
     fn skip_leading_tombstones(&mut self) {

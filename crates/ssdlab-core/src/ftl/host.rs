@@ -30,7 +30,12 @@ impl Ftl {
         let targets = self.placement.host_targets(lpns);
         for t in targets.as_slice() {
             // First pass: planes within their share of valid data; second: any with room.
+            // A plane the first pass tried (or `accept` refused) fails the second as well
+            // (a failed try changes nothing it depends on, and a full pass brings the
+            // cursor back), so the second runs only when the first skipped a plane over
+            // its share.
             for pass in 0..2 {
+                let mut over_share = false;
                 for _ in 0..self.stripe.len() {
                     let plane = self.next_stripe_plane();
                     if !accept(plane) {
@@ -38,6 +43,7 @@ impl Ftl {
                     }
                     let ps = &self.ps[self.rp(t.region, plane)];
                     if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                        over_share = true;
                         continue;
                     }
                     if self.place_host_page(t.region, plane, lpns, versions, token, sink)? {
@@ -45,6 +51,9 @@ impl Ftl {
                         self.run_background(sink)?;
                         return Ok(Some(plane));
                     }
+                }
+                if !over_share {
+                    break;
                 }
             }
         }

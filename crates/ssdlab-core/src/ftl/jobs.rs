@@ -28,9 +28,10 @@
 //! outside urgency (docs/write-tails.md).
 //!
 //! **Completion.** With an immediate sink a copy re-maps its units when issued; otherwise
-//! the (destination slot, source slot) pairs wait in the job and are applied when the
-//! copy's program completes, unless the host rewrote or trimmed the unit meanwhile. The
-//! source is erased when every copy has completed and no read of it is queued.
+//! the copies ([`Pending`]: destination slot, source slot, unit) wait in the job and are
+//! applied when the copy's program completes, unless the host rewrote or trimmed the unit
+//! meanwhile. The source is erased when every copy has completed and no read of it is
+//! queued.
 
 use super::region::Stream;
 use super::translation::TRANS_TAG;
@@ -71,8 +72,8 @@ pub struct Job {
     /// Source page last read (a page is read once, when its first unit is taken).
     pub last_read_page: u32,
     pub copies_in_flight: u32,
-    /// (destination slot, source slot) of copies whose program has not completed.
-    pub pairs: VecDeque<(u32, u32)>,
+    /// Copies whose program has not completed.
+    pub pairs: VecDeque<Pending>,
     /// Data units this job moved, whose mappings a demand-based mapping updates when the
     /// job is done (empty otherwise).
     pub moved: Vec<u32>,
@@ -81,6 +82,18 @@ pub struct Job {
     /// GC copy pages per host page that keep the plane's free space level while this
     /// victim is collected, × 16: v / (U − v) for `v` valid of `U` units at selection.
     pub ratio_x16: u32,
+}
+
+/// A copied unit whose program has not completed: its destination and source slots and
+/// the unit (its OOB entry when the copy was issued). The unit is carried so that the
+/// completion needs no look at the source's OOB, long out of the caches on a large
+/// device: a data unit is still valid in `src` exactly when the mapping table still
+/// points it there (the OOB and the table change together).
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    pub dst: u32,
+    pub src: u32,
+    pub lpn: u32,
 }
 
 /// The jobs in flight, in a slab of reusable slots (their pair queues keep their capacity).
@@ -140,6 +153,43 @@ impl Jobs {
 
     pub fn live(&self) -> &[u32] {
         &self.live
+    }
+}
+
+/// Up to a page of a source's next valid units: offsets in the block and units.
+struct Gathered {
+    n: usize,
+    offsets: [u32; crate::MAX_SLOTS_PER_PAGE],
+    lpns: [u32; crate::MAX_SLOTS_PER_PAGE],
+}
+
+impl Default for Gathered {
+    fn default() -> Self {
+        Gathered {
+            n: 0,
+            offsets: [0; crate::MAX_SLOTS_PER_PAGE],
+            lpns: [0; crate::MAX_SLOTS_PER_PAGE],
+        }
+    }
+}
+
+impl Gathered {
+    /// Gather up to `spp` valid units of the block at `base` from slot offset `scan`
+    /// (before `end`); returns the offset after the last one taken (`end` when fewer).
+    #[inline(always)]
+    fn gather(&mut self, oob: &[u32], base: usize, mut scan: u32, end: u32, spp: u32) -> u32 {
+        self.n = 0;
+        let spp = spp as usize;
+        while scan < end && self.n < spp {
+            let lpn = oob[base + scan as usize];
+            if lpn != NONE {
+                self.offsets[self.n] = scan;
+                self.lpns[self.n] = lpn;
+                self.n += 1;
+            }
+            scan += 1;
+        }
+        scan
     }
 }
 
@@ -523,28 +573,28 @@ impl Ftl {
             self.trans.region,
             self.geo.planes,
         );
-        let base = self.geo.first_slot_of_block(c.src);
-        let spp = self.geo.slots_per_page;
+        let base = self.geo.first_slot_of_block(c.src) as usize;
+        let mut page = Gathered::default();
         let stop = loop {
-            // Look ahead (no side effects yet): the next valid unit and up to a page of them.
-            let lpns = &self.oob.lpn[(base + c.scan) as usize..(base + c.end) as usize];
-            let Some(first) = lpns.iter().position(|&l| l != NONE) else {
+            // Look ahead (no side effects yet): up to a page of the next valid units.
+            let next = page.gather(&self.oob.lpn, base, c.scan, c.end, self.geo.slots_per_page);
+            if page.n == 0 {
                 c.scan = c.end;
                 break Copy::Done;
-            };
-            let n = lpns[first..]
-                .iter()
-                .filter(|&&l| l != NONE)
-                .take(spp as usize)
-                .count() as u32;
+            }
             if c.room == 0 {
                 break Copy::WindowFull;
             }
             let Some(dst) = self.copy_target(j, &c, sink)? else {
                 break Copy::NoRoom;
             };
-            c.scan += first as u32;
-            self.move_units(j, &mut c, n, dst, sink)?;
+            self.move_units(j, &mut c, &page, dst, sink)?;
+            c.scan = next;
+            if !S::IMMEDIATE && self.prefetches() {
+                // The next copy's look-ahead, a program time on, reads on from here.
+                crate::prefetch::prefetch(&self.oob.lpn, base + next as usize + 8);
+            }
+            let n = page.n as u32;
             c.room -= 1;
             self.count_copy(&mut c, n);
             let op = NandOp::new(
@@ -699,67 +749,86 @@ impl Ftl {
         self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
     }
 
-    /// Read and relocate the next `n` valid units of the source (from `c.scan` on) into
-    /// page `dpage` of block `db`: each source page is read when its first unit is taken; units
-    /// are re-mapped now (immediate sink) or when the program completes.
+    /// Read and relocate the gathered units `g` of the source into page `dpage` of block
+    /// `db`: each source page is read when its first unit is taken; units are re-mapped
+    /// now (immediate sink) or when the program completes.
     #[inline(always)]
     fn move_units<S: NandSink>(
         &mut self,
         j: u32,
         c: &mut Cursor,
-        n: u32,
+        g: &Gathered,
         (db, dpage): (u32, u32),
         sink: &mut S,
     ) -> Result<()> {
-        let spp = self.geo.slots_per_page;
-        let dst = self.page_slot(db, dpage);
         let base = self.geo.first_slot_of_block(c.src);
-        let mut moved = 0;
-        while moved < n {
-            let slot = base + c.scan;
-            c.scan += 1;
-            if self.oob.lpn[slot as usize] == NONE {
-                continue;
-            }
-            let page = self.geo.div_slots_per_page(slot - base);
-            if page != c.read_page {
-                c.read_page = page;
-                let first = (base + page * spp) as usize;
-                let valid = self.oob.lpn[first..first + spp as usize]
-                    .iter()
-                    .filter(|&&l| l != NONE)
-                    .count() as u32;
-                let op = NandOp::new(
-                    OpKind::Read,
-                    c.cause,
-                    c.src,
-                    page,
-                    valid,
-                    Owner::Job { job: j },
-                );
-                self.issue(sink, op)?;
-            }
-            if c.cross {
-                self.count_journal_migration(slot);
-            }
-            if S::IMMEDIATE {
-                self.remap_unit(j, slot, dst + moved);
-            } else {
-                self.jobs.get_mut(j).pairs.push_back((dst + moved, slot));
-            }
-            moved += 1;
-        }
+        self.read_sources(j, c, g, sink)?;
+        let dst = self.page_slot(db, dpage);
         if S::IMMEDIATE {
-            self.transfer_valid(c.src, db, n);
+            for k in 0..g.n {
+                self.remap_unit(j, base + g.offsets[k], dst + k as u32, g.lpns[k]);
+            }
+            self.transfer_valid(c.src, db, g.n as u32);
+            return Ok(());
+        }
+        let pairs = &mut self.jobs.get_mut(j).pairs;
+        for k in 0..g.n {
+            pairs.push_back(Pending {
+                dst: dst + k as u32,
+                src: base + g.offsets[k],
+                lpn: g.lpns[k],
+            });
         }
         Ok(())
     }
 
-    /// Immediate sink: point the still-valid unit in slot `src` at `dst` (mapping or GTD,
-    /// OOB, integrity); the block and plane counts move per page ([`Ftl::transfer_valid`]).
+    /// Issue the reads of the source pages the gathered units `g` lie in, each page once
+    /// (when its first unit is taken); count migrated journal units.
     #[inline(always)]
-    fn remap_unit(&mut self, j: u32, src: u32, dst: u32) {
-        let lpn = self.oob.lpn[src as usize];
+    fn read_sources<S: NandSink>(
+        &mut self,
+        j: u32,
+        c: &mut Cursor,
+        g: &Gathered,
+        sink: &mut S,
+    ) -> Result<()> {
+        let spp = self.geo.slots_per_page;
+        let base = self.geo.first_slot_of_block(c.src);
+        let mut page_end = 0;
+        for k in 0..g.n {
+            let offset = g.offsets[k];
+            if offset >= page_end {
+                let page = self.geo.div_slots_per_page(offset);
+                page_end = (page + 1) * spp;
+                if page != c.read_page {
+                    c.read_page = page;
+                    let first = (base + page * spp) as usize;
+                    let valid = self.oob.lpn[first..first + spp as usize]
+                        .iter()
+                        .filter(|&&l| l != NONE)
+                        .count() as u32;
+                    let op = NandOp::new(
+                        OpKind::Read,
+                        c.cause,
+                        c.src,
+                        page,
+                        valid,
+                        Owner::Job { job: j },
+                    );
+                    self.issue(sink, op)?;
+                }
+            }
+            if c.cross {
+                self.count_journal_migration(base + offset);
+            }
+        }
+        Ok(())
+    }
+
+    /// Point the still-valid unit `lpn` in slot `src` at `dst` (mapping or GTD, OOB,
+    /// integrity); the block and plane counts move per page ([`Ftl::transfer_valid`]).
+    #[inline(always)]
+    fn remap_unit(&mut self, j: u32, src: u32, dst: u32, lpn: u32) {
         if lpn & TRANS_TAG == 0 {
             let old = self.table.update(lpn, dst);
             debug_assert_eq!(old, src);
@@ -860,31 +929,67 @@ impl Ftl {
     pub(super) fn apply_copies(&mut self, j: u32, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
         if self.prefetches() {
-            // The page's mapping entries are far apart in a large table: ask for them
-            // together so the misses overlap.
-            let l2p = self.table.slots();
-            for &(_, src) in self.jobs.get(j).pairs.iter().take(op.units as usize) {
-                if let Some(&lpn) = self.oob.lpn.get(src as usize) {
-                    crate::prefetch::prefetch(l2p, lpn as usize);
-                }
-            }
+            self.prefetch_copies(j, op.units as usize);
         }
         let mut moved = 0;
         for _ in 0..op.units {
-            let Some((dst, src)) = self.jobs.get_mut(j).pairs.pop_front() else {
+            let Some(p) = self.jobs.get_mut(j).pairs.pop_front() else {
                 break;
             };
-            debug_assert_eq!(self.geo.block_of_slot(dst), op.block);
-            if self.oob.lpn[src as usize] == NONE {
+            debug_assert_eq!(self.geo.block_of_slot(p.dst), op.block);
+            if !self.still_in(p) {
                 continue; // rewritten or trimmed since the copy was issued
             }
             debug_assert_eq!(self.blocks.state[src_block as usize], BlockState::Victim);
-            self.remap_unit(j, src, dst);
+            self.remap_unit(j, p.src, p.dst, p.lpn);
             moved += 1;
         }
         if moved > 0 {
             self.transfer_valid(src_block, op.block, moved);
         }
+    }
+
+    /// Large tables: ask for the mapping entries of the copies of job `j` whose program
+    /// just completed (`units` at the front) together, so the misses overlap, and those of
+    /// the next copy, which completes a program time later; and for the job's own records
+    /// of the copy after that. Between a copy's issue and its completion the caches turn
+    /// over (they hold neither the records nor the entries then), so each completion
+    /// prepares the next two: their lines wait in the caches a program time at most.
+    #[inline(always)]
+    fn prefetch_copies(&self, j: u32, units: usize) {
+        let l2p = self.table.slots();
+        let spp = self.geo.slots_per_page as usize;
+        let pairs = &self.jobs.get(j).pairs;
+        for p in pairs.iter().take(units + spp) {
+            if p.lpn & TRANS_TAG == 0 {
+                crate::prefetch::prefetch(l2p, p.lpn as usize);
+            }
+        }
+        for i in [units + spp, units + 2 * spp - 1] {
+            if let Some(p) = pairs.get(i) {
+                crate::prefetch::prefetch(std::slice::from_ref(p), 0);
+            }
+        }
+        // The next copy's OOB entries (source cleared, destination set), stores to lines
+        // long out of the caches.
+        if let Some(p) = pairs.get(units) {
+            crate::prefetch::prefetch(&self.oob.lpn, p.src as usize);
+            crate::prefetch::prefetch(&self.oob.lpn, p.dst as usize);
+        }
+    }
+
+    /// Whether copied unit `p` is still valid in its source slot: for a data unit, the
+    /// mapping table still points at it (the table and the OOB change together, and the
+    /// table entry is wanted anyway); a translation page's slot, by its OOB entry.
+    #[inline(always)]
+    fn still_in(&self, p: Pending) -> bool {
+        let valid = if p.lpn & TRANS_TAG == 0 {
+            self.table.lookup(p.lpn) == p.src
+        } else {
+            self.oob.lpn[p.src as usize] != NONE
+        };
+        debug_assert_eq!(valid, self.oob.lpn[p.src as usize] == p.lpn);
+        valid
     }
 
     /// Every copy of job `j` is done and no read of its source is queued: erase it, or

@@ -23,49 +23,81 @@ impl UnitSpan {
 }
 
 /// Split `req` into mapping units of `unit_bytes`; errors if it leaves the logical space.
-#[inline(always)]
 pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
-    let u = unit_bytes as u64;
-    if req.op == HostOp::Flush || req.size_bytes == 0 {
-        return Ok(UnitSpan {
-            first: 0,
-            count: 0,
-            head_partial: false,
-            tail_partial: false,
-        });
+    Splitter::new(unit_bytes, logical_units).split(req)
+}
+
+/// Splits requests into mapping units, with the unit's shift and the logical capacity
+/// worked out once (the drivers split every request).
+#[derive(Clone, Copy, Debug)]
+pub struct Splitter {
+    unit_bytes: u64,
+    /// log2 of the unit when it is a power of two (every preset): shifts instead of two
+    /// 64-bit divisions; `u32::MAX` otherwise.
+    shift: u32,
+    limit_bytes: u64,
+}
+
+impl Splitter {
+    pub fn new(unit_bytes: u32, logical_units: u32) -> Splitter {
+        let u = unit_bytes as u64;
+        Splitter {
+            unit_bytes: u,
+            shift: if u.is_power_of_two() {
+                u.trailing_zeros()
+            } else {
+                u32::MAX
+            },
+            limit_bytes: logical_units as u64 * u,
+        }
     }
-    let end = req.offset_bytes.saturating_add(req.size_bytes);
-    let limit = logical_units as u64 * u;
-    if end > limit {
-        return Err(SimError::config(
-            "workload",
-            format!("request {:?} at byte {} of {} bytes ends beyond the logical capacity {limit} bytes", req.op, req.offset_bytes, req.size_bytes),
-        ));
+
+    /// The units `req` touches; errors if it leaves the logical space.
+    #[inline(always)]
+    pub fn split(&self, req: &HostRequest) -> Result<UnitSpan> {
+        let u = self.unit_bytes;
+        if req.op == HostOp::Flush || req.size_bytes == 0 {
+            return Ok(UnitSpan {
+                first: 0,
+                count: 0,
+                head_partial: false,
+                tail_partial: false,
+            });
+        }
+        let end = req.offset_bytes.saturating_add(req.size_bytes);
+        if end > self.limit_bytes {
+            return Err(SimError::config(
+                "workload",
+                format!(
+                    "request {:?} at byte {} of {} bytes ends beyond the logical capacity {} bytes",
+                    req.op, req.offset_bytes, req.size_bytes, self.limit_bytes
+                ),
+            ));
+        }
+        let (first, last, head_off, tail_off) = if self.shift != u32::MAX {
+            let s = self.shift;
+            let m = u - 1;
+            (
+                req.offset_bytes >> s,
+                (end - 1) >> s,
+                req.offset_bytes & m,
+                end & m,
+            )
+        } else {
+            (
+                req.offset_bytes / u,
+                (end - 1) / u,
+                req.offset_bytes % u,
+                end % u,
+            )
+        };
+        Ok(UnitSpan {
+            first: first as u32,
+            count: (last - first + 1) as u32,
+            head_partial: head_off != 0 || (first == last && req.size_bytes < u),
+            tail_partial: tail_off != 0,
+        })
     }
-    // Units are powers of two in every preset: shifts instead of two 64-bit divisions.
-    let (first, last, head_off, tail_off) = if u.is_power_of_two() {
-        let s = u.trailing_zeros();
-        let m = u - 1;
-        (
-            req.offset_bytes >> s,
-            (end - 1) >> s,
-            req.offset_bytes & m,
-            end & m,
-        )
-    } else {
-        (
-            req.offset_bytes / u,
-            (end - 1) / u,
-            req.offset_bytes % u,
-            end % u,
-        )
-    };
-    Ok(UnitSpan {
-        first: first as u32,
-        count: (last - first + 1) as u32,
-        head_partial: head_off != 0 || (first == last && req.size_bytes < u),
-        tail_partial: tail_off != 0,
-    })
 }
 
 /// Where a request in flight stands.

@@ -8,7 +8,7 @@
 use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::{Ftl, NandSink};
-use crate::host::{split, UnitSpan};
+use crate::host::{Splitter, UnitSpan};
 use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -92,6 +92,7 @@ pub struct FunctionalDriver<'a> {
     phase: &'static str,
     /// The placement packs journal units apart (`slc-journal`).
     separate_journal: bool,
+    splitter: Splitter,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -99,6 +100,7 @@ impl<'a> FunctionalDriver<'a> {
         let clock = SerialClock::new(&ftl.timing);
         let capacity = ftl.geo.slots_per_page as usize;
         let separate_journal = ftl.packs_journal_apart();
+        let splitter = Splitter::new(ftl.geo.unit_bytes, ftl.logical_units());
         FunctionalDriver {
             ftl,
             clock,
@@ -115,6 +117,7 @@ impl<'a> FunctionalDriver<'a> {
             units_written: 0,
             phase: "workload",
             separate_journal,
+            splitter,
         }
     }
 
@@ -253,7 +256,7 @@ impl<'a> FunctionalDriver<'a> {
 
     /// Apply one host request.
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
-        let span = split(req, self.ftl.geo.unit_bytes, self.ftl.logical_units())?;
+        let span = self.splitter.split(req)?;
         self.arrive(req.arrival_ns)?;
         self.host.count(req.op, req.size_bytes);
         match req.op {

@@ -15,7 +15,7 @@ use crate::cache::WriteBuffer;
 use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
-use crate::host::{split, FlowState, Request, RequestTable, Stage, UnitSpan};
+use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
 use crate::stats::{HostCounters, Latency, LatencyRecorder};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, Workload};
@@ -85,8 +85,7 @@ pub(super) struct HostFrontEnd {
     last_completion_ns: u64,
     planes_per_die: u32,
     slots_per_page: u32,
-    unit_bytes: u32,
-    logical_units: u32,
+    splitter: Splitter,
     /// Host idle time before background work drains (0 = never), and the timer's epoch.
     idle_gc_after_ns: u64,
     idle_epoch: u32,
@@ -147,8 +146,7 @@ impl HostFrontEnd {
             last_completion_ns: 0,
             planes_per_die: g.planes_per_die,
             slots_per_page: g.slots_per_page,
-            unit_bytes: g.unit_bytes,
-            logical_units: d.logical_units,
+            splitter: Splitter::new(g.unit_bytes, d.logical_units),
             idle_gc_after_ns: cfg.ftl.idle_gc_after_ns,
             idle_epoch: 0,
             journal_truth,
@@ -342,7 +340,7 @@ impl HostFrontEnd {
     }
 
     fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) -> Result<()> {
-        let span = split(&r, self.unit_bytes, self.logical_units)?;
+        let span = self.splitter.split(&r)?;
         self.counters.count(r.op, r.size_bytes);
         self.flows[f].in_flight += 1;
         self.idle_epoch = self.idle_epoch.wrapping_add(1);
@@ -574,6 +572,16 @@ impl HostFrontEnd {
                 }
                 for &lpn in &lpns[..n] {
                     ftl.prefetch_unit(lpn, true);
+                }
+                // The same for the pages that follow, a step each: the next page's OOB
+                // entries and blocks (its mapping entries asked for a page ago), the
+                // mapping entries of the page after it.
+                let page = spp as usize;
+                for lpn in self.buffer.waiting_after(n, page) {
+                    ftl.prefetch_unit(lpn, true);
+                }
+                for lpn in self.buffer.waiting_after(n + page, page) {
+                    ftl.prefetch_unit(lpn, false);
                 }
             }
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
