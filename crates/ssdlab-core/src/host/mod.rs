@@ -22,11 +22,6 @@ impl UnitSpan {
     }
 }
 
-/// Split `req` into mapping units of `unit_bytes`; errors if it leaves the logical space.
-pub fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
-    Splitter::new(unit_bytes, logical_units).split(req)
-}
-
 /// Splits requests into mapping units, with the unit's shift and the logical capacity
 /// worked out once (the drivers split every request).
 #[derive(Clone, Copy, Debug)]
@@ -187,6 +182,10 @@ pub struct FlowState {
 mod tests {
     use super::*;
 
+    fn split(req: &HostRequest, unit_bytes: u32, logical_units: u32) -> Result<UnitSpan> {
+        Splitter::new(unit_bytes, logical_units).split(req)
+    }
+
     fn req(off: u64, size: u64) -> HostRequest {
         HostRequest {
             arrival_ns: 0,
@@ -228,5 +227,31 @@ mod tests {
         );
         let e = split(&req(36864, 8192), 4096, 10).unwrap_err().to_string();
         assert!(e.contains("beyond the logical capacity 40960"), "{e}");
+    }
+
+    /// A unit size that is not a power of two takes the dividing path, with the same
+    /// rules: bytes 1000..9192 over 3000-byte units touch units 0..=3, both ends partly.
+    #[test]
+    fn splits_units_that_are_not_powers_of_two() {
+        assert_eq!(
+            split(&req(1000, 8192), 3000, 10).unwrap(),
+            UnitSpan {
+                first: 0,
+                count: 4,
+                head_partial: true,
+                tail_partial: true
+            }
+        );
+        assert_eq!(
+            split(&req(6000, 3000), 3000, 10).unwrap(),
+            UnitSpan {
+                first: 2,
+                count: 1,
+                head_partial: false,
+                tail_partial: false
+            }
+        );
+        let e = split(&req(27000, 3001), 3000, 10).unwrap_err().to_string();
+        assert!(e.contains("beyond the logical capacity 30000"), "{e}");
     }
 }
