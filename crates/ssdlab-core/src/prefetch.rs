@@ -28,6 +28,24 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     let _ = (slice, i);
 }
 
+/// Ask for the cache line of byte `byte` of `slice[i]` (nothing when `i` is out of
+/// range).
+#[inline(always)]
+pub fn prefetch_bytes<T>(slice: &[T], i: usize, byte: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = slice.get(i) {
+        // SAFETY: `_mm_prefetch` only hints the cache and never faults; the caller names a
+        // byte of a live element.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (x as *const T).cast::<i8>().wrapping_add(byte),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, i, byte);
+}
+
 /// Huge-page size on x86_64 Linux.
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 

@@ -70,6 +70,9 @@ impl Batch {
     }
 }
 
+/// Operations queued beyond which the front of a queue is taken to be out of the caches.
+const DEEP_QUEUE: usize = 8;
+
 /// A die's queue of one class (FIFO).
 type OpQueue = crate::ring::Ring<NandOp>;
 
@@ -151,6 +154,11 @@ impl DieQueue {
             batch.ops[batch.len] = *next;
             batch.len += 1;
             q.advance();
+        }
+        // The next batch from a deep queue (GC's: its front was written long ago, its
+        // lines have left the caches). Two operations: one per plane on two-plane dies.
+        if q.len() > DEEP_QUEUE {
+            q.prefetch_front_two();
         }
         Some(())
     }
