@@ -12,11 +12,34 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A test's scratch directory under the system temp dir, removed when the test ends
+/// (passed or failed).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("ssdlab-cli-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 #[test]
@@ -142,7 +165,6 @@ fn run_writes_results_and_is_deterministic() {
         assert!(v.get(key).is_some(), "results.json lacks {key}");
     }
     assert!(v["latency_ns"]["read"]["p99_9999"].as_u64().is_some());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -180,7 +202,6 @@ fn bad_config_exits_nonzero_naming_the_key() {
         err.contains("device.over_provisioning_ratio") && err.contains("minimum"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A file that cannot be read (the config itself, or a trace it names) is an error that
@@ -208,7 +229,6 @@ fn missing_files_are_named_with_the_reason_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no-such.csv"), "{err}");
     assert_eq!(err.matches("(os error").count(), 1, "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 const DEVICE: &str = r#"
@@ -302,7 +322,6 @@ fn trace_workload_end_to_end() {
         std::fs::read(dir.join("o2/results.json")).unwrap(),
         std::fs::read(dir.join("o3/results.json")).unwrap()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An fio job file with two jobs (two flows), fsync every 4 writes, unsupported key rejected.
@@ -352,7 +371,6 @@ fn fio_workload_end_to_end() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("job.fio") && err.contains("verify"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -282,4 +282,5 @@ fn blkparse_jbd2_requests_are_the_detector_ground_truth() {
             assert!(j.journal_write_latency_ns.is_some_and(|l| l.count > 0));
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -346,4 +346,5 @@ fn config_from_toml_with_relative_path() {
     .err()
     .unwrap();
     assert!(matches!(e, WorkloadError::Io { .. }));
+    let _ = std::fs::remove_dir_all(&dir);
 }
