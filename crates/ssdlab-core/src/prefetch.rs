@@ -14,18 +14,7 @@
 /// has no prefetch instruction).
 #[inline(always)]
 pub fn prefetch<T>(slice: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = slice.get(i) {
-        // SAFETY: `_mm_prefetch` only hints the cache; the address is that of a live
-        // element, and SSE (which provides the instruction) is baseline on x86_64.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                (x as *const T).cast::<i8>(),
-            )
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (slice, i);
+    prefetch_bytes(slice, i, 0);
 }
 
 /// Ask for the cache line of byte `byte` of `slice[i]` (nothing when `i` is out of

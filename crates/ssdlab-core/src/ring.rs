@@ -84,7 +84,8 @@ impl<T: Copy> Ring<T> {
     pub fn prefetch_front_two(&self) {
         let second = ((self.head + 1) & self.mask()) as usize;
         crate::prefetch::prefetch_bytes(&self.ring, self.head as usize, 0);
-        crate::prefetch::prefetch_bytes(&self.ring, second, std::mem::size_of::<T>() - 1);
+        let last_byte = std::mem::size_of::<T>().saturating_sub(1);
+        crate::prefetch::prefetch_bytes(&self.ring, second, last_byte);
     }
 
     #[inline(always)]
