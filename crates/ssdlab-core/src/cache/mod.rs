@@ -3,11 +3,29 @@
 //! write). A unit keeps its buffer space, and stays readable from the buffer, until its
 //! page program completes: a read never goes to NAND before the program of its data.
 
-mod index;
-
 use crate::flash::NONE;
-use index::{Probe, UnitIndex};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Multiplicative hash for `u32` keys (lookups only; nothing iterates the map).
+#[derive(Default)]
+pub struct UnitHasher(u64);
+
+impl Hasher for UnitHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (v as u64 ^ 0x5bd1_e995).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type UnitMap<V> = HashMap<u32, V, BuildHasherDefault<UnitHasher>>;
 
 /// A page on its way to NAND.
 #[derive(Clone, Copy, Debug)]
@@ -27,7 +45,7 @@ pub struct WriteBuffer {
     base_seq: u64,
     head_seq: u64,
     /// Sequence number of the newest copy of each buffered unit.
-    index: UnitIndex,
+    index: UnitMap<u64>,
     live_pending: u32,
     inflight_units: u32,
     /// Pages in flight in commit order; flushes complete when the front has passed their mark.
@@ -48,7 +66,7 @@ impl WriteBuffer {
             entries: VecDeque::with_capacity(capacity_units as usize),
             base_seq: 0,
             head_seq: 0,
-            index: UnitIndex::new(capacity_units),
+            index: UnitMap::default(),
             live_pending: 0,
             inflight_units: 0,
             inflight_pages: VecDeque::new(),
@@ -94,9 +112,7 @@ impl WriteBuffer {
     /// Whether storing `lpn` takes new space (it is not already waiting for a page).
     #[inline]
     pub fn needs_space(&self, lpn: u32) -> bool {
-        self.index
-            .get(lpn, self.base_seq)
-            .is_none_or(|seq| seq < self.head_seq)
+        self.index.get(&lpn).is_none_or(|&seq| seq < self.head_seq)
     }
 
     /// Store `lpn` at the version `version()` gives, if there is room: a copy still
@@ -105,23 +121,21 @@ impl WriteBuffer {
     /// [`WriteBuffer::needs_space`] + [`WriteBuffer::insert`] in one index lookup.
     #[inline]
     pub fn try_insert(&mut self, lpn: u32, version: impl FnOnce() -> u32) -> bool {
+        use std::collections::hash_map::Entry;
         let end = self.end_seq();
         let full = self.free_units() == 0;
-        let i = match self.index.probe(lpn) {
-            Probe::Found(i) => {
-                let seq = self.index.seq_at(i, self.base_seq);
-                if seq >= self.head_seq {
-                    self.entry_mut(seq).1 = version();
-                    return true;
-                }
-                i
+        match self.index.entry(lpn) {
+            Entry::Occupied(e) if *e.get() >= self.head_seq => {
+                let seq = *e.get();
+                self.entries[(seq - self.base_seq) as usize].1 = version();
+                return true;
             }
-            Probe::Vacant(i) => i,
-        };
-        if full {
-            return false;
+            _ if full => return false,
+            Entry::Occupied(mut e) => *e.get_mut() = end,
+            Entry::Vacant(e) => {
+                e.insert(end);
+            }
         }
-        self.index.set(i, lpn, end);
         self.entries.push_back((lpn, version()));
         self.live_pending += 1;
         true
@@ -131,7 +145,7 @@ impl WriteBuffer {
     /// replaced in place; a copy in flight stays (its program is under way) and the new
     /// one waits for a page.
     pub fn insert(&mut self, lpn: u32, version: u32) {
-        if let Some(seq) = self.index.get(lpn, self.base_seq) {
+        if let Some(&seq) = self.index.get(&lpn) {
             if seq >= self.head_seq {
                 self.entry_mut(seq).1 = version;
                 return;
@@ -146,7 +160,7 @@ impl WriteBuffer {
     /// Version of `lpn` if the buffer holds it (waiting or in flight).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        let seq = self.index.get(lpn, self.base_seq)?;
+        let seq = *self.index.get(&lpn)?;
         #[cfg(test)]
         if self.forget_inflight && seq < self.head_seq {
             return None;
@@ -157,7 +171,7 @@ impl WriteBuffer {
     /// Drop `lpn` (trim): a waiting copy is discarded, one in flight is forgotten (its
     /// page still programs it; the FTL unmaps it). Returns whether the buffer held it.
     pub fn discard(&mut self, lpn: u32) -> bool {
-        match self.index.remove(lpn, self.base_seq) {
+        match self.index.remove(&lpn) {
             Some(seq) if seq >= self.head_seq => {
                 self.entry_mut(seq).0 = NONE;
                 self.live_pending -= 1;
@@ -279,20 +293,15 @@ impl WriteBuffer {
         };
         page.done = true;
         let (first, end) = (page.first_seq, page.end_seq);
-        // The units' index slots were last touched when they arrived: ask for them
-        // together, so that the misses overlap.
-        for seq in first..end {
-            self.index.prefetch(self.entry(seq).0);
-        }
         for seq in first..end {
             let lpn = self.entry(seq).0;
             if lpn == NONE {
                 continue;
             }
             // The unit leaves the buffer unless a newer copy of it is buffered.
-            if let Probe::Found(i) = self.index.probe(lpn) {
-                if self.index.seq_at(i, self.base_seq) == seq {
-                    self.index.remove_at(i);
+            if let std::collections::hash_map::Entry::Occupied(e) = self.index.entry(lpn) {
+                if *e.get() == seq {
+                    e.remove();
                 }
             }
         }
