@@ -44,8 +44,10 @@ pub struct WriteBuffer {
     entries: VecDeque<(u32, u32)>,
     base_seq: u64,
     head_seq: u64,
-    /// Sequence number of the newest copy of each buffered unit.
-    index: UnitMap<u64>,
+    /// Sequence number of the newest copy of each buffered unit, its low 32 bits (the
+    /// buffer spans far fewer sequence numbers: [`WriteBuffer::seq_of`] restores it). A
+    /// smaller table: 8 bytes per bucket, not 16, so more of it stays in the caches.
+    index: UnitMap<u32>,
     live_pending: u32,
     inflight_units: u32,
     /// Pages in flight in commit order; flushes complete when the front has passed their mark.
@@ -99,6 +101,13 @@ impl WriteBuffer {
         self.live_pending == 0 && self.inflight_units == 0
     }
 
+    /// The sequence number whose low 32 bits are `low` among those the buffer holds
+    /// (`base_seq ..`).
+    #[inline(always)]
+    fn seq_of(&self, low: u32) -> u64 {
+        self.base_seq + low.wrapping_sub(self.base_seq as u32) as u64
+    }
+
     #[inline]
     fn entry(&self, seq: u64) -> &(u32, u32) {
         &self.entries[(seq - self.base_seq) as usize]
@@ -112,7 +121,9 @@ impl WriteBuffer {
     /// Whether storing `lpn` takes new space (it is not already waiting for a page).
     #[inline]
     pub fn needs_space(&self, lpn: u32) -> bool {
-        self.index.get(&lpn).is_none_or(|&seq| seq < self.head_seq)
+        self.index
+            .get(&lpn)
+            .is_none_or(|&low| self.seq_of(low) < self.head_seq)
     }
 
     /// Store `lpn` at the version `version()` gives, if there is room: a copy still
@@ -124,16 +135,18 @@ impl WriteBuffer {
         use std::collections::hash_map::Entry;
         let end = self.end_seq();
         let full = self.free_units() == 0;
+        let (base, head) = (self.base_seq, self.head_seq);
+        let seq_of = |low: u32| base + low.wrapping_sub(base as u32) as u64;
         match self.index.entry(lpn) {
-            Entry::Occupied(e) if *e.get() >= self.head_seq => {
-                let seq = *e.get();
-                self.entries[(seq - self.base_seq) as usize].1 = version();
+            Entry::Occupied(e) if seq_of(*e.get()) >= head => {
+                let seq = seq_of(*e.get());
+                self.entries[(seq - base) as usize].1 = version();
                 return true;
             }
             _ if full => return false,
-            Entry::Occupied(mut e) => *e.get_mut() = end,
+            Entry::Occupied(mut e) => *e.get_mut() = end as u32,
             Entry::Vacant(e) => {
-                e.insert(end);
+                e.insert(end as u32);
             }
         }
         self.entries.push_back((lpn, version()));
@@ -145,14 +158,15 @@ impl WriteBuffer {
     /// replaced in place; a copy in flight stays (its program is under way) and the new
     /// one waits for a page.
     pub fn insert(&mut self, lpn: u32, version: u32) {
-        if let Some(&seq) = self.index.get(&lpn) {
+        if let Some(&low) = self.index.get(&lpn) {
+            let seq = self.seq_of(low);
             if seq >= self.head_seq {
                 self.entry_mut(seq).1 = version;
                 return;
             }
         }
         debug_assert!(self.free_units() > 0);
-        self.index.insert(lpn, self.end_seq());
+        self.index.insert(lpn, self.end_seq() as u32);
         self.entries.push_back((lpn, version));
         self.live_pending += 1;
     }
@@ -160,7 +174,7 @@ impl WriteBuffer {
     /// Version of `lpn` if the buffer holds it (waiting or in flight).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        let seq = *self.index.get(&lpn)?;
+        let seq = self.seq_of(*self.index.get(&lpn)?);
         #[cfg(test)]
         if self.forget_inflight && seq < self.head_seq {
             return None;
@@ -171,7 +185,7 @@ impl WriteBuffer {
     /// Drop `lpn` (trim): a waiting copy is discarded, one in flight is forgotten (its
     /// page still programs it; the FTL unmaps it). Returns whether the buffer held it.
     pub fn discard(&mut self, lpn: u32) -> bool {
-        match self.index.remove(&lpn) {
+        match self.index.remove(&lpn).map(|low| self.seq_of(low)) {
             Some(seq) if seq >= self.head_seq => {
                 self.entry_mut(seq).0 = NONE;
                 self.live_pending -= 1;
@@ -300,7 +314,7 @@ impl WriteBuffer {
             }
             // The unit leaves the buffer unless a newer copy of it is buffered.
             if let std::collections::hash_map::Entry::Occupied(e) = self.index.entry(lpn) {
-                if *e.get() == seq {
+                if *e.get() == seq as u32 {
                     e.remove();
                 }
             }
@@ -385,9 +399,22 @@ mod tests {
         assert_eq!(b.lookup(0), None);
     }
 
+    /// An empty buffer whose next sequence number is `seq` (as after `seq` units).
+    fn buffer_at(capacity: u32, seq: u64) -> WriteBuffer {
+        let mut b = WriteBuffer::new(capacity);
+        (b.base_seq, b.head_seq) = (seq, seq);
+        b
+    }
+
     #[test]
     fn merges_rewrites_and_packs_in_order() {
-        let mut b = WriteBuffer::new(8);
+        // The index keeps sequence numbers' low 32 bits: the same behaviour across 2^32.
+        for start in [0, (1 << 32) - 3, (1 << 33) - 1, u64::MAX >> 1] {
+            merges_rewrites_and_packs_in_order_from(buffer_at(8, start));
+        }
+    }
+
+    fn merges_rewrites_and_packs_in_order_from(mut b: WriteBuffer) {
         b.insert(5, 1);
         b.insert(6, 2);
         b.insert(5, 3);

@@ -199,10 +199,10 @@ impl Ftl {
             if !matches!(s, BlockState::Victim | BlockState::Erasing) {
                 return Err(format!("job {j} moves block {} in state {s:?}", job.src));
             }
-            if job.pairs.len() as u32 > job.copies_in_flight * self.geo.slots_per_page {
+            if job.copies.len() > job.copies_in_flight * self.geo.slots_per_page {
                 return Err(format!(
-                    "job {j}: {} pending pairs for {} copies",
-                    job.pairs.len(),
+                    "job {j}: {} units in flight for {} copies",
+                    job.copies.len(),
                     job.copies_in_flight
                 ));
             }

@@ -40,7 +40,6 @@ use super::{Ftl, NandSink};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
@@ -72,8 +71,8 @@ pub struct Job {
     /// Source page last read (a page is read once, when its first unit is taken).
     pub last_read_page: u32,
     pub copies_in_flight: u32,
-    /// Copies whose program has not completed.
-    pub pairs: VecDeque<Pending>,
+    /// Source slots whose copy program has not completed, in copy order.
+    pub copies: InFlight,
     /// Data units this job moved, whose mappings a demand-based mapping updates when the
     /// job is done (empty otherwise).
     pub moved: Vec<u32>,
@@ -84,16 +83,82 @@ pub struct Job {
     pub ratio_x16: u32,
 }
 
-/// A copied unit whose program has not completed: its destination and source slots and
-/// the unit (its OOB entry when the copy was issued). The unit is carried so that the
-/// completion needs no look at the source's OOB, long out of the caches on a large
-/// device: a data unit is still valid in `src` exactly when the mapping table still
-/// points it there (the OOB and the table change together).
-#[derive(Clone, Copy, Debug)]
-pub struct Pending {
-    pub dst: u32,
-    pub src: u32,
-    pub lpn: u32,
+/// The source slots of a job's copies whose program has not completed: a bit per slot
+/// offset of the source block (a job scans its source forward and its copies complete in
+/// issue order, so the set bits in offset order are the copies in order). A copy's
+/// destination follows from its program (page slot + its place in the page) and its unit
+/// from the source's OOB entry at completion: a source is a job's, never programmed
+/// again before its erase, so its slot still names the unit unless the unit was rewritten
+/// or trimmed since (then `NONE`). A few hundred bytes per job where a record per copy
+/// (written when a victim's copies are queued, read a program time later) streamed tens
+/// of KiB per victim through the caches.
+#[derive(Clone, Debug, Default)]
+pub struct InFlight {
+    words: Vec<u64>,
+    /// First word that may hold a set bit (bits below are clear: taken in order).
+    next_word: u32,
+    len: u32,
+}
+
+impl InFlight {
+    /// Empty, for a source of `slots` slots.
+    fn reset(&mut self, slots: u32) {
+        self.words.clear();
+        self.words.resize(slots.div_ceil(64) as usize, 0);
+        self.next_word = 0;
+        self.len = 0;
+    }
+
+    /// A copy of the unit at slot offset `offset` was issued (after every offset pushed
+    /// before).
+    #[inline(always)]
+    fn push(&mut self, offset: u32) {
+        self.words[(offset >> 6) as usize] |= 1 << (offset & 63);
+        self.len += 1;
+    }
+
+    /// The oldest copy's slot offset, taken.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let mut w = self.next_word as usize;
+        while self.words[w] == 0 {
+            w += 1;
+        }
+        let bit = self.words[w].trailing_zeros();
+        self.words[w] &= self.words[w] - 1;
+        self.next_word = w as u32;
+        self.len -= 1;
+        Some(w as u32 * 64 + bit)
+    }
+
+    /// The offsets of the oldest copies, in order (not taken).
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let from = self.next_word as usize;
+        self.words[from..]
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, &w)| {
+                let base = (from + i) as u32 * 64;
+                std::iter::successors((w != 0).then_some(w), |&b| {
+                    let rest = b & (b - 1);
+                    (rest != 0).then_some(rest)
+                })
+                .map(move |b| base + b.trailing_zeros())
+            })
+            .take(self.len as usize)
+    }
+
+    /// Copies whose program has not completed.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// The jobs in flight, in a slab of reusable slots (their pair queues keep their capacity).
@@ -110,10 +175,10 @@ impl Jobs {
         let id = match self.free.pop() {
             Some(id) => {
                 let slot = &mut self.slab[id as usize];
-                let pairs = std::mem::take(&mut slot.pairs);
+                let copies = std::mem::take(&mut slot.copies);
                 let moved = std::mem::take(&mut slot.moved);
                 *slot = Job {
-                    pairs,
+                    copies,
                     moved,
                     ..job
                 };
@@ -124,8 +189,9 @@ impl Jobs {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.slab[id as usize].pairs.clear();
-        self.slab[id as usize].moved.clear();
+        let slot = &mut self.slab[id as usize];
+        slot.moved.clear();
+        slot.copies.reset(slot.scan_end);
         self.live.push(id);
         id
     }
@@ -526,7 +592,7 @@ impl Ftl {
             scan_end: self.blocks.programmed[src as usize] * self.geo.slots_per_page,
             last_read_page: NONE,
             copies_in_flight: 0,
-            pairs: VecDeque::new(),
+            copies: InFlight::default(),
             moved: Vec::new(),
             erase_issued: false,
             woken: false,
@@ -771,13 +837,9 @@ impl Ftl {
             self.transfer_valid(c.src, db, g.n as u32);
             return Ok(());
         }
-        let pairs = &mut self.jobs.get_mut(j).pairs;
-        for k in 0..g.n {
-            pairs.push_back(Pending {
-                dst: dst + k as u32,
-                src: base + g.offsets[k],
-                lpn: g.lpns[k],
-            });
+        let copies = &mut self.jobs.get_mut(j).copies;
+        for &offset in &g.offsets[..g.n] {
+            copies.push(offset);
         }
         Ok(())
     }
@@ -921,27 +983,31 @@ impl Ftl {
             })
     }
 
-    /// The copy program `op` of job `j` completed: apply its pairs (deferred mode). A unit
-    /// rewritten or trimmed since its copy was issued stays where the host put it; the
-    /// others are re-mapped, and the valid counts of source and destination move once for
-    /// the page (the source is a job's, in no victim index: a plain transfer of validity,
-    /// without the general invalidation path).
+    /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
+    /// trimmed since its copy was issued (its source slot's OOB entry cleared) stays where
+    /// the host put it; the others are re-mapped, and the valid counts of source and
+    /// destination move once for the page (the source is a job's, in no victim index: a
+    /// plain transfer of validity, without the general invalidation path).
     pub(super) fn apply_copies(&mut self, j: u32, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
+        let base = self.geo.first_slot_of_block(src_block);
+        let dst = self.page_slot(op.block, op.page);
         if self.prefetches() {
-            self.prefetch_copies(j, op.units as usize);
+            self.prefetch_copies(j, base, dst, op.units as usize);
         }
         let mut moved = 0;
-        for _ in 0..op.units {
-            let Some(p) = self.jobs.get_mut(j).pairs.pop_front() else {
+        for k in 0..op.units {
+            let Some(offset) = self.jobs.get_mut(j).copies.pop() else {
                 break;
             };
-            debug_assert_eq!(self.geo.block_of_slot(p.dst), op.block);
-            if !self.still_in(p) {
+            let src = base + offset;
+            let lpn = self.oob.lpn[src as usize];
+            if lpn == NONE {
                 continue; // rewritten or trimmed since the copy was issued
             }
+            debug_assert!(lpn & TRANS_TAG != 0 || self.table.lookup(lpn) == src);
             debug_assert_eq!(self.blocks.state[src_block as usize], BlockState::Victim);
-            self.remap_unit(j, p.src, p.dst, p.lpn);
+            self.remap_unit(j, src, dst + k, lpn);
             moved += 1;
         }
         if moved > 0 {
@@ -949,47 +1015,37 @@ impl Ftl {
         }
     }
 
-    /// Large tables: ask for the mapping entries of the copies of job `j` whose program
-    /// just completed (`units` at the front) together, so the misses overlap, and those of
-    /// the next copy, which completes a program time later; and for the job's own records
-    /// of the copy after that. Between a copy's issue and its completion the caches turn
-    /// over (they hold neither the records nor the entries then), so each completion
-    /// prepares the next two: their lines wait in the caches a program time at most.
+    /// Large tables: prepare the copies of job `j` that complete next (its copies complete
+    /// in order, a program time apart; between a copy's issue and its completion the
+    /// caches turn over). For the copy whose program just completed (`units` at the
+    /// front, destination slots from `dst`) and the next one: their mapping entries,
+    /// named by their source OOB entries (whose lines were asked for a completion ago), so
+    /// the misses overlap; for the copy after that, its source OOB lines; and the
+    /// destination OOB line two pages on.
     #[inline(always)]
-    fn prefetch_copies(&self, j: u32, units: usize) {
+    fn prefetch_copies(&self, j: u32, base: u32, dst: u32, units: usize) {
         let l2p = self.table.slots();
+        let oob = &self.oob.lpn;
         let spp = self.geo.slots_per_page as usize;
-        let pairs = &self.jobs.get(j).pairs;
-        for p in pairs.iter().take(units + spp) {
-            if p.lpn & TRANS_TAG == 0 {
-                crate::prefetch::prefetch(l2p, p.lpn as usize);
+        for (i, offset) in self
+            .jobs
+            .get(j)
+            .copies
+            .iter()
+            .take(units + 2 * spp)
+            .enumerate()
+        {
+            let src = (base + offset) as usize;
+            if i >= units + spp {
+                crate::prefetch::prefetch(oob, src);
+                continue;
+            }
+            let lpn = oob[src];
+            if lpn != NONE && lpn & TRANS_TAG == 0 {
+                crate::prefetch::prefetch(l2p, lpn as usize);
             }
         }
-        for i in [units + spp, units + 2 * spp - 1] {
-            if let Some(p) = pairs.get(i) {
-                crate::prefetch::prefetch(std::slice::from_ref(p), 0);
-            }
-        }
-        // The next copy's OOB entries (source cleared, destination set), stores to lines
-        // long out of the caches.
-        if let Some(p) = pairs.get(units) {
-            crate::prefetch::prefetch(&self.oob.lpn, p.src as usize);
-            crate::prefetch::prefetch(&self.oob.lpn, p.dst as usize);
-        }
-    }
-
-    /// Whether copied unit `p` is still valid in its source slot: for a data unit, the
-    /// mapping table still points at it (the table and the OOB change together, and the
-    /// table entry is wanted anyway); a translation page's slot, by its OOB entry.
-    #[inline(always)]
-    fn still_in(&self, p: Pending) -> bool {
-        let valid = if p.lpn & TRANS_TAG == 0 {
-            self.table.lookup(p.lpn) == p.src
-        } else {
-            self.oob.lpn[p.src as usize] != NONE
-        };
-        debug_assert_eq!(valid, self.oob.lpn[p.src as usize] == p.lpn);
-        valid
+        crate::prefetch::prefetch(oob, dst as usize + 2 * spp);
     }
 
     /// Every copy of job `j` is done and no read of its source is queued: erase it, or
@@ -1036,6 +1092,7 @@ impl Ftl {
     /// Job `j` is over: free its slot and wake what may have waited for it.
     fn end_job(&mut self, j: u32) {
         let job = self.jobs.get(j);
+        debug_assert!(job.copies.is_empty(), "job {j} ends with copies in flight");
         let (r, plane) = (job.src_region, job.plane);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
@@ -1162,5 +1219,45 @@ impl Ftl {
         let j = self.start_job(JobKind::Retire, block, r, dst);
         self.wake_job(j);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InFlight;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    proptest! {
+        /// The bit set gives the offsets pushed, oldest first, exactly as a queue of them
+        /// would (offsets pushed in increasing order, as a job's scan gathers them).
+        #[test]
+        fn in_flight_copies_come_back_in_order(
+            steps in proptest::collection::vec((1u32..200, 0u32..6, any::<bool>()), 1..300),
+        ) {
+            let slots = 40_000;
+            let mut bits = InFlight::default();
+            bits.reset(slots);
+            let mut queue = VecDeque::new();
+            let mut next = 0u32;
+            for (gap, pops, peek) in steps {
+                if next + gap < slots {
+                    next += gap;
+                    bits.push(next);
+                    queue.push_back(next);
+                }
+                if peek {
+                    let seen: Vec<u32> = bits.iter().take(9).collect();
+                    let want: Vec<u32> = queue.iter().copied().take(9).collect();
+                    prop_assert_eq!(seen, want);
+                }
+                for _ in 0..pops {
+                    prop_assert_eq!(bits.pop(), queue.pop_front());
+                }
+                prop_assert_eq!(bits.len() as usize, queue.len());
+            }
+            bits.reset(slots);
+            prop_assert_eq!(bits.pop(), None);
+        }
     }
 }

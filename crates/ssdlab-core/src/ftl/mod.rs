@@ -419,18 +419,42 @@ impl Ftl {
     /// A host request at `offset_bytes` comes soon: prefetch its first unit's mapping entry.
     #[inline]
     pub fn prefetch_offset(&self, offset_bytes: u64) {
+        let lpn = self.unit_of(offset_bytes);
+        crate::prefetch::prefetch(self.table.slots(), lpn as usize);
+    }
+
+    /// A host read at `offset_bytes` comes next, its mapping entry asked for a few
+    /// requests ago ([`Ftl::prefetch_offset`]): prefetch what issuing and completing its
+    /// NAND read touch in its block's state (cell mode, read pins, state).
+    #[inline]
+    pub fn prefetch_read_block(&self, offset_bytes: u64) {
+        let lpn = self.unit_of(offset_bytes) as usize;
+        let Some(&slot) = self.table.slots().get(lpn) else {
+            return;
+        };
+        if slot != NONE {
+            let b = self.geo.block_of_slot(slot) as usize;
+            crate::prefetch::prefetch(&self.blocks.pins, b);
+            crate::prefetch::prefetch(&self.blocks.cell_mode, b);
+            crate::prefetch::prefetch(&self.blocks.state, b);
+        }
+    }
+
+    /// The mapping unit holding byte `offset_bytes`.
+    #[inline(always)]
+    fn unit_of(&self, offset_bytes: u64) -> u64 {
         let unit = self.geo.unit_bytes as u64;
-        let lpn = if unit.is_power_of_two() {
+        if unit.is_power_of_two() {
             offset_bytes >> unit.trailing_zeros()
         } else {
             offset_bytes / unit
-        };
-        crate::prefetch::prefetch(self.table.slots(), lpn as usize);
+        }
     }
 
     /// A host write of `lpn` comes soon: prefetch its mapping entry (`near` = false, well
     /// ahead) or, once that entry is cached, what overwriting it touches (`near` = true:
-    /// the old slot's OOB entry and its block's valid count).
+    /// the old slot's OOB entry, its block's valid count, plane, state and victim-index
+    /// links).
     #[inline]
     pub fn prefetch_unit(&self, lpn: u32, near: bool) {
         let l2p = self.table.slots();
@@ -441,8 +465,13 @@ impl Ftl {
         match l2p.get(lpn as usize) {
             Some(&old) if old != NONE => {
                 crate::prefetch::prefetch(&self.oob.lpn, old as usize);
-                let b = self.geo.block_of_slot(old) as usize;
-                crate::prefetch::prefetch(&self.blocks.valid_units, b);
+                let b = self.geo.block_of_slot(old);
+                crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
+                crate::prefetch::prefetch(&self.blocks.rp, b as usize);
+                crate::prefetch::prefetch(&self.blocks.state, b as usize);
+                if let [region] = &self.regions[..] {
+                    region.victims.prefetch(b);
+                }
             }
             _ => {}
         }

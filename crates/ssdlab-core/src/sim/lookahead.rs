@@ -76,6 +76,11 @@ impl Lookahead {
         self.pos += 1;
         if self.depth > 0 && self.pos + self.depth - 1 < self.len {
             ftl.prefetch_offset(self.buf[self.pos + self.depth - 1].offset_bytes);
+            // The request after this one: its mapping entry has arrived by now.
+            let next = &self.buf[self.pos];
+            if next.op == HostOp::Read {
+                ftl.prefetch_read_block(next.offset_bytes);
+            }
         }
         Ok(Some(&self.buf[self.pos - 1]))
     }

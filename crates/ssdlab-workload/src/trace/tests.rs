@@ -13,13 +13,32 @@ fn ctx() -> WorkloadContext {
     }
 }
 
-/// A fresh file under the system temp dir.
-fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
+/// A fresh file under the system temp dir, removed (with its directory, once empty) when
+/// the guard goes out of scope, also when the test fails.
+fn write_file(name: &str, bytes: &[u8]) -> TempFile {
     let dir = std::env::temp_dir().join(format!("ssdlab-trace-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
-    path
+    TempFile(path)
+}
+
+struct TempFile(PathBuf);
+
+impl std::ops::Deref for TempFile {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir(dir); // fails while other tests' files remain
+        }
+    }
 }
 
 fn cfg(path: &Path) -> TraceWorkloadConfig {

@@ -37,6 +37,11 @@ impl VictimPolicy for Greedy {
     }
 
     #[inline]
+    fn prefetch(&self, block: u32) {
+        self.buckets.prefetch(block);
+    }
+
+    #[inline]
     fn remove(&mut self, _plane: u32, block: u32, _valid: u32) {
         self.buckets.remove(block);
     }

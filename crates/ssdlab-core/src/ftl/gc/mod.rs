@@ -57,6 +57,10 @@ pub trait VictimPolicy: Sized {
     /// A unit of full `block` was invalidated: its count went from `valid + 1` to `valid`.
     #[inline]
     fn on_invalidate(&mut self, _plane: u32, _block: u32, _valid: u32) {}
+    /// A unit of `block` will soon be invalidated: ask for what `on_invalidate` reads
+    /// (large devices, whose indexes outgrow the caches).
+    #[inline]
+    fn prefetch(&self, _block: u32) {}
     /// Take full `block` (holding `valid` units) out of the index.
     fn remove(&mut self, plane: u32, block: u32, valid: u32);
     /// Choose a victim of `ctx.plane` and remove it from the index.
@@ -77,6 +81,11 @@ impl VictimIndex {
     #[inline]
     pub fn on_invalidate(&mut self, plane: u32, block: u32, valid: u32) {
         dispatch!(self, p => p.on_invalidate(plane, block, valid))
+    }
+
+    #[inline]
+    pub fn prefetch(&self, block: u32) {
+        dispatch!(self, p => p.prefetch(block))
     }
 
     #[inline]
