@@ -27,6 +27,13 @@ impl Hasher for UnitHasher {
 
 type UnitMap<V> = HashMap<u32, V, BuildHasherDefault<UnitHasher>>;
 
+/// The sequence number from `base` on whose low 32 bits are `low` (the buffer's index
+/// keeps only those: it never spans 2^32 sequence numbers).
+#[inline(always)]
+fn seq_from(base: u64, low: u32) -> u64 {
+    base + low.wrapping_sub(base as u32) as u64
+}
+
 /// A page on its way to NAND.
 #[derive(Clone, Copy, Debug)]
 struct InflightPage {
@@ -105,7 +112,7 @@ impl WriteBuffer {
     /// (`base_seq ..`).
     #[inline(always)]
     fn seq_of(&self, low: u32) -> u64 {
-        self.base_seq + low.wrapping_sub(self.base_seq as u32) as u64
+        seq_from(self.base_seq, low)
     }
 
     #[inline]
@@ -136,10 +143,9 @@ impl WriteBuffer {
         let end = self.end_seq();
         let full = self.free_units() == 0;
         let (base, head) = (self.base_seq, self.head_seq);
-        let seq_of = |low: u32| base + low.wrapping_sub(base as u32) as u64;
         match self.index.entry(lpn) {
-            Entry::Occupied(e) if seq_of(*e.get()) >= head => {
-                let seq = seq_of(*e.get());
+            Entry::Occupied(e) if seq_from(base, *e.get()) >= head => {
+                let seq = seq_from(base, *e.get());
                 self.entries[(seq - base) as usize].1 = version();
                 return true;
             }

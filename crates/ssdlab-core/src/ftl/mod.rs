@@ -469,6 +469,7 @@ impl Ftl {
                 crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
                 crate::prefetch::prefetch(&self.blocks.rp, b as usize);
                 crate::prefetch::prefetch(&self.blocks.state, b as usize);
+                // One region (the large devices this is for): its victim index.
                 if let [region] = &self.regions[..] {
                     region.victims.prefetch(b);
                 }
