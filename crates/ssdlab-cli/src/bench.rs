@@ -55,6 +55,11 @@ fn parse(text: &str, name: &str) -> Result<Config> {
 }
 
 pub fn run(a: &BenchArgs) -> Result<()> {
+    println!(
+        "binary      ssdlab {} ({} build)",
+        env!("CARGO_PKG_VERSION"),
+        crate::output::BUILD
+    );
     functional(a)?;
     if a.functional_only {
         return Ok(());

@@ -270,6 +270,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
         workload_wall_s: (t2 - t1).as_secs_f64(),
         host_requests_per_wall_s: results.host.requests as f64 / (t2 - t1).as_secs_f64().max(1e-9),
         peak_rss_bytes: output::peak_rss_bytes(),
+        build: output::BUILD,
     };
     // The resolved config names its input files by absolute path, so it re-runs from the
     // output directory.

@@ -16,7 +16,13 @@ pub struct Perf {
     pub workload_wall_s: f64,
     pub host_requests_per_wall_s: f64,
     pub peak_rss_bytes: u64,
+    /// The binary that measured these figures: cargo profile, and ", PGO" when built with
+    /// a profile (`scripts/build-pgo.sh`).
+    pub build: &'static str,
 }
+
+/// The kind of binary this is (see [`Perf::build`]; set by the crate's build script).
+pub const BUILD: &str = env!("SSDLAB_BUILD");
 
 /// Peak resident set size of this process (Linux: VmHWM), 0 where unknown.
 pub fn peak_rss_bytes() -> u64 {

@@ -633,8 +633,13 @@ impl Ftl {
                     if !op.fails() {
                         self.apply_copies(job, op);
                     }
-                    self.jobs.get_mut(job).copies_in_flight -= 1;
-                    self.wake_job(job);
+                    let job_state = self.jobs.get_mut(job);
+                    job_state.copies_in_flight -= 1;
+                    // A job that has issued every copy and still has some in flight has
+                    // nothing to do until its last one completes (its step would return).
+                    if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
+                        self.wake_job(job);
+                    }
                 }
                 self.page_programmed(op.block, sink)
             }

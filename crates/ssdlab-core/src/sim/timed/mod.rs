@@ -307,9 +307,17 @@ impl<'a> TimedSim<'a> {
     /// is exhausted and no request is in flight (or the device wears out).
     fn event_loop(&mut self, progress: &mut dyn Progress, until_host_done: bool) -> Result<()> {
         let mut since_report = 0u32;
+        // Per event, only registers and the host's in-flight count are checked: the next
+        // sample's time is kept here, and the device can only wear out in an event that
+        // also leaves a lifetime stamp pending (`Health::fail`).
+        let mut next_sample_ns = self.next_sample_ns();
+        let mut worn_out = self.ftl.worn_out();
         while let Some((now, ev)) = self.q.pop() {
-            if let Some(s) = self.series.as_mut().filter(|s| s.due(now)) {
-                s.sample(now, &self.front, self.ftl, self.susp.summary());
+            if now >= next_sample_ns {
+                if let Some(s) = self.series.as_mut() {
+                    s.sample(now, &self.front, self.ftl, self.susp.summary());
+                }
+                next_sample_ns = self.next_sample_ns();
             }
             match ev {
                 Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
@@ -333,8 +341,10 @@ impl<'a> TimedSim<'a> {
             if self.ftl.lifetime_stamp_pending() {
                 self.ftl
                     .stamp_lifetime("workload", now, self.front.counters.write_units);
+                worn_out = self.ftl.worn_out();
             }
-            if until_host_done && (self.front.done() || self.ftl.worn_out()) {
+            debug_assert_eq!(worn_out, self.ftl.worn_out());
+            if until_host_done && (self.front.done() || worn_out) {
                 break;
             }
             since_report += 1;
@@ -344,6 +354,11 @@ impl<'a> TimedSim<'a> {
             }
         }
         Ok(())
+    }
+
+    /// When the time series takes its next sample (never without one).
+    fn next_sample_ns(&self) -> u64 {
+        self.series.as_ref().map_or(u64::MAX, |s| s.next_ns())
     }
 
     /// Start dies that got work and let the suspend policy see reads waiting on busy dies.

@@ -62,8 +62,9 @@ impl Sampler {
 
     /// Whether an event at `now` crosses a boundary (sample first, with the state before it).
     #[inline]
-    pub fn due(&self, now: u64) -> bool {
-        now >= self.next_ns
+    /// When the next sample is due.
+    pub fn next_ns(&self) -> u64 {
+        self.next_ns
     }
 
     /// Emit the rows of every boundary up to `now`; the first carries the interval's
