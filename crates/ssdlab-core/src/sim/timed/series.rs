@@ -60,9 +60,9 @@ impl Sampler {
         }
     }
 
-    /// Whether an event at `now` crosses a boundary (sample first, with the state before it).
+    /// When the next sample is due: an event at or after it samples first, with the state
+    /// before it.
     #[inline]
-    /// When the next sample is due.
     pub fn next_ns(&self) -> u64 {
         self.next_ns
     }
