@@ -4,12 +4,14 @@
 
 mod blocks;
 mod bus;
+mod oob;
 mod timing;
 
 use crate::config::CellMode;
 
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
+pub use oob::Oob;
 pub use timing::TimingModel;
 
 /// Marker for "no unit" / "unmapped" in dense `u32` tables.
@@ -121,34 +123,5 @@ impl NandOp {
     #[inline]
     pub fn fails(&self) -> bool {
         self.flags & OP_FAILS != 0
-    }
-}
-
-/// Out-of-band area of every slot: the logical unit stored there and, in integrity mode,
-/// its version. `lpn[slot] == NONE` means the slot holds no valid data.
-pub struct Oob {
-    pub lpn: Vec<u32>,
-    pub version: Vec<u32>,
-}
-
-impl Clone for Oob {
-    fn clone(&self) -> Self {
-        Oob {
-            lpn: crate::prefetch::large_copy(&self.lpn),
-            version: crate::prefetch::large_copy(&self.version),
-        }
-    }
-}
-
-impl Oob {
-    pub fn new(slots: u64, integrity: bool) -> Oob {
-        Oob {
-            lpn: crate::prefetch::large_vec(slots as usize, NONE),
-            version: if integrity {
-                crate::prefetch::large_vec(slots as usize, 0)
-            } else {
-                Vec::new()
-            },
-        }
     }
 }

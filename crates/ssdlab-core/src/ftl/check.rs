@@ -20,8 +20,11 @@ impl Ftl {
         let g = &self.geo;
         let mut valid = vec![0u32; g.blocks as usize];
         for (slot, &lpn) in self.oob.lpn.iter().enumerate() {
-            if lpn == NONE {
+            if !self.oob.is_valid(slot) {
                 continue;
+            }
+            if lpn == NONE {
+                return Err(format!("slot {slot} is valid but was never written"));
             }
             if lpn & TRANS_TAG != 0 {
                 let t = (lpn & !TRANS_TAG) as usize;
@@ -49,10 +52,10 @@ impl Ftl {
         }
         for lpn in 0..self.logical_units {
             let s = self.table.lookup(lpn);
-            if s != NONE && self.oob.lpn[s as usize] != lpn {
+            if s != NONE && self.oob.unit(s as usize) != Some(lpn) {
                 return Err(format!(
-                    "unit {lpn} maps to slot {s} holding {}",
-                    self.oob.lpn[s as usize]
+                    "unit {lpn} maps to slot {s} holding {:?}",
+                    self.oob.unit(s as usize)
                 ));
             }
         }
@@ -60,7 +63,8 @@ impl Ftl {
             let tag = TRANS_TAG | t as u32;
             if first != NONE
                 && (first % g.slots_per_page != 0
-                    || (first..first + g.slots_per_page).any(|s| self.oob.lpn[s as usize] != tag))
+                    || (first..first + g.slots_per_page)
+                        .any(|s| self.oob.unit(s as usize) != Some(tag)))
             {
                 return Err(format!(
                     "translation page {t} is placed at slot {first}, whose page does not hold it"

@@ -218,7 +218,7 @@ impl Ftl {
                 continue;
             }
             if self.integrity.is_some() {
-                let version = if self.oob.lpn[slot as usize] == lpn {
+                let version = if self.oob.unit(slot as usize) == Some(lpn) {
                     self.oob.version[slot as usize]
                 } else {
                     0
@@ -374,8 +374,7 @@ impl Ftl {
         }
         let first = self.page_slot(op.block, op.page);
         for slot in first..first + self.geo.slots_per_page {
-            let lpn = self.oob.lpn[slot as usize];
-            if lpn != NONE && lpns.contains(&lpn) {
+            if let Some(lpn) = self.oob.unit(slot as usize).filter(|l| lpns.contains(l)) {
                 self.check(lpn, Found::Unprogrammed { slot })?;
             }
         }

@@ -39,7 +39,7 @@ use super::wear::{WearAction, WearCtx};
 use super::{Ftl, NandSink};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, NONE, OP_FAILS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
@@ -243,19 +243,26 @@ impl Gathered {
     /// Gather up to `spp` valid units of the block at `base` from slot offset `scan`
     /// (before `end`); returns the offset after the last one taken (`end` when fewer).
     #[inline(always)]
-    fn gather(&mut self, oob: &[u32], base: usize, mut scan: u32, end: u32, spp: u32) -> u32 {
+    fn gather(&mut self, oob: &Oob, base: usize, scan: u32, end: u32, spp: u32) -> u32 {
         self.n = 0;
         let spp = spp as usize;
-        while scan < end && self.n < spp {
-            let lpn = oob[base + scan as usize];
-            if lpn != NONE {
-                self.offsets[self.n] = scan;
-                self.lpns[self.n] = lpn;
+        let end = base + end as usize;
+        let mut slot = base + scan as usize;
+        while slot < end {
+            let (w, mut bits) = oob.valid_bits_from(slot, end);
+            while bits != 0 {
+                let s = Oob::slot_of(w, bits.trailing_zeros());
+                bits &= bits - 1;
+                self.offsets[self.n] = (s - base) as u32;
+                self.lpns[self.n] = oob.lpn[s];
                 self.n += 1;
+                if self.n == spp {
+                    return (s + 1 - base) as u32;
+                }
             }
-            scan += 1;
+            slot = Oob::slot_of(w + 1, 0);
         }
-        scan
+        (end - base) as u32
     }
 }
 
@@ -318,67 +325,53 @@ struct PlainRun {
 impl PlainRun {
     /// How far ahead in the source the copy loop prefetches mapping entries.
     const PREFETCH_SLOTS: usize = 16;
-    /// Units gathered per pass of [`PlainRun::copy_gathering`].
-    const CHUNK: usize = 64;
 
     /// Move the next `n` valid units into slots `dst..dst + n`: OOB and mapping; every
     /// source page is read once, when its first unit is taken.
     #[inline(always)]
-    fn copy(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
         if self.prefetch {
             self.copy_prefetching(oob, l2p, dst, n);
         } else {
-            self.copy_gathering(oob, l2p, dst, n);
+            self.copy_words(oob, l2p, dst, n);
         }
+        oob.set_valid(dst, n);
     }
 
-    /// [`PlainRun::copy`] for a table that fits the caches, in chunks of two passes
-    /// without a branch on a unit's validity (a random pattern the CPU cannot predict,
-    /// which cost more than the loop's work): the first gathers the next valid units'
-    /// numbers — every scanned slot's number is written to the chunk, only a valid one
-    /// advances it — and clears their slots; the second maps them to their destinations.
+    /// [`PlainRun::copy`] for a table that fits the caches: a word of valid bits at a
+    /// time, taking its set bits in order (no test per slot; a branch per valid unit
+    /// that the CPU predicts but for a word's last).
     #[inline(always)]
-    fn copy_gathering(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy_words(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
         // The loop state in locals (registers), written back once.
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
-        let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
-        let mut chunk = [NONE; Self::CHUNK];
+        let (base, src_end, spp, spp_div) = (self.base, self.end, self.spp, self.spp_div);
         let end = dst + n;
         let mut d = dst;
         while d < end {
-            let want = (end - d).min(Self::CHUNK);
-            let mut k = 0;
-            if spp == 1 {
-                // One unit per page: every unit taken is a page read.
-                while k < want {
-                    let lpn = oob[slot];
-                    chunk[k] = lpn;
-                    k += (lpn != NONE) as usize;
-                    oob[slot] = NONE;
-                    slot += 1;
-                }
-                reads += want as u64;
-                read_page = (slot - 1 - base) as u32;
-            } else {
-                while k < want {
-                    let lpn = oob[slot];
-                    let valid = lpn != NONE;
-                    // A page is read when its first unit is taken (the source is scanned
-                    // forward, so never the page read last).
-                    let page = spp_div.div((slot - base) as u32);
-                    reads += (valid && page != read_page) as u64;
-                    read_page = if valid { page } else { read_page };
-                    chunk[k] = lpn;
-                    k += valid as usize;
-                    oob[slot] = NONE;
-                    slot += 1;
-                }
+            debug_assert!(slot < src_end, "fewer valid units than the block's count");
+            let (w, all) = oob.valid_bits_from(slot, src_end);
+            let mut bits = all;
+            while bits != 0 && d < end {
+                let s = Oob::slot_of(w, bits.trailing_zeros());
+                bits &= bits - 1;
+                let lpn = oob.lpn[s];
+                l2p[lpn as usize] = d as u32;
+                oob.lpn[d] = lpn;
+                let page = if spp == 1 {
+                    (s - base) as u32
+                } else {
+                    spp_div.div((s - base) as u32)
+                };
+                reads += (page != read_page) as u64;
+                read_page = page;
+                d += 1;
+                slot = s + 1;
             }
-            for (i, &lpn) in chunk[..want].iter().enumerate() {
-                l2p[lpn as usize] = (d + i) as u32;
-                oob[d + i] = lpn;
+            oob.clear_bits(w, all ^ bits);
+            if bits == 0 && d < end {
+                slot = Oob::slot_of(w + 1, 0);
             }
-            d += want;
         }
         (self.scan, self.reads, self.read_page) = (slot, reads, read_page);
     }
@@ -387,23 +380,24 @@ impl PlainRun {
     /// mapping entries of the units a few slots on (the loop waits on memory, not on
     /// branches).
     #[inline(always)]
-    fn copy_prefetching(&mut self, oob: &mut [u32], l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy_prefetching(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
         let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
         let end = dst + n;
         let mut d = dst;
         while d < end {
-            if let Some(&ahead) = oob.get(slot + Self::PREFETCH_SLOTS) {
-                crate::prefetch::prefetch(l2p, ahead as usize);
+            let ahead = slot + Self::PREFETCH_SLOTS;
+            if ahead < self.end && oob.is_valid(ahead) {
+                crate::prefetch::prefetch(l2p, oob.lpn[ahead] as usize);
             }
-            let lpn = oob[slot];
-            if lpn != NONE {
+            if oob.is_valid(slot) {
+                let lpn = oob.lpn[slot];
                 let page = spp_div.div((slot - base) as u32);
                 reads += (spp == 1 || page != read_page) as u64;
                 read_page = page;
                 l2p[lpn as usize] = d as u32;
-                oob[slot] = NONE;
-                oob[d] = lpn;
+                oob.clear(slot);
+                oob.lpn[d] = lpn;
                 d += 1;
             }
             slot += 1;
@@ -643,7 +637,7 @@ impl Ftl {
         let mut page = Gathered::default();
         let stop = loop {
             // Look ahead (no side effects yet): up to a page of the next valid units.
-            let next = page.gather(&self.oob.lpn, base, c.scan, c.end, self.geo.slots_per_page);
+            let next = page.gather(&self.oob, base, c.scan, c.end, self.geo.slots_per_page);
             if page.n == 0 {
                 c.scan = c.end;
                 break Copy::Done;
@@ -734,7 +728,7 @@ impl Ftl {
             self.program_seq += pages as u64;
             let dst = self.page_slot(db, page) as usize;
             let n = (pages * spp).min(left);
-            run.copy(&mut self.oob.lpn, self.table.slots_mut(), dst, n as usize);
+            run.copy(&mut self.oob, self.table.slots_mut(), dst, n as usize);
             self.transfer_valid(src, db, n);
             self.counters.padding_units += (pages * spp - n) as u64;
             units += n as u64;
@@ -865,10 +859,7 @@ impl Ftl {
                 if page != c.read_page {
                     c.read_page = page;
                     let first = (base + page * spp) as usize;
-                    let valid = self.oob.lpn[first..first + spp as usize]
-                        .iter()
-                        .filter(|&&l| l != NONE)
-                        .count() as u32;
+                    let valid = self.oob.count_valid(first, spp as usize);
                     let op = NandOp::new(
                         OpKind::Read,
                         c.cause,
@@ -905,8 +896,8 @@ impl Ftl {
         } else {
             self.relocate_tpage(lpn, dst);
         }
-        self.oob.lpn[src as usize] = NONE;
-        self.oob.lpn[dst as usize] = lpn;
+        self.oob.clear(src as usize);
+        self.oob.store(dst as usize, lpn);
     }
 
     /// `n` valid units moved from block `sb` to block `db`.
@@ -1001,10 +992,9 @@ impl Ftl {
                 break;
             };
             let src = base + offset;
-            let lpn = self.oob.lpn[src as usize];
-            if lpn == NONE {
+            let Some(lpn) = self.oob.unit(src as usize) else {
                 continue; // rewritten or trimmed since the copy was issued
-            }
+            };
             debug_assert!(lpn & TRANS_TAG != 0 || self.table.lookup(lpn) == src);
             debug_assert_eq!(self.blocks.state[src_block as usize], BlockState::Victim);
             self.remap_unit(j, src, dst + k, lpn);

@@ -464,7 +464,7 @@ impl Ftl {
         }
         match l2p.get(lpn as usize) {
             Some(&old) if old != NONE => {
-                crate::prefetch::prefetch(&self.oob.lpn, old as usize);
+                self.oob.prefetch_valid(old as usize);
                 let b = self.geo.block_of_slot(old);
                 crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
                 crate::prefetch::prefetch(&self.blocks.rp, b as usize);
@@ -689,7 +689,7 @@ impl Ftl {
     /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
     #[inline(always)]
     fn invalidate(&mut self, slot: u32) {
-        self.oob.lpn[slot as usize] = NONE;
+        self.oob.clear(slot as usize);
         let b = self.geo.block_of_slot(slot);
         let v = &mut self.blocks.valid_units[b as usize];
         *v -= 1;
@@ -714,7 +714,7 @@ impl Ftl {
         if old != NONE {
             self.invalidate(old);
         }
-        self.oob.lpn[slot as usize] = lpn;
+        self.oob.store(slot as usize, lpn);
         if let Some(v) = version {
             self.oob.version[slot as usize] = v;
             if let Some(check) = self.integrity.as_mut() {

@@ -292,7 +292,8 @@ impl Ftl {
                     self.invalidate(s);
                 }
             }
-            self.oob.lpn[first as usize..(first + spp) as usize].fill(TRANS_TAG | t);
+            self.oob
+                .store_range(first as usize, spp as usize, TRANS_TAG | t);
             self.blocks.valid_units[block as usize] += spp;
             let rp = self.rp(r, plane);
             self.ps[rp].valid_units += spp as u64;
