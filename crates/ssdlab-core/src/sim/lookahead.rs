@@ -10,7 +10,10 @@ use crate::ftl::Ftl;
 use ssdlab_workload::{HostOp, HostRequest, RequestSource, WorkloadError};
 
 /// Requests kept drawn ahead when prefetching (0 otherwise).
-const AHEAD: usize = 4;
+const AHEAD: usize = 16;
+/// Mapping entries prefetched together: a group's misses (and their page walks) overlap
+/// instead of each stalling the pipeline on its own.
+const GROUP: usize = 8;
 /// Requests drawn per batch at most.
 const BATCH: usize = 64;
 
@@ -20,6 +23,8 @@ pub struct Lookahead {
     buf: Box<[HostRequest; BATCH]>,
     pos: usize,
     len: usize,
+    /// `buf[..prefetched]` have had their mapping entries asked for.
+    prefetched: usize,
     /// Requests to keep drawn ahead: `AHEAD`, or 0 (no prefetching).
     depth: usize,
     exhausted: bool,
@@ -41,6 +46,7 @@ impl Lookahead {
             buf: Box::new([empty; BATCH]),
             pos: 0,
             len: 0,
+            prefetched: 0,
             depth: if prefetch { AHEAD } else { 0 },
             exhausted: false,
             error: None,
@@ -65,7 +71,7 @@ impl Lookahead {
     #[inline(always)]
     pub fn next_ref(&mut self, ftl: &Ftl) -> Result<Option<&HostRequest>, WorkloadError> {
         if self.len - self.pos <= self.depth && !self.exhausted {
-            self.refill(ftl);
+            self.refill();
         }
         if self.pos == self.len {
             return match self.error.take() {
@@ -74,30 +80,41 @@ impl Lookahead {
             };
         }
         self.pos += 1;
-        if self.depth > 0 && self.pos + self.depth - 1 < self.len {
-            ftl.prefetch_offset(self.buf[self.pos + self.depth - 1].offset_bytes);
+        if self.depth > 0 {
+            if self.prefetched + GROUP <= self.pos + self.depth {
+                self.prefetch_group(ftl);
+            }
             // The request after this one: its mapping entry has arrived by now.
-            let next = &self.buf[self.pos];
-            if next.op == HostOp::Read {
-                ftl.prefetch_read_block(next.offset_bytes);
+            if let Some(next) = self.buf[..self.len].get(self.pos) {
+                if next.op == HostOp::Read {
+                    ftl.prefetch_read_block(next.offset_bytes);
+                }
             }
         }
         Ok(Some(&self.buf[self.pos - 1]))
     }
 
+    /// Ask for the mapping entries of the next `GROUP` drawn requests not asked for yet.
+    #[inline(always)]
+    fn prefetch_group(&mut self, ftl: &Ftl) {
+        let start = self.prefetched.max(self.pos);
+        let end = (start + GROUP).min(self.len);
+        for r in &self.buf[start..end] {
+            ftl.prefetch_offset(r.offset_bytes);
+        }
+        self.prefetched = end;
+    }
+
     /// Draw until `depth + 1` requests wait (or the source ends), in batches where the
-    /// source allows; prefetch the entries of the new requests among the next `depth`.
+    /// source allows.
     #[inline(never)]
-    fn refill(&mut self, ftl: &Ftl) {
+    fn refill(&mut self) {
         self.buf.copy_within(self.pos..self.len, 0);
         self.len -= self.pos;
+        self.prefetched = self.prefetched.saturating_sub(self.pos);
         self.pos = 0;
         while !self.exhausted && self.len <= self.depth {
             let (n, err) = self.source.next_batch(&mut self.buf[self.len..]);
-            // The requests `buf[pos..pos + depth]` are the prefetched ones.
-            for r in &self.buf[self.len..(self.len + n).min(self.depth)] {
-                ftl.prefetch_offset(r.offset_bytes);
-            }
             self.len += n;
             if n == 0 || err.is_some() {
                 self.exhausted = true;
