@@ -134,21 +134,22 @@ impl InFlight {
         Some(w as u32 * 64 + bit)
     }
 
-    /// The offsets of the oldest copies, in order (not taken).
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        let from = self.next_word as usize;
-        self.words[from..]
-            .iter()
-            .enumerate()
-            .flat_map(move |(i, &w)| {
-                let base = (from + i) as u32 * 64;
-                std::iter::successors((w != 0).then_some(w), |&b| {
-                    let rest = b & (b - 1);
-                    (rest != 0).then_some(rest)
-                })
-                .map(move |b| base + b.trailing_zeros())
-            })
-            .take(self.len as usize)
+    /// Call `f(i, offset)` for the `n` oldest copies (fewer when fewer are in flight),
+    /// `i` counting from 0, in order (not taken).
+    #[inline(always)]
+    fn for_oldest(&self, n: usize, mut f: impl FnMut(usize, u32)) {
+        let n = n.min(self.len as usize);
+        let mut i = 0;
+        let mut w = self.next_word as usize;
+        while i < n {
+            let mut bits = self.words[w];
+            while bits != 0 && i < n {
+                f(i, w as u32 * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+                i += 1;
+            }
+            w += 1;
+        }
     }
 
     /// Copies whose program has not completed.
@@ -983,9 +984,6 @@ impl Ftl {
         let src_block = self.jobs.get(j).src;
         let base = self.geo.first_slot_of_block(src_block);
         let dst = self.page_slot(op.block, op.page);
-        if self.prefetches() {
-            self.prefetch_copies(j, base, dst, op.units as usize);
-        }
         let mut moved = 0;
         for k in 0..op.units {
             let Some(offset) = self.jobs.get_mut(j).copies.pop() else {
@@ -1003,38 +1001,34 @@ impl Ftl {
         if moved > 0 {
             self.transfer_valid(src_block, op.block, moved);
         }
+        if self.prefetches() {
+            self.prefetch_copies(j, base, dst);
+        }
     }
 
     /// Large tables: prepare the copies of job `j` that complete next (its copies complete
     /// in order, a program time apart; between a copy's issue and its completion the
-    /// caches turn over). For the copy whose program just completed (`units` at the
-    /// front, destination slots from `dst`) and the next one: their mapping entries,
-    /// named by their source OOB entries (whose lines were asked for a completion ago), so
-    /// the misses overlap; for the copy after that, its source OOB lines; and the
-    /// destination OOB line two pages on.
+    /// caches turn over), once the copy whose program completed into the page at `dst`
+    /// is applied. For the next copy: its mapping entries, named by their source OOB
+    /// entries (whose lines were asked for a completion ago), so the misses overlap; for
+    /// the copy after that, its source OOB lines; and the destination OOB line two pages
+    /// on.
     #[inline(always)]
-    fn prefetch_copies(&self, j: u32, base: u32, dst: u32, units: usize) {
+    fn prefetch_copies(&self, j: u32, base: u32, dst: u32) {
         let l2p = self.table.slots();
         let oob = &self.oob.lpn;
         let spp = self.geo.slots_per_page as usize;
-        for (i, offset) in self
-            .jobs
-            .get(j)
-            .copies
-            .iter()
-            .take(units + 2 * spp)
-            .enumerate()
-        {
+        self.jobs.get(j).copies.for_oldest(2 * spp, |i, offset| {
             let src = (base + offset) as usize;
-            if i >= units + spp {
+            if i >= spp {
                 crate::prefetch::prefetch(oob, src);
-                continue;
+                return;
             }
             let lpn = oob[src];
             if lpn != NONE && lpn & TRANS_TAG == 0 {
                 crate::prefetch::prefetch(l2p, lpn as usize);
             }
-        }
+        });
         crate::prefetch::prefetch(oob, dst as usize + 2 * spp);
     }
 
@@ -1231,14 +1225,19 @@ mod tests {
             let mut queue = VecDeque::new();
             let mut next = 0u32;
             for (gap, pops, peek) in steps {
+                let peek_n = (gap % 12) as usize;
                 if next + gap < slots {
                     next += gap;
                     bits.push(next);
                     queue.push_back(next);
                 }
                 if peek {
-                    let seen: Vec<u32> = bits.iter().take(9).collect();
-                    let want: Vec<u32> = queue.iter().copied().take(9).collect();
+                    let mut seen = Vec::new();
+                    bits.for_oldest(peek_n, |i, offset| {
+                        assert_eq!(i, seen.len());
+                        seen.push(offset);
+                    });
+                    let want: Vec<u32> = queue.iter().copied().take(peek_n).collect();
                     prop_assert_eq!(seen, want);
                 }
                 for _ in 0..pops {
