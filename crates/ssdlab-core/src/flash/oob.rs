@@ -106,26 +106,6 @@ impl Oob {
         count
     }
 
-    /// The first valid slot in `from..end`, or `end` when there is none.
-    #[inline]
-    pub fn next_valid(&self, from: usize, end: usize) -> usize {
-        if from >= end {
-            return end;
-        }
-        let mut w = from / WORD_BITS;
-        let mut bits = self.valid[w] & (!0u64 << (from % WORD_BITS));
-        loop {
-            if bits != 0 {
-                return (w * WORD_BITS + bits.trailing_zeros() as usize).min(end);
-            }
-            w += 1;
-            if w * WORD_BITS >= end {
-                return end;
-            }
-            bits = self.valid[w];
-        }
-    }
-
     /// Valid bits of the word holding `slot`, from `slot` up to (not including) `end`,
     /// as (word index, bits).
     #[inline(always)]
@@ -179,12 +159,16 @@ mod tests {
         assert_eq!(oob.unit(63), Some(630));
         assert_eq!(oob.unit(64), None);
         assert_eq!(oob.lpn[64], 640, "an invalid slot keeps its stale unit");
-        assert_eq!(oob.next_valid(0, 200), 0);
-        assert_eq!(oob.next_valid(1, 200), 63);
-        assert_eq!(oob.next_valid(64, 200), 130);
-        assert_eq!(oob.next_valid(131, 199), 199);
-        assert_eq!(oob.next_valid(131, 200), 199);
-        assert_eq!(oob.next_valid(64, 130), 130);
+        assert_eq!(oob.valid_bits_from(1, 200), (0, 1 << 63));
+        assert_eq!(
+            oob.valid_bits_from(0, 63),
+            (0, 1),
+            "slots from `end` on are left out"
+        );
+        assert_eq!(oob.valid_bits_from(64, 200), (1, 0));
+        assert_eq!(oob.valid_bits_from(129, 200), (2, 1 << 2));
+        assert_eq!(oob.valid_bits_from(192, 199), (3, 0));
+        assert_eq!(oob.valid_bits_from(192, 200), (3, 1 << 7));
         assert_eq!(oob.count_valid(0, 200), 4);
         assert_eq!(oob.count_valid(1, 129), 1);
         assert_eq!(oob.count_valid(60, 140), 3);
@@ -205,7 +189,7 @@ mod tests {
         assert_eq!((w, bits.count_ones()), (1, 8));
         oob.clear_bits(w, bits);
         assert_eq!(oob.count_valid(0, 300), 62);
-        assert_eq!(oob.next_valid(100, 300), 100);
-        assert_eq!(oob.next_valid(120, 300), 128);
+        assert_eq!(oob.count_valid(100, 28), 20);
+        assert_eq!(Oob::slot_of(w, bits.trailing_zeros()), 120);
     }
 }
