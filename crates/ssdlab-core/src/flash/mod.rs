@@ -1,5 +1,5 @@
 //! Flash back end: per-block state in structure-of-arrays form, the per-slot out-of-band
-//! area (which logical unit and version a slot holds), the timing model, and the channel
+//! area (which logical unit and version a slot holds, and whether it is still valid), the timing model, and the channel
 //! buses of the timed mode. The flash layer stores what it is told; it makes no decisions.
 
 mod blocks;

@@ -89,7 +89,7 @@ pub struct Job {
 /// destination follows from its program (page slot + its place in the page) and its unit
 /// from the source's OOB entry at completion: a source is a job's, never programmed
 /// again before its erase, so its slot still names the unit unless the unit was rewritten
-/// or trimmed since (then `NONE`). A few hundred bytes per job where a record per copy
+/// or trimmed since (then its valid bit is clear). A few hundred bytes per job where a record per copy
 /// (written when a victim's copies are queued, read a program time later) streamed tens
 /// of KiB per victim through the caches.
 #[derive(Clone, Debug, Default)]
@@ -976,7 +976,7 @@ impl Ftl {
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
-    /// trimmed since its copy was issued (its source slot's OOB entry cleared) stays where
+    /// trimmed since its copy was issued (its source slot's valid bit cleared) stays where
     /// the host put it; the others are re-mapped, and the valid counts of source and
     /// destination move once for the page (the source is a job's, in no victim index: a
     /// plain transfer of validity, without the general invalidation path).
@@ -1024,8 +1024,9 @@ impl Ftl {
                 crate::prefetch::prefetch(oob, src);
                 return;
             }
+            // A data unit (`NONE` carries the tag bit too); a stale one only wastes a prefetch.
             let lpn = oob[src];
-            if lpn != NONE && lpn & TRANS_TAG == 0 {
+            if lpn & TRANS_TAG == 0 {
                 crate::prefetch::prefetch(l2p, lpn as usize);
             }
         });

@@ -453,7 +453,7 @@ impl Ftl {
 
     /// A host write of `lpn` comes soon: prefetch its mapping entry (`near` = false, well
     /// ahead) or, once that entry is cached, what overwriting it touches (`near` = true:
-    /// the old slot's OOB entry, its block's valid count, plane, state and victim-index
+    /// the old slot's valid-bit word, its block's valid count, plane, state and victim-index
     /// links).
     #[inline]
     pub fn prefetch_unit(&self, lpn: u32, near: bool) {

@@ -564,7 +564,7 @@ impl HostFrontEnd {
                         ftl.packs_apart(l)
                     });
             if prefetch {
-                // Overwriting a unit reads its mapping entry, then its old slot's OOB entry
+                // Overwriting a unit reads its mapping entry, then its old slot's valid bit
                 // and block: ask for the page's entries together, then for what they name,
                 // so the misses overlap instead of following one another.
                 for &lpn in &lpns[..n] {
@@ -573,8 +573,8 @@ impl HostFrontEnd {
                 for &lpn in &lpns[..n] {
                     ftl.prefetch_unit(lpn, true);
                 }
-                // The same for the pages that follow, a step each: the next page's OOB
-                // entries and blocks (its mapping entries asked for a page ago), the
+                // The same for the pages that follow, a step each: the next page's valid
+                // bits and blocks (its mapping entries asked for a page ago), the
                 // mapping entries of the page after it.
                 let page = spp as usize;
                 for lpn in self.buffer.waiting_after(n, page) {
