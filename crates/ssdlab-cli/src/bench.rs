@@ -13,7 +13,7 @@
 //!    overwrites in preconditioning): the workload's overwrites, 30 % of its requests, are
 //!    far fewer than the free space, so no GC runs.
 
-use crate::output::peak_rss_bytes;
+use crate::output::{peak_rss_bytes, thread_cpu_ns};
 use anyhow::{Context, Result};
 use clap::Args;
 use ssdlab_core::{Config, NoProgress, Simulation};
@@ -103,17 +103,27 @@ pub fn run(a: &BenchArgs) -> Result<()> {
 /// Timed runs of the workload on copies of `base`'s state.
 fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
     let mut rates = Vec::new();
+    let mut cpu_rates = Vec::new();
     let mut last = None;
     for _ in 0..repeat {
         let mut run = Simulation::from_state(base.config.clone(), base)?;
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), thread_cpu_ns());
         let r = run.run_workload(&mut NoProgress)?;
-        rates.push(r.host.requests as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let requests_m = r.host.requests as f64 / 1e6;
+        rates.push(requests_m / t.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (cpu, thread_cpu_ns()) {
+            cpu_rates.push(requests_m / ((b - a).max(1) as f64 / 1e9));
+        }
         last = Some(r);
     }
     let r = last.expect("at least one run");
+    let per_cpu = if cpu_rates.is_empty() {
+        String::new()
+    } else {
+        format!(" (per CPU second: {})", best_median(cpu_rates))
+    };
     println!(
-        "timed       4 KiB random 70/30 QD16, {state}: {} requests per run, {} M requests/s over {repeat} runs ({} events, GC victims {}); read p99 {} ns, write p99 {} ns; peak RSS {:.0} MiB (two device copies)",
+        "timed       4 KiB random 70/30 QD16, {state}: {} requests per run, {} M requests/s{per_cpu} over {repeat} runs ({} events, GC victims {}); read p99 {} ns, write p99 {} ns; peak RSS {:.0} MiB (two device copies)",
         r.host.requests,
         best_median(rates),
         r.engine.as_ref().map(|e| e.events).unwrap_or(0),

@@ -38,6 +38,18 @@ pub fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time this thread has run, in ns (Linux: `/proc/thread-self/schedstat`; `None`
+/// elsewhere). Unlike the wall clock it leaves out time the thread waited for the CPU, so
+/// two binaries pinned to one CPU and run at once, taking turns, can be compared on it.
+pub fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 pub fn write_all(
     dir: &Path,
     cfg: &Config,
