@@ -8,7 +8,7 @@ use crate::config::{Config, Geometry};
 use crate::engine::{EventQueue, Generation};
 use crate::flash::{Channels, OpKind, TimingModel};
 use crate::ftl::Ftl;
-use crate::scheduler::{Batch, Scheduler};
+use crate::scheduler::{Batch, Scheduler, MAX_PLANES_PER_DIE};
 
 /// An erase or program that just started, for the suspender to track.
 #[derive(Clone, Copy)]
@@ -34,8 +34,12 @@ pub(super) struct DieExecutor {
     pub command_ns: u64,
     /// The device's geometry (die of a block, channel of a die).
     pub geo: Geometry,
-    page_bytes: u64,
-    unit_bytes: u64,
+    /// Per die: its channel.
+    channel_of: Vec<u32>,
+    /// Bus time of `k` units (a read batch's data), `k` up to a batch's most.
+    units_xfer_ns: Vec<u64>,
+    /// Bus time of `k` pages (a program batch's data).
+    pages_xfer_ns: [u64; MAX_PLANES_PER_DIE + 1],
     program_suspend: bool,
 }
 
@@ -48,8 +52,11 @@ impl DieExecutor {
             started_ns: vec![0; g.dies as usize],
             command_ns: t.command_overhead_ns,
             geo: *g,
-            page_bytes: g.page_bytes as u64,
-            unit_bytes: g.unit_bytes as u64,
+            channel_of: (0..g.dies).map(|d| g.channel_of_die(d)).collect(),
+            units_xfer_ns: (0..=MAX_PLANES_PER_DIE as u64 * g.slots_per_page as u64)
+                .map(|k| t.transfer_ns(k * g.unit_bytes as u64))
+                .collect(),
+            pages_xfer_ns: std::array::from_fn(|k| t.transfer_ns(k as u64 * g.page_bytes as u64)),
             program_suspend: cfg.scheduler.program_suspend,
         }
     }
@@ -94,8 +101,8 @@ impl DieExecutor {
                 None
             }
             OpKind::Program => {
-                let ch = self.geo.channel_of_die(die);
-                let xfer = t.transfer_ns(self.page_bytes * batch.len as u64);
+                let ch = self.channel_of[die as usize];
+                let xfer = self.pages_xfer_ns[batch.len];
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
                 let prog = slowest(&t.program_ns);
                 q.schedule_at(end + prog, Event::DieDone { die: d, gen });
@@ -171,11 +178,13 @@ impl DieExecutor {
     /// The read batch of `die` is sensed: move its data over the channel.
     pub fn on_sensed(&mut self, die: u32, q: &mut EventQueue<Event>, t: &TimingModel) {
         let batch = &self.sched.dies[die as usize].running;
-        let units: u64 = batch.ops().iter().map(|o| o.units as u64).sum();
-        let ch = self.geo.channel_of_die(die);
-        let end = self
-            .channels
-            .reserve(ch, q.now_ns(), t.transfer_ns(units * self.unit_bytes));
+        let units: u32 = batch.ops().iter().map(|o| o.units).sum();
+        let ch = self.channel_of[die as usize];
+        let xfer = match self.units_xfer_ns.get(units as usize) {
+            Some(&ns) => ns,
+            None => t.transfer_ns(units as u64 * self.geo.unit_bytes as u64),
+        };
+        let end = self.channels.reserve(ch, q.now_ns(), xfer);
         let gen = self.gen(die);
         q.schedule_at(
             end,
