@@ -40,9 +40,7 @@ impl<E> Entry<E> {
     /// Whether `self` fires before `other`.
     #[inline(always)]
     fn before(&self, other: &Self) -> bool {
-        // One 128-bit compare (a compare and a subtract-with-borrow, no branch).
-        let key = |e: &Self| ((e.time_ns as u128) << 64) | e.seq as u128;
-        key(self) < key(other)
+        (self.time_ns, self.seq) < (other.time_ns, other.seq)
     }
 }
 
