@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compare the timed figures of two ssdlab binaries on a noisy machine: both run
 # `ssdlab bench` at once, pinned to the same CPU, taking turns of QUANTUM seconds
-# (SIGSTOP/SIGCONT), and each reports its requests per CPU second of the simulating thread
-# (the bench's "per CPU second" figure). Both see the same minutes of the machine, so a
+# (SIGSTOP/SIGCONT), and each reports its requests per CPU second of its process
+# (the bench's "per CPU second" figure; pinned to one CPU, no workload thread is started). Both see the same minutes of the machine, so a
 # clock that drifts between 2 and 3.5 GHz from one second to the next (docs/speed.md)
 # weighs on both alike; the turns are long enough that refilling the caches after a
 # switch costs little. Identical binaries agree within a few per cent per round: compare

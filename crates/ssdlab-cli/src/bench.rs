@@ -11,9 +11,13 @@
 //! 3. timed: 4 KiB random 70/30 at QD 16 on the preconditioned Table-1 device → simulated
 //!    host requests per wall second; and the same on the device only filled (no random
 //!    overwrites in preconditioning): the workload's overwrites, 30 % of its requests, are
-//!    far fewer than the free space, so no GC runs.
+//!    far fewer than the free space, so no GC runs;
+//! 4. trace replay: the same 70/30 work written as an MSR Cambridge CSV trace (seeded, in a
+//!    temporary file) and replayed closed-loop at QD 16 on the filled device, with the trace
+//!    read and parsed on a thread of its own (the default on a machine with more than one
+//!    CPU) and on the simulating thread — the results are identical, the speed is not.
 
-use crate::output::{peak_rss_bytes, thread_cpu_ns};
+use crate::output::{peak_rss_bytes, process_cpu_ns};
 use anyhow::{Context, Result};
 use clap::Args;
 use ssdlab_core::{Config, NoProgress, Simulation};
@@ -97,7 +101,8 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     filled_cfg.precondition.random_overwrite_capacity_multiple = 0.0;
     let mut filled = Simulation::new(filled_cfg).context("table-1 config")?;
     filled.precondition(&mut NoProgress)?;
-    timed("filled, no GC", &filled, a.repeat.max(1))
+    timed("filled, no GC", &filled, a.repeat.max(1))?;
+    trace_replay(&filled, a.timed_requests, a.repeat.max(1))
 }
 
 /// Timed runs of the workload on copies of `base`'s state.
@@ -107,11 +112,11 @@ fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
     let mut last = None;
     for _ in 0..repeat {
         let mut run = Simulation::from_state(base.config.clone(), base)?;
-        let (t, cpu) = (Instant::now(), thread_cpu_ns());
+        let (t, cpu) = (Instant::now(), process_cpu_ns());
         let r = run.run_workload(&mut NoProgress)?;
         let requests_m = r.host.requests as f64 / 1e6;
         rates.push(requests_m / t.elapsed().as_secs_f64());
-        if let (Some(a), Some(b)) = (cpu, thread_cpu_ns()) {
+        if let (Some(a), Some(b)) = (cpu, process_cpu_ns()) {
             cpu_rates.push(requests_m / ((b - a).max(1) as f64 / 1e9));
         }
         last = Some(r);
@@ -133,6 +138,86 @@ fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
         peak_rss_bytes() as f64 / (1u64 << 20) as f64
     );
     Ok(())
+}
+
+/// Figure 4: the timed work as a trace file, replayed on copies of `filled` with the
+/// trace drawn on a thread of its own and inline.
+fn trace_replay(filled: &Simulation, requests: u64, repeat: u32) -> Result<()> {
+    let dir = TempDir::new("trace")?;
+    let path = dir.0.join("bench.csv");
+    write_msr_trace(&path, requests, filled.derived.logical_bytes)?;
+    let mut cfg = filled.config.clone();
+    cfg.workload = toml::from_str(&format!(
+        "kind = \"trace\"\nformat = \"msr\"\npath = {:?}\nreplay = \"closed\"\nqueue_depth = 16\n",
+        path.to_string_lossy()
+    ))?;
+    let threads = filled.workload_threads;
+    let mut rates = [Vec::new(), Vec::new()];
+    let mut results = [None, None];
+    for _ in 0..repeat {
+        for (k, t) in [threads, 0].into_iter().enumerate() {
+            let mut run = Simulation::from_state(cfg.clone(), filled)?;
+            run.workload_threads = t;
+            let start = Instant::now();
+            let r = run.run_workload(&mut NoProgress)?;
+            rates[k].push(r.host.requests as f64 / 1e6 / start.elapsed().as_secs_f64());
+            results[k] = Some(serde_json::to_string(&r)?);
+        }
+    }
+    anyhow::ensure!(
+        results[0] == results[1],
+        "trace replay: results differ with and without the workload thread"
+    );
+    let [on, off] = rates;
+    println!(
+        "trace       the timed work as an MSR CSV trace ({requests} lines), closed QD16, filled: trace on its own thread ({threads} workload thread{}): {} M requests/s; inline: {} M requests/s over {repeat} runs each (results identical)",
+        if threads == 1 { "" } else { "s" },
+        best_median(on),
+        best_median(off)
+    );
+    Ok(())
+}
+
+/// `requests` lines of 4 KiB random 70/30 reads and writes over `logical_bytes`, as an MSR
+/// Cambridge CSV trace (seeded: the same file every time).
+fn write_msr_trace(path: &std::path::Path, requests: u64, logical_bytes: u64) -> Result<()> {
+    use rand::Rng;
+    use std::io::Write;
+    let mut rng = ssdlab_workload::rng::stream(1, 0x7ace);
+    let slots = logical_bytes / 4096;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    let mut ts = 128_166_372_000_000_000u64;
+    for _ in 0..requests {
+        ts += 100;
+        let op = if rng.gen::<f64>() < 0.7 {
+            "Read"
+        } else {
+            "Write"
+        };
+        let offset = rng.gen_range(0..slots) * 4096;
+        writeln!(w, "{ts},bench,0,{op},{offset},4096,100")?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// A directory under the system's temporary directory, removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(what: &str) -> Result<TempDir> {
+        let dir = std::env::temp_dir().join(format!("ssdlab-bench-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn sim_precondition_waf(sim: &Simulation) -> f64 {

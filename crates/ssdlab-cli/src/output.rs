@@ -38,16 +38,18 @@ pub fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU time this thread has run, in ns (Linux: `/proc/thread-self/schedstat`; `None`
-/// elsewhere). Unlike the wall clock it leaves out time the thread waited for the CPU, so
-/// two binaries pinned to one CPU and run at once, taking turns, can be compared on it.
-pub fn thread_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
+/// CPU time this process has run, in ns, all its threads (a workload drawn on a thread
+/// of its own included, [`ssdlab_workload::threaded`]). Unlike the wall clock it leaves
+/// out time spent waiting for a CPU, so two binaries pinned to one CPU and run at once,
+/// taking turns, can be compared on it.
+pub fn process_cpu_ns() -> Option<u64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    ok.then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
 }
 
 pub fn write_all(

@@ -65,3 +65,55 @@ fn functional_results_are_byte_identical_for_the_same_seed() {
     assert_eq!(a, json(small("functional", 5)));
     assert_ne!(a, json(small("functional", 6)));
 }
+
+/// A trace drawn on a thread of its own (`workload_threads`) gives the same results,
+/// workload counters included, as one drawn on the simulating thread: in both modes,
+/// with malformed, filtered, zero-size, out-of-range and out-of-order records counted
+/// while drawing.
+#[test]
+fn trace_results_are_the_same_with_and_without_a_workload_thread() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-thread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.csv");
+    let mut text = String::new();
+    let mut t = 128_166_372_000_000_000u64;
+    for i in 0..6000u64 {
+        t = if i % 7 == 3 { t - 50 } else { t + 3000 };
+        let offset = (i * 2_654_435_761 % 6000) * 4096; // a third beyond the device: wrapped
+        match i % 50 {
+            0 => text.push_str("not a record\n"),
+            1 => text.push_str(&format!("{t},h,1,Write,{offset},4096,1\n")), // other disk
+            2 => text.push_str(&format!("{t},h,0,Write,{offset},0,1\n")),    // zero size
+            _ => {
+                let op = if i % 3 == 0 { "Read" } else { "Write" };
+                text.push_str(&format!("{t},h,0,{op},{offset},4096,1\n"));
+            }
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    let run_with = |mode: &str, threads: usize| {
+        let mut c = small(mode, 5);
+        let toml = format!(
+            "kind = \"trace\"\nformat = \"msr\"\npath = {:?}\ndisk_number = 0\nskip_bad_lines = 1000\nout_of_range = \"wrap\"\n",
+            path.to_str().unwrap()
+        );
+        c.workload = toml::from_str(&toml).unwrap();
+        let mut sim = ssdlab_core::Simulation::new(c).unwrap();
+        sim.workload_threads = threads;
+        sim.precondition(&mut NoProgress).unwrap();
+        serde_json::to_string_pretty(&sim.run_workload(&mut NoProgress).unwrap()).unwrap()
+    };
+    for mode in ["timed", "functional"] {
+        let inline = run_with(mode, 0);
+        assert_eq!(inline, run_with(mode, 1), "{mode}");
+        let v: serde_json::Value = serde_json::from_str(&inline).unwrap();
+        let w = &v["workload"];
+        assert_eq!(w["skipped_bad_lines"], 120, "{mode}");
+        assert_eq!(w["filtered_records"], 120, "{mode}");
+        assert_eq!(w["zero_size_requests"], 120, "{mode}");
+        assert!(w["clamped_arrivals"].as_u64().unwrap() > 0, "{mode}");
+        assert!(w["remapped_requests"].as_u64().unwrap() > 0, "{mode}");
+        assert_eq!(v["host"]["requests"], 6000 - 360, "{mode}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,6 +14,7 @@ pub mod request;
 pub mod rng;
 pub mod stats;
 pub mod synthetic;
+pub mod threaded;
 pub mod tpcc;
 pub mod trace;
 
@@ -77,6 +78,15 @@ pub trait RequestSource: Send {
             Ok(more) => (more as usize, None),
             Err(e) => (0, Some(e)),
         }
+    }
+
+    /// `Some(counters)` when this source is worth drawing on a thread of its own
+    /// ([`threaded::Threaded`]: reading and parsing a trace costs as much as simulating
+    /// the request) and may be: its requests do not depend on when they are drawn, and
+    /// drawing them changes nothing but these workload counters. The default: `None`
+    /// (cheap generators: handing requests between threads costs more than drawing them).
+    fn thread_counters(&mut self) -> Option<&mut stats::WorkloadStats> {
+        None
     }
 }
 

@@ -52,6 +52,19 @@ pub struct WorkloadStatsSnapshot {
     pub filtered_records: u64,
 }
 
+impl WorkloadStatsSnapshot {
+    /// The counts since `earlier` (a snapshot of the same counters).
+    pub(crate) fn since(&self, earlier: &WorkloadStatsSnapshot) -> WorkloadStatsSnapshot {
+        WorkloadStatsSnapshot {
+            skipped_bad_lines: self.skipped_bad_lines - earlier.skipped_bad_lines,
+            zero_size_requests: self.zero_size_requests - earlier.zero_size_requests,
+            clamped_arrivals: self.clamped_arrivals - earlier.clamped_arrivals,
+            remapped_requests: self.remapped_requests - earlier.remapped_requests,
+            filtered_records: self.filtered_records - earlier.filtered_records,
+        }
+    }
+}
+
 impl WorkloadStats {
     /// Malformed lines skipped so far (the `--skip-bad-lines` count).
     pub fn skipped_lines(&self) -> u64 {
@@ -87,6 +100,22 @@ impl WorkloadStats {
             remapped_requests: self.remapped_requests(),
             filtered_records: self.filtered_records(),
         }
+    }
+
+    /// Add counts taken on another handle (a source drawn on its own thread counts into a
+    /// private set; each request's share is added here when the request is taken).
+    pub(crate) fn add_snapshot(&self, d: &WorkloadStatsSnapshot) {
+        let c = &self.0;
+        c.skipped_bad_lines
+            .fetch_add(d.skipped_bad_lines, Ordering::Relaxed);
+        c.zero_size_requests
+            .fetch_add(d.zero_size_requests, Ordering::Relaxed);
+        c.clamped_arrivals
+            .fetch_add(d.clamped_arrivals, Ordering::Relaxed);
+        c.remapped_requests
+            .fetch_add(d.remapped_requests, Ordering::Relaxed);
+        c.filtered_records
+            .fetch_add(d.filtered_records, Ordering::Relaxed);
     }
 
     /// The workload's journal range in bytes, when it models a journaling file system.

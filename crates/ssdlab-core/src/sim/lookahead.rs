@@ -17,6 +17,19 @@ const GROUP: usize = 8;
 /// Requests drawn per batch at most.
 const BATCH: usize = 64;
 
+/// Flows whose requests may be drawn on threads of their own (the results are the same
+/// either way, [`ssdlab_workload::threaded`]): `SSDLAB_WORKLOAD_THREADS` when set, else
+/// one fewer than the CPUs this process may run on.
+pub fn workload_threads() -> usize {
+    if let Some(n) = std::env::var("SSDLAB_WORKLOAD_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        return n;
+    }
+    std::thread::available_parallelism().map_or(0, |n| n.get() - 1)
+}
+
 pub struct Lookahead {
     source: Box<dyn RequestSource>,
     /// Drawn requests `buf[pos..len]`, oldest first.
@@ -32,8 +45,20 @@ pub struct Lookahead {
 }
 
 impl Lookahead {
-    /// Draw ahead of `source` when `prefetch` (see [`Ftl::prefetches`]).
-    pub fn new(source: Box<dyn RequestSource>, prefetch: bool) -> Lookahead {
+    /// Draw ahead of `source` when `prefetch` (see [`Ftl::prefetches`]), on a thread of
+    /// its own when the source asks for one and `*threads` > 0 (one is then used up; see
+    /// [`workload_threads`]).
+    pub fn new(source: Box<dyn RequestSource>, prefetch: bool, threads: &mut usize) -> Lookahead {
+        let source = match *threads {
+            0 => source,
+            _ => match ssdlab_workload::threaded::Threaded::spawn(source) {
+                Ok(t) => {
+                    *threads -= 1;
+                    Box::new(t)
+                }
+                Err(source) => source,
+            },
+        };
         let empty = HostRequest {
             arrival_ns: 0,
             op: HostOp::Write,
@@ -164,7 +189,7 @@ mod tests {
 
     fn drain(prefetch: bool) -> (Vec<u64>, String) {
         let ftl = crate::testutil::tiny_ftl();
-        let mut l = Lookahead::new(Box::new(Failing { next: 0, good: 11 }), prefetch);
+        let mut l = Lookahead::new(Box::new(Failing { next: 0, good: 11 }), prefetch, &mut 0);
         let mut offsets = Vec::new();
         loop {
             match l.next(&ftl) {

@@ -273,6 +273,9 @@ pub struct Simulation {
     pub last_latency: Option<stats::Latency>,
     /// Time series of the last timed run (`output.timeseries_interval_ns`).
     pub last_timeseries: Vec<stats::TimeSeriesRow>,
+    /// Flows whose source may be drawn on a thread of its own (trace replay; results are
+    /// the same either way): [`lookahead::workload_threads`] by default.
+    pub workload_threads: usize,
     precondition: Option<PreconditionSummary>,
     /// The request log of the next timed run (not inherited by clones).
     pending_sink: SinkSlot,
@@ -308,6 +311,7 @@ impl Simulation {
             erase_trace: Vec::new(),
             last_latency: None,
             last_timeseries: Vec::new(),
+            workload_threads: lookahead::workload_threads(),
             precondition: None,
             pending_sink: SinkSlot::default(),
         })
@@ -336,6 +340,7 @@ impl Simulation {
             erase_trace: Vec::new(),
             last_latency: None,
             last_timeseries: Vec::new(),
+            workload_threads: base.workload_threads,
             precondition: base.precondition.clone(),
             pending_sink: SinkSlot::default(),
         })
@@ -485,7 +490,13 @@ impl Simulation {
         progress: &mut dyn Progress,
     ) -> Result<PhaseOutcome> {
         progress.phase("workload (timed)", self.config.workload.request_total());
-        let mut sim = timed::TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload);
+        let mut sim = timed::TimedSim::new(
+            &self.config,
+            &self.derived,
+            &mut self.ftl,
+            workload,
+            self.workload_threads,
+        );
         if self.trace_completions {
             sim.trace_completions();
         }
@@ -551,10 +562,11 @@ impl Simulation {
             .with_idle_gc(self.config.ftl.idle_gc_after_ns)
             .with_power_loss_protection(self.config.ftl.power_loss_protection);
         let prefetch = d.ftl.prefetches();
+        let mut threads = self.workload_threads;
         let mut ahead: Vec<Lookahead> = workload
             .flows
             .into_iter()
-            .map(|f| Lookahead::new(f.source, prefetch))
+            .map(|f| Lookahead::new(f.source, prefetch, &mut threads))
             .collect();
         let mut live: Vec<bool> = vec![!d.worn_out(); ahead.len()];
         let mut live_flows = if d.worn_out() { 0 } else { ahead.len() };

@@ -453,6 +453,10 @@ impl TraceSource {
 }
 
 impl RequestSource for TraceSource {
+    fn thread_counters(&mut self) -> Option<&mut WorkloadStats> {
+        Some(&mut self.stats)
+    }
+
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         loop {
             if self.done {

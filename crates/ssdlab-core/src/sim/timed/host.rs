@@ -97,7 +97,7 @@ pub(super) struct HostFrontEnd {
 }
 
 impl HostFrontEnd {
-    pub fn new(cfg: &Config, d: &Derived, workload: Workload) -> HostFrontEnd {
+    pub fn new(cfg: &Config, d: &Derived, workload: Workload, mut threads: usize) -> HostFrontEnd {
         let g = d.geometry;
         let unit = g.unit_bytes as u64;
         let journal_truth = workload
@@ -117,6 +117,7 @@ impl HostFrontEnd {
             sources.push(Lookahead::new(
                 f.source,
                 crate::ftl::prefetch_pays(d.logical_units),
+                &mut threads,
             ));
             flow_names.push(f.name);
         }

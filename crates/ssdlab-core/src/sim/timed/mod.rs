@@ -216,12 +216,20 @@ macro_rules! cx {
 }
 
 impl<'a> TimedSim<'a> {
-    pub fn new(cfg: &Config, d: &Derived, ftl: &'a mut Ftl, workload: Workload) -> TimedSim<'a> {
+    /// A timed run of `workload` on `ftl`; up to `threads` flows drawn on threads of their
+    /// own ([`crate::Simulation::workload_threads`]).
+    pub fn new(
+        cfg: &Config,
+        d: &Derived,
+        ftl: &'a mut Ftl,
+        workload: Workload,
+        threads: usize,
+    ) -> TimedSim<'a> {
         let g = d.geometry;
         ftl.keep_pressure();
         TimedSim {
             q: EventQueue::new(),
-            front: HostFrontEnd::new(cfg, d, workload),
+            front: HostFrontEnd::new(cfg, d, workload, threads),
             dies: DieExecutor::new(cfg, &g, &ftl.timing),
             susp: Suspender::new(cfg, g.dies),
             out: Outbox::default(),
@@ -554,7 +562,7 @@ mod tests {
         ];
         let run = |forget: bool| {
             let mut ftl = crate::ftl::Ftl::new(&c, &d).unwrap();
-            let mut sim = super::TimedSim::new(&c, &d, &mut ftl, reqs(&ops));
+            let mut sim = super::TimedSim::new(&c, &d, &mut ftl, reqs(&ops), 0);
             sim.front.buffer_for_test().forget_inflight = forget;
             sim.run(&mut NoProgress).map(|o| o.host.buffer_read_hits)
         };
