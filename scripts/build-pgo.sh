@@ -8,7 +8,8 @@
 #   SSDLAB_PGO_QUICK=1 scripts/build-pgo.sh   # a smaller training run (CI's smoke test)
 #
 # Steps: an instrumented build (target/pgo-generate), a training run of that binary (the
-# bench's four figures at reduced size, then every bundled config briefly), the profiles
+# bench's figures at reduced size — the trace replay small, so that the synthetic
+# work's paths keep their weight in the profile — then every bundled config briefly), the profiles
 # merged with the toolchain's own llvm-profdata (rustup component `llvm-tools`, added if
 # missing), and the optimised build (target/pgo). RUSTFLAGS from the environment are kept.
 set -euo pipefail
@@ -47,10 +48,12 @@ echo "== training run"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 if [ "${SSDLAB_PGO_QUICK:-0}" = 1 ]; then
-    "$gen" bench --functional-writes 200000 --repeat 1 --timed-requests 100000 --table1-scale 4
+    "$gen" bench --functional-writes 200000 --repeat 1 --timed-requests 100000 --table1-scale 4 \
+        --trace-requests 10000
     requests=20000
 else
-    "$gen" bench --functional-writes 2000000 --repeat 1 --timed-requests 500000
+    "$gen" bench --functional-writes 2000000 --repeat 1 --timed-requests 500000 \
+        --trace-requests 50000
     requests=200000
 fi
 for cfg in configs/*.toml; do

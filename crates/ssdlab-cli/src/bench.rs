@@ -39,6 +39,10 @@ pub struct BenchArgs {
     /// Timed-mode requests.
     #[arg(long, default_value_t = 2_000_000)]
     timed_requests: u64,
+    /// Lines of the trace-replay figure's trace (default: `--timed-requests`; 0 = no
+    /// trace figure).
+    #[arg(long)]
+    trace_requests: Option<u64>,
     /// Only the functional figure.
     #[arg(long)]
     functional_only: bool,
@@ -102,7 +106,10 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     let mut filled = Simulation::new(filled_cfg).context("table-1 config")?;
     filled.precondition(&mut NoProgress)?;
     timed("filled, no GC", &filled, a.repeat.max(1))?;
-    trace_replay(&filled, a.timed_requests, a.repeat.max(1))
+    match a.trace_requests.unwrap_or(a.timed_requests) {
+        0 => Ok(()),
+        lines => trace_replay(&filled, lines, a.repeat.max(1)),
+    }
 }
 
 /// Timed runs of the workload on copies of `base`'s state.

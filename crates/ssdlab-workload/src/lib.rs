@@ -83,7 +83,9 @@ pub trait RequestSource: Send {
     /// `Some(counters)` when this source is worth drawing on a thread of its own
     /// ([`threaded::Threaded`]: reading and parsing a trace costs as much as simulating
     /// the request) and may be: its requests do not depend on when they are drawn, and
-    /// drawing them changes nothing but these workload counters. The default: `None`
+    /// drawing them changes nothing but these workload counters — and of them only the
+    /// ones in [`stats::WorkloadStatsSnapshot`] (not a file-system model's journal truth,
+    /// which the worker would not carry over). The default: `None`
     /// (cheap generators: handing requests between threads costs more than drawing them).
     fn thread_counters(&mut self) -> Option<&mut stats::WorkloadStats> {
         None

@@ -16,13 +16,73 @@
 
 use crate::stats::{WorkloadStats, WorkloadStatsSnapshot};
 use crate::{HostOp, HostRequest, RequestSource, WorkloadError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Requests per chunk (32 KiB of requests).
 const CHUNK: usize = 1024;
 /// Chunks drawn ahead at most.
 const DEPTH: usize = 4;
+
+/// Workers started in this process so far (tests check that a run used one).
+static WORKERS_STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Workers running now.
+static WORKERS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many sources have been drawn on a worker in this process so far.
+pub fn workers_started() -> u64 {
+    WORKERS_STARTED.load(Ordering::Relaxed)
+}
+
+/// Most workers running at once in this process: [`set_max_workers`] if called, else
+/// `SSDLAB_WORKLOAD_THREADS` when set to a number, else one fewer than the CPUs the
+/// process may run on — so simulations run in parallel (a sweep on every CPU) take none
+/// beyond the CPUs.
+pub fn max_workers() -> usize {
+    match MAX_WORKERS.load(Ordering::Relaxed) {
+        UNSET => {
+            let n = match std::env::var("SSDLAB_WORKLOAD_THREADS") {
+                Ok(v) => v.trim().parse().ok(),
+                Err(_) => None,
+            }
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get() - 1));
+            let _ = MAX_WORKERS.compare_exchange(UNSET, n, Ordering::Relaxed, Ordering::Relaxed);
+            MAX_WORKERS.load(Ordering::Relaxed)
+        }
+        n => n,
+    }
+}
+
+/// Set [`max_workers`] for this process (tests; a program that knows better).
+pub fn set_max_workers(n: usize) {
+    MAX_WORKERS.store(n.min(UNSET - 1), Ordering::Relaxed);
+}
+
+const UNSET: usize = usize::MAX;
+static MAX_WORKERS: AtomicUsize = AtomicUsize::new(UNSET);
+
+/// A place among the running workers, given back when dropped.
+struct Slot;
+
+impl Slot {
+    fn take() -> Option<Slot> {
+        let max = max_workers();
+        WORKERS_LIVE
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        WORKERS_LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 const EMPTY: HostRequest = HostRequest {
     arrival_ns: 0,
@@ -55,13 +115,22 @@ pub struct Threaded {
     shared: WorkloadStats,
     /// The last chunk arrived: after `cur`, the source is exhausted (or `cur.err`).
     last: bool,
+    /// Set when the reader is gone: the worker stops between two draws.
+    stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<()>>,
 }
 
 impl Threaded {
-    /// Draw `source` on a new thread; `Err(source)` when it does not ask for one or no
-    /// thread can be started (the caller then draws on its own thread).
+    /// Draw `source` on a new thread; `Err(source)` when it does not ask for one, when
+    /// [`max_workers`] are running, or when no thread can be started (the caller then
+    /// draws on its own thread).
     pub fn spawn(mut source: Box<dyn RequestSource>) -> Result<Threaded, Box<dyn RequestSource>> {
+        if source.thread_counters().is_none() {
+            return Err(source);
+        }
+        let Some(slot) = Slot::take() else {
+            return Err(source);
+        };
         let Some(stats) = source.thread_counters() else {
             return Err(source);
         };
@@ -71,11 +140,14 @@ impl Threaded {
         let (back, back_rx) = sync_channel::<Chunk>(DEPTH + 2);
         // The source is handed over once the thread runs, so a failed start keeps it.
         let (give, take) = sync_channel::<Box<dyn RequestSource>>(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker_stop = Arc::clone(&stop);
         let worker = std::thread::Builder::new()
             .name("ssdlab-workload".into())
             .spawn(move || {
+                let _slot = slot; // given back when the worker ends
                 if let Ok(source) = take.recv() {
-                    draw_chunks(source, &private, &tx, &back_rx);
+                    draw_chunks(source, &private, &worker_stop, &tx, &back_rx);
                 }
             });
         let restore = |mut source: Box<dyn RequestSource>, shared: WorkloadStats| {
@@ -90,6 +162,7 @@ impl Threaded {
         if let Err(e) = give.send(source) {
             return Err(restore(e.0, shared));
         }
+        WORKERS_STARTED.fetch_add(1, Ordering::Relaxed);
         Ok(Threaded {
             rx: Some(rx),
             back,
@@ -98,6 +171,7 @@ impl Threaded {
             count_pos: 0,
             shared,
             last: false,
+            stop,
             worker: Some(worker),
         })
     }
@@ -141,10 +215,11 @@ impl Threaded {
 }
 
 /// The worker: fill chunks, one request per call (the counters `private` compared after
-/// each), until the source ends or the reader is gone.
+/// each), until the source ends or the reader is gone (`stop`, or a failed send).
 fn draw_chunks(
     mut source: Box<dyn RequestSource>,
     private: &WorkloadStats,
+    stop: &AtomicBool,
     tx: &SyncSender<Chunk>,
     back: &Receiver<Chunk>,
 ) {
@@ -156,6 +231,9 @@ fn draw_chunks(
         chunk.counts.clear();
         let mut n = 0;
         while n < CHUNK {
+            if stop.load(Ordering::Relaxed) {
+                return; // what it would still draw, nobody takes
+            }
             let (k, e) = source.next_batch(&mut chunk.reqs[n..n + 1]);
             let now = private.snapshot();
             if now != seen {
@@ -206,7 +284,9 @@ impl RequestSource for Threaded {
 
 impl Drop for Threaded {
     fn drop(&mut self) {
-        // The worker's next send fails once the receiver is gone; wait for it to end.
+        // The worker stops before its next draw, or its next send fails once the receiver
+        // is gone; wait for it to end.
+        self.stop.store(true, Ordering::Relaxed);
         self.rx = None;
         if let Some(w) = self.worker.take() {
             let _ = w.join();
@@ -259,6 +339,7 @@ mod tests {
     }
 
     fn spawn(s: impl RequestSource + 'static) -> Threaded {
+        set_max_workers(1000); // tests run in parallel, on machines of any size
         Threaded::spawn(Box::new(s)).unwrap_or_else(|_| panic!("no worker"))
     }
 
@@ -335,6 +416,30 @@ mod tests {
         let mut one = [EMPTY; 1];
         assert_eq!(t.next_batch(&mut one).0, 1);
         drop(t); // joins the worker: the test would hang otherwise
+    }
+
+    /// Dropped while the worker draws from a slow source (a trace on a stalled pipe, or
+    /// lines all filtered out): the worker stops at its next draw instead of filling its
+    /// chunk.
+    #[test]
+    fn drop_does_not_wait_for_a_chunk() {
+        struct Slow(WorkloadStats);
+        impl RequestSource for Slow {
+            fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                Ok(Some(req(1)))
+            }
+            fn thread_counters(&mut self) -> Option<&mut WorkloadStats> {
+                Some(&mut self.0)
+            }
+        }
+        let mut t = spawn(Slow(WorkloadStats::default()));
+        let mut one = [EMPTY; 1];
+        assert_eq!(t.next_batch(&mut one).0, 1);
+        let start = std::time::Instant::now();
+        drop(t);
+        // Another whole chunk would take 1 s; a draw, 1 ms.
+        assert!(start.elapsed() < std::time::Duration::from_millis(500));
     }
 
     /// A panic in the source is raised on the reading thread, not taken as the end.

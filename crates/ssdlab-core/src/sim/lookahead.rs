@@ -17,17 +17,11 @@ const GROUP: usize = 8;
 /// Requests drawn per batch at most.
 const BATCH: usize = 64;
 
-/// Flows whose requests may be drawn on threads of their own (the results are the same
-/// either way, [`ssdlab_workload::threaded`]): `SSDLAB_WORKLOAD_THREADS` when set, else
-/// one fewer than the CPUs this process may run on.
+/// Flows of one simulation whose requests may be drawn on threads of their own (the
+/// results are the same either way, [`ssdlab_workload::threaded`]; the process runs at
+/// most [`ssdlab_workload::threaded::max_workers`] at once).
 pub fn workload_threads() -> usize {
-    if let Some(n) = std::env::var("SSDLAB_WORKLOAD_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-    {
-        return n;
-    }
-    std::thread::available_parallelism().map_or(0, |n| n.get() - 1)
+    ssdlab_workload::threaded::max_workers()
 }
 
 pub struct Lookahead {
