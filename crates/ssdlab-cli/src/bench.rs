@@ -147,7 +147,7 @@ fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
     Ok(())
 }
 
-/// Figure 4: the timed work as a trace file, replayed on copies of `filled` with the
+/// Figure 4 (the bench's last line): the timed work as a trace file, replayed on copies of `filled` with the
 /// trace drawn on a thread of its own and inline.
 fn trace_replay(filled: &Simulation, requests: u64, repeat: u32) -> Result<()> {
     let dir = TempDir::new("trace")?;
@@ -158,7 +158,7 @@ fn trace_replay(filled: &Simulation, requests: u64, repeat: u32) -> Result<()> {
         "kind = \"trace\"\nformat = \"msr\"\npath = {:?}\nreplay = \"closed\"\nqueue_depth = 16\n",
         path.to_string_lossy()
     ))?;
-    let threads = filled.workload_threads;
+    let threads = filled.workload_threads.min(1);
     let mut rates = [Vec::new(), Vec::new()];
     let mut results = [None, None];
     for _ in 0..repeat {
@@ -177,8 +177,8 @@ fn trace_replay(filled: &Simulation, requests: u64, repeat: u32) -> Result<()> {
     );
     let [on, off] = rates;
     println!(
-        "trace       the timed work as an MSR CSV trace ({requests} lines), closed QD16, filled: trace on its own thread ({threads} workload thread{}): {} M requests/s; inline: {} M requests/s over {repeat} runs each (results identical)",
-        if threads == 1 { "" } else { "s" },
+        "trace       the timed work as an MSR CSV trace ({requests} lines), closed QD16, filled: {}: {} M requests/s; inline: {} M requests/s over {repeat} runs each (results identical)",
+        if threads > 0 { "trace on its own thread" } else { "no thread to spare (one CPU), inline" },
         best_median(on),
         best_median(off)
     );
@@ -295,19 +295,18 @@ fn median(rates: &[f64]) -> f64 {
 /// `bench/greedy_ftl.c`, compiled with `cc -O2` (or `$CC`) in a temporary directory that
 /// goes when this does.
 struct CReference {
-    dir: std::path::PathBuf,
+    dir: TempDir,
     bin: std::path::PathBuf,
 }
 
 impl CReference {
     fn build() -> Result<CReference> {
-        let dir = std::env::temp_dir().join(format!("ssdlab-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
+        let dir = TempDir::new("c")?;
         let c = CReference {
-            bin: dir.join("greedy_ftl"),
+            bin: dir.0.join("greedy_ftl"),
             dir,
         };
-        let src = c.dir.join("greedy_ftl.c");
+        let src = c.dir.0.join("greedy_ftl.c");
         std::fs::write(&src, GREEDY_FTL_C)?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
         let built = std::process::Command::new(&cc)
@@ -335,11 +334,5 @@ impl CReference {
             .find_map(|w| w.strip_prefix("Mwrites_per_s="))
             .and_then(|v| v.parse::<f64>().ok())
             .with_context(|| format!("unexpected output of greedy_ftl: {text}"))
-    }
-}
-
-impl Drop for CReference {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

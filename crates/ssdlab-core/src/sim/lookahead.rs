@@ -17,13 +17,6 @@ const GROUP: usize = 8;
 /// Requests drawn per batch at most.
 const BATCH: usize = 64;
 
-/// Flows of one simulation whose requests may be drawn on threads of their own (the
-/// results are the same either way, [`ssdlab_workload::threaded`]; the process runs at
-/// most [`ssdlab_workload::threaded::max_workers`] at once).
-pub fn workload_threads() -> usize {
-    ssdlab_workload::threaded::max_workers()
-}
-
 pub struct Lookahead {
     source: Box<dyn RequestSource>,
     /// Drawn requests `buf[pos..len]`, oldest first.
@@ -41,7 +34,7 @@ pub struct Lookahead {
 impl Lookahead {
     /// Draw ahead of `source` when `prefetch` (see [`Ftl::prefetches`]), on a thread of
     /// its own when the source asks for one and `*threads` > 0 (one is then used up; see
-    /// [`workload_threads`]).
+    /// [`crate::Simulation::workload_threads`]).
     pub fn new(source: Box<dyn RequestSource>, prefetch: bool, threads: &mut usize) -> Lookahead {
         let source = match *threads {
             0 => source,

@@ -274,7 +274,8 @@ pub struct Simulation {
     /// Time series of the last timed run (`output.timeseries_interval_ns`).
     pub last_timeseries: Vec<stats::TimeSeriesRow>,
     /// Flows whose source may be drawn on a thread of its own (trace replay; results are
-    /// the same either way): [`lookahead::workload_threads`] by default.
+    /// the same either way): [`ssdlab_workload::threaded::max_workers`] by default (the
+    /// process runs no more than that many at once).
     pub workload_threads: usize,
     precondition: Option<PreconditionSummary>,
     /// The request log of the next timed run (not inherited by clones).
@@ -311,7 +312,7 @@ impl Simulation {
             erase_trace: Vec::new(),
             last_latency: None,
             last_timeseries: Vec::new(),
-            workload_threads: lookahead::workload_threads(),
+            workload_threads: ssdlab_workload::threaded::max_workers(),
             precondition: None,
             pending_sink: SinkSlot::default(),
         })
