@@ -32,7 +32,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one simulation and write results.json, latency.csv, config.resolved.toml, perf.json.
+    /// Run one simulation and write results.json, config.resolved.toml and perf.json; a timed
+    /// run also latency.csv and latency.svg, and timeseries.csv and timeseries.svg (one row
+    /// per `output.timeseries_interval_ns`); `--request-log` adds requests.csv.zst.
     Run {
         /// Configuration file (TOML).
         config: PathBuf,
@@ -284,16 +286,34 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
         &sim.last_timeseries,
         &perf,
     )?;
-    if let Some(lat) = &sim.last_latency {
-        let p = out.join("latency.svg");
-        plots::latency(&p, lat).with_context(|| format!("drawing {}", p.display()))?;
+    // A plot (or request log) this run does not make is removed: a file left from an
+    // earlier run into the same directory would look like this run's.
+    let p = out.join("latency.svg");
+    match &sim.last_latency {
+        Some(lat) => plots::latency(&p, lat).with_context(|| format!("drawing {}", p.display()))?,
+        None => remove_stale(&p)?,
     }
-    if !sim.last_timeseries.is_empty() {
-        let p = out.join("timeseries.svg");
+    let p = out.join("timeseries.svg");
+    if sim.last_timeseries.is_empty() {
+        remove_stale(&p)?;
+    } else {
         plots::timeseries(&p, &sim.last_timeseries)
             .with_context(|| format!("drawing {}", p.display()))?;
+    }
+    if !o.request_log {
+        remove_stale(&out.join(request_log::FILE_NAME))?;
     }
     print!("{}", output::summary(&results));
     println!("results: {}", out.join("results.json").display());
     Ok(())
+}
+
+/// Remove `p`, an output of an earlier run that this run does not write (absent: fine).
+fn remove_stale(p: &Path) -> Result<()> {
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing the stale {}", p.display()))
+        }
+        _ => Ok(()),
+    }
 }

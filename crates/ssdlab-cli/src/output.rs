@@ -108,6 +108,31 @@ pub fn summary(r: &Results) -> String {
         "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
         h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
     );
+    // Input the run did not replay as written: said here, not only in results.json.
+    let w = &r.workload;
+    let dropped: Vec<String> = [
+        (
+            w.skipped_bad_lines,
+            "malformed lines skipped (skip_bad_lines)",
+        ),
+        (w.filtered_records, "records filtered out"),
+        (w.zero_size_requests, "zero-size records dropped"),
+        (
+            w.remapped_requests,
+            "requests remapped into the device (out_of_range)",
+        ),
+        (
+            w.clamped_arrivals,
+            "arrivals clamped (timestamps going back)",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if !dropped.is_empty() {
+        let _ = writeln!(s, "workload input: {}", dropped.join("; "));
+    }
     let none = LatencySummary::of(&ssdlab_core::stats::new_histogram());
     let lat = r.latency_ns.as_ref();
     if lat.is_none() {
@@ -137,11 +162,13 @@ pub fn summary(r: &Results) -> String {
                 .map(|(n, _)| n)
                 .collect();
             if !thin.is_empty() {
+                let plural = format!("{name}s");
                 let _ = writeln!(
                     s,
-                    "  note: {name} {} rest on fewer than 10 samples beyond them ({} {name}s)",
+                    "  note: {name} {} rest on fewer than 10 samples beyond them ({} {})",
                     thin.join(" and "),
-                    l.count
+                    l.count,
+                    if name == "flush" { "flushes" } else { &plural }
                 );
             }
         }

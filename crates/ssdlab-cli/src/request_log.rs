@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 
 pub const HEADER: &str = "submit_ns,complete_ns,op,offset_bytes,size_bytes,flow";
 
+/// The request log's file in a run's output directory.
+pub const FILE_NAME: &str = "requests.csv.zst";
+
 pub struct RequestLog {
     part: PathBuf,
     dest: PathBuf,
@@ -22,7 +25,7 @@ impl RequestLog {
     /// Start `dir/requests.csv.zst`.
     pub fn create(dir: &Path) -> Result<RequestLog> {
         let part = dir.join("requests.csv.part");
-        let dest = dir.join("requests.csv.zst");
+        let dest = dir.join(FILE_NAME);
         let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         writeln!(w, "{HEADER}").with_context(|| format!("writing {}", part.display()))?;

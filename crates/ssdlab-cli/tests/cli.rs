@@ -300,6 +300,11 @@ fn trace_workload_end_to_end() {
         (Some(2), Some(2))
     );
     assert_eq!(v["workload"]["skipped_bad_lines"].as_u64(), Some(1));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("workload input: 1 malformed lines skipped"),
+        "the summary says what was skipped: {summary}"
+    );
     assert_eq!(
         v["host"]["buffer_read_hits"].as_u64(),
         Some(2),
@@ -719,4 +724,48 @@ fn bench_functional_counts_and_pairs_with_the_c_reference() {
             "{text}"
         );
     }
+}
+
+/// A run into a directory an earlier run wrote leaves none of the earlier run's files that
+/// it does not write itself (a stale plot or request log would look like this run's).
+#[test]
+fn a_rerun_removes_the_earlier_runs_outputs_it_does_not_make() {
+    let out = temp_dir("stale");
+    let cfg = repo().join("configs/default.toml");
+    let run = |extra: &[&str]| {
+        let o = ssdlab()
+            .arg("run")
+            .arg(&cfg)
+            .args(["--set", "workload.requests=3000", "-q", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(&[
+        "--request-log",
+        "--set",
+        "output.timeseries_interval_ns=1000000",
+    ]);
+    for f in [
+        "latency.svg",
+        "latency.csv",
+        "timeseries.svg",
+        "timeseries.csv",
+        "requests.csv.zst",
+    ] {
+        assert!(out.join(f).exists(), "{f} written by the timed run");
+    }
+    run(&["--set", "mode=\"functional\""]);
+    for f in [
+        "latency.svg",
+        "latency.csv",
+        "timeseries.svg",
+        "timeseries.csv",
+        "requests.csv.zst",
+    ] {
+        assert!(!out.join(f).exists(), "{f} left from the earlier run");
+    }
+    assert!(out.join("results.json").exists());
 }

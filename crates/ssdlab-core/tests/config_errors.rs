@@ -140,3 +140,96 @@ fn workload_errors_name_the_line_of_the_key() {
         "{e}"
     );
 }
+
+/// Policy parameters, free-block thresholds, precondition numbers and the seed out of
+/// range are errors naming the key (found by a user trying bad values: each of these ran
+/// before, silently, as something else).
+#[test]
+fn out_of_range_parameters_name_their_key() {
+    let v = |extra: &str| validate_err(&format!("{BASE}{extra}"));
+    let e = v("\n[ftl]\ngc = { policy = \"d-choices\", d = 0 }\n");
+    assert!(e.starts_with("ftl.gc.d: must be >= 1"), "{e}");
+    let e = v("\n[ftl]\nwear_leveling = { policy = \"pet\", th_percent = 150.0 }\n");
+    assert!(e.starts_with("ftl.wear_leveling.th_percent: 150"), "{e}");
+    let e = v("\n[ftl]\nwear_leveling = { policy = \"pet\", th_percent = nan }\n");
+    assert!(e.starts_with("ftl.wear_leveling.th_percent: NaN"), "{e}");
+    let e = v("\n[ftl]\nwear_leveling = { policy = \"epet\", beta = -1.0 }\n");
+    assert!(e.starts_with("ftl.wear_leveling.beta: -1"), "{e}");
+    let e =
+        v("\n[ftl]\nwear_leveling = { policy = \"adaptive\", max_bound = 1, min_bound = 10 }\n");
+    assert!(
+        e.starts_with("ftl.wear_leveling.min_bound: 10 is above"),
+        "{e}"
+    );
+    let e = v("\n[ftl]\ngc_soft_free_blocks = 1000\n");
+    assert!(
+        e.starts_with("ftl.gc_soft_free_blocks: 1000 free blocks") && e.contains("32 blocks"),
+        "{e}"
+    );
+    let e = v("\n[precondition]\nrandom_overwrite_capacity_multiple = -1.0\n");
+    assert!(
+        e.starts_with("precondition.random_overwrite_capacity_multiple: -1"),
+        "{e}"
+    );
+    let e = v("\n[precondition]\nsteady_state_waf_tolerance = -0.5\n");
+    assert!(
+        e.starts_with("precondition.steady_state_waf_tolerance"),
+        "{e}"
+    );
+    // In range: accepted.
+    for ok in [
+        "\n[ftl]\ngc = { policy = \"d-choices\", d = 1 }\n",
+        "\n[ftl]\nwear_leveling = { policy = \"pet\", th_percent = 100.0 }\n",
+        "\n[ftl]\ngc_soft_free_blocks = 20\n",
+    ] {
+        Config::from_toml_str(&format!("{BASE}{ok}"), "ok.toml")
+            .unwrap()
+            .validate()
+            .unwrap();
+    }
+    // The seed must fit a TOML integer (the resolved config is written as TOML).
+    let mut c = Config::from_toml_str(BASE, "bad.toml").unwrap();
+    c.seed = u64::MAX;
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.starts_with("seed: 18446744073709551615 is above"), "{e}");
+}
+
+/// The same errors from a file name the key's line.
+#[test]
+fn range_errors_name_the_line() {
+    let text = format!(
+        "{BASE}\n[precondition]\nenabled = true\nrandom_overwrite_capacity_multiple = -1.0\n"
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("random_overwrite"))
+        .unwrap()
+        + 1;
+    let e = Config::from_toml_str(&text, "bad.toml")
+        .unwrap()
+        .validate_in(&text, "bad.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!("bad.toml:{line}")), "{e}");
+}
+
+/// A request larger than the logical space names the request size, not a working set the
+/// file never set; more flows than NVMe has queues is an error.
+#[test]
+fn workload_size_and_flow_limits() {
+    let w = |extra: &str| {
+        let text = format!(
+            "{BASE}[workload]\nkind = \"synthetic\"\nrequests = 10\nqueue_depth = 4\n{extra}"
+        );
+        let c = Config::from_toml_str(&text, "bad.toml").unwrap();
+        let sim = ssdlab_core::Simulation::new(c).unwrap();
+        sim.check_workload(10).unwrap_err().to_string()
+    };
+    let e = w("block_size_bytes = 100000000000\n");
+    assert!(
+        e.contains("block_size_bytes") && !e.contains("working_set_bytes:"),
+        "{e}"
+    );
+    let e = w("flows = 100000\n");
+    assert!(e.contains("flows") && e.contains("65536"), "{e}");
+}

@@ -104,3 +104,48 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
     assert_eq!(&d.ftl.blocks.erase_count[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();
 }
+
+/// A functional run ends as a timed run settles: the partial page is programmed, padded.
+/// Three 4 KiB writes on a device of 16 KiB pages (4 units): one host program, one unit
+/// of padding, WAF 4/3 — before, no program at all (WAF 0) and the three units lost to a
+/// later phase. The same in the timed mode.
+#[test]
+fn a_functional_run_programs_its_last_partial_page() {
+    use ssdlab_core::config::Mode;
+    use ssdlab_workload::replay::VecSource;
+    use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
+    let req = |op, lpn: u64| HostRequest {
+        arrival_ns: 0,
+        op,
+        offset_bytes: lpn * 4096,
+        size_bytes: 4096,
+        journal: None,
+    };
+    let wl = |reqs: Vec<HostRequest>| Workload {
+        flows: vec![Flow {
+            name: "t".into(),
+            arrival: Arrival::Closed { queue_depth: 1 },
+            source: Box::new(VecSource::new(reqs)),
+        }],
+        duration_ns: None,
+        stats: Default::default(),
+    };
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = tiny(2, 16, 8, 4, 1.0);
+        c.mode = mode;
+        let mut sim = Simulation::new(c).unwrap();
+        let writes = (0..3).map(|l| req(HostOp::Write, l)).collect();
+        let r = sim
+            .run_workload_with(wl(writes), &mut ssdlab_core::NoProgress)
+            .unwrap();
+        assert_eq!(r.nand.programs.host, 1, "{mode:?}");
+        assert_eq!(r.waf, 1.333333, "{mode:?} (rounded to 6 places)");
+        // A later phase reads the three units from flash.
+        let reads = (0..3).map(|l| req(HostOp::Read, l)).collect();
+        let r = sim
+            .run_workload_with(wl(reads), &mut ssdlab_core::NoProgress)
+            .unwrap();
+        assert_eq!(r.nand.reads.host, 3, "{mode:?}");
+        assert_eq!(r.host.counters.unmapped_read_units, 0, "{mode:?}");
+    }
+}

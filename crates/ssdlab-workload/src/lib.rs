@@ -92,6 +92,10 @@ pub trait RequestSource: Send {
     }
 }
 
+/// Most flows (submission queues) a workload may have: NVMe's most I/O queues, and the
+/// width of the timed engine's flow ids.
+pub const MAX_FLOWS: u32 = 65_536;
+
 /// How a flow's requests enter the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {

@@ -5,6 +5,7 @@ use crate::address::{AddressKind, AddressSampler};
 use crate::rng::{stream, SimRng};
 use crate::stats::WorkloadStats;
 use crate::WorkloadError;
+use crate::MAX_FLOWS;
 use crate::{Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext};
 use rand::Rng;
 use rand_distr::{Distribution, Exp};
@@ -257,6 +258,20 @@ impl Plan {
                 ),
             ));
         }
+        if ws_bytes < max_size && c.working_set_bytes == 0 {
+            // The working set is the logical space (from the offset): the request is too big.
+            let key = if c.block_size_split.is_empty() {
+                "block_size_bytes"
+            } else {
+                "block_size_split"
+            };
+            return Err(bad(
+                key,
+                format!(
+                    "a {max_size}-byte request does not fit in the working set ({ws_bytes} bytes: the logical space from working_set_offset_bytes)"
+                ),
+            ));
+        }
         if ws_bytes < max_size {
             return Err(bad(
                 "working_set_bytes",
@@ -266,6 +281,15 @@ impl Plan {
         let slots = (ws_bytes - max_size) / align_bytes + 1;
         if c.flows == 0 {
             return Err(bad("flows", "must be >= 1"));
+        }
+        if c.flows > MAX_FLOWS {
+            return Err(bad(
+                "flows",
+                format!(
+                    "{} is more than {MAX_FLOWS} (NVMe's most I/O queues)",
+                    c.flows
+                ),
+            ));
         }
         if c.open_loop_iops == 0.0 && c.queue_depth == 0 {
             return Err(bad("queue_depth", "must be >= 1 for a closed-loop flow"));

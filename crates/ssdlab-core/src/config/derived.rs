@@ -476,6 +476,10 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
                 format!("{soft} is below gc_hard_free_blocks {hard}"),
             ));
         }
+        if let Some(gc) = &r.gc {
+            gc.check()
+                .map_err(|(k, why)| err(&region_key(i, &format!("gc.{k}")), why))?;
+        }
         out.push(RegionGeometry {
             id: i as u8,
             name: r.name.clone(),
@@ -553,6 +557,11 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     // Open blocks per plane: one per stream that writes into the region (host pages, its
     // own GC copies, copies relocated in from another region, wear-leveling migrations),
     // plus the free blocks kept for GC.
+    f.gc.check()
+        .map_err(|(k, why)| err(&format!("ftl.gc.{k}"), why))?;
+    f.wear_leveling
+        .check()
+        .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
     let wear = !matches!(f.wear_leveling, crate::config::WearConfig::None(_));
     let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
     let mut first = 0;
@@ -582,6 +591,22 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
                 region_key(i, "blocks_per_plane")
             };
             return Err(err(&key, format!("{} leaves no room: each plane keeps {} blocks back ({} open + gc_hard_free_blocks)", r.blocks_per_plane, r.reserve_blocks_per_plane, r.open_blocks_per_plane)));
+        }
+        if r.gc_soft_free_blocks + r.open_blocks_per_plane >= r.blocks_per_plane {
+            let over =
+                list[i].gc_soft_free_blocks.is_some() || list[i].gc_hard_free_blocks.is_some();
+            let key = if over {
+                region_key(i, "gc_soft_free_blocks")
+            } else {
+                "ftl.gc_soft_free_blocks".to_string()
+            };
+            return Err(err(
+                &key,
+                format!(
+                    "{} free blocks (with {} open) is the whole plane or more: it has {} blocks",
+                    r.gc_soft_free_blocks, r.open_blocks_per_plane, r.blocks_per_plane
+                ),
+            ));
         }
     }
     if out

@@ -537,6 +537,37 @@ pub struct PreconditionConfig {
     pub steady_state_window_capacity_multiple: f64,
 }
 
+impl PreconditionConfig {
+    fn validate(&self) -> Result<()> {
+        let finite_at_least_0 = |key: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(SimError::config(
+                    format!("precondition.{key}"),
+                    format!("{v} must be a finite number >= 0"),
+                ))
+            }
+        };
+        finite_at_least_0(
+            "random_overwrite_capacity_multiple",
+            self.random_overwrite_capacity_multiple,
+        )?;
+        finite_at_least_0(
+            "steady_state_waf_tolerance",
+            self.steady_state_waf_tolerance,
+        )?;
+        let w = self.steady_state_window_capacity_multiple;
+        if self.steady_state_waf_tolerance > 0.0 && !(w.is_finite() && w > 0.0) {
+            return Err(SimError::config(
+                "precondition.steady_state_window_capacity_multiple",
+                format!("{w} must be a finite number > 0"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for PreconditionConfig {
     fn default() -> Self {
         PreconditionConfig {
@@ -575,6 +606,13 @@ impl Config {
 
     /// Validate every value and compute the derived parameters.
     pub fn validate(&self) -> Result<Derived> {
+        if self.seed > i64::MAX as u64 {
+            return Err(SimError::config(
+                "seed",
+                format!("{} is above {} (a TOML integer)", self.seed, i64::MAX),
+            ));
+        }
+        self.precondition.validate()?;
         self.scheduler.validate(&self.device.timing)?;
         Derived::new(self)
     }

@@ -367,14 +367,6 @@ impl Simulation {
         if !pc.enabled {
             return Ok(());
         }
-        if !(pc.random_overwrite_capacity_multiple >= 0.0
-            && pc.random_overwrite_capacity_multiple.is_finite())
-        {
-            return Err(SimError::config(
-                "precondition.random_overwrite_capacity_multiple",
-                "must be a finite number >= 0",
-            ));
-        }
         let units = self.ftl.logical_units() as u64;
         let before = self.ftl.counters;
         let spp = self.derived.geometry.slots_per_page;
@@ -467,6 +459,16 @@ impl Simulation {
         workload: ssdlab_workload::Workload,
         progress: &mut dyn Progress,
     ) -> Result<Results> {
+        if workload.flows.len() > ssdlab_workload::MAX_FLOWS as usize {
+            return Err(SimError::config(
+                "workload",
+                format!(
+                    "{} flows: at most {} (NVMe's most I/O queues)",
+                    workload.flows.len(),
+                    ssdlab_workload::MAX_FLOWS
+                ),
+            ));
+        }
         let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
         let unit = self.derived.geometry.unit_bytes as u64;
@@ -602,10 +604,18 @@ impl Simulation {
                 }
             }
         }
+        // As the timed mode settles after its last completion: the partial page still in
+        // the packer is programmed (padded), so no write is lost to a later phase and
+        // the counts include it (a run of 3 unit writes programs a page: WAF 4 with 4
+        // units per page, not 0). The simulated time ends with the last request.
+        let sim_time_ns = d.clock.time_ns;
+        if !d.worn_out() {
+            d.flush()?;
+        }
         Ok(PhaseOutcome {
             host: d.host,
             latency: None,
-            sim_time_ns: d.clock.time_ns,
+            sim_time_ns,
             engine: None,
             suspend: None,
             worn_out: d.worn_out(),

@@ -459,6 +459,11 @@ impl RequestSource for TraceSource {
 
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         loop {
+            // Nothing past `max_requests` is read: a bad line after the last request
+            // replayed is not an error, and lines there count toward nothing.
+            if self.max_requests > 0 && self.replayed >= self.max_requests {
+                self.done = true;
+            }
             if self.done {
                 return Ok(None);
             }

@@ -154,6 +154,26 @@ fn time_scale_skip_and_max() {
     assert_eq!(drain(&c), vec![req(0, W, 0, 4096), req(0, W, 12288, 4096)]);
 }
 
+/// `max_requests` stops before the line after the last request: a bad line there is not
+/// read (it failed the run before), one line earlier it is an error.
+#[test]
+fn max_requests_reads_no_line_past_the_last_request() {
+    let text = format!("{MSR}junk,line\r\n");
+    let p = write_file("m.msr.csv", text.as_bytes());
+    let c = TraceWorkloadConfig {
+        max_requests: 4,
+        ..cfg(&p)
+    };
+    let (reqs, _) = drain_with(&c, &ctx()).unwrap();
+    assert_eq!(reqs.len(), 4);
+    let c = TraceWorkloadConfig {
+        max_requests: 5,
+        ..cfg(&p)
+    };
+    let e = drain_with(&c, &ctx()).unwrap_err().to_string();
+    assert!(e.contains("m.msr.csv:"), "{e}");
+}
+
 const SPC: &str = "0,20941264,8192,W,0.551706\n\
 1,20939840,8192,w,0.554041\n\
 0,100,0,r,0.6\n\

@@ -23,6 +23,16 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The parameter that is out of range, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.d == 0 {
+            return Err(("d", "must be >= 1 (candidates drawn per selection)".into()));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone)]
 pub struct DChoices {
     d: u32,

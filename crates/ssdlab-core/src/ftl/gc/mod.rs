@@ -25,6 +25,16 @@ super::registry::policy_registry! {
     "d-choices" => DChoices(d_choices::DChoices),
 }
 
+impl GcConfig {
+    /// The policy parameter that is out of range (its key within the table), and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        match self {
+            GcConfig::DChoices(p) => p.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Size of a region's index.
 #[derive(Clone, Copy, Debug)]
 pub struct IndexShape {

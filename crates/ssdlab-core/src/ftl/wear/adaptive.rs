@@ -34,6 +34,19 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The parameter that is out of range, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.min_bound > self.max_bound {
+            return Err((
+                "min_bound",
+                format!("{} is above max_bound {}", self.min_bound, self.max_bound),
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone)]
 pub struct Adaptive {
     p: Params,

@@ -63,6 +63,20 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The parameter that is out of range, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        super::check_th_percent(self.th_percent)?;
+        if !(self.beta.is_finite() && self.beta >= 0.0) {
+            return Err(("beta", format!("{} must be a finite number >= 0", self.beta)));
+        }
+        if !self.max_cost.is_finite() {
+            return Err(("max_cost", format!("{} must be a finite number", self.max_cost)));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone)]
 pub struct Epet {
     p: Params,

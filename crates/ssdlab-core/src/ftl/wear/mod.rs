@@ -24,6 +24,29 @@ super::registry::policy_registry! {
     "epet" => Epet(epet::Epet),
 }
 
+impl WearConfig {
+    /// The policy parameter that is out of range (its key within the table), and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        match self {
+            WearConfig::Pet(p) => check_th_percent(p.th_percent),
+            WearConfig::Epet(p) => p.check(),
+            WearConfig::Adaptive(p) => p.check(),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `th_percent` must be a share in percent.
+pub(super) fn check_th_percent(th: f64) -> Result<(), (&'static str, String)> {
+    if !(0.0..=100.0).contains(&th) {
+        return Err((
+            "th_percent",
+            format!("{th} must be a percentage from 0 to 100"),
+        ));
+    }
+    Ok(())
+}
+
 /// What a wear leveler asks the FTL to do after an erase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WearAction {

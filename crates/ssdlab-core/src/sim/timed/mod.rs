@@ -323,7 +323,7 @@ impl<'a> TimedSim<'a> {
         while let Some((now, ev)) = self.q.pop() {
             if now >= next_sample_ns {
                 if let Some(s) = self.series.as_mut() {
-                    s.sample(now, &self.front, self.ftl, self.susp.summary());
+                    s.sample(now, &self.front, self.ftl, self.susp.summary())?;
                 }
                 next_sample_ns = self.next_sample_ns();
             }
@@ -483,6 +483,86 @@ mod tests {
             duration_ns: None,
             stats: Default::default(),
         }
+    }
+
+    /// Open-loop writes at the given arrival times (ns).
+    fn writes_at(times: &[u64]) -> Workload {
+        Workload {
+            flows: vec![Flow {
+                name: "t".into(),
+                arrival: Arrival::Open,
+                source: Box::new(VecSource::new(
+                    times
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &t)| HostRequest {
+                            arrival_ns: t,
+                            op: HostOp::Write,
+                            offset_bytes: i as u64 * 4096,
+                            size_bytes: 4096,
+                            journal: None,
+                        })
+                        .collect(),
+                )),
+            }],
+            duration_ns: None,
+            stats: Default::default(),
+        }
+    }
+
+    /// A pause of about three years between two requests is two rows of the time series
+    /// (its first empty interval and its last), not one per interval; a pause shorter than
+    /// `IDLE_ROWS` intervals keeps a row per interval.
+    #[test]
+    fn long_idle_gaps_are_two_rows_of_the_time_series() {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = Mode::Timed;
+        c.output.timeseries_interval_ns = 100_000_000;
+        let iv = c.output.timeseries_interval_ns;
+        let rows = |gap_ns: u64| {
+            let mut sim = Simulation::new(c.clone()).unwrap();
+            sim.run_workload_with(writes_at(&[0, gap_ns]), &mut NoProgress)
+                .unwrap();
+            sim.last_timeseries
+                .iter()
+                .map(|r| (r.time_ns, r.write_iops > 0.0))
+                .collect::<Vec<_>>()
+        };
+        let years = 94_670_856_000_000_000; // 3 years
+        let r = rows(years);
+        let last = years / iv * iv;
+        assert_eq!(r, vec![(iv, true), (2 * iv, false), (last, false)], "{r:?}");
+        // 500 intervals: a row for each boundary before the second write (its own
+        // interval never ends: the run does).
+        let r = rows(500 * iv + 1);
+        assert_eq!(r.len(), 500, "{:?}", &r[..3]);
+        assert!(r[0].1 && r[1..].iter().all(|x| !x.1));
+        assert!(r.windows(2).all(|w| w[1].0 == w[0].0 + iv));
+    }
+
+    /// A series that would outgrow its cap ends the run with an error naming the key.
+    #[test]
+    fn an_oversized_time_series_is_an_error() {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = Mode::Timed;
+        c.output.timeseries_interval_ns = 1_000;
+        let d = c.validate().unwrap();
+        let mut ftl = crate::ftl::Ftl::new(&c, &d).unwrap();
+        let mut sim = super::TimedSim::new(&c, &d, &mut ftl, writes_at(&[0, 50_000]), 0);
+        sim.series = Some(super::series::Sampler::new(
+            1_000,
+            0,
+            &sim.front,
+            sim.ftl,
+            sim.susp.summary(),
+        ));
+        sim.series.as_mut().unwrap().set_max_rows(10);
+        sim.series_interval_ns = 0; // keep the sampler set up above
+        let e = sim.run(&mut NoProgress).err().expect("error").to_string();
+        assert!(
+            e.contains("output.timeseries_interval_ns") && e.contains("more than 10 rows"),
+            "{e}"
+        );
     }
 
     /// A staged read plan (a translation read, then the data read) runs stage by stage in
