@@ -743,28 +743,25 @@ fn a_rerun_removes_the_earlier_runs_outputs_it_does_not_make() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
+    // What a timed run with a request log and a time series writes, and a functional run
+    // without them does not.
+    let timed_only = [
+        "latency.svg",
+        "latency.csv",
+        "timeseries.svg",
+        "timeseries.csv",
+        "requests.csv.zst",
+    ];
     run(&[
         "--request-log",
         "--set",
         "output.timeseries_interval_ns=1000000",
     ]);
-    for f in [
-        "latency.svg",
-        "latency.csv",
-        "timeseries.svg",
-        "timeseries.csv",
-        "requests.csv.zst",
-    ] {
+    for f in timed_only {
         assert!(out.join(f).exists(), "{f} written by the timed run");
     }
     run(&["--set", "mode=\"functional\""]);
-    for f in [
-        "latency.svg",
-        "latency.csv",
-        "timeseries.svg",
-        "timeseries.csv",
-        "requests.csv.zst",
-    ] {
+    for f in timed_only {
         assert!(!out.join(f).exists(), "{f} left from the earlier run");
     }
     assert!(out.join("results.json").exists());
