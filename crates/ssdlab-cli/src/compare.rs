@@ -17,7 +17,8 @@ pub struct Args {
     all: bool,
 }
 
-fn load(p: &Path) -> Result<BTreeMap<String, f64>> {
+/// A run's results.json: its numeric leaves, and the whole document (for the notes).
+fn load(p: &Path) -> Result<(BTreeMap<String, f64>, Value)> {
     let file = if p.is_dir() {
         p.join("results.json")
     } else {
@@ -29,7 +30,29 @@ fn load(p: &Path) -> Result<BTreeMap<String, f64>> {
         serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     let mut out = BTreeMap::new();
     flatten("", &v, &mut out);
-    Ok(out)
+    Ok((out, v))
+}
+
+/// What makes the two runs' numbers not like for like: a different mode, or a run that
+/// ended early (its figures cover less work).
+pub fn notes(a: &Value, b: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let field = |v: &Value, k: &str| v[k].as_str().unwrap_or("?").to_string();
+    let (ma, mb) = (field(a, "mode"), field(b, "mode"));
+    if ma != mb {
+        out.push(format!(
+            "note: the modes differ (A {ma}, B {mb}): latencies and simulated times are not comparable"
+        ));
+    }
+    for (name, v) in [("A", a), ("B", b)] {
+        let status = field(v, "status");
+        if status != "completed" {
+            out.push(format!(
+                "note: {name} did not complete (status {status}): its figures cover a shorter run"
+            ));
+        }
+    }
+    out
 }
 
 /// Numeric leaves by dotted path (array elements by index).
@@ -80,8 +103,11 @@ pub fn diff(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>, all: bool) -> 
 }
 
 pub fn run(args: &Args) -> Result<()> {
-    let (a, b) = (load(&args.a)?, load(&args.b)?);
+    let ((a, ja), (b, jb)) = (load(&args.a)?, load(&args.b)?);
     let lines = diff(&a, &b, args.all);
+    for n in notes(&ja, &jb) {
+        println!("{n}");
+    }
     println!(
         "key  A  B  change (A = {}, B = {})",
         args.a.display(),
@@ -123,5 +149,22 @@ mod tests {
             ]
         );
         assert_eq!(diff(&a, &b, true).len(), 4);
+    }
+
+    #[test]
+    fn notes_when_modes_differ_or_a_run_ended_early() {
+        let run = |mode: &str, status: &str| serde_json::json!({"mode": mode, "status": status});
+        let same = run("timed", "completed");
+        assert!(notes(&same, &same).is_empty());
+        let n = notes(&same, &run("functional", "worn_out"));
+        assert_eq!(n.len(), 2, "{n:?}");
+        assert!(
+            n[0].contains("modes differ (A timed, B functional)"),
+            "{n:?}"
+        );
+        assert!(
+            n[1].contains("B did not complete (status worn_out)"),
+            "{n:?}"
+        );
     }
 }
