@@ -766,3 +766,30 @@ fn a_rerun_removes_the_earlier_runs_outputs_it_does_not_make() {
     }
     assert!(out.join("results.json").exists());
 }
+
+/// A `--set` that makes the configuration unreadable is named in the error (not a line of
+/// the regenerated text the user never saw).
+#[test]
+fn a_bad_set_value_names_the_set() {
+    let cfg = repo().join("configs/default.toml");
+    let out = temp_dir("bad-set");
+    for (set, expect) in [
+        (
+            "workload.requests=",
+            "--set workload.requests=: invalid type",
+        ),
+        ("ftl.bogus=1", "--set ftl.bogus=1: unknown field `bogus`"),
+        ("ftl.gc={ policy =", "is not a TOML value"),
+    ] {
+        let o = ssdlab()
+            .arg("run")
+            .arg(&cfg)
+            .args(["-q", "--set", "workload.requests=10", "--set", set, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(expect), "{set}: {err}");
+        assert!(!err.contains("line "), "{set}: {err}");
+    }
+}

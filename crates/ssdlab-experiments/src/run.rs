@@ -50,7 +50,24 @@ impl ConfigSource {
         }
         let text = apply_overrides(&self.text, &self.sets)?;
         let label = format!("{} with --set {}", self.label, self.sets.join(" --set "));
-        Config::from_toml_str(&text, &label)
+        Config::from_toml_str(&text, &label).map_err(|e| self.override_error(e))
+    }
+
+    /// A parse error of the overridden text names the first `--set` that causes it (its
+    /// lines would count in text the user never saw).
+    fn override_error(&self, e: SimError) -> SimError {
+        for n in 1..=self.sets.len() {
+            let Ok(text) = apply_overrides(&self.text, &self.sets[..n]) else {
+                break;
+            };
+            if let Err(err) = toml::from_str::<Config>(&text) {
+                return SimError::ConfigFile {
+                    file: self.label.clone(),
+                    reason: format!("--set {}: {}", self.sets[n - 1], err.message().trim()),
+                };
+            }
+        }
+        e
     }
 
     /// The text the configuration was read from, overrides applied (for error lines).

@@ -41,18 +41,37 @@ fn apply(table: &mut toml::Table, set: &str) -> Result<()> {
             }
         };
     }
-    t.insert(path[path.len() - 1].to_string(), parse_value(raw));
+    let value = parse_value(raw).map_err(bad)?;
+    t.insert(path[path.len() - 1].to_string(), value);
     Ok(())
 }
 
 /// A TOML value (`8`, `0.07`, `true`, `"x"`, `{ policy = "bet" }`, `[1, 2]`) or, failing
-/// that, the raw text as a string (`ftl.gc.policy=greedy`).
-fn parse_value(raw: &str) -> toml::Value {
-    format!("v = {raw}")
-        .parse::<toml::Table>()
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+/// that, the raw text as a string (`ftl.gc.policy=greedy`) — unless it starts as a table,
+/// an array or a quoted string, which must then be one.
+fn parse_value(raw: &str) -> std::result::Result<toml::Value, String> {
+    match format!("v = {raw}").parse::<toml::Table>() {
+        Ok(mut t) => Ok(t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(raw.into()))),
+        Err(e) if raw.starts_with(['{', '[', '"', '\'']) => {
+            // The parser's report without its excerpt of the one-line text `v = …`.
+            let why: Vec<String> = e
+                .to_string()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.contains('|') && !l.starts_with("TOML parse error"))
+                .map(String::from)
+                .collect();
+            let why = if why.is_empty() {
+                "it ends before the value does".to_string()
+            } else {
+                why.join("; ")
+            };
+            Err(format!("`{raw}` is not a TOML value: {why}"))
+        }
+        Err(_) => Ok(toml::Value::String(raw.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -71,5 +90,8 @@ mod tests {
         let e = apply(&mut t, "ftl.gc_soft_free_blocks.x=1").unwrap_err();
         assert!(e.to_string().contains("is a value, not a table"), "{e}");
         assert!(apply(&mut t, "novalue").is_err());
+        // A value that starts as a table but is not one is an error, not a string.
+        let e = apply(&mut t, "ftl.gc={ policy =").unwrap_err().to_string();
+        assert!(e.contains("is not a TOML value"), "{e}");
     }
 }
