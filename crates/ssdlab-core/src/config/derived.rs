@@ -646,12 +646,7 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
     let spp = g.slots_per_page as u64;
     let slots = r.blocks * upb;
     let op = c.device.over_provisioning_ratio;
-    if !(op.is_finite() && op >= 0.0) {
-        return Err(err(
-            "device.over_provisioning_ratio",
-            format!("{op} must be a finite number >= 0"),
-        ));
-    }
+    super::finite_at_least_0("device.over_provisioning_ratio", op)?;
     // The epsilon keeps exact ratios (e.g. 880/800 blocks at OP 0.1) from losing a unit to rounding.
     let logical_units = (slots as f64 / (1.0 + op) + 1e-6).floor() as u64;
     // With several planes, each may hold its share of the logical space plus one block

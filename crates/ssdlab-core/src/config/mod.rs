@@ -488,13 +488,10 @@ impl SchedulerConfig {
             "scheduler.safe_suspensions_per_loop",
             &self.safe_suspensions_per_loop,
         )?;
-        let k = self.extra_rber_per_excess_suspension;
-        if !(k.is_finite() && k >= 0.0) {
-            return Err(SimError::config(
-                "scheduler.extra_rber_per_excess_suspension",
-                format!("{k} must be a finite number >= 0"),
-            ));
-        }
+        finite_at_least_0(
+            "scheduler.extra_rber_per_excess_suspension",
+            self.extra_rber_per_excess_suspension,
+        )?;
         let e = self.extra_rber_exponent;
         if !(e.is_finite() && e > 0.0) {
             return Err(SimError::config(
@@ -537,24 +534,26 @@ pub struct PreconditionConfig {
     pub steady_state_window_capacity_multiple: f64,
 }
 
+/// `v` at `key` must be a finite number >= 0.
+pub(crate) fn finite_at_least_0(key: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(SimError::config(
+            key,
+            format!("{v} must be a finite number >= 0"),
+        ))
+    }
+}
+
 impl PreconditionConfig {
     fn validate(&self) -> Result<()> {
-        let finite_at_least_0 = |key: &str, v: f64| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err(SimError::config(
-                    format!("precondition.{key}"),
-                    format!("{v} must be a finite number >= 0"),
-                ))
-            }
-        };
         finite_at_least_0(
-            "random_overwrite_capacity_multiple",
+            "precondition.random_overwrite_capacity_multiple",
             self.random_overwrite_capacity_multiple,
         )?;
         finite_at_least_0(
-            "steady_state_waf_tolerance",
+            "precondition.steady_state_waf_tolerance",
             self.steady_state_waf_tolerance,
         )?;
         let w = self.steady_state_window_capacity_multiple;

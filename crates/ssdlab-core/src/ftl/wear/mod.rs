@@ -28,7 +28,7 @@ impl WearConfig {
     /// The policy parameter that is out of range (its key within the table), and why.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         match self {
-            WearConfig::Pet(p) => check_th_percent(p.th_percent),
+            WearConfig::Pet(p) => p.check(),
             WearConfig::Epet(p) => p.check(),
             WearConfig::Adaptive(p) => p.check(),
             _ => Ok(()),

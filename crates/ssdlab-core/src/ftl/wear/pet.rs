@@ -37,6 +37,13 @@ impl Default for Params {
     }
 }
 
+impl Params {
+    /// The parameter that is out of range, and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        super::check_th_percent(self.th_percent)
+    }
+}
+
 #[derive(Clone)]
 pub struct Pet {
     th_percent: f64,
