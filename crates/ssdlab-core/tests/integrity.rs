@@ -105,7 +105,8 @@ proptest! {
         }
         seq.push(Op::Flush);
         let reqs: Vec<HostRequest> = seq.iter().map(to_request).collect();
-        let r = sim.run_workload_with(closed(reqs, qd), &mut NoProgress).unwrap();
+        let r = sim.run_workload_with(closed(reqs.clone(), qd), &mut NoProgress).unwrap();
+        common::assert_all_completed(&r, &reqs);
         let reads: u64 = seq.iter().map(|o| if let Op::Read(_, n) = o { *n as u64 } else { 0 }).sum();
         prop_assert_eq!(r.integrity.unwrap().checked_reads, reads);
         let want = oracle(&seq);

@@ -67,6 +67,14 @@ pub enum Owner {
     Mapping { req: u32 },
 }
 
+impl Owner {
+    /// A translation operation that a host read's staged plan waits on.
+    #[inline]
+    pub fn host_read_path(self) -> bool {
+        matches!(self, Owner::Mapping { req } if req != NONE)
+    }
+}
+
 /// `NandOp::flags`: the operation fails (program: the page holds nothing; erase: the
 /// block is retired). Drawn when the operation is issued (seeded).
 pub const OP_FAILS: u8 = 1;

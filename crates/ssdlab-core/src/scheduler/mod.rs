@@ -73,6 +73,13 @@ impl Batch {
 /// Operations queued beyond which the front of a queue is taken to be out of the caches.
 const DEEP_QUEUE: usize = 8;
 
+/// Batches of other classes a waiting mapping operation (translation work of the write
+/// path and of relocations) lets start before it runs, ahead of host reads: without a
+/// bound it waits for as long as host reads keep coming (liveness; the classes that
+/// nobody waits on are bounded by feedback instead: host programs by the write buffer
+/// filling, GC by free space).
+pub const MAPPING_MAX_WAIT: u32 = 8;
+
 /// A die's queue of one class (FIFO).
 type OpQueue = crate::ring::Ring<NandOp>;
 
@@ -85,9 +92,44 @@ pub struct DieQueue {
     last_class: Class,
     /// GC programs (and erases) started since the last host-program batch.
     gc_streak: u32,
+    /// Batches of other classes started since a mapping operation began waiting.
+    mapping_waited: u32,
+    /// Liveness check (debug builds): batches of other classes, urgent GC aside, started
+    /// while host-read-class work waited; at most two (under pressure reads take every
+    /// other batch, and a mapping operation past its wait may come first once).
+    #[cfg(debug_assertions)]
+    read_waited: u32,
 }
 
 impl DieQueue {
+    /// `class` starts a batch: count it against the classes left waiting (liveness).
+    #[inline]
+    fn note_waiting(&mut self, class: Class, pressure: GcPressure) {
+        let mapping_waits =
+            class != Class::Mapping && !self.queues[Class::Mapping as usize].is_empty();
+        self.mapping_waited = if mapping_waits {
+            self.mapping_waited + 1
+        } else {
+            0
+        };
+        #[cfg(debug_assertions)]
+        {
+            let urgent = pressure == GcPressure::Urgent && class == Class::Background;
+            if class == Class::HostRead || self.queues[Class::HostRead as usize].is_empty() {
+                self.read_waited = 0;
+            } else if !urgent {
+                self.read_waited += 1;
+                assert!(
+                    self.read_waited <= 2,
+                    "liveness: host-read-class work waited behind {} batches of other classes",
+                    self.read_waited
+                );
+            }
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = pressure;
+    }
+
     /// Whether work other than host reads waits.
     fn other_waiting(&self) -> bool {
         [Class::Mapping, Class::Background, Class::HostWrite]
@@ -103,6 +145,8 @@ impl DieQueue {
         let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
         if pressure == GcPressure::Urgent && waiting(Class::Background) {
             Class::Background
+        } else if waiting(Class::Mapping) && self.mapping_waited >= MAPPING_MAX_WAIT {
+            Class::Mapping
         } else if waiting(Class::HostRead) && !(turns && self.last_class == Class::HostRead) {
             Class::HostRead
         } else if waiting(Class::Mapping) {
@@ -219,6 +263,9 @@ impl Scheduler {
                     busy_ns: 0,
                     last_class: Class::HostRead,
                     gc_streak: 0,
+                    mapping_waited: 0,
+                    #[cfg(debug_assertions)]
+                    read_waited: 0,
                 })
                 .collect(),
             read_priority: cfg.read_priority,
@@ -232,6 +279,9 @@ impl Scheduler {
             // Translation reads are on a host read's path: they rank, and suspend erases,
             // like host reads.
             (Cause::Host | Cause::Mapping, OpKind::Read) => Class::HostRead,
+            // So is the write-back of a dirty CMT victim that a host read's plan starts
+            // with: as a mapping operation it waited behind every later host read.
+            (Cause::Mapping, _) if op.owner.host_read_path() => Class::HostRead,
             // Without read priority, host reads and writes share one FIFO.
             (Cause::Host, _) if !self.read_priority => Class::HostRead,
             (Cause::Host, _) => Class::HostWrite,
@@ -279,10 +329,17 @@ impl Scheduler {
         let d = &mut self.dies[die as usize];
         debug_assert!(!d.busy);
         let class = if d.other_waiting() {
-            d.choose(pressure(), writes_blocked)
+            let pressure = pressure();
+            let class = d.choose(pressure, writes_blocked);
+            d.note_waiting(class, pressure);
+            class
         } else if d.queues[Class::HostRead as usize].is_empty() {
             return None;
         } else {
+            #[cfg(debug_assertions)]
+            {
+                d.read_waited = 0;
+            }
             Class::HostRead // only reads wait: pressure cannot change the choice
         };
         d.last_class = class;
@@ -428,6 +485,50 @@ mod tests {
             s.finish(0, 1);
         }
         assert_eq!(order, vec![41, 32, 43, 34]);
+    }
+
+    /// Liveness: a write-back on a host read's plan queues with the host reads (FIFO); a
+    /// mapping operation of the write path waits behind at most `MAPPING_MAX_WAIT` batches
+    /// of host reads that keep coming.
+    #[test]
+    fn mapping_work_is_not_starved_by_reads() {
+        let cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        let g = cfg.validate().unwrap().geometry;
+        let mut s = Scheduler::new(&cfg.scheduler, &g);
+        let mapping = |req| {
+            NandOp::new(
+                OpKind::Program,
+                Cause::Mapping,
+                0,
+                0,
+                1,
+                Owner::Mapping { req },
+            )
+        };
+        s.enqueue(0, op(OpKind::Read, Cause::Host, 1));
+        s.enqueue(0, mapping(7)); // on request 7's read path
+        s.enqueue(0, mapping(crate::flash::NONE)); // the write path's
+        let mut order = Vec::new();
+        for i in 0..30 {
+            // Every batch, one more host read arrives (a closed loop at depth 1).
+            s.enqueue(0, op(OpKind::Read, Cause::Host, 2 + i));
+            let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
+            order.push((b.ops[0].kind, b.ops[0].owner));
+            s.finish(0, 1);
+        }
+        let first_program = |owner| order.iter().position(|&o| o == (OpKind::Program, owner));
+        assert_eq!(
+            first_program(Owner::Mapping { req: 7 }),
+            Some(1),
+            "in FIFO order with reads"
+        );
+        assert_eq!(
+            first_program(Owner::Mapping {
+                req: crate::flash::NONE
+            }),
+            Some(MAPPING_MAX_WAIT as usize),
+            "after exactly MAPPING_MAX_WAIT batches of others: {order:?}"
+        );
     }
 
     #[test]

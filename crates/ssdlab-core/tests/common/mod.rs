@@ -81,3 +81,15 @@ pub fn open(reqs: Vec<HostRequest>) -> Workload {
         stats: Default::default(),
     }
 }
+
+/// Liveness of a timed run: every request of `reqs` completed and was measured (reads,
+/// writes and flushes each have one latency sample per request).
+pub fn assert_all_completed(r: &ssdlab_core::sim::Results, reqs: &[HostRequest]) {
+    let n = |op| reqs.iter().filter(|q| q.op == op).count() as u64;
+    let l = r.latency_ns.as_ref().expect("a timed run");
+    assert_eq!(
+        (l.read.count, l.write.count, l.flush.count),
+        (n(HostOp::Read), n(HostOp::Write), n(HostOp::Flush)),
+        "requests completed (read, write, flush)"
+    );
+}
