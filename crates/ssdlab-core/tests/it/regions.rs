@@ -2,7 +2,7 @@
 //! region (placement `cache-first`, the cache's GC relocating into the data region), and
 //! multi-plane batches that never mix cell modes.
 
-mod common;
+use crate::common;
 
 use common::{closed, flush, req};
 use ssdlab_core::config::{Mode, RegionContent};

@@ -3,7 +3,7 @@
 //! and journal data never migrates; the detector finds the ext4 model's journal; integrity
 //! holds through migration and journal reclamation.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use ssdlab_core::config::Mode;

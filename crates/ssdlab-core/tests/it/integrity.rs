@@ -2,7 +2,7 @@
 //! a HashMap oracle, through GC and buffer flushes, in both modes; and a corrupted slot is
 //! caught with the address and its history.
 
-mod common;
+use crate::common;
 
 use common::{closed, flush, req};
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! Functional preconditioning: fill, random overwrites, the steady-state stop, and a timed
 //! run that continues from the preconditioned state with its own figures.
 
-mod common;
+use crate::common;
 
 use ssdlab_core::config::Mode;
 use ssdlab_core::{run, NoProgress, Simulation};

@@ -5,7 +5,7 @@
 //! every completion time below is derived by hand from C (command), L (erase loop), P
 //! (suspend penalty) and R (one 4 KiB read: C + tR + transfer).
 
-mod common;
+use crate::common;
 
 use common::{flush, open, req};
 use ssdlab_core::config::{Mode, SuspendPolicyKind};

@@ -1,6 +1,6 @@
 //! Hand-checked operation counts on tiny devices.
 
-mod common;
+use crate::common;
 
 use common::tiny;
 use ssdlab_core::flash::{Cause, OpKind};

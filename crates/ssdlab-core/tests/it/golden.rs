@@ -1,6 +1,6 @@
 //! Golden `results.json` snapshots of three small configurations (timed, functional, an
 //! MSR trace): any change in behaviour shows up as a diff here. When a change is
-//! deliberate, regenerate them with `SSDLAB_UPDATE_GOLDEN=1 cargo test --test golden` and
+//! deliberate, regenerate them with `SSDLAB_UPDATE_GOLDEN=1 cargo test -p ssdlab-core --test it golden` and
 //! say why in the commit.
 
 use ssdlab_core::{Config, NoProgress, Simulation};

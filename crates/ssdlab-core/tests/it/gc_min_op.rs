@@ -1,7 +1,7 @@
 //! At the smallest OP that validation accepts, GC never runs out of free blocks under
 //! sustained random writes, in both modes; just below it, validation refuses.
 
-mod common;
+use crate::common;
 
 use common::{closed, flush, req};
 use rand::{Rng, SeedableRng};

@@ -1,7 +1,7 @@
 //! Each selectable GC victim and free-block policy changes behaviour in the way its
 //! definition says (a test that would fail if the policy were a stub of another).
 
-mod common;
+use crate::common;
 
 use common::tiny;
 use ssdlab_core::config::GcConfig;

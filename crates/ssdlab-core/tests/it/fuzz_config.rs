@@ -7,10 +7,10 @@ use proptest::test_runner::{Config as PtConfig, TestRunner};
 use ssdlab_core::Config;
 
 const PRESETS: [&str; 4] = [
-    include_str!("../../../configs/default.toml"),
-    include_str!("../../../configs/dftl-64g.toml"),
-    include_str!("../../../configs/slc-journal-64g.toml"),
-    include_str!("../../../configs/ssr-table1.toml"),
+    include_str!("../../../../configs/default.toml"),
+    include_str!("../../../../configs/dftl-64g.toml"),
+    include_str!("../../../../configs/slc-journal-64g.toml"),
+    include_str!("../../../../configs/ssr-table1.toml"),
 ];
 
 const INTERESTING: &[&str] = &[

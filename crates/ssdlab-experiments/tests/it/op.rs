@@ -334,7 +334,7 @@ fn single_plane_model_is_waf_for_device_with_shared_layout() {
 #[test]
 fn advisor_throughput_follows_die_parallelism_of_timed_runs() {
     use ssdlab_core::{NoProgress, Simulation};
-    let text = include_str!("../../../configs/default.toml")
+    let text = include_str!("../../../../configs/default.toml")
         .replace("planes_per_die = 2", "planes_per_die = 1")
         .replace("blocks_per_plane = 256", "blocks_per_plane = 128")
         .replace("read_percent = 70.0", "read_percent = 0.0")

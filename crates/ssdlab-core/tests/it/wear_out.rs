@@ -2,7 +2,7 @@
 //! figures up to that point, and the first bad block and failure stamped; factory bad
 //! blocks and injected program/erase failures retire blocks without losing data.
 
-mod common;
+use crate::common;
 
 use common::{closed, req};
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! a GC victim policy registered in one file behaves as its definition says, wear leveling
 //! migrates cold data, and the full invariant checker catches a broken state.
 
-mod common;
+use crate::common;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;

@@ -2,7 +2,7 @@
 //! modes, the partitioned variants' bound on a host read's path under random workloads
 //! (integrity mode checks it on every read), and the log variant's WAF next to page-map's.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use ssdlab_core::config::Mode;

@@ -1,6 +1,6 @@
 //! Latency arithmetic of the timed mode on hand-checked cases.
 
-mod common;
+use crate::common;
 
 use common::{closed, flush, open, req, tiny};
 use ssdlab_core::config::Mode;

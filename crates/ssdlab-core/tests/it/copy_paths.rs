@@ -4,7 +4,7 @@
 //! make the same copies: integrity mode (general loop) and plain mode (bulk loop) of the
 //! same random work end in the same counts, time and placement of every unit.
 
-mod common;
+use crate::common;
 
 use common::tiny;
 use proptest::prelude::*;

@@ -1,0 +1,25 @@
+//! The core's integration tests as one binary (one link instead of one per file; a file
+//! is a module: `cargo test -p ssdlab-core --test it dftl::` runs one).
+
+mod background;
+mod calibration;
+mod common;
+mod config_errors;
+mod copy_paths;
+mod determinism;
+mod dftl;
+mod exact_counts;
+mod fuzz_config;
+mod gc_min_op;
+mod golden;
+mod integrity;
+mod policies;
+mod precondition;
+mod regions;
+mod slc;
+mod suspend;
+mod timing;
+mod waf_model;
+mod wear_leveling;
+mod wear_out;
+mod write_tails;

@@ -1,0 +1,5 @@
+//! The experiments' integration tests as one binary (one link instead of one per file).
+
+mod op;
+mod ssr;
+mod wl;
