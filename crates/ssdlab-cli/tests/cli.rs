@@ -857,7 +857,7 @@ fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
 fn long_trace(good: usize, bad: bool) -> String {
     let mut t = String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
     let line = |i: usize| {
-        let op = if i % 3 == 0 { "Read" } else { "Write" };
+        let op = if i.is_multiple_of(3) { "Read" } else { "Write" };
         format!(
             "{},hm,0,{op},{},4096,10\n",
             128166372000000000u64 + i as u64 * 1000,
@@ -957,7 +957,7 @@ fn an_interrupted_run_leaves_the_earlier_runs_outputs_as_they_were() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let before = snapshot(&out_dir);
 
-    let mut child = ssdlab()
+    let child = ssdlab()
         .arg("run")
         .arg(&cfg)
         .args([
@@ -1053,7 +1053,7 @@ fn an_interrupted_reproduce_leaves_its_directory_as_it_was() {
     std::fs::write(out_dir.join("notes.txt"), "the user's own file\n").unwrap();
     let before = snapshot(&out_dir);
     for (out, existed) in [(&out_dir, true), (&dir.join("new"), false)] {
-        let mut child = ssdlab()
+        let child = ssdlab()
             .args([
                 "reproduce",
                 "dftl",
