@@ -3,6 +3,7 @@
 
 mod bench;
 mod compare;
+mod interrupt;
 mod op_advise;
 mod output;
 mod parquet_out;
@@ -114,6 +115,9 @@ fn quiet_on_broken_pipe() {
 fn main() {
     quiet_on_broken_pipe();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Run { .. } | Command::Reproduce(_)) {
+        interrupt::install();
+    }
     let result = match cli.command {
         Command::Run {
             config,
@@ -149,6 +153,13 @@ fn main() {
         Command::Sweep(args) => sweep::run(&args),
     };
     if let Err(e) = result {
+        if let Some((signal, status)) = interrupt::received() {
+            // Whatever failed after the signal failed because of it (a stopped run).
+            eprintln!(
+                "interrupted by {signal}: no output written, the output directory is as it was"
+            );
+            std::process::exit(status);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
@@ -232,13 +243,11 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
-    // Everything that can fail cheaply fails before the simulation starts.
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("creating the output directory {}", out.display()))?;
-    let probe = out.join(".ssdlab-write-test");
-    std::fs::write(&probe, b"")
-        .with_context(|| format!("output directory {} is not writable", out.display()))?;
-    let _ = std::fs::remove_file(&probe);
+    // Everything that can fail cheaply fails before the simulation starts. The files are
+    // written aside and moved into `out` only when the run completes: an interrupted or
+    // failed run leaves `out` as it was.
+    let staged = output::StagedDir::new(&out, &output::RUN_FILES)?;
+    let dir = staged.path();
     let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
     sim.base_dir = path.parent().map(Path::to_path_buf);
     sim.check_workload(WORKLOAD_CHECK_REQUESTS)
@@ -251,7 +260,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     sim.precondition(&mut bar)?;
     let t1 = Instant::now();
     let log = if o.request_log {
-        Some(request_log::RequestLog::create(&out)?)
+        Some(request_log::RequestLog::create(dir)?)
     } else {
         None
     };
@@ -262,10 +271,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     let t2 = Instant::now();
     bar.finish();
     if let Some(l) = log {
-        let p = l.finish()?;
-        if !quiet {
-            eprintln!("request log: {}", p.display());
-        }
+        l.finish()?;
     }
     let perf = output::Perf {
         precondition_wall_s: (t1 - t0).as_secs_f64(),
@@ -279,41 +285,32 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     let mut resolved = cfg.clone();
     ssdlab_experiments::run::absolute_inputs(&mut resolved, path.parent());
     output::write_all(
-        &out,
+        dir,
         &resolved,
         &sim.derived,
         &results,
         &sim.last_timeseries,
         &perf,
     )?;
-    // A plot (or request log) this run does not make is removed: a file left from an
-    // earlier run into the same directory would look like this run's.
-    let p = out.join("latency.svg");
-    match &sim.last_latency {
-        Some(lat) => plots::latency(&p, lat).with_context(|| format!("drawing {}", p.display()))?,
-        None => remove_stale(&p)?,
+    if let Some(lat) = &sim.last_latency {
+        let p = dir.join("latency.svg");
+        plots::latency(&p, lat).with_context(|| format!("drawing {}", p.display()))?;
     }
-    let p = out.join("timeseries.svg");
-    if sim.last_timeseries.is_empty() {
-        remove_stale(&p)?;
-    } else {
+    if !sim.last_timeseries.is_empty() {
+        let p = dir.join("timeseries.svg");
         plots::timeseries(&p, &sim.last_timeseries)
             .with_context(|| format!("drawing {}", p.display()))?;
     }
-    if !o.request_log {
-        remove_stale(&out.join(request_log::FILE_NAME))?;
-    }
+    // The run's files replace the earlier run's; one this run does not make (a plot, a
+    // request log) is removed: left over, it would look like this run's.
+    staged.commit()?;
     print!("{}", output::summary(&results));
+    if o.request_log && !quiet {
+        eprintln!(
+            "request log: {}",
+            out.join(request_log::FILE_NAME).display()
+        );
+    }
     println!("results: {}", out.join("results.json").display());
     Ok(())
-}
-
-/// Remove `p`, an output of an earlier run that this run does not write (absent: fine).
-fn remove_stale(p: &Path) -> Result<()> {
-    match std::fs::remove_file(p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing the stale {}", p.display()))
-        }
-        _ => Ok(()),
-    }
 }

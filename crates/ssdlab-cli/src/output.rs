@@ -7,7 +7,142 @@ use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
 use ssdlab_core::{Config, Results};
 use ssdlab_experiments::run;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The files `ssdlab run` writes into its output directory, `results.json` first (the
+/// marker of a complete run, see [`StagedDir`]). `requests.csv.part` is the plain
+/// request log of versions before the log was compressed as it is written: removed if
+/// found.
+pub const RUN_FILES: [&str; 9] = [
+    "results.json",
+    "config.resolved.toml",
+    "perf.json",
+    "latency.csv",
+    "latency.svg",
+    "timeseries.csv",
+    "timeseries.svg",
+    crate::request_log::FILE_NAME,
+    "requests.csv.part",
+];
+
+/// A command's output files, written aside and put in place only once all of them are
+/// complete, so an interrupted or failed command never leaves a directory that looks
+/// like a finished one (issue 33).
+///
+/// The files are written into [`StagedDir::path`], a temporary directory
+/// `TARGET/.ssdlab-tmp-<pid>` inside the target (so every move is a rename on one
+/// filesystem; the target is created if missing). [`StagedDir::commit`] moves them in;
+/// dropping an uncommitted `StagedDir` (an error, an interrupt) removes the temporary
+/// directory, and the target too if this `StagedDir` created it and it is empty, so the
+/// target keeps what it held before: an earlier complete run, or nothing.
+///
+/// Only the files named in `managed` belong to the command: other files in the target
+/// are never touched (`--out .` or a directory of the user's own files is safe). On
+/// commit, a managed file this run did not write is removed (an earlier run's
+/// `latency.svg` would otherwise look like this run's); `managed[0]` is the marker of a
+/// complete set (`results.json`): removed first, moved in last, so while the other files
+/// change the target holds no marker (an error midway leaves no complete-looking set).
+/// Sweeps can use it per point directory.
+pub struct StagedDir {
+    target: PathBuf,
+    tmp: PathBuf,
+    managed: Vec<String>,
+    /// The target did not exist before: removed (if empty) when not committed.
+    created_target: bool,
+    committed: bool,
+}
+
+impl StagedDir {
+    /// Start staging the outputs of `target` (files `managed`, marker first). Fails
+    /// (before any long work) when the target cannot be created or written to.
+    pub fn new(target: &Path, managed: &[&str]) -> Result<StagedDir> {
+        assert!(
+            !managed.is_empty(),
+            "a staged directory needs a marker file"
+        );
+        let created_target = !target.exists();
+        std::fs::create_dir_all(target)
+            .with_context(|| format!("creating the output directory {}", target.display()))?;
+        let tmp = target.join(format!(".ssdlab-tmp-{}", std::process::id()));
+        let staged = StagedDir {
+            target: target.to_path_buf(),
+            tmp,
+            managed: managed.iter().map(|m| m.to_string()).collect(),
+            created_target,
+            committed: false,
+        };
+        // A directory left by an earlier process of the same id (killed at once) goes.
+        let _ = std::fs::remove_dir_all(&staged.tmp);
+        std::fs::create_dir(&staged.tmp)
+            .with_context(|| format!("output directory {} is not writable", target.display()))?;
+        Ok(staged)
+    }
+
+    /// The directory the files are for.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Where the files are written until [`StagedDir::commit`].
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Move the staged files into the target: the marker removed first and moved in
+    /// last, managed files not staged removed. Refused when a stop was requested
+    /// (Ctrl-C): an interrupted command keeps the target as it was.
+    pub fn commit(mut self) -> Result<()> {
+        ssdlab_core::sim::stop::check()?;
+        let marker = &self.managed[0];
+        remove_if_present(&self.target.join(marker))?;
+        for name in &self.managed[1..] {
+            let (from, to) = (self.tmp.join(name), self.target.join(name));
+            if from.exists() {
+                std::fs::rename(&from, &to)
+                    .with_context(|| format!("moving {} into place", to.display()))?;
+            } else {
+                remove_if_present(&to)?;
+            }
+        }
+        let from = self.tmp.join(marker);
+        if from.exists() {
+            let to = self.target.join(marker);
+            std::fs::rename(&from, &to)
+                .with_context(|| format!("moving {} into place", to.display()))?;
+        }
+        // Files staged under names not in `managed` are a bug: they go with the directory.
+        debug_assert!(
+            std::fs::read_dir(&self.tmp).is_ok_and(|mut d| d.next().is_none()),
+            "a staged file not in the managed list"
+        );
+        std::fs::remove_dir_all(&self.tmp)
+            .with_context(|| format!("removing {}", self.tmp.display()))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+            if self.created_target {
+                // Only if empty: never anything another process put there meanwhile.
+                let _ = std::fs::remove_dir(&self.target);
+            }
+        }
+    }
+}
+
+/// Remove `p` (absent: fine).
+fn remove_if_present(p: &Path) -> Result<()> {
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", p.display()))
+        }
+        _ => Ok(()),
+    }
+}
 
 /// Wall-clock figures, kept out of results.json so that file stays deterministic.
 #[derive(Serialize)]
@@ -66,17 +201,13 @@ pub fn write_all(
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
     };
     write("results.json", run::results_json(r)?)?;
-    if series.is_empty() {
-        let _ = std::fs::remove_file(dir.join("timeseries.csv"));
-    } else {
+    if !series.is_empty() {
         write("timeseries.csv", run::timeseries_csv(series))?;
     }
-    match &r.latency_ns {
-        Some(l) => write("latency.csv", run::latency_csv(l))?,
-        // Functional runs do not model latency: no file of zeros (and none left over).
-        None => {
-            let _ = std::fs::remove_file(dir.join("latency.csv"));
-        }
+    // Functional runs do not model latency: no file of zeros (and an earlier run's goes
+    // when the staged directory is committed).
+    if let Some(l) = &r.latency_ns {
+        write("latency.csv", run::latency_csv(l))?;
     }
     write("config.resolved.toml", run::resolved_toml(cfg, d))?;
     write("perf.json", serde_json::to_string_pretty(perf)? + "\n")?;

@@ -23,6 +23,13 @@ impl Bar {
     }
 }
 
+/// A run that ends in an error (or Ctrl-C) clears its bar too, before the message.
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 impl Progress for Bar {
     fn phase(&mut self, name: &str, total: Option<u64>) {
         if let Some(b) = &self.bar {

@@ -1,7 +1,10 @@
 //! `run --request-log`: every completed request of a timed run, as zstd-compressed CSV
 //! (`DIR/requests.csv.zst`: `submit_ns,complete_ns,op,offset_bytes,size_bytes,flow`; `flow`
-//! is the flow's index in `results.json`'s `latency_ns.per_flow`). Rows stream to a plain
-//! temporary file during the run (bounded memory) and are compressed when it ends.
+//! is the flow's index in `results.json`'s `latency_ns.per_flow`). Rows go through a zstd
+//! stream encoder as they are written, so the file is compressed at every moment (an
+//! interrupted run no longer leaves hundreds of MB of plain CSV). It is written into the
+//! run's staged directory ([`crate::output::StagedDir`]): on an interrupt or error it is
+//! removed with it; only a finished (and so complete) log is moved into `DIR`.
 
 use anyhow::{Context, Result};
 use ssdlab_core::sim::timed::{Completion, CompletionSink};
@@ -15,35 +18,47 @@ pub const HEADER: &str = "submit_ns,complete_ns,op,offset_bytes,size_bytes,flow"
 /// The request log's file in a run's output directory.
 pub const FILE_NAME: &str = "requests.csv.zst";
 
+/// zstd level 1: the fastest of the standard levels; a request log compresses about 5x.
+const LEVEL: i32 = 1;
+
+type Encoder = zstd::stream::write::Encoder<'static, File>;
+
+/// The log being written: rows buffered (1 MiB) in front of the encoder, and the first
+/// write error (the sink cannot return one; [`RequestLog::finish`] reports it).
+struct State {
+    w: BufWriter<Encoder>,
+    err: Option<std::io::Error>,
+}
+
 pub struct RequestLog {
-    part: PathBuf,
-    dest: PathBuf,
-    writer: Arc<Mutex<BufWriter<File>>>,
+    path: PathBuf,
+    state: Arc<Mutex<State>>,
 }
 
 impl RequestLog {
     /// Start `dir/requests.csv.zst`.
     pub fn create(dir: &Path) -> Result<RequestLog> {
-        let part = dir.join("requests.csv.part");
-        let dest = dir.join(FILE_NAME);
-        let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        writeln!(w, "{HEADER}").with_context(|| format!("writing {}", part.display()))?;
+        let path = dir.join(FILE_NAME);
+        let f = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        let enc = Encoder::new(f, LEVEL).with_context(|| format!("starting {}", path.display()))?;
+        let mut w = BufWriter::with_capacity(1 << 20, enc);
+        writeln!(w, "{HEADER}").with_context(|| format!("writing {}", path.display()))?;
         Ok(RequestLog {
-            part,
-            dest,
-            writer: Arc::new(Mutex::new(w)),
+            path,
+            state: Arc::new(Mutex::new(State { w, err: None })),
         })
     }
 
     /// The sink the simulation calls for every completion.
     pub fn sink(&self) -> CompletionSink {
-        let w = Arc::clone(&self.writer);
+        let state = Arc::clone(&self.state);
         Box::new(move |c: &Completion| {
-            if let Ok(mut w) = w.lock() {
-                // A write error shows when the log is finished (flush reports it).
-                let _ = writeln!(
-                    w,
+            if let Ok(mut s) = state.lock() {
+                if s.err.is_some() {
+                    return;
+                }
+                if let Err(e) = writeln!(
+                    s.w,
                     "{},{},{},{},{},{}",
                     c.submit_ns,
                     c.complete_ns,
@@ -51,35 +66,29 @@ impl RequestLog {
                     c.offset_bytes,
                     c.size_bytes,
                     c.flow
-                );
+                ) {
+                    s.err = Some(e);
+                }
             }
         })
     }
 
-    /// Flush, compress into `requests.csv.zst` and remove the temporary file.
+    /// End the zstd stream (after the last row) and report a write error, if any.
     pub fn finish(self) -> Result<PathBuf> {
-        {
-            let mut w = self
-                .writer
-                .lock()
-                .map_err(|_| anyhow::anyhow!("request log writer poisoned"))?;
-            w.flush()
-                .with_context(|| format!("writing {}", self.part.display()))?;
+        let state = Arc::try_unwrap(self.state)
+            .map_err(|_| anyhow::anyhow!("request log still in use"))?
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("request log writer poisoned"))?;
+        let ctx = || format!("writing {}", self.path.display());
+        if let Some(e) = state.err {
+            return Err(e).with_context(ctx);
         }
-        let src =
-            File::open(&self.part).with_context(|| format!("reading {}", self.part.display()))?;
-        let dst = File::create(&self.dest)
-            .with_context(|| format!("creating {}", self.dest.display()))?;
-        let mut dst = BufWriter::new(dst);
-        ruzstd::encoding::compress(
-            std::io::BufReader::new(src),
-            &mut dst,
-            ruzstd::encoding::CompressionLevel::Fastest,
-        );
-        dst.flush()
-            .with_context(|| format!("writing {}", self.dest.display()))?;
-        std::fs::remove_file(&self.part)
-            .with_context(|| format!("removing {}", self.part.display()))?;
-        Ok(self.dest)
+        let enc = state
+            .w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(ctx)?;
+        enc.finish().with_context(ctx)?.flush().with_context(ctx)?;
+        Ok(self.path)
     }
 }

@@ -802,3 +802,297 @@ fn a_bad_set_value_names_the_set() {
         assert!(!err.contains("line "), "{set}: {err}");
     }
 }
+
+/// A child process killed if the test fails before it ends.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Send Ctrl-C (SIGINT) to `child` and wait (at most 10 s) for it to end; its exit
+/// status and stderr.
+fn interrupt(child: &mut Child) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    // SAFETY: sends SIGINT to our own child process.
+    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) }, 0);
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "still running 10 s after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+/// Every file under `dir` (relative path → bytes), temporary directories included.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                files.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    files
+}
+
+/// An MSR trace of `good` 4 KiB writes and reads, then (with `bad`) a malformed line and
+/// a few more good ones: the up-front check reads the first 10,000 requests only.
+fn long_trace(good: usize, bad: bool) -> String {
+    let mut t = String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
+    let line = |i: usize| {
+        let op = if i.is_multiple_of(3) { "Read" } else { "Write" };
+        format!(
+            "{},hm,0,{op},{},4096,10\n",
+            128166372000000000u64 + i as u64 * 1000,
+            (i * 7919 % 4096) * 4096
+        )
+    };
+    for i in 0..good {
+        t += &line(i);
+    }
+    if bad {
+        t += "this line is broken\n";
+        for i in good..good + 5 {
+            t += &line(i);
+        }
+    }
+    t
+}
+
+/// A run that fails part-way (a bad trace line past the first 10,000 requests, which the
+/// up-front check does not read) into the directory of an earlier run leaves it exactly
+/// as it was: no partial request log, no temporary directory; into a new directory, it
+/// leaves none.
+#[test]
+fn a_failed_run_leaves_the_earlier_runs_outputs_as_they_were() {
+    let dir = temp_dir("failed-run");
+    let cfg = dir.join("trace.toml");
+    std::fs::write(
+        &cfg,
+        format!("{DEVICE}\n[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\nreplay = \"closed\"\n"),
+    )
+    .unwrap();
+    let out_dir = dir.join("o");
+    let run = |out_dir: &Path| {
+        ssdlab()
+            .arg("run")
+            .arg(&cfg)
+            .args(["--quiet", "--request-log", "--out"])
+            .arg(out_dir)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(dir.join("t.csv"), long_trace(200, false)).unwrap();
+    let o = run(&out_dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(out_dir.join("notes.txt"), "the user's own file").unwrap();
+    let before = snapshot(&out_dir);
+    assert!(before.contains_key(Path::new("results.json")));
+    assert!(before.contains_key(Path::new("requests.csv.zst")));
+
+    std::fs::write(dir.join("t.csv"), long_trace(10_050, true)).unwrap();
+    let o = run(&out_dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("t.csv:10052"), "{err}");
+    let after = snapshot(&out_dir);
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>(),
+        "the failed run left files behind or removed some"
+    );
+    assert!(
+        after == before,
+        "the failed run changed the earlier run's files"
+    );
+
+    let fresh = dir.join("new");
+    let o = run(&fresh);
+    assert!(!o.status.success());
+    assert!(
+        !fresh.exists(),
+        "a failed run into a new directory leaves none"
+    );
+}
+
+/// Ctrl-C during a long `run --request-log` into an earlier run's directory: the log on
+/// disk is zstd while the run goes on (valid up to where it was flushed), the process
+/// exits with 130 within seconds saying it was interrupted, and the directory is exactly
+/// as the earlier run left it (no temporary directory, no `.part` file).
+#[test]
+fn an_interrupted_run_leaves_the_earlier_runs_outputs_as_they_were() {
+    use std::io::Read as _;
+    let out_dir = temp_dir("interrupted-run");
+    let cfg = repo().join("configs/default.toml");
+    let small = [
+        "--set",
+        "workload.requests=2000",
+        "--set",
+        "precondition.enabled=false",
+    ];
+    let o = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args(small)
+        .args(["-q", "--out"])
+        .arg(&*out_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = snapshot(&out_dir);
+
+    let child = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .args([
+            "--set",
+            "workload.requests=100000000",
+            "--set",
+            "precondition.enabled=false",
+            "--request-log",
+            "-q",
+            "--out",
+        ])
+        .arg(&*out_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let staged_log = out_dir
+        .join(format!(".ssdlab-tmp-{}", child.0.id()))
+        .join("requests.csv.zst");
+    let old_part = out_dir.join("requests.csv.part");
+    // Wait until the log on disk holds a good part of a MB.
+    let t0 = std::time::Instant::now();
+    let log = loop {
+        let found = [&staged_log, &old_part]
+            .into_iter()
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 200_000));
+        if let Some(p) = found {
+            break p.clone();
+        }
+        assert!(
+            t0.elapsed().as_secs() < 120,
+            "no request log appeared: {:?}",
+            snapshot(&out_dir).keys().collect::<Vec<_>>()
+        );
+        assert!(child.0.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        log, staged_log,
+        "the log is written in the staged directory"
+    );
+    let bytes = std::fs::read(&log).unwrap();
+    assert_eq!(bytes[..4], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic");
+    // Decode what can be: a stream cut where the writer is; whole rows until the cut.
+    let mut dec = ruzstd::decoding::StreamingDecoder::new(&bytes[..]).unwrap();
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1 << 16];
+    while let Ok(n) = dec.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        text.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.starts_with("submit_ns,complete_ns,op,offset_bytes,size_bytes,flow\n"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    let rows = text.lines().skip(1).count();
+    assert!(rows > 1000, "{rows} rows decoded");
+    assert!(
+        text.len() > 3 * bytes.len(),
+        "compressed: {} bytes on disk for {} of CSV",
+        bytes.len(),
+        text.len()
+    );
+
+    let (status, err) = interrupt(&mut child);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("interrupted by Ctrl-C (SIGINT)"), "{err}");
+    let after = snapshot(&out_dir);
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        after == before,
+        "the interrupted run changed the earlier run's files"
+    );
+}
+
+/// Ctrl-C during `reproduce`: exit 130, the output directory's files (an earlier run's and
+/// the user's own) as they were, a directory created for it removed.
+#[test]
+fn an_interrupted_reproduce_leaves_its_directory_as_it_was() {
+    let dir = temp_dir("interrupted-reproduce");
+    let out_dir = dir.join("o");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::write(out_dir.join("dftl.csv"), "an earlier run's table\n").unwrap();
+    std::fs::write(out_dir.join("notes.txt"), "the user's own file\n").unwrap();
+    let before = snapshot(&out_dir);
+    for (out, existed) in [(&out_dir, true), (&dir.join("new"), false)] {
+        let child = ssdlab()
+            .args([
+                "reproduce",
+                "dftl",
+                "--scale",
+                "32",
+                "--requests",
+                "100000000",
+                "-q",
+                "--out",
+            ])
+            .arg(out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut child = Child(child);
+        // Its staged directory exists once the outputs are checked, before the experiment.
+        let staged = out.join(format!(".ssdlab-tmp-{}", child.0.id()));
+        let t0 = std::time::Instant::now();
+        while !staged.exists() && t0.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let (status, err) = interrupt(&mut child);
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(err.contains("interrupted"), "{err}");
+        if existed {
+            assert!(snapshot(out) == before, "{:?}", snapshot(out).keys());
+        } else {
+            assert!(!out.exists());
+        }
+    }
+}

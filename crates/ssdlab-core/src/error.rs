@@ -19,6 +19,10 @@ pub enum SimError {
     /// No plane can take another write: the device is worn out or over-full.
     #[error("device full: {0}")]
     DeviceFull(String),
+    /// A stop was requested ([`crate::sim::stop`]: Ctrl-C, SIGTERM, KeyboardInterrupt)
+    /// before the run ended; it has no results.
+    #[error("interrupted before the run ended")]
+    Interrupted,
     #[error("{path}: {err}")]
     Io {
         path: String,

@@ -44,6 +44,7 @@ use serde::Serialize;
 use ssdlab_core::config::{CellMode, Derived, GcConfig, Mode};
 use ssdlab_core::flash::OpKind;
 use ssdlab_core::sim::functional::FunctionalDriver;
+use ssdlab_core::sim::stop;
 use ssdlab_core::{Config, Simulation};
 use ssdlab_model::{
     effective_op_ratio, waf, AdvisorInput, AdvisorRow, GcPolicyModel, ModelError, NandTiming,
@@ -480,16 +481,27 @@ pub fn run_overwrites(
     let sampler = Sampler::new(traffic, units)?;
     let mut rng = stream(cfg.seed, OVERWRITE_STREAM);
     let mut d = FunctionalDriver::new(&mut sim.ftl);
+    // Every 64 Ki writes: a stop requested (Ctrl-C) ends the run (`SimError::Interrupted`).
+    let poll = |i: u64| {
+        if i & 0xFFFF == 0 {
+            stop::check()
+        } else {
+            Ok(())
+        }
+    };
     for lpn in 0..units {
+        poll(lpn as u64)?;
         d.write_unit(lpn)?;
     }
     d.flush()?;
-    for _ in 0..warmup_writes {
+    for i in 0..warmup_writes {
+        poll(i)?;
         d.write_unit(sampler.next(&mut rng))?;
     }
     let before = d.ftl.counters.nand;
     let time_before = d.clock.time_ns;
-    for _ in 0..host_writes {
+    for i in 0..host_writes {
+        poll(i)?;
         d.write_unit(sampler.next(&mut rng))?;
     }
     d.flush()?;

@@ -1,6 +1,7 @@
 //! `ssdlab._native`: the Python binding's native module. The pure-Python package `ssdlab`
 //! (python/ssdlab) wraps it in `run`, `sweep` and `reproduce`. Every simulation runs with the
-//! GIL released; errors become `ssdlab.SsdlabError` carrying the simulator's message (file,
+//! GIL released, on a thread of its own while the caller answers Ctrl-C
+//! ([`interruptible`]); errors become `ssdlab.SsdlabError` carrying the simulator's message (file,
 //! line and key for configuration errors).
 
 use pyo3::create_exception;
@@ -8,11 +9,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
+use ssdlab_core::sim::stop;
 use ssdlab_core::{NoProgress, SimError, Simulation};
 use ssdlab_experiments::run::{self as one, ConfigSource, WORKLOAD_CHECK_REQUESTS};
 use ssdlab_experiments::{dftl, op, slc, ssr, wl};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 create_exception!(
     ssdlab,
@@ -23,6 +26,55 @@ create_exception!(
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     SsdlabError::new_err(e.to_string())
+}
+
+/// How often the calling thread looks for signals while a simulation runs.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Run `work` (simulations, GIL-free) on a thread of its own while the calling thread,
+/// every 50 ms, takes the GIL and runs Python's signal handlers (`check_signals`): Ctrl-C
+/// raises KeyboardInterrupt within a fraction of a second instead of when the simulation
+/// ends. When a handler raises, every simulation of the process is asked to stop
+/// ([`ssdlab_core::sim::stop`], polled every 64 Ki events or requests), `work`'s end is
+/// awaited (its result dropped) and the exception is raised. Python runs handlers on its
+/// main thread only: called from another thread this just waits.
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("ssdlab-sim".into())
+            // The size of a main thread's stack, as the simulation had when it ran there.
+            .stack_size(8 << 20)
+            .spawn_scoped(s, move || {
+                let _ = tx.send(work());
+            })
+            .map_err(err)?;
+        let mut rx = rx;
+        loop {
+            // The receiver moves into the GIL-free closure and back (it is not `Sync`).
+            let (back, got) = py.detach(move || {
+                let got = rx.recv_timeout(SIGNAL_POLL);
+                (rx, got)
+            });
+            rx = back;
+            match got {
+                Ok(v) => return Ok(v),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        stop::request_stop();
+                        let _ = py.detach(move || rx.recv());
+                        stop::clear_stop();
+                        return Err(e);
+                    }
+                }
+                // `work` panicked: the panic goes on here.
+                Err(RecvTimeoutError::Disconnected) => match worker.join() {
+                    Err(p) => std::panic::resume_unwind(p),
+                    Ok(()) => unreachable!("the worker ended without sending its result"),
+                },
+            }
+        }
+    })
 }
 
 /// What one run produced: the output files' text and the wall-clock figures.
@@ -104,9 +156,7 @@ fn run<'py>(
         base_dir,
         sets,
     };
-    let o = py
-        .detach(|| simulate(&src, seed, allow_large_memory))
-        .map_err(err)?;
+    let o = interruptible(py, || simulate(&src, seed, allow_large_memory))?.map_err(err)?;
     let d = PyDict::new(py);
     d.set_item("results_json", o.results_json)?;
     d.set_item("latency_csv", o.latency_csv)?;
@@ -136,7 +186,7 @@ fn run_points(
         .num_threads(jobs)
         .build()
         .map_err(err)?;
-    Ok(py.detach(|| {
+    interruptible(py, || {
         pool.install(|| {
             points
                 .into_par_iter()
@@ -155,7 +205,7 @@ fn run_points(
                 })
                 .collect()
         })
-    }))
+    })
 }
 
 /// A JSON object as TOML text (a configuration given as a Python dict).
@@ -208,7 +258,7 @@ fn reproduce(
         .map_err(err)?;
     let iscale = scale as u32;
     let name = name.to_string();
-    py.detach(move || {
+    interruptible(py, move || {
         pool.install(|| -> Result<String, String> {
             let s = |e: ssdlab_experiments::ExperimentError| e.to_string();
             let overridden = |base: &ssdlab_core::Config, label: &str| {
@@ -262,7 +312,7 @@ fn reproduce(
                 }
             })
         })
-    })
+    })?
     .map_err(err)
 }
 

@@ -248,3 +248,55 @@ def test_a_device_larger_than_memory_is_refused_before_it_runs():
         ssdlab.run(DEFAULT, huge)
     df = ssdlab.sweep(DEFAULT, {"workload.requests": [10]}, overrides=huge)
     assert df.status.tolist() == ["failed"] and "GiB of memory" in df.error[0]
+
+
+# A long run (100 M requests) interrupted by Ctrl-C; then a short one to show the process
+# can run again (the stop request was cleared).
+_INTERRUPTED = """
+import sys, time, ssdlab
+from ssdlab import _native
+long = {"workload.requests": 100_000_000, "precondition.enabled": False}
+print("started", flush=True)
+try:
+    if sys.argv[2] == "run":
+        ssdlab.run(sys.argv[1], long)
+    elif sys.argv[2] == "run_points":
+        _native.run_points([(open(sys.argv[1]).read(), "long", None, ["workload.requests=100000000"])] * 2, 2)
+    else:
+        ssdlab.reproduce("dftl", scale=32, requests=100_000_000, jobs=1)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", time.monotonic(), flush=True)
+    r = ssdlab.run(sys.argv[1], {"workload.requests": 2000, "precondition.enabled": False})
+    print(r.summary["status"], flush=True)
+    sys.exit(42)
+"""
+
+
+@pytest.mark.parametrize("call", ["run", "run_points", "reproduce"])
+def test_ctrl_c_raises_keyboard_interrupt_within_a_second(call):
+    import signal
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED, str(DEFAULT), call],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert p.stdout.readline().strip() == "started"
+        time.sleep(1.0)
+        assert p.poll() is None, "the long run ended early"
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=15)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 42, (out, err)
+    words = out.split()
+    assert words[0] == "KeyboardInterrupt" and words[2] == "completed", (out, err)
+    # CLOCK_MONOTONIC: one clock for both processes.
+    elapsed = float(words[1]) - t0
+    # Within a second or so (2 s: a loaded CI machine); before, only when the run ended.
+    assert 0 < elapsed < 2.0, elapsed

@@ -3,7 +3,7 @@
 //! the mixed workload, without and with GC) to `--out`.
 
 use super::COLORS;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::dftl::{self as exp, DftlParams, DftlReport};
@@ -55,7 +55,7 @@ pub fn run(a: &DftlArgs) -> Result<()> {
         seed: a.seed,
         sets: a.sets.clone(),
     };
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let staged = super::stage(&a.out, "dftl")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     if !quiet {
@@ -82,7 +82,7 @@ pub fn run(a: &DftlArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, a);
-    super::write_outputs(&a.out, "dftl", &md, &report.csv(), &report, |svg| {
+    super::write_outputs(staged, "dftl", &md, &report.csv(), &report, |svg| {
         plot(&report, svg)
     })
 }

@@ -8,6 +8,7 @@ pub mod slc;
 pub mod ssr;
 pub mod wl;
 
+use crate::output::StagedDir;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use plotters::style::RGBColor;
@@ -37,24 +38,37 @@ pub fn pool(jobs: usize) -> Result<rayon::ThreadPool> {
         .context("--jobs: cannot start the worker threads")
 }
 
+/// Stage experiment `stem`'s outputs in `out` (`--out`; created, and checked writable,
+/// before the experiment runs) for [`write_outputs`].
+pub fn stage(out: &Path, stem: &str) -> Result<StagedDir> {
+    let names = ["json", "md", "csv", "svg"].map(|ext| format!("{stem}.{ext}"));
+    StagedDir::new(out, &names.each_ref().map(String::as_str))
+        .with_context(|| format!("--out {}", out.display()))
+}
+
 /// Print the markdown report and write `STEM.md`, `STEM.csv`, `STEM.json` (the report)
-/// and `STEM.svg` (drawn by `plot`) into `out`.
+/// and `STEM.svg` (drawn by `plot`) into the `--out` directory: written aside and moved in together
+/// ([`crate::output::StagedDir`], `STEM.json` the marker), so a failure (or Ctrl-C) leaves
+/// an earlier run's four files as they were; other files in `out` are not touched.
 pub fn write_outputs<R: Serialize>(
-    out: &Path,
+    staged: StagedDir,
     stem: &str,
     md: &str,
     csv: &str,
     report: &R,
     plot: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<()> {
-    print!("{md}");
-    write(&out.join(format!("{stem}.md")), md)?;
-    write(&out.join(format!("{stem}.csv")), csv)?;
+    let out = staged.target().to_path_buf();
+    let dir = staged.path();
+    write(&dir.join(format!("{stem}.md")), md)?;
+    write(&dir.join(format!("{stem}.csv")), csv)?;
     let json =
         serde_json::to_string_pretty(report).with_context(|| format!("serialising {stem}.json"))?;
-    write(&out.join(format!("{stem}.json")), &(json + "\n"))?;
-    let svg = out.join(format!("{stem}.svg"));
-    plot(&svg).with_context(|| format!("drawing {}", svg.display()))?;
+    write(&dir.join(format!("{stem}.json")), &(json + "\n"))?;
+    let svg = dir.join(format!("{stem}.svg"));
+    plot(&svg).with_context(|| format!("drawing {stem}.svg"))?;
+    staged.commit()?;
+    print!("{md}");
     println!(
         "\nwrote {}/{stem}.md, {stem}.csv, {stem}.json, {stem}.svg",
         out.display()

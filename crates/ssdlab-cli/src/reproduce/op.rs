@@ -2,7 +2,7 @@
 //! `docs/reproduce-op.md`). Prints a markdown report and writes `op.md`, `op.csv`,
 //! `op.json` and `op.svg` to `--out`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::op::{self as exp, OpSweep, OpSweepParams};
@@ -56,6 +56,7 @@ pub fn run(a: &OpArgs) -> Result<()> {
     if let Some(s) = a.seed {
         p.base.seed = s;
     }
+    let staged = super::stage(&a.out, "op")?;
     let pool = super::pool(a.jobs)?;
     let quiet = a.quiet;
     if !quiet {
@@ -79,8 +80,7 @@ pub fn run(a: &OpArgs) -> Result<()> {
     };
     let sweep = pool.install(|| exp::sweep(&p, &progress))?;
     let md = markdown(&sweep, &p, a.scale);
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    super::write_outputs(&a.out, "op", &md, &sweep.csv(), &sweep, |svg| {
+    super::write_outputs(staged, "op", &md, &sweep.csv(), &sweep, |svg| {
         plot(&sweep, svg)
     })
 }

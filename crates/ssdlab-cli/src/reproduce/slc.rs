@@ -2,7 +2,7 @@
 //! (docs/slc-journal.md). Writes `slc.md`, `slc.csv`, `slc.json` and `slc.svg` to `--out`.
 
 use super::COLORS;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::slc::{self as exp, SlcParams, SlcReport};
@@ -46,7 +46,7 @@ pub fn run(a: &SlcArgs) -> Result<()> {
         seed: a.seed,
         sets: a.sets.clone(),
     };
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let staged = super::stage(&a.out, "slc")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     let runs = 2 * 2 * (p.fsync_every.len() + exp::FILEBENCH.len());
@@ -75,7 +75,7 @@ pub fn run(a: &SlcArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report);
-    super::write_outputs(&a.out, "slc", &md, &report.csv(), &report, |svg| {
+    super::write_outputs(staged, "slc", &md, &report.csv(), &report, |svg| {
         plot(&report, svg)
     })
 }

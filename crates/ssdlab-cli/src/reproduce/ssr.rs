@@ -2,7 +2,7 @@
 //! `docs/erase-suspend.md`). Prints a markdown report and writes `ssr.md`, `ssr.csv`,
 //! `ssr.json` and `ssr.svg` (log-scale CCDF of read and write latency per policy) to `--out`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::ssr::{self as exp, SsrParams, SsrReport, SsrWorkload};
@@ -50,6 +50,7 @@ pub fn run(a: &SsrArgs) -> Result<()> {
         }
         p.requests = vec![n; p.workloads.len()];
     }
+    let staged = super::stage(&a.out, "ssr")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     if !quiet {
@@ -79,8 +80,7 @@ pub fn run(a: &SsrArgs) -> Result<()> {
     let report = pool.install(|| exp::run(&p, &progress))?;
     let total_wall = wall.elapsed().as_secs_f64();
     let md = markdown(&report, &p, total_wall);
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    super::write_outputs(&a.out, "ssr", &md, &report.csv(), &report, |svg| {
+    super::write_outputs(staged, "ssr", &md, &report.csv(), &report, |svg| {
         plot(&report, svg)
     })
 }

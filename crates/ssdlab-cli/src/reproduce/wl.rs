@@ -3,7 +3,7 @@
 //! bars and erase-count distributions) to `--out`.
 
 use super::COLORS;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::wl::{self as exp, WlParams, WlReport};
@@ -59,7 +59,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
         seed: a.seed,
         sets: a.sets.clone(),
     };
-    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let staged = super::stage(&a.out, "wl")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
     let runs = p.algorithms.len() * p.traces.len();
@@ -87,7 +87,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, a);
-    super::write_outputs(&a.out, "wl", &md, &report.csv(), &report, |svg| {
+    super::write_outputs(staged, "wl", &md, &report.csv(), &report, |svg| {
         plot(&report, svg)
     })
 }

@@ -4,6 +4,7 @@
 
 pub mod functional;
 pub(crate) mod lookahead;
+pub mod stop;
 pub mod timed;
 
 use crate::config::{Config, Derived, Mode};
@@ -397,8 +398,11 @@ impl Simulation {
             d.ftl.prefetch_unit(next[(k + AHEAD / 2) % AHEAD], true);
             d.write_unit(lpn)?;
             done += 1;
-            if done & 0xF_FFFF == 0 {
-                progress.update(done, d.clock.time_ns);
+            if done & 0xFFFF == 0 {
+                stop::check()?;
+                if done & 0xF_FFFF == 0 {
+                    progress.update(done, d.clock.time_ns);
+                }
             }
             if steady.as_mut().is_some_and(|s| s.observe(done, d.ftl)) {
                 break;
@@ -600,6 +604,7 @@ impl Simulation {
                 }
                 submitted += 1;
                 if submitted & 0xFFFF == 0 {
+                    stop::check()?;
                     progress.update(submitted, d.clock.time_ns);
                 }
             }
@@ -797,8 +802,11 @@ fn sequential_fill(
     while written < units && !d.worn_out() {
         d.write_unit(written as u32)?;
         written += 1;
-        if written & 0xF_FFFF == 0 {
-            progress.update(written, d.clock.time_ns);
+        if written & 0xFFFF == 0 {
+            stop::check()?;
+            if written & 0xF_FFFF == 0 {
+                progress.update(written, d.clock.time_ns);
+            }
         }
     }
     d.flush()?;

@@ -358,6 +358,7 @@ impl<'a> TimedSim<'a> {
             since_report += 1;
             if since_report == 1 << 16 {
                 since_report = 0;
+                super::stop::check()?;
                 progress.update(self.front.counters.requests(), self.q.now_ns());
             }
         }
