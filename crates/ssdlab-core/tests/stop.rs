@@ -1,7 +1,8 @@
 //! A stop request (`sim::stop`, set by the CLI's Ctrl-C handler and the Python binding)
 //! ends preconditioning and the measured phase of both modes with
 //! `SimError::Interrupted`; once cleared, runs go on as before (the golden snapshots show
-//! the results unchanged). One test: the flag is process-wide.
+//! the results unchanged). One test, in a binary of its own: the flag is process-wide
+//! (in `tests/it` it would stop the tests running beside it).
 
 use ssdlab_core::sim::stop;
 use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
