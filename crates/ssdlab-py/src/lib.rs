@@ -103,6 +103,7 @@ fn run<'py>(
         label,
         base_dir,
         sets,
+        grid: Vec::new(),
     };
     let o = py
         .detach(|| simulate(&src, seed, allow_large_memory))
@@ -147,6 +148,7 @@ fn run_points(
                         label,
                         base_dir,
                         sets,
+                        grid: Vec::new(),
                     };
                     match run_source(&src, None, allow_large_memory) {
                         Ok((_, r, _)) => (true, one::sweep_headline(&r)),
