@@ -1,6 +1,7 @@
 //! `sweep.parquet`: the sweep table for pandas / Arrow users, typed: `point` (int64), the
-//! swept keys (UTF-8, as given on the command line), `status` (UTF-8) and every headline
-//! figure as a nullable double (empty in the CSV = null).
+//! swept keys (UTF-8, as given on the command line), `status` (UTF-8), every headline
+//! figure as a nullable double (empty in the CSV = null) and `error` (UTF-8, null when the
+//! point ran).
 
 use anyhow::{Context, Result};
 use parquet::basic::{ConvertedType, Repetition, Type as Physical};
@@ -17,12 +18,13 @@ enum Column {
     Number(Vec<Option<f64>>),
 }
 
-/// Write `rows` (each `[point, swept values…, headline values…]` as text) with `header`.
+/// Write `rows` (each `[point, swept values…, headline values…, error]` as text) with
+/// `header`; column `c > 0` is text where `is_text(c)`, else a number.
 pub fn write(
     path: &Path,
     header: &[String],
     rows: &[Vec<String>],
-    text_columns: usize,
+    is_text: &dyn Fn(usize) -> bool,
 ) -> Result<()> {
     let cell = |r: &Vec<String>, c: usize| r.get(c).filter(|v| !v.is_empty()).cloned();
     let mut columns = Vec::new();
@@ -38,7 +40,7 @@ pub fn write(
                 Type::primitive_type_builder(name, Physical::INT64)
                     .with_repetition(Repetition::REQUIRED),
             )
-        } else if c <= text_columns {
+        } else if is_text(c) {
             let v = rows.iter().map(|r| cell(r, c)).collect();
             (
                 Column::Text(v),

@@ -1,12 +1,17 @@
 //! `ssdlab sweep CONFIG --grid key=v1,v2 … [--set key=v] [--out DIR]`: the cartesian
 //! product of the grids, every point a full run (precondition + workload) on all cores,
 //! one row per point in `DIR/sweep.csv`; each point keeps its results in
-//! `DIR/points/<n>/`, and a re-run skips the points already finished (resumable).
+//! `DIR/points/<n>/` with `point.json` (a digest of its resolved configuration and input
+//! file), and a re-run reuses a finished point only when that digest is the same
+//! (resumable). A point that fails (invalid value, failed run) is a row with status
+//! `failed` and its `error`; the others run, and the exit status says which failed.
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use ssdlab_core::{Config, NoProgress, Simulation};
-use ssdlab_experiments::run::{sweep_headline, ConfigSource, SWEEP_HEADLINE as HEADLINE};
+use ssdlab_core::{Config, NoProgress, SimError, Simulation};
+use ssdlab_experiments::run::{self, sweep_headline, ConfigSource, SWEEP_HEADLINE as HEADLINE};
+use ssdlab_workload::WorkloadConfig;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -26,9 +31,12 @@ pub struct Args {
     /// Points run at once (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// No per-point progress lines.
+    /// No per-point progress lines (a failed point is still reported).
     #[arg(long, short)]
     quiet: bool,
+    /// Run points whose device needs more memory than the machine has available.
+    #[arg(long)]
+    allow_large_memory: bool,
 }
 
 /// Split `v1,v2,…` at top-level commas.
@@ -88,40 +96,176 @@ fn csv_field(v: &str) -> String {
     }
 }
 
-/// Run one point (or reuse its finished results) and return its CSV row tail.
-fn run_point(dir: &Path, cfg: &Config, base_dir: Option<PathBuf>, tag: &str) -> Result<String> {
-    let done = dir.join("results.json");
-    let point_file = dir.join("point.txt");
-    if done.exists() && std::fs::read_to_string(&point_file).ok().as_deref() == Some(tag) {
-        let text = std::fs::read_to_string(&done)?;
-        let v: serde_json::Value = serde_json::from_str(&text)?;
-        return Ok(v["sweep_row"].as_str().unwrap_or_default().to_string());
+/// Why a point's results may be reused: a digest of everything its results depend on.
+/// BLAKE3 (a well-kept crate, stable across Rust versions and platforms, unlike std's
+/// SipHash; it streams a GB-sized trace in about a second) over the ssdlab version, the
+/// fully resolved configuration (every default filled in, the seed, the derived values)
+/// and the content of the workload's input file (trace or fio job file; neither format
+/// includes other files).
+fn point_digest(resolved_toml: &str, input: Option<&(PathBuf, String)>) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [
+        "ssdlab sweep point v1",
+        env!("CARGO_PKG_VERSION"),
+        resolved_toml,
+        input.map_or("", |(_, d)| d.as_str()),
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
     }
-    std::fs::create_dir_all(dir)?;
-    let mut sim = Simulation::new(cfg.clone())?;
-    sim.base_dir = base_dir;
-    sim.precondition(&mut NoProgress)?;
-    let r = sim.run_workload(&mut NoProgress)?;
+    h.finalize().to_hex().to_string()
+}
+
+/// The workload's input file (trace or fio job file) as the run resolves it.
+fn input_file(cfg: &Config, base_dir: Option<&Path>) -> Option<PathBuf> {
+    let path = match &cfg.workload {
+        WorkloadConfig::Trace(t) => &t.path,
+        WorkloadConfig::Fio(f) => &f.path,
+        _ => return None,
+    };
+    Some(match base_dir {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path.clone(),
+    })
+}
+
+/// The BLAKE3 digest of a file's content, streamed.
+fn file_digest(path: &Path) -> Result<String> {
+    let f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = blake3::Hasher::new();
+    h.update_reader(std::io::BufReader::with_capacity(1 << 20, f))
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
+/// A point ready to run: its checked configuration and digest.
+struct Ready {
+    cfg: Config,
+    digest: String,
+}
+
+/// `point.json`: what a finished point was run from.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PointMeta {
+    /// The point's `--grid` values (for people; the digest decides reuse).
+    tag: String,
+    digest: String,
+}
+
+/// The headline row of a finished point in `dir` run from `digest`, if there is one.
+fn finished(dir: &Path, digest: &str) -> Option<String> {
+    let meta: PointMeta =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("point.json")).ok()?).ok()?;
+    if meta.digest != digest {
+        return None;
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).ok()?).ok()?;
+    v["sweep_row"].as_str().map(str::to_string)
+}
+
+/// Remove `p` (a directory) if it exists.
+fn remove_dir(p: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", p.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Run one point (or reuse its finished results): its CSV row tail and whether it was
+/// reused. The results are written into `<dir>.partial` and renamed to `dir` when complete,
+/// so a killed sweep never leaves a point that looks finished.
+fn run_point(dir: &Path, src: &ConfigSource, ready: &Ready, tag: &str) -> Result<(String, bool)> {
+    if let Some(row) = finished(dir, &ready.digest) {
+        return Ok((row, true));
+    }
+    let tmp = dir.with_extension("partial");
+    remove_dir(&tmp)?;
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let label = |e: SimError| anyhow::anyhow!("{}: {e}", src.label);
+    let mut sim = Simulation::new(ready.cfg.clone()).map_err(label)?;
+    sim.base_dir = src.base_dir.clone();
+    sim.precondition(&mut NoProgress).map_err(label)?;
+    let r = sim.run_workload(&mut NoProgress).map_err(label)?;
     let row = sweep_headline(&r);
     let mut v = serde_json::to_value(&r)?;
     v["sweep_row"] = serde_json::Value::String(row.clone());
-    std::fs::write(&done, serde_json::to_string_pretty(&v)? + "\n")?;
-    std::fs::write(&point_file, tag)?;
-    Ok(row)
+    std::fs::write(
+        tmp.join("results.json"),
+        serde_json::to_string_pretty(&v)? + "\n",
+    )?;
+    let meta = PointMeta {
+        tag: tag.to_string(),
+        digest: ready.digest.clone(),
+    };
+    std::fs::write(
+        tmp.join("point.json"),
+        serde_json::to_string_pretty(&meta)? + "\n",
+    )?;
+    remove_dir(dir)?;
+    std::fs::rename(&tmp, dir)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), dir.display()))?;
+    Ok((row, false))
+}
+
+/// Remove what an earlier sweep into `points` left that is not a point of this grid
+/// (`n >= count`) or never finished (`*.partial`): nothing there may look current.
+fn prune_points(points: &Path, count: usize) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(points) else {
+        return Ok(());
+    };
+    for e in entries {
+        let e = e.with_context(|| format!("listing {}", points.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stale = name.ends_with(".partial") || name.parse::<usize>().is_ok_and(|n| n >= count);
+        if stale {
+            remove_dir(&e.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Write `text` to `path` through a temporary file renamed over it.
+fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension("partial");
+    write(&tmp)?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn run(a: &Args) -> Result<()> {
+    // Malformed input (grid syntax, an unreadable or unparsable base configuration, a
+    // malformed override) is an error before anything runs; a point whose configuration
+    // or workload is invalid fails alone (status `failed`, its `error`).
     let (keys, pts) = points(&a.grids)?;
-    // Every point's configuration is checked before anything runs.
-    let mut cfgs = Vec::new();
-    for p in &pts {
-        let mut sets = a.sets.clone();
-        sets.extend(keys.iter().zip(p).map(|(k, v)| format!("{k}={v}")));
-        let cfg = ConfigSource::from_file(&a.config, &sets)?.load()?;
-        cfg.validate()
-            .with_context(|| format!("point {}", sets.join(" ")))?;
-        cfgs.push((cfg, sets.join(" ")));
+    let base = ConfigSource::from_file(&a.config, &a.sets)?;
+    Config::from_toml_str(&base.text, &base.label)?;
+    let srcs: Vec<ConfigSource> = pts
+        .iter()
+        .map(|p| ConfigSource {
+            grid: keys
+                .iter()
+                .zip(p)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+            ..base.clone()
+        })
+        .collect();
+    for s in &srcs {
+        s.overridden_text()?;
     }
+    let tags: Vec<String> = srcs
+        .iter()
+        .map(|s| {
+            s.sets
+                .iter()
+                .chain(&s.grid)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from("out").join(format!(
             "sweep-{}",
@@ -129,6 +273,14 @@ pub fn run(a: &Args) -> Result<()> {
         ))
     });
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    // Until this sweep has finished, no table from an earlier one may look like its own.
+    let csv_path = out.join("sweep.csv");
+    let pq_path = out.join("sweep.parquet");
+    for p in [&csv_path, &pq_path] {
+        crate::remove_stale(p)?;
+    }
+    let points_dir = out.join("points");
+    prune_points(&points_dir, pts.len())?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.jobs.unwrap_or(0))
         .build()
@@ -141,64 +293,137 @@ pub fn run(a: &Args) -> Result<()> {
             out.display()
         );
     }
-    let base_dir = a.config.parent().map(Path::to_path_buf);
-    let rows = pool.install(|| {
-        cfgs.par_iter()
-            .enumerate()
-            .map(|(i, (cfg, tag))| {
-                let dir = out.join("points").join(i.to_string());
-                let row = run_point(&dir, cfg, base_dir.clone(), tag)
-                    .with_context(|| format!("point {i}: {tag}"))?;
-                if !a.quiet {
-                    eprintln!("  point {i} done: {tag}");
-                }
-                Ok(row)
+    // Every point checked as `ssdlab run` checks it, before any point runs.
+    let hint = (!a.allow_large_memory).then_some("pass --allow-large-memory");
+    let checked: Vec<std::result::Result<(Config, String), String>> = pool.install(|| {
+        srcs.par_iter()
+            .map(|s| {
+                run::checked(s, hint).map(|(cfg, d)| (cfg.clone(), run::resolved_toml(&cfg, &d)))
             })
-            .collect::<Result<Vec<String>>>()
-    })?;
+            .collect()
+    });
+    // Each input file is read once, however many points replay it.
+    let mut inputs: BTreeMap<PathBuf, std::result::Result<String, String>> = BTreeMap::new();
+    for (cfg, _) in checked.iter().flatten() {
+        if let Some(p) = input_file(cfg, base.base_dir.as_deref()) {
+            if let std::collections::btree_map::Entry::Vacant(e) = inputs.entry(p) {
+                let d = file_digest(e.key()).map_err(|e| format!("{e:#}"));
+                e.insert(d);
+            }
+        }
+    }
+    let ready: Vec<std::result::Result<Ready, String>> = checked
+        .into_iter()
+        .map(|c| {
+            let (cfg, resolved) = c?;
+            let input = match input_file(&cfg, base.base_dir.as_deref()) {
+                Some(p) => Some((p.clone(), inputs[&p].clone()?)),
+                None => None,
+            };
+            let digest = point_digest(&resolved, input.as_ref());
+            Ok(Ready { cfg, digest })
+        })
+        .collect();
+    let outcomes: Vec<std::result::Result<String, String>> = pool.install(|| {
+        ready
+            .par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .map(|(i, r)| {
+                let dir = points_dir.join(i.to_string());
+                let tag = &tags[i];
+                let outcome = match r {
+                    Err(e) => remove_dir(&dir)
+                        .map_err(|x| format!("{x:#}"))
+                        .and(Err(e.clone())),
+                    Ok(r) => run_point(&dir, &srcs[i], r, tag).map_err(|e| format!("{e:#}")),
+                };
+                match &outcome {
+                    Ok((_, reused)) if !a.quiet => eprintln!(
+                        "  point {i} {}: {tag}",
+                        if *reused { "reused" } else { "done" }
+                    ),
+                    Err(e) => eprintln!("  point {i} failed: {tag}: {e}"),
+                    _ => {}
+                }
+                outcome.map(|(row, _)| row)
+            })
+            .collect()
+    });
+    let failed_cells = vec![""; HEADLINE.split(',').count() - 1].join(",");
+    let tail = |o: &std::result::Result<String, String>| match o {
+        Ok(row) => (format!("{row},"), String::new()),
+        Err(e) => (format!("failed,{failed_cells},"), e.clone()),
+    };
     let mut csv = String::from("point,");
     for k in &keys {
         csv += &csv_field(k);
         csv.push(',');
     }
     csv += HEADLINE;
-    csv.push('\n');
-    for (i, (p, row)) in pts.iter().zip(&rows).enumerate() {
+    csv += ",error\n";
+    for (i, (p, o)) in pts.iter().zip(&outcomes).enumerate() {
         csv += &format!("{i},");
         for v in p {
             csv += &csv_field(v);
             csv.push(',');
         }
-        csv += row;
+        let (row, err) = tail(o);
+        csv += &row;
+        csv += &csv_field(&err);
         csv.push('\n');
     }
-    let path = out.join("sweep.csv");
-    std::fs::write(&path, &csv).with_context(|| format!("writing {}", path.display()))?;
-    // The same table, typed, for pandas / Arrow.
+    write_atomic(&csv_path, |tmp| {
+        std::fs::write(tmp, &csv).with_context(|| format!("writing {}", tmp.display()))
+    })?;
+    // The same table, typed, for pandas / Arrow (the columns of the Python sweep's
+    // DataFrame: `error` last).
     let header: Vec<String> = std::iter::once("point".to_string())
         .chain(keys.iter().cloned())
-        .chain(std::iter::once("status".to_string()))
-        .chain(HEADLINE.split(',').skip(1).map(str::to_string))
+        .chain(HEADLINE.split(',').map(str::to_string))
+        .chain(std::iter::once("error".to_string()))
         .collect();
     let table: Vec<Vec<String>> = pts
         .iter()
-        .zip(&rows)
+        .zip(&outcomes)
         .enumerate()
-        .map(|(i, (p, row))| {
+        .map(|(i, (p, o))| {
+            let (row, err) = tail(o);
             std::iter::once(i.to_string())
                 .chain(p.iter().cloned())
-                .chain(row.split(',').map(str::to_string))
+                .chain(row.trim_end_matches(',').split(',').map(str::to_string))
+                .chain(std::iter::once(err))
                 .collect()
         })
         .collect();
-    let pq = out.join("sweep.parquet");
-    crate::parquet_out::write(&pq, &header, &table, keys.len() + 1)?;
+    let status_col = keys.len() + 1;
+    let error_col = header.len() - 1;
+    write_atomic(&pq_path, |tmp| {
+        crate::parquet_out::write(tmp, &header, &table, &|c| {
+            (1..=status_col).contains(&c) || c == error_col
+        })
+    })?;
     println!(
         "wrote {} and {} ({} points)",
-        path.display(),
-        pq.display(),
+        csv_path.display(),
+        pq_path.display(),
         pts.len()
     );
+    let failed: Vec<String> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.is_err())
+        .map(|(i, _)| i.to_string())
+        .collect();
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} points failed (point {}): status `failed`, the reason in the `error` column of {}",
+            failed.len(),
+            pts.len(),
+            failed.join(", "),
+            csv_path.display()
+        );
+    }
     Ok(())
 }
 

@@ -1096,3 +1096,252 @@ fn an_interrupted_reproduce_leaves_its_directory_as_it_was() {
         }
     }
 }
+
+/// `ssdlab sweep CONFIG --grid … [--set workload.requests=400] --out OUT` (progress lines
+/// on; the `--set` for a synthetic workload, whose configuration names `requests`).
+fn sweep_into(cfg: &Path, grids: &[&str], out: &Path) -> std::process::Output {
+    let mut c = ssdlab();
+    c.arg("sweep").arg(cfg);
+    for g in grids {
+        c.args(["--grid", g]);
+    }
+    if std::fs::read_to_string(cfg)
+        .unwrap()
+        .contains("requests = ")
+    {
+        c.args(["--set", "workload.requests=400"]);
+    }
+    c.args(["--jobs", "2", "--out"]).arg(out).output().unwrap()
+}
+
+/// The sweep's table after a successful sweep.
+fn sweep_ok(cfg: &Path, grids: &[&str], out: &Path) -> (String, String) {
+    let o = sweep_into(cfg, grids, out);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    (std::fs::read_to_string(out.join("sweep.csv")).unwrap(), err)
+}
+
+/// A sweep into an --out that holds another configuration's points re-runs them: a point
+/// is reused only when its resolved configuration and input file are the same (issue 33).
+#[test]
+fn sweep_reuses_a_point_only_for_the_same_configuration_and_inputs() {
+    let dir = temp_dir("sweep-reuse");
+    let (a, b) = (dir.join("a.toml"), dir.join("b.toml"));
+    std::fs::write(&a, SMALL).unwrap();
+    std::fs::write(
+        &b,
+        SMALL.replace("read_percent = 70.0", "read_percent = 10.0"),
+    )
+    .unwrap();
+    let grid = ["device.over_provisioning_ratio=0.25,0.35"];
+    let shared = dir.join("shared");
+    let (csv_a, _) = sweep_ok(&a, &grid, &shared);
+    let (csv_b, err) = sweep_ok(&b, &grid, &shared);
+    let (fresh_b, _) = sweep_ok(&b, &grid, &dir.join("fresh-b"));
+    assert_ne!(csv_a, fresh_b, "the two configurations give different rows");
+    assert_eq!(csv_b, fresh_b, "b's sweep holds b's results: {err}");
+    assert!(!err.contains("reused"), "{err}");
+    // An unchanged re-run reuses every point (its results.json untouched).
+    let stamp = |out: &Path| {
+        std::fs::metadata(out.join("points/1/results.json"))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let before = stamp(&shared);
+    let (again, err) = sweep_ok(&b, &grid, &shared);
+    assert_eq!(again, fresh_b);
+    assert!(
+        err.contains("point 0 reused") && err.contains("point 1 reused"),
+        "{err}"
+    );
+    assert_eq!(stamp(&shared), before);
+}
+
+/// Editing the base configuration in place between two sweeps re-runs the points.
+#[test]
+fn sweep_reruns_points_when_the_base_configuration_is_edited() {
+    let dir = temp_dir("sweep-edit");
+    let b = dir.join("b.toml");
+    std::fs::write(&b, SMALL).unwrap();
+    let grid = ["device.over_provisioning_ratio=0.25,0.35"];
+    let out = dir.join("out");
+    let (before, _) = sweep_ok(&b, &grid, &out);
+    std::fs::write(&b, SMALL.replace("seed = 5", "seed = 6")).unwrap();
+    let (edited, err) = sweep_ok(&b, &grid, &out);
+    let (fresh, _) = sweep_ok(&b, &grid, &dir.join("fresh"));
+    assert_eq!(edited, fresh);
+    assert_ne!(edited, before, "seed 6 gives other rows than seed 5");
+    assert!(!err.contains("reused"), "{err}");
+}
+
+/// A changed trace (same path, same configuration) re-runs the points; a killed point
+/// (no point.json) re-runs; points of an earlier, larger grid do not stay behind.
+#[test]
+fn sweep_reruns_when_the_trace_changes_and_leaves_no_stale_points() {
+    let dir = temp_dir("sweep-trace");
+    let head = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n";
+    let line = |i: u64, op: &str, off: u64| {
+        format!(
+            "{},hm,0,{op},{off},4096,10\n",
+            128166372000000000 + i * 10_000
+        )
+    };
+    let trace = |writes: u64| {
+        let mut t = head.to_string();
+        for i in 0..writes {
+            t += &line(i, "Write", (i * 4096) % (16 << 20));
+        }
+        t
+    };
+    std::fs::write(dir.join("t.csv"), trace(200)).unwrap();
+    let cfg = dir.join("trace.toml");
+    std::fs::write(
+        &cfg,
+        format!("{DEVICE}\n[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\n"),
+    )
+    .unwrap();
+    let grid = ["ftl.gc_soft_free_blocks=3,4,5"];
+    let out = dir.join("out");
+    let (first, _) = sweep_ok(&cfg, &grid, &out);
+    assert!(
+        first.lines().nth(1).unwrap().contains(",completed,200,"),
+        "{first}"
+    );
+    // The same path, other content: every point re-runs, with the new trace's results.
+    std::fs::write(dir.join("t.csv"), trace(300)).unwrap();
+    let (second, err) = sweep_ok(&cfg, &grid, &out);
+    assert!(!err.contains("reused"), "{err}");
+    let (fresh, _) = sweep_ok(&cfg, &grid, &dir.join("fresh"));
+    assert_eq!(second, fresh);
+    assert_ne!(second, first, "the two traces give different rows");
+    // A point without point.json (killed before it finished) runs again; a partial
+    // directory and the points beyond a smaller grid are removed.
+    std::fs::remove_file(out.join("points/0/point.json")).unwrap();
+    std::fs::create_dir_all(out.join("points/1.partial")).unwrap();
+    let grid2 = ["ftl.gc_soft_free_blocks=3,4"];
+    let (third, err) = sweep_ok(&cfg, &grid2, &out);
+    assert!(
+        err.contains("point 0 done") && err.contains("point 1 reused"),
+        "{err}"
+    );
+    assert_eq!(third.lines().count(), 3, "{third}");
+    assert!(
+        !out.join("points/2").exists(),
+        "a point of the old grid is left"
+    );
+    assert!(!out.join("points/1.partial").exists());
+    assert!(out.join("points/0/point.json").exists());
+}
+
+/// One invalid point fails alone (status `failed`, its `error` naming file, line and key as
+/// `ssdlab run` does); the others run, the tables are written, the exit status is non-zero
+/// and names the failed point. A workload that fails its check fails its point the same way.
+#[test]
+fn sweep_marks_a_failed_point_and_runs_the_rest() {
+    let dir = temp_dir("sweep-fail");
+    let cfg = dir.join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    let out = dir.join("out");
+    let o = sweep_into(&cfg, &["device.over_provisioning_ratio=0.25,-1,0.35"], &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("error: 1 of 3 points failed (point 1)"),
+        "{err}"
+    );
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[0].ends_with(",sim_time_ns,error"), "{csv}");
+    assert!(
+        lines[1].starts_with("0,0.25,completed,400,") && lines[1].ends_with(','),
+        "{csv}"
+    );
+    assert!(
+        lines[3].starts_with("3,0.35,completed,400,")
+            || lines[3].starts_with("2,0.35,completed,400,"),
+        "{csv}"
+    );
+    let want = format!(
+        "1,-1,failed,,,,,,,,,,,,,{} (with --set workload.requests=400 --grid device.over_provisioning_ratio=-1):",
+        cfg.display()
+    );
+    assert!(lines[2].starts_with(&want), "{csv}");
+    assert!(
+        lines[2].ends_with(": device.over_provisioning_ratio: -1 must be a finite number >= 0"),
+        "{csv}"
+    );
+    // The Parquet table has the same columns, `error` last (as the Python DataFrame).
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let r =
+        SerializedFileReader::new(std::fs::File::open(out.join("sweep.parquet")).unwrap()).unwrap();
+    let meta = r.metadata().file_metadata();
+    assert_eq!(meta.num_rows(), 3);
+    let names: Vec<&str> = meta
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(names.join(","), lines[0]);
+    // A trace with a bad line fails its point with `ssdlab run`'s message (file and line)
+    // unless that point skips it.
+    let trace = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n\
+        128166372000000000,hm,0,Write,0,8192,10\n\
+        this line is broken\n\
+        128166372000030000,hm,0,Read,0,4096,10\n";
+    std::fs::write(dir.join("t.csv"), trace).unwrap();
+    let tcfg = dir.join("trace.toml");
+    std::fs::write(
+        &tcfg,
+        format!("{DEVICE}\n[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\n"),
+    )
+    .unwrap();
+    let o = sweep_into(&tcfg, &["workload.skip_bad_lines=0,1"], &dir.join("tout"));
+    assert!(!o.status.success());
+    let csv = std::fs::read_to_string(dir.join("tout/sweep.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[1].starts_with("0,0,failed,"), "{csv}");
+    assert!(
+        lines[1].contains("t.csv:3") && lines[1].contains("this line is broken"),
+        "{csv}"
+    );
+    assert!(lines[2].starts_with("1,1,completed,2,"), "{csv}");
+}
+
+/// A typo'd --grid key is reported under the flag the user typed; malformed grid syntax is
+/// an error before anything runs (no table written).
+#[test]
+fn sweep_names_the_grid_flag_and_rejects_bad_syntax_at_once() {
+    let dir = temp_dir("sweep-typo");
+    let cfg = dir.join("small.toml");
+    std::fs::write(&cfg, SMALL).unwrap();
+    let o = sweep_into(&cfg, &["ftl.gc_sof_free_blocks=1,2"], &dir.join("out"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--grid ftl.gc_sof_free_blocks=1: unknown field `gc_sof_free_blocks`"),
+        "{err}"
+    );
+    assert!(!err.contains("--set ftl.gc_sof"), "{err}");
+    for bad in [
+        "ftl.gc_soft_free_blocks",
+        "ftl.gc_soft_free_blocks=1,",
+        "ftl.gc={ policy",
+    ] {
+        let out = dir.join("bad");
+        let o = sweep_into(&cfg, &[bad], &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(&format!("--grid {bad}")),
+            "{err}"
+        );
+        assert!(!out.join("sweep.csv").exists(), "{err}");
+    }
+}

@@ -17,14 +17,16 @@ use std::path::{Path, PathBuf};
 pub const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
 
 /// A configuration as given: its TOML text, the name errors use for it (a file path), the
-/// directory its relative input paths (traces, fio jobs) resolve against, and `--set`
-/// overrides (`key=value`, value in TOML syntax or a bare string).
-#[derive(Debug, Clone)]
+/// directory its relative input paths (traces, fio jobs) resolve against, `--set`
+/// overrides (`key=value`, value in TOML syntax or a bare string) and, for a point of
+/// `ssdlab sweep`, its `--grid` values (applied after `sets`; messages name them `--grid`).
+#[derive(Debug, Clone, Default)]
 pub struct ConfigSource {
     pub text: String,
     pub label: String,
     pub base_dir: Option<PathBuf>,
     pub sets: Vec<String>,
+    pub grid: Vec<String>,
 }
 
 impl ConfigSource {
@@ -39,31 +41,61 @@ impl ConfigSource {
             label: path.display().to_string(),
             base_dir: path.parent().map(Path::to_path_buf),
             sets: sets.to_vec(),
+            grid: Vec::new(),
+        })
+    }
+
+    /// Every override in the order applied: `sets`, then `grid`.
+    fn overrides(&self) -> Vec<String> {
+        self.sets.iter().chain(&self.grid).cloned().collect()
+    }
+
+    /// Every override as the user typed it: `--set k=v`, `--grid k=v`.
+    fn flagged(&self) -> Vec<String> {
+        let set = self.sets.iter().map(|s| format!("--set {s}"));
+        set.chain(self.grid.iter().map(|g| format!("--grid {g}")))
+            .collect()
+    }
+
+    /// The text with every override applied. A malformed override is named by its flag.
+    pub fn overridden_text(&self) -> Result<String, SimError> {
+        let text = apply_overrides(&self.text, &self.sets)?;
+        if self.grid.is_empty() {
+            return Ok(text);
+        }
+        // `sets` apply on their own, so an error now is a `--grid` value's.
+        apply_overrides(&self.text, &self.overrides()).map_err(|e| match e {
+            SimError::Config { key, reason } => SimError::Config {
+                key: key.replacen("--set ", "--grid ", 1),
+                reason,
+            },
+            e => e,
         })
     }
 
     /// Parse the text, then apply the overrides: the text's own errors keep its lines.
     pub fn load(&self) -> Result<Config, SimError> {
         let cfg = Config::from_toml_str(&self.text, &self.label)?;
-        if self.sets.is_empty() {
+        if self.sets.is_empty() && self.grid.is_empty() {
             return Ok(cfg);
         }
-        let text = apply_overrides(&self.text, &self.sets)?;
-        let label = format!("{} with --set {}", self.label, self.sets.join(" --set "));
+        let text = self.overridden_text()?;
+        let label = format!("{} with {}", self.label, self.flagged().join(" "));
         Config::from_toml_str(&text, &label).map_err(|e| self.override_error(e))
     }
 
-    /// A parse error of the overridden text names the first `--set` that causes it (its
-    /// lines would count in text the user never saw).
+    /// A parse error of the overridden text names the first `--set` (or `--grid`) that
+    /// causes it (its lines would count in text the user never saw).
     fn override_error(&self, e: SimError) -> SimError {
-        for n in 1..=self.sets.len() {
-            let Ok(text) = apply_overrides(&self.text, &self.sets[..n]) else {
+        let (all, flagged) = (self.overrides(), self.flagged());
+        for n in 1..=all.len() {
+            let Ok(text) = apply_overrides(&self.text, &all[..n]) else {
                 break;
             };
             if let Err(err) = toml::from_str::<Config>(&text) {
                 return SimError::ConfigFile {
                     file: self.label.clone(),
-                    reason: format!("--set {}: {}", self.sets[n - 1], err.message().trim()),
+                    reason: format!("{}: {}", flagged[n - 1], err.message().trim()),
                 };
             }
         }
@@ -72,19 +104,19 @@ impl ConfigSource {
 
     /// The text the configuration was read from, overrides applied (for error lines).
     pub fn effective_text(&self) -> String {
-        if self.sets.is_empty() {
+        if self.sets.is_empty() && self.grid.is_empty() {
             return self.text.clone();
         }
-        apply_overrides(&self.text, &self.sets).unwrap_or_else(|_| self.text.clone())
+        self.overridden_text().unwrap_or_else(|_| self.text.clone())
     }
 
-    /// The label, or `label (with --set …)` when overrides changed the text (lines then
-    /// count in the overridden text).
+    /// The label, or `label (with --set … --grid …)` when overrides changed the text
+    /// (lines then count in the overridden text).
     pub fn effective_label(&self) -> String {
-        if self.sets.is_empty() {
+        if self.sets.is_empty() && self.grid.is_empty() {
             self.label.clone()
         } else {
-            format!("{} (with --set {})", self.label, self.sets.join(" --set "))
+            format!("{} (with {})", self.label, self.flagged().join(" "))
         }
     }
 
@@ -97,6 +129,28 @@ impl ConfigSource {
     pub fn workload_error(&self, e: WorkloadError) -> SimError {
         at_key_line(e.into(), &self.effective_text(), &self.label)
     }
+}
+
+/// `src` loaded and validated, its memory checked (unless `memory_hint` is `None`: large
+/// devices allowed; else the hint ends the message) and its workload's first
+/// [`WORKLOAD_CHECK_REQUESTS`] requests per flow read: every check `ssdlab run` makes
+/// before any long work, with its messages (file, line and key).
+pub fn checked(src: &ConfigSource, memory_hint: Option<&str>) -> Result<(Config, Derived), String> {
+    let cfg = src.load().map_err(|e| e.to_string())?;
+    let d = src.validated(&cfg).map_err(|e| e.to_string())?;
+    if let Some(hint) = memory_hint {
+        check_memory(&cfg, &d, &src.label, hint)?;
+    }
+    let ctx = ssdlab_workload::WorkloadContext {
+        logical_bytes: d.logical_bytes,
+        unit_bytes: d.geometry.unit_bytes as u64,
+        seed: cfg.seed,
+        base_dir: src.base_dir.clone(),
+    };
+    cfg.workload
+        .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
+        .map_err(|e| src.workload_error(e).to_string())?;
+    Ok((cfg, d))
 }
 
 /// `MemAvailable` of /proc/meminfo (Linux), in bytes.
@@ -332,6 +386,7 @@ mod tests {
             label: "x.toml".into(),
             base_dir: None,
             sets: vec!["device.over_provisioning_ratio=-1".into()],
+            grid: Vec::new(),
         };
         assert_eq!(
             src.effective_label(),

@@ -155,6 +155,7 @@ fn run<'py>(
         label,
         base_dir,
         sets,
+        grid: Vec::new(),
     };
     let o = interruptible(py, || simulate(&src, seed, allow_large_memory))?.map_err(err)?;
     let d = PyDict::new(py);
@@ -197,6 +198,7 @@ fn run_points(
                         label,
                         base_dir,
                         sets,
+                        grid: Vec::new(),
                     };
                     match run_source(&src, None, allow_large_memory) {
                         Ok((_, r, _)) => (true, one::sweep_headline(&r)),

@@ -25,6 +25,7 @@ struct Counters {
     clamped_arrivals: AtomicU64,
     remapped_requests: AtomicU64,
     filtered_records: AtomicU64,
+    forgotten_submitters: AtomicU64,
     /// Ground truth of a file-system model (spec 05): its journal range `[lo, hi)` in bytes
     /// (hi = 0: none), and the bytes it wrote in and out of it.
     journal_lo: AtomicU64,
@@ -50,6 +51,15 @@ pub struct WorkloadStatsSnapshot {
     pub remapped_requests: u64,
     /// Records dropped by a filter (disk number, ASU, process, device, blkparse action).
     pub filtered_records: u64,
+    /// blkparse with `blkparse_action = "D"` and `journal_process`: queued (`Q`) bios whose
+    /// submitter was forgotten undispatched (more than `trace::MAX_QUEUED_SUBMITTERS`
+    /// outstanding). Left out of results.json when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub forgotten_submitters: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl WorkloadStatsSnapshot {
@@ -61,6 +71,7 @@ impl WorkloadStatsSnapshot {
             clamped_arrivals: self.clamped_arrivals - earlier.clamped_arrivals,
             remapped_requests: self.remapped_requests - earlier.remapped_requests,
             filtered_records: self.filtered_records - earlier.filtered_records,
+            forgotten_submitters: self.forgotten_submitters - earlier.forgotten_submitters,
         }
     }
 }
@@ -99,6 +110,7 @@ impl WorkloadStats {
             clamped_arrivals: self.clamped_arrivals(),
             remapped_requests: self.remapped_requests(),
             filtered_records: self.filtered_records(),
+            forgotten_submitters: self.0.forgotten_submitters.load(Ordering::Relaxed),
         }
     }
 
@@ -116,6 +128,8 @@ impl WorkloadStats {
             .fetch_add(d.remapped_requests, Ordering::Relaxed);
         c.filtered_records
             .fetch_add(d.filtered_records, Ordering::Relaxed);
+        c.forgotten_submitters
+            .fetch_add(d.forgotten_submitters, Ordering::Relaxed);
     }
 
     /// The workload's journal range in bytes, when it models a journaling file system.
@@ -164,5 +178,9 @@ impl WorkloadStats {
 
     pub(crate) fn add_filtered(&self) {
         self.0.filtered_records.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_forgotten_submitters(&self, n: u64) {
+        self.0.forgotten_submitters.fetch_add(n, Ordering::Relaxed);
     }
 }

@@ -21,6 +21,9 @@
 //!   `F` (preflush) → a flush before the data request (a flush alone if it has no sectors),
 //!   `N` without `F` is skipped. Modifiers (`S`, `M`, `A`, FUA `F`) are ignored. Other
 //!   actions (C, G, I, M, P, U, m, …) and blkparse's closing summary are skipped.
+//!   `journal_process` labels a request by the process of its `Q` line, whichever
+//!   action is replayed: a `D` request is journal when any of its sectors was queued by
+//!   that process (merges and splits matched by sector range; bounded memory).
 //! * fio iolog: read, write, trim; `sync`, `datasync`, `sync_file_range` → flush;
 //!   `add`/`open`/`close` are skipped. All files of the log share the device's address
 //!   space; select one with `device = "filename"`.
@@ -155,9 +158,10 @@ pub struct TraceWorkloadConfig {
     pub asu: Option<u64>,
     /// blkparse only: replay only requests of this process name (the `[name]` field).
     pub process: Option<String>,
-    /// blkparse only: label requests of processes whose name starts with this (e.g.
-    /// `"jbd2"`) as journal traffic — the ground truth the journal detector is scored
-    /// against (spec 05).
+    /// blkparse only: label requests queued (`Q`) by processes whose name starts with
+    /// this (e.g. `"jbd2"`) as journal traffic — the ground truth the journal detector is
+    /// scored against (spec 05); a dispatched (`D`) request is journal when any of its
+    /// sectors was, whoever dispatched it.
     pub journal_process: Option<String>,
     /// blkparse: replay only this device (`"8,0"`); fio iolog: only this file name.
     pub device: Option<String>,
@@ -315,6 +319,8 @@ impl TraceSource {
                 journal_process: c.journal_process.clone(),
                 device: c.device.clone(),
                 in_summary: false,
+                queued: Default::default(),
+                max_queued: parse::MAX_QUEUED_SUBMITTERS,
             }),
             TraceFormat::FioIolog => Box::new(IologParser {
                 device: c.device.clone(),
@@ -477,6 +483,10 @@ impl RequestSource for TraceSource {
                     let rec = match self.parser.parse(line) {
                         Ok(Parsed::Record(r)) => r,
                         Ok(Parsed::Skip) => continue,
+                        Ok(Parsed::Forgot(n)) => {
+                            self.stats.add_forgotten_submitters(n);
+                            continue;
+                        }
                         Ok(Parsed::Filtered) => {
                             self.stats.add_filtered();
                             continue;

@@ -1,7 +1,9 @@
 //! Per-format line parsers. Each works on the raw bytes of one line (line end removed)
-//! and allocates nothing unless the line is malformed.
+//! and allocates nothing unless the line is malformed (blkparse replaying `D` with
+//! `journal_process` keeps a bounded map of the queued bios' submitters).
 
 use crate::HostOp;
+use std::collections::BTreeMap;
 
 /// One request as read from a trace, in the trace's own time unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +27,8 @@ pub(crate) enum Parsed {
     Skip,
     /// A request rejected by a filter.
     Filtered,
+    /// No request; the parser forgot this many queued submitters (its cap was reached).
+    Forgot(u64),
 }
 
 pub(crate) trait LineParser: Send {
@@ -244,6 +248,138 @@ pub(crate) struct BlkparseParser {
     pub journal_process: Option<String>,
     /// Past the first line of blkparse's closing summary: everything is skipped.
     pub in_summary: bool,
+    /// Replaying `D` with `journal_process`: the submitters of queued bios not yet
+    /// dispatched or completed, `(device, first sector) → (end sector, journal)`. A `D`
+    /// line names whoever dispatched the request (often a `kworker`), so a dispatched
+    /// request's label comes from the `Q` lines of the sectors it covers (see
+    /// [`BlkparseParser::dispatched_journal`]). A `BTreeMap`: nothing depends on hash order.
+    pub queued: BTreeMap<(u64, u64), (u64, bool)>,
+    /// At most this many queued submitters are kept ([`MAX_QUEUED_SUBMITTERS`]).
+    pub max_queued: usize,
+}
+
+/// Queued submitters kept at most (a trace whose `Q`s are never dispatched, e.g. of a
+/// bio-based device with no device filter): at the cap they are all forgotten and counted
+/// ([`crate::stats::WorkloadStatsSnapshot::forgotten_submitters`]).
+pub(crate) const MAX_QUEUED_SUBMITTERS: usize = 1 << 18;
+
+/// `maj,min` as one number.
+fn device_key(tok: &[u8]) -> u64 {
+    let p = tok.iter().position(|&b| b == b',').unwrap_or(0);
+    let maj = parse_u64(&tok[..p]).unwrap_or(0);
+    let min = parse_u64(&tok[p + 1..]).unwrap_or(0);
+    (maj << 32) | (min & 0xffff_ffff)
+}
+
+/// The `[process]` field of a blkparse line (empty when absent).
+fn process_name(line: &[u8]) -> &[u8] {
+    match (
+        line.iter().rposition(|&b| b == b'['),
+        line.iter().rposition(|&b| b == b']'),
+    ) {
+        (Some(a), Some(b)) if a < b => &line[a + 1..b],
+        _ => &[][..],
+    }
+}
+
+/// The optional `sector + nsectors` of a blkparse line.
+fn sector_range<'a>(mut rest: impl Iterator<Item = &'a [u8]>) -> Result<(u64, u64), String> {
+    let (mut sector, mut nsec) = (0u64, 0u64);
+    if let Some(tok) = rest.next() {
+        if tok[0].is_ascii_digit() {
+            sector = parse_u64(tok).ok_or("sector: expected an unsigned integer")?;
+            if rest.next() != Some(b"+".as_slice()) {
+                return Err("expected `sector + nsectors`".into());
+            }
+            nsec = rest
+                .next()
+                .and_then(parse_u64)
+                .ok_or("nsectors: expected an unsigned integer after `+`")?;
+        }
+    }
+    Ok((sector, nsec))
+}
+
+impl BlkparseParser {
+    /// Whether `D` requests take their submitter from the `Q` lines.
+    fn tracks_submitters(&self) -> bool {
+        self.action == b'D' && self.journal_process.is_some()
+    }
+
+    /// A `Q` (note its submitter) or `C` (forget what it covers) line while replaying `D`.
+    fn note<'a>(
+        &mut self,
+        action: u8,
+        dev: &[u8],
+        rest: impl Iterator<Item = &'a [u8]>,
+        line: &[u8],
+    ) -> Parsed {
+        let Ok((sector, nsec)) = sector_range(rest) else {
+            return Parsed::Skip; // lines not replayed are not checked
+        };
+        if nsec == 0 || self.device.as_ref().is_some_and(|d| dev != d.as_bytes()) {
+            return Parsed::Skip;
+        }
+        let (dev, end) = (device_key(dev), sector.saturating_add(nsec));
+        if action == b'C' {
+            self.take_range(dev, sector, end);
+            return Parsed::Skip;
+        }
+        let journal = self
+            .journal_process
+            .as_ref()
+            .is_some_and(|p| process_name(line).starts_with(p.as_bytes()));
+        let mut forgot = 0;
+        if self.queued.len() >= self.max_queued {
+            forgot = self.queued.len() as u64;
+            self.queued.clear();
+        }
+        let e = self.queued.entry((dev, sector)).or_insert((end, false));
+        *e = (e.0.max(end), e.1 || journal);
+        if forgot > 0 {
+            Parsed::Forgot(forgot)
+        } else {
+            Parsed::Skip
+        }
+    }
+
+    /// Forget the queued sectors of `dev` in `[start, end)` (a queued range reaching out of
+    /// it keeps its outside part): whether any was queued by the journal process, `None`
+    /// when none was queued.
+    fn take_range(&mut self, dev: u64, start: u64, end: u64) -> Option<bool> {
+        let mut found: Option<bool> = None;
+        // A range queued before `start` that reaches into it (a split request).
+        if let Some((&(d, s), &(e, j))) = self.queued.range(..(dev, start)).next_back() {
+            if d == dev && e > start {
+                found = Some(j);
+                self.queued.insert((d, s), (start, j));
+                if e > end {
+                    self.queued.insert((dev, end), (e, j));
+                }
+            }
+        }
+        while let Some((&k, &(e, j))) = self.queued.range((dev, start)..(dev, end)).next() {
+            found = Some(found.unwrap_or(false) || j);
+            self.queued.remove(&k);
+            if e > end {
+                let r = self.queued.entry((dev, end)).or_insert((e, j));
+                *r = (r.0.max(e), r.1 || j);
+            }
+        }
+        found
+    }
+
+    /// The journal label of a dispatched request `[start, start + nsec)` of `dev`: journal
+    /// when any of its sectors was queued by the journal process (a request the block layer
+    /// merged from bios of several processes is journal I/O if it carries journal blocks).
+    /// A request none of whose sectors was seen queued (the trace starts mid-flight, a
+    /// requeue) keeps the `D` line's own process.
+    fn dispatched_journal(&mut self, dev: &[u8], start: u64, nsec: u64) -> Option<bool> {
+        if nsec == 0 {
+            return None;
+        }
+        self.take_range(device_key(dev), start, start.saturating_add(nsec))
+    }
 }
 
 fn is_device(tok: &[u8]) -> bool {
@@ -283,7 +419,13 @@ impl LineParser for BlkparseParser {
                 "expected at least 7 fields `maj,min cpu seq sec.nsec pid action rwbs`".into(),
             );
         };
-        if action.len() != 1 || action[0] != self.action {
+        if action.len() != 1 {
+            return Ok(Parsed::Skip);
+        }
+        if action[0] != self.action {
+            if self.tracks_submitters() && matches!(action[0], b'Q' | b'C') {
+                return Ok(self.note(action[0], dev, it, line));
+            }
             return Ok(Parsed::Skip);
         }
         let ts = parse_seconds_ns(time).ok_or("time: expected seconds.nanoseconds")?;
@@ -302,32 +444,20 @@ impl LineParser for BlkparseParser {
             }
         };
         // Optional `sector + nsectors`.
-        let mut rest = it;
-        let (mut sector, mut nsec) = (0u64, 0u64);
-        if let Some(tok) = rest.next() {
-            if tok[0].is_ascii_digit() {
-                sector = parse_u64(tok).ok_or("sector: expected an unsigned integer")?;
-                if rest.next() != Some(b"+".as_slice()) {
-                    return Err("expected `sector + nsectors`".into());
-                }
-                nsec = rest
-                    .next()
-                    .and_then(parse_u64)
-                    .ok_or("nsectors: expected an unsigned integer after `+`")?;
-            }
-        }
+        let (sector, nsec) = sector_range(it)?;
         if let Some(dev_filter) = &self.device {
             if dev != dev_filter.as_bytes() {
                 return Ok(Parsed::Filtered);
             }
         }
-        let name = match (
-            line.iter().rposition(|&b| b == b'['),
-            line.iter().rposition(|&b| b == b']'),
-        ) {
-            (Some(a), Some(b)) if a < b => &line[a + 1..b],
-            _ => &[][..],
+        // The submitter: the `Q` line's process, whichever action is replayed (taken
+        // before the process filter, so a filtered request's sectors are forgotten too).
+        let queued = if self.tracks_submitters() && op.is_some() {
+            self.dispatched_journal(dev, sector, nsec)
+        } else {
+            None
         };
+        let name = process_name(line);
         if let Some(proc_filter) = &self.process {
             if name != proc_filter.as_bytes() {
                 return Ok(Parsed::Filtered);
@@ -336,7 +466,7 @@ impl LineParser for BlkparseParser {
         let journal = self
             .journal_process
             .as_ref()
-            .map(|p| name.starts_with(p.as_bytes()));
+            .map(|p| queued.unwrap_or_else(|| name.starts_with(p.as_bytes())));
         let size = nsec
             .checked_mul(SECTOR_BYTES)
             .ok_or("nsectors: too large")?;

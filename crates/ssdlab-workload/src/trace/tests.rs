@@ -1,3 +1,4 @@
+use super::parse::{BlkparseParser, LineParser, Parsed};
 use super::*;
 use crate::WorkloadConfig;
 use std::io::Write;
@@ -281,6 +282,104 @@ fn blkparse_dispatch_process_and_device_filters() {
     // The config spelling of the action.
     let t: TraceWorkloadConfig = toml::from_str("path = \"x\"\nblkparse_action = \"D\"").unwrap();
     assert_eq!(t.blkparse_action, BlkparseAction::Dispatch);
+}
+
+/// jbd2 queues journal bios; a kworker (or jbd2 unplugging others' requests) dispatches
+/// them, often merged (M back, F front) or split (X).
+const BLKPARSE_JOURNAL: &str = "\
+  8,0    0        1     0.000000000   300  Q  WS 1000 + 8 [jbd2/sda1-8]
+  8,0    0        2     0.000001000   300  G  WS 1000 + 8 [jbd2/sda1-8]
+  8,0    0        3     0.000002000   300  Q  WS 1008 + 8 [jbd2/sda1-8]
+  8,0    0        4     0.000003000   300  M  WS 1008 + 8 [jbd2/sda1-8]
+  8,0    0        5     0.000004000   400  Q   W 5000 + 8 [fio]
+  8,0    0        6     0.000005000   400  Q   W 4992 + 8 [fio]
+  8,0    0        7     0.000006000   400  F   W 4992 + 8 [fio]
+  8,16   0        8     0.000006500   300  Q  WS 6000 + 8 [jbd2/sdb1-8]
+  8,0    1        9     0.000010000    50  D  WS 1000 + 16 [kworker/1:1H]
+  8,0    1       10     0.000011000    50  D   W 4992 + 16 [kworker/1:1H]
+  8,0    1       11     0.000011500    50  C  WS 1000 + 16 [0]
+  8,0    0       12     0.000012000   500  Q   W 2000 + 8 [fio]
+  8,0    0       13     0.000013000   300  Q  WS 2008 + 8 [jbd2/sda1-8]
+  8,0    0       14     0.000014000   300  M  WS 2008 + 8 [jbd2/sda1-8]
+  8,0    1       15     0.000020000    50  D   W 2000 + 16 [kworker/1:1H]
+  8,0    0       16     0.000021000   300  D  WS 3000 + 8 [jbd2/sda1-8]
+  8,0    0       17     0.000022000   300  Q  WS 8000 + 16 [jbd2/sda1-8]
+  8,0    0       18     0.000022500   300  X  WS 8000 / 8008 [jbd2/sda1-8]
+  8,0    1       19     0.000023000    50  D  WS 8000 + 8 [kworker/1:1H]
+  8,0    1       20     0.000024000    50  D  WS 8008 + 8 [kworker/1:1H]
+  8,0    0       21     0.000025000   400  Q   W 9000 + 8 [fio]
+  8,0    0       22     0.000026000   300  D   W 9000 + 8 [jbd2/sda1-8]
+  8,16   1       23     0.000027000    50  D  WS 6000 + 8 [kworker/0:1H]
+";
+
+/// The journal label of a dispatched (`D`) request comes from the `Q` lines of its sectors
+/// (any of them queued by jbd2: journal), not from the process that dispatched it; a
+/// request with no queued sector seen keeps its own line's process (issue 33).
+#[test]
+fn blkparse_dispatch_labels_journal_by_the_queueing_process() {
+    let p = write_file("j.blkparse", BLKPARSE_JOURNAL.as_bytes());
+    let labels = |action| {
+        let c = TraceWorkloadConfig {
+            blkparse_action: action,
+            journal_process: Some("jbd2".into()),
+            ..cfg(&p)
+        };
+        let (reqs, stats) = drain_with(&c, &ctx()).unwrap();
+        assert_eq!(stats.snapshot().forgotten_submitters, 0);
+        reqs.iter()
+            .map(|r| (r.offset_bytes / 512, r.journal.unwrap()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        labels(BlkparseAction::Dispatch),
+        vec![
+            (1000, true),  // jbd2's two bios, merged, dispatched by a kworker
+            (4992, false), // fio's two bios (front merge), kworker
+            (2000, true),  // fio's bio with jbd2's merged behind it
+            (3000, true),  // no Q seen: the D line's own process
+            (8000, true),  // jbd2's bio split in two, both halves
+            (8008, true),
+            (9000, false), // fio's bio dispatched by jbd2 unplugging
+            (6000, true),  // another device: its own queue
+        ]
+    );
+    assert_eq!(
+        labels(BlkparseAction::Queue),
+        vec![
+            (1000, true),
+            (1008, true),
+            (5000, false),
+            (4992, false),
+            (6000, true),
+            (2000, false),
+            (2008, true),
+            (8000, true),
+            (9000, false),
+        ]
+    );
+}
+
+/// The queued submitters are bounded: at the cap they are forgotten and counted.
+#[test]
+fn blkparse_queued_submitters_are_bounded() {
+    let mut p = BlkparseParser {
+        action: b'D',
+        process: None,
+        device: None,
+        journal_process: Some("jbd2".into()),
+        in_summary: false,
+        queued: Default::default(),
+        max_queued: 2,
+    };
+    let q = |s: u64| format!("8,0 0 1 0.0 300 Q WS {s} + 8 [jbd2/sda1-8]");
+    assert_eq!(p.parse(q(0).as_bytes()), Ok(Parsed::Skip));
+    assert_eq!(p.parse(q(8).as_bytes()), Ok(Parsed::Skip));
+    assert_eq!(p.parse(q(16).as_bytes()), Ok(Parsed::Forgot(2)));
+    assert_eq!(p.queued.len(), 1);
+    // A completion forgets what it covers without a dispatch.
+    let c = "8,0 0 2 0.1 0 C WS 16 + 8 [0]";
+    assert_eq!(p.parse(c.as_bytes()), Ok(Parsed::Skip));
+    assert!(p.queued.is_empty());
 }
 
 #[test]
