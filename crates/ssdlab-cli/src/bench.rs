@@ -48,7 +48,7 @@ pub struct BenchArgs {
     functional_only: bool,
     /// Runs of the functional and timed figures (the VM's wall clock is noisy: best and
     /// median are printed). Timed repeats start from copies of the preconditioned state.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
 }
 
@@ -99,16 +99,16 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     // 3. Timed mode on copies of the preconditioned device (each run sees the same state),
     // then on the device only filled: 30 % of the requests are overwrites, far fewer than
     // the free space, so no GC runs.
-    timed("preconditioned", &sim, a.repeat.max(1))?;
+    timed("preconditioned", &sim, a.repeat)?;
     let mut filled_cfg = sim.config.clone();
     drop(sim);
     filled_cfg.precondition.random_overwrite_capacity_multiple = 0.0;
     let mut filled = Simulation::new(filled_cfg).context("table-1 config")?;
     filled.precondition(&mut NoProgress)?;
-    timed("filled, no GC", &filled, a.repeat.max(1))?;
+    timed("filled, no GC", &filled, a.repeat)?;
     match a.trace_requests.unwrap_or(a.timed_requests) {
         0 => Ok(()),
-        lines => trace_replay(&filled, lines, a.repeat.max(1)),
+        lines => trace_replay(&filled, lines, a.repeat),
     }
 }
 
@@ -239,7 +239,7 @@ fn functional(a: &BenchArgs) -> Result<()> {
     if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
         s.requests = a.functional_writes;
     }
-    let repeat = a.repeat.max(1);
+    let repeat = a.repeat;
     let c = CReference::build();
     let (mut rates, mut c_rates, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let mut c_error = None;

@@ -43,7 +43,7 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override the config's seed.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// No progress bar.
         #[arg(long, short)]
@@ -84,7 +84,9 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ConfigAction {
-    /// Check a configuration; exit status 0 when valid.
+    /// Check a configuration; exit status 0 when valid (with a warning on stderr when the
+    /// device needs more memory than this machine has: `run` refuses it without
+    /// --allow-large-memory).
     Check { file: PathBuf },
     /// Print the fully resolved configuration with defaults and derived values.
     Show { file: PathBuf },
@@ -185,6 +187,16 @@ fn cmd_check(file: &Path) -> Result<()> {
         d.physical_bytes,
         d.estimated_memory_bytes(cfg.integrity) >> 20
     );
+    // Valid, but `run` would refuse it on this machine: say so (exit status stays 0, the
+    // file is valid; the memory is this machine's).
+    if let Err(msg) = ssdlab_experiments::run::check_memory(
+        &cfg,
+        &d,
+        &file.display().to_string(),
+        "pass --allow-large-memory",
+    ) {
+        eprintln!("warning: {msg} (`ssdlab run` refuses it without that flag)");
+    }
     Ok(())
 }
 

@@ -1,26 +1,71 @@
 //! Plots of one run: `latency.svg` (CCDF of read, write and flush latency, log-log) and
-//! `timeseries.svg` (throughput, free blocks and buffer, WAF per interval).
+//! `timeseries.svg` (throughput, free blocks, buffer, WAF per interval); [`side_legend`]: a
+//! legend beside a chart, shared with the reproduce plots.
 
 use crate::reproduce::COLORS;
 use anyhow::Result;
 use plotters::prelude::*;
+use plotters::style::RGBColor;
 use ssdlab_core::stats::{Latency, TimeSeriesRow};
 use ssdlab_experiments::ssr::ccdf;
 use std::path::Path;
 
-/// Latency CCDF per operation (operations without samples are left out).
+/// How a legend entry shows its series.
+#[derive(Clone, Copy)]
+pub enum Mark {
+    Line,
+    Bar,
+}
+
+/// A legend in `area` (a column of its own beside the chart, so it never covers data):
+/// one row per entry, its mark in the entry's colour and its name.
+pub fn side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    top_px: i32,
+    entries: &[(String, RGBColor, Mark)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, (name, color, mark)) in entries.iter().enumerate() {
+        let y = top_px + 22 * i as i32;
+        match mark {
+            Mark::Line => area.draw(&PathElement::new(
+                vec![(4, y), (28, y)],
+                color.stroke_width(2),
+            ))?,
+            Mark::Bar => area.draw(&Rectangle::new([(8, y - 6), (24, y + 6)], color.filled()))?,
+        }
+        area.draw(&Text::new(
+            name.clone(),
+            (34, y - 7),
+            ("sans-serif", 14).into_font(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Latency CCDF per operation (operations without samples are left out), log-log, legend
+/// beside the chart. Each curve ends with a drop to the bottom at its largest sample
+/// (P(latency > max) = 0), so an operation whose every sample has one latency (writes
+/// into the buffer: all 1.0 µs) shows as a vertical line at it, named in the legend.
 pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = [
+    let root = SVGBackend::new(path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (chart, legend) = root.split_horizontally(790);
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for (name, h) in [
         ("read", &lat.read),
         ("write", &lat.write),
         ("flush", &lat.flush),
-    ]
-    .into_iter()
-    .filter(|(_, h)| !h.is_empty())
-    .map(|(n, h)| {
+    ] {
+        if h.is_empty() {
+            continue;
+        }
+        let lo = h.min().max(1) as f64 / 1e3;
+        let hi = h.max().max(1) as f64 / 1e3;
         // Start at P = 1 at the smallest sample, so a constant latency still shows.
-        let first = (h.min().max(1) as f64 / 1e3, 1.0);
-        let pts = std::iter::once(first)
+        let mut pts: Vec<(f64, f64)> = std::iter::once((lo, 1.0))
             .chain(
                 ccdf(h)
                     .into_iter()
@@ -28,12 +73,53 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
                     .map(|(v, p)| (v.max(1) as f64 / 1e3, p)),
             )
             .collect();
-        (n, pts)
-    })
-    .collect();
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE)?;
-    ccdf_panel(&root, "latency CCDF", &series)?;
+        pts.push((hi, 0.0)); // the drop; drawn to the axis below
+        let label = if lo == hi {
+            format!("{name}: all {lo:.1} µs")
+        } else {
+            name.to_string()
+        };
+        series.push((label, pts));
+    }
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.1.iter().copied()).collect();
+    if all.is_empty() {
+        root.present()?;
+        return Ok(());
+    }
+    // Room on both sides, so a curve at the smallest or largest latency is not the axis.
+    let x_lo = all
+        .iter()
+        .map(|p| p.0)
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-3)
+        / 1.5;
+    let x_hi = all.iter().map(|p| p.0).fold(0.0, f64::max) * 1.5;
+    let y_lo = all
+        .iter()
+        .map(|p| p.1)
+        .filter(|p| *p > 0.0)
+        .fold(1.0, f64::min)
+        .min(1e-7)
+        / 2.0;
+    let mut c = ChartBuilder::on(&chart)
+        .caption("latency CCDF", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..1.0).log_scale())?;
+    c.configure_mesh()
+        .x_desc("latency (µs, log)")
+        .y_desc("P(latency > x) (log)")
+        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .draw()?;
+    let mut entries = Vec::new();
+    for (k, (name, pts)) in series.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, p)| (x, p.max(y_lo))).collect();
+        c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?;
+        entries.push((name.clone(), color, Mark::Line));
+    }
+    side_legend(&legend, 60, &entries)?;
     root.present()?;
     Ok(())
 }
@@ -86,31 +172,41 @@ where
     Ok(true)
 }
 
-type Panel<'a> = (&'a str, Vec<(&'a str, fn(&TimeSeriesRow) -> f64)>);
+type Panel<'a> = (&'a str, &'a str, Vec<(&'a str, fn(&TimeSeriesRow) -> f64)>);
 
-/// Three panels over simulated time: IOPS, free blocks and buffer occupancy, WAF.
+/// Four panels over simulated time, each with its unit on the y axis and its legend beside
+/// it: IOPS, free blocks, write-buffer occupancy, WAF per interval.
 pub fn timeseries(path: &Path, rows: &[TimeSeriesRow]) -> Result<()> {
-    let root = SVGBackend::new(path, (900, 900)).into_drawing_area();
+    let root = SVGBackend::new(path, (1000, 1100)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels: [Panel; 3] = [
+    let panels: [Panel; 4] = [
         (
-            "IOPS",
+            "host requests completed per second",
+            "IOPS (requests / s)",
             vec![("read", |r| r.read_iops), ("write", |r| r.write_iops)],
         ),
         (
-            "free blocks (min over planes), buffer units / 100",
-            vec![
-                ("free blocks", |r| r.free_blocks_min as f64),
-                ("buffer / 100", |r| r.buffer_units as f64 / 100.0),
-            ],
+            "free blocks, fewest of any plane",
+            "free blocks",
+            vec![("free blocks", |r| r.free_blocks_min as f64)],
         ),
-        ("WAF per interval", vec![("WAF", |r| r.waf)]),
+        (
+            "write buffer occupancy",
+            "mapping units",
+            vec![("buffered units", |r| r.buffer_units as f64)],
+        ),
+        (
+            "write amplification per interval",
+            "WAF (NAND / host pages)",
+            vec![("WAF", |r| r.waf)],
+        ),
     ];
     let t_hi = rows
         .last()
         .map_or(1.0, |r| r.time_ns as f64 / 1e9)
         .max(1e-9);
-    for (area, (title, lines)) in root.split_evenly((3, 1)).iter().zip(panels) {
+    for (area, (title, unit, lines)) in root.split_evenly((4, 1)).iter().zip(panels) {
+        let (chart, legend) = area.split_horizontally(810);
         let y_hi = rows
             .iter()
             .flat_map(|r| lines.iter().map(move |l| (l.1)(r)))
@@ -118,29 +214,27 @@ pub fn timeseries(path: &Path, rows: &[TimeSeriesRow]) -> Result<()> {
             .fold(0.0, f64::max)
             .max(1e-9)
             * 1.1;
-        let mut c = ChartBuilder::on(area)
+        let mut c = ChartBuilder::on(&chart)
             .caption(title, ("sans-serif", 16))
             .margin(8)
-            .x_label_area_size(30)
-            .y_label_area_size(60)
+            .x_label_area_size(36)
+            .y_label_area_size(80)
             .build_cartesian_2d(0f64..t_hi, 0f64..y_hi)?;
-        c.configure_mesh().x_desc("simulated time (s)").draw()?;
+        c.configure_mesh()
+            .x_desc("simulated time (s)")
+            .y_desc(unit)
+            .draw()?;
+        let mut entries = Vec::new();
         for (k, (name, f)) in lines.into_iter().enumerate() {
             let color = COLORS[k % COLORS.len()];
             let pts = rows
                 .iter()
                 .map(|r| (r.time_ns as f64 / 1e9, f(r)))
                 .filter(|p| p.1.is_finite());
-            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?
-                .label(name)
-                .legend(move |(a, b)| {
-                    PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
-                });
+            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?;
+            entries.push((name.to_string(), color, Mark::Line));
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        side_legend(&legend, 50, &entries)?;
     }
     root.present()?;
     Ok(())

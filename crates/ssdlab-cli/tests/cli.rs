@@ -591,6 +591,20 @@ fn reproduce_slc_writes_its_table_csv_and_plot() {
         md.contains("Expected shape") && md.contains("varmail"),
         "{md}"
     );
+    // The header states the scaled device's sizes, not scale 1's.
+    for part in [
+        "scaled down by 16): TLC 4.0 GiB logical, 16 KiB pages, 2 planes;",
+        "`slc-buffer` 24 blocks of buffer (48 MiB in all)",
+        "+ 11 of journal region (22 MiB: 2 × the 8 MiB journal",
+        "96 MiB of application data",
+    ] {
+        assert!(md.contains(part), "{part}: {md}");
+    }
+    let header: String = md.lines().filter(|l| l.starts_with("* ")).collect();
+    assert!(
+        !header.contains("64 GiB") && !header.contains("128 MiB"),
+        "{header}"
+    );
     assert!(std::fs::metadata(out.join("slc.svg")).unwrap().len() > 1000);
 }
 
@@ -1344,4 +1358,247 @@ fn sweep_names_the_grid_flag_and_rejects_bad_syntax_at_once() {
         );
         assert!(!out.join("sweep.csv").exists(), "{err}");
     }
+}
+
+/// A scale an experiment refuses fails before its "N runs on T threads" banner: the only
+/// output is the error.
+#[test]
+fn reproduce_refuses_a_bad_scale_before_announcing_runs() {
+    let out = temp_dir("bad-scale");
+    for (exp, scale) in [("dftl", "3"), ("wl", "64"), ("slc", "32")] {
+        let o = ssdlab()
+            .args(["reproduce", exp, "--scale", scale, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{exp}: {err}");
+        assert_eq!(err.lines().count(), 1, "{exp}: {err}");
+        assert!(
+            err.starts_with(&format!("error: scale: {scale}: ")),
+            "{exp}: {err}"
+        );
+    }
+}
+
+/// The run's plots as a reader sees them: the constant write latency named in the legend
+/// (its curve is a vertical line at 1.0 µs), every time-series panel's y axis labelled
+/// with its unit.
+#[test]
+fn run_plots_name_what_they_show() {
+    let out = temp_dir("plots");
+    let o = ssdlab()
+        .arg("run")
+        .arg(repo().join("configs/default.toml"))
+        .args(["--set", "workload.requests=20000", "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The text elements of an SVG file, trimmed.
+    let texts = |f: &str| -> Vec<String> {
+        let svg = std::fs::read_to_string(out.join(f)).unwrap();
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    };
+    let lat = texts("latency.svg");
+    for label in ["read", "write: all 1.0 µs"] {
+        assert!(lat.iter().any(|t| t == label), "{label}: {lat:?}");
+    }
+    let ts = texts("timeseries.svg");
+    for unit in [
+        "IOPS (requests / s)",
+        "free blocks",
+        "mapping units",
+        "WAF (NAND / host pages)",
+    ] {
+        assert!(ts.iter().any(|t| t == unit), "{unit}: {ts:?}");
+    }
+}
+
+/// `config show` prints nested arrays on one line, as written (TOML allows it).
+#[test]
+fn config_show_prints_nested_arrays_inline() {
+    let o = ssdlab()
+        .args(["config", "show"])
+        .arg(repo().join("configs/default.toml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(text.contains("\nerase_loops = [[0, 5]]\n"), "{text}");
+    assert!(
+        text.contains("\nssr_dynamic_safe_points = [[0, 30], [1000, 10]]\n"),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.trim() == "0,"), "{text}");
+}
+
+/// `bench --repeat 0` and `run --seed -5` are argument errors naming the flag and value.
+#[test]
+fn zero_repeat_and_negative_seed_are_argument_errors() {
+    let o = ssdlab().args(["bench", "--repeat", "0"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("invalid value '0' for '--repeat <REPEAT>': 0 is not in 1.."),
+        "{err}"
+    );
+    for args in [
+        vec!["run", "configs/default.toml"],
+        vec!["reproduce", "slc"],
+    ] {
+        let o = ssdlab()
+            .current_dir(repo())
+            .args(&args)
+            .args(["--seed", "-5"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(
+            err.contains("invalid value '-5' for '--seed <SEED>': invalid digit found in string"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A trace without a request line (a header alone, or an empty file) is an error of
+/// `workload.path` with the config's file and line, for `config check` and `run`.
+#[test]
+fn a_trace_without_requests_is_an_error() {
+    let dir = temp_dir("no-requests");
+    let base = SMALL.split("[workload]").next().unwrap();
+    let cfg = dir.join("t.toml");
+    std::fs::write(
+        &cfg,
+        format!("{base}[workload]\nkind = \"trace\"\nformat = \"msr\"\npath = \"t.csv\"\n"),
+    )
+    .unwrap();
+    let line = base.lines().count() + 4;
+    for content in [
+        "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+        "",
+    ] {
+        std::fs::write(dir.join("t.csv"), content).unwrap();
+        let out = dir.join("o");
+        let check = ["config".as_ref(), "check".as_ref(), cfg.as_os_str()];
+        let run = [
+            "run".as_ref(),
+            cfg.as_os_str(),
+            "-q".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ];
+        for args in [&check[..], &run[..]] {
+            let o = ssdlab().args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "t.toml:{line}: workload.path: {}: a trace with no request lines",
+                    dir.join("t.csv").display()
+                )),
+                "{args:?} {content:?}: {err}"
+            );
+            assert!(!dir.join("o/results.json").exists());
+        }
+    }
+}
+
+/// A trace or fio job file that cannot be read is an error of `workload.path`, with the
+/// config's file and line.
+#[test]
+fn a_missing_input_file_names_the_config_key_and_line() {
+    let dir = temp_dir("missing-input");
+    let base = SMALL.split("[workload]").next().unwrap();
+    let line = base.lines().count() + 3;
+    for (kind, file) in [("trace", "no-such.csv"), ("fio", "no-such.fio")] {
+        let cfg = dir.join(format!("{kind}.toml"));
+        let fmt = if kind == "trace" {
+            "format = \"msr\"\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            &cfg,
+            format!("{base}[workload]\nkind = \"{kind}\"\npath = \"{file}\"\n{fmt}"),
+        )
+        .unwrap();
+        for args in [vec!["config", "check"], vec!["run", "-q"]] {
+            let o = ssdlab().args(&args).arg(&cfg).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{kind}.toml:{line}: workload.path: cannot read {}: No such file or directory (os error 2)",
+                    dir.join(file).display()
+                )),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+/// `config check` of a valid device that `run` would refuse for memory says so (exit 0:
+/// the file is valid, the memory is this machine's), with run's estimate and message.
+#[test]
+fn config_check_warns_of_a_device_run_refuses_for_memory() {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let l = t
+                .lines()
+                .find(|l| l.starts_with("MemAvailable:"))?
+                .to_string();
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kib| kib * 1024);
+    if avail.is_none_or(|a| a > 40 << 30) {
+        eprintln!("skipped: needs a machine with less than 40 GiB available (the device needs about 53 GiB)");
+        return;
+    }
+    let dir = temp_dir("check-memory");
+    let text = std::fs::read_to_string(repo().join("configs/default.toml"))
+        .unwrap()
+        .replace("integrity = false", "integrity = true")
+        .replace("blocks_per_plane = 256", "blocks_per_plane = 8000")
+        .replace("chips_per_channel = 2", "chips_per_channel = 16")
+        .replace("pages_per_block = 128", "pages_per_block = 1024");
+    let cfg = dir.join("huge.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let o = ssdlab()
+        .args(["config", "check"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains(": ok ("));
+    let run = ssdlab()
+        .arg("run")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    let run_err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    // The same message as run's refusal, as a warning.
+    let msg = run_err.trim().strip_prefix("error: ").unwrap();
+    assert_eq!(
+        err.trim(),
+        format!("warning: {msg} (`ssdlab run` refuses it without that flag)"),
+    );
 }

@@ -58,6 +58,15 @@ impl DftlParams {
         64 / self.scale.max(1)
     }
 
+    /// Every variant's configuration is valid (scale, requests, names and overrides): call
+    /// before announcing the runs; [`run`] calls it before any long work.
+    pub fn check(&self) -> Result<()> {
+        for v in &self.variants {
+            self.config(v)?;
+        }
+        Ok(())
+    }
+
     /// The configuration of `variant` (from the preset's text, so the mapping is named as a
     /// user names it).
     pub fn config(&self, variant: &str) -> Result<Config> {
@@ -223,9 +232,7 @@ pub struct DftlReport {
 /// Every variant in parallel (rayon's pool); rows in variant order.
 pub fn run(p: &DftlParams, on_variant: &(dyn Fn(&[DftlRow]) + Sync)) -> Result<DftlReport> {
     let t = Instant::now();
-    for v in &p.variants {
-        p.config(v)?; // bad names and overrides fail before any long work
-    }
+    p.check()?;
     let rows = p
         .variants
         .par_iter()

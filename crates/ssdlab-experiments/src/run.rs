@@ -125,9 +125,33 @@ impl ConfigSource {
         cfg.validate_in(&self.effective_text(), &self.effective_label())
     }
 
-    /// A workload error of this configuration, with the file and line of its key.
+    /// A workload error of this configuration, with the file and line of its key; the
+    /// input file it names (trace, fio job) unreadable is an error of `workload.path`.
     pub fn workload_error(&self, e: WorkloadError) -> SimError {
+        let e = match e {
+            WorkloadError::Io { file, err } if self.is_input_file(&file) => {
+                WorkloadError::config("path", format!("cannot read {file}: {err}"))
+            }
+            e => e,
+        };
         at_key_line(e.into(), &self.effective_text(), &self.label)
+    }
+
+    /// Whether `file` is the workload's input file (`workload.path`) as a run resolves it.
+    fn is_input_file(&self, file: &str) -> bool {
+        let Ok(cfg) = self.load() else {
+            return false;
+        };
+        let path = match &cfg.workload {
+            ssdlab_workload::WorkloadConfig::Trace(t) => &t.path,
+            ssdlab_workload::WorkloadConfig::Fio(f) => &f.path,
+            _ => return false,
+        };
+        let resolved = match &self.base_dir {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.clone(),
+        };
+        resolved.display().to_string() == file
     }
 }
 

@@ -8,6 +8,7 @@
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
+use ssdlab_core::config::RegionContent;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::ext4::{App, JournalMode};
 use ssdlab_workload::WorkloadConfig;
@@ -49,6 +50,33 @@ impl SlcParams {
             seed: None,
             sets: Vec::new(),
         }
+    }
+
+    /// Every run: (policy, app, journal mode, fsync interval of fio).
+    fn jobs(&self) -> Vec<(&'static str, App, JournalMode, Option<u32>)> {
+        let mut jobs = Vec::new();
+        for mode in [JournalMode::Data, JournalMode::Ordered] {
+            for &f in &self.fsync_every {
+                for pol in POLICIES {
+                    jobs.push((pol, App::Fio, mode, Some(f)));
+                }
+            }
+            for app in FILEBENCH {
+                for pol in POLICIES {
+                    jobs.push((pol, app, mode, None));
+                }
+            }
+        }
+        jobs
+    }
+
+    /// Every run's configuration is valid (scale, overrides): call before announcing the
+    /// runs; [`run`] calls it before any long work.
+    pub fn check(&self) -> Result<()> {
+        for (pol, app, mode, f) in self.jobs() {
+            self.config(pol, app, mode, f.unwrap_or(16))?;
+        }
+        Ok(())
     }
 
     /// The configuration of `policy` running `app` in `mode`.
@@ -114,6 +142,82 @@ impl SlcParams {
             ));
         }
         Ok(c)
+    }
+}
+
+/// The device and workload sizes the runs use (the scaled device, `--set` applied), read
+/// from the two policies' configurations: what the report's header states.
+#[derive(Clone, Debug, Serialize)]
+pub struct SlcDevice {
+    pub cell_mode: &'static str,
+    pub planes: u32,
+    pub logical_bytes: u64,
+    pub page_size_bytes: u32,
+    /// `slc-buffer`: its SLC buffer (blocks per plane, bytes over every plane).
+    pub buffer_blocks_per_plane: u32,
+    pub buffer_bytes: u64,
+    /// `slc-journal`: its SLC buffer and journal region.
+    pub split_buffer_blocks_per_plane: u32,
+    pub split_buffer_bytes: u64,
+    pub journal_region_blocks_per_plane: u32,
+    pub journal_region_bytes: u64,
+    /// The ext4 journal.
+    pub journal_bytes: u64,
+    /// Application data of each fio run.
+    pub fio_app_write_bytes: u64,
+}
+
+/// `bytes` as a person reads it: `64 GiB`, `768 MiB`, `1.5 GiB`, `24 KiB`.
+pub fn size_text(bytes: u64) -> String {
+    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (u, name) in units {
+        if bytes >= u {
+            let v = bytes as f64 / u as f64;
+            return if bytes.is_multiple_of(u) {
+                format!("{} {name}", bytes / u)
+            } else {
+                format!("{v:.1} {name}")
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
+impl SlcParams {
+    /// The sizes of the device and workload as the runs use them.
+    pub fn device(&self) -> Result<SlcDevice> {
+        let region = |d: &ssdlab_core::config::Derived, content: RegionContent| {
+            d.regions
+                .iter()
+                .find(|r| r.content == content)
+                .map_or((0, 0), |r| (r.blocks_per_plane, r.physical_bytes))
+        };
+        let base = self.config("slc-buffer", App::Fio, JournalMode::Ordered, 16)?;
+        let bd = base.validate()?;
+        let split = self.config("slc-journal", App::Fio, JournalMode::Ordered, 16)?;
+        let sd = split.validate()?;
+        let (journal_bytes, fio_app_write_bytes) = match &split.workload {
+            WorkloadConfig::Ext4(e) => (e.journal_bytes, e.app_write_bytes),
+            _ => (0, 0),
+        };
+        let (buffer_blocks_per_plane, buffer_bytes) = region(&bd, RegionContent::Cache);
+        let (split_buffer_blocks_per_plane, split_buffer_bytes) = region(&sd, RegionContent::Cache);
+        let (journal_region_blocks_per_plane, journal_region_bytes) =
+            region(&sd, RegionContent::Journal);
+        Ok(SlcDevice {
+            cell_mode: split.device.cell_mode.name(),
+            planes: sd.geometry.planes,
+            logical_bytes: sd.logical_bytes,
+            page_size_bytes: split.device.geometry.page_size_bytes,
+            buffer_blocks_per_plane,
+            buffer_bytes,
+            split_buffer_blocks_per_plane,
+            split_buffer_bytes,
+            journal_region_blocks_per_plane,
+            journal_region_bytes,
+            journal_bytes,
+            fio_app_write_bytes,
+        })
     }
 }
 
@@ -207,6 +311,7 @@ fn run_one(
 #[derive(Clone, Debug, Serialize)]
 pub struct SlcReport {
     pub scale: u32,
+    pub device: SlcDevice,
     pub runs: Vec<SlcRun>,
     pub wall_s: f64,
 }
@@ -214,23 +319,10 @@ pub struct SlcReport {
 /// Every run, in parallel (rayon's pool).
 pub fn run(p: &SlcParams, on_run: &(dyn Fn(&SlcRun) + Sync)) -> Result<SlcReport> {
     let t = Instant::now();
-    let mut jobs: Vec<(&'static str, App, JournalMode, Option<u32>)> = Vec::new();
-    for mode in [JournalMode::Data, JournalMode::Ordered] {
-        for &f in &p.fsync_every {
-            for pol in POLICIES {
-                jobs.push((pol, App::Fio, mode, Some(f)));
-            }
-        }
-        for app in FILEBENCH {
-            for pol in POLICIES {
-                jobs.push((pol, app, mode, None));
-            }
-        }
-    }
-    for &(pol, app, mode, f) in &jobs {
-        p.config(pol, app, mode, f.unwrap_or(16))?; // errors before any long work
-    }
-    let runs = jobs
+    p.check()?;
+    let device = p.device()?;
+    let runs = p
+        .jobs()
         .par_iter()
         .map(|&(pol, app, mode, f)| {
             let r = run_one(p, pol, app, mode, f)?;
@@ -240,6 +332,7 @@ pub fn run(p: &SlcParams, on_run: &(dyn Fn(&SlcRun) + Sync)) -> Result<SlcReport
         .collect::<Result<Vec<_>>>()?;
     Ok(SlcReport {
         scale: p.scale,
+        device,
         runs,
         wall_s: t.elapsed().as_secs_f64(),
     })
@@ -249,6 +342,17 @@ pub const CSV_HEADER: &str = "experiment,app,mode,fsync_every,policy,sim_s,app_m
 
 fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |x| format!("{x:.4}"))
+}
+
+/// A detector ratio in the report: `n/a` when it is undefined (precision when the detector
+/// flagged nothing, recall without journal writes).
+fn ratio_md(v: Option<f64>) -> String {
+    v.map_or("n/a".to_string(), |x| format!("{x:.4}"))
+}
+
+/// A share (0…1) in the report as a percentage, `n/a` when undefined.
+fn percent_md(v: Option<f64>) -> String {
+    v.map_or("n/a".to_string(), |x| format!("{:.1} %", 100.0 * x))
 }
 
 impl SlcReport {
@@ -335,8 +439,8 @@ impl SlcReport {
                     j.flush_latency_mean_ns / 1e3,
                     (r.tlc_direct_bytes + r.tlc_migrated_bytes) >> 20,
                     (j.tlc_direct_bytes + j.tlc_migrated_bytes) >> 20,
-                    opt(j.detector_precision),
-                    opt(j.detector_recall),
+                    ratio_md(j.detector_precision),
+                    ratio_md(j.detector_recall),
                 );
             }
         }
@@ -354,13 +458,13 @@ impl SlcReport {
                 };
                 s += &format!(
                     "| {mode} | {a} | {} | {:.2} | {} → {} MiB | {} | {} / {} |\n",
-                    opt(j.journal_share.map(|x| x * 100.0)),
+                    percent_md(j.journal_share),
                     b.sim_s / j.sim_s,
                     (b.tlc_direct_bytes + b.tlc_migrated_bytes) >> 20,
                     (j.tlc_direct_bytes + j.tlc_migrated_bytes) >> 20,
                     j.journal_bytes_migrated,
-                    opt(j.detector_precision),
-                    opt(j.detector_recall),
+                    ratio_md(j.detector_precision),
+                    ratio_md(j.detector_recall),
                 );
             }
         }
@@ -469,5 +573,90 @@ impl SlcReport {
             format!("{migrated} B"),
         ));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(app: &str, policy: &'static str, precision: Option<f64>) -> SlcRun {
+        SlcRun {
+            experiment: "filebench",
+            app: app.into(),
+            mode: "ordered".into(),
+            fsync_every: None,
+            policy,
+            sim_s: 1.0,
+            app_mb_per_s: 0.0,
+            iops: 1.0,
+            journal_latency_mean_ns: 1.0,
+            journal_latency_p99_ns: 1,
+            flush_latency_mean_ns: 1.0,
+            flush_latency_p99_ns: 1,
+            tlc_direct_bytes: 0,
+            tlc_migrated_bytes: 0,
+            journal_bytes_migrated: 0,
+            journal_region_bytes: 0,
+            journal_region_copied_bytes: 0,
+            detector_precision: precision,
+            detector_recall: Some(0.0),
+            journal_share: Some(0.001864),
+            wall_s: 0.0,
+        }
+    }
+
+    /// The Filebench table gives the journal share as a percentage and an undefined
+    /// precision (the detector flagged nothing) as `n/a`, not a blank.
+    #[test]
+    fn filebench_table_prints_percent_and_undefined_precision() {
+        let r = SlcReport {
+            scale: 16,
+            device: SlcParams {
+                scale: 16,
+                ..SlcParams::paper()
+            }
+            .device()
+            .unwrap(),
+            runs: vec![
+                run("webserver", "slc-buffer", None),
+                run("webserver", "slc-journal", None),
+            ],
+            wall_s: 0.0,
+        };
+        let md = r.markdown();
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| ordered | webserver |"))
+            .unwrap();
+        assert_eq!(
+            row,
+            "| ordered | webserver | 0.2 % | 1.00 | 0 → 0 MiB | 0 | n/a / 0.0000 |"
+        );
+    }
+
+    /// The sizes the header prints are the scaled device's: scale 16 has 2 planes, a
+    /// sixteenth of the 64 GiB, 48 MiB of SLC buffer and an 8 MiB journal.
+    #[test]
+    fn device_figures_follow_the_scale() {
+        let d = SlcParams::paper().device().unwrap();
+        assert_eq!((d.planes, d.buffer_blocks_per_plane), (32, 24));
+        assert_eq!(size_text(d.logical_bytes), "64.0 GiB");
+        assert_eq!(size_text(d.buffer_bytes), "768 MiB");
+        assert_eq!(size_text(d.journal_bytes), "128 MiB");
+        assert_eq!(size_text(d.fio_app_write_bytes), "1.5 GiB");
+        let d = SlcParams {
+            scale: 16,
+            ..SlcParams::paper()
+        }
+        .device()
+        .unwrap();
+        assert_eq!(d.planes, 2);
+        assert_eq!(size_text(d.logical_bytes), "4.0 GiB");
+        assert_eq!(size_text(d.buffer_bytes), "48 MiB");
+        assert_eq!(size_text(d.split_buffer_bytes), "26 MiB");
+        assert_eq!(size_text(d.journal_region_bytes), "22 MiB");
+        assert_eq!(size_text(d.journal_bytes), "8 MiB");
+        assert_eq!(size_text(d.fio_app_write_bytes), "96 MiB");
     }
 }

@@ -102,6 +102,17 @@ impl WlParams {
         }
     }
 
+    /// Every run's configuration is valid (scale, endurance, traces, algorithms and
+    /// overrides): call before announcing the runs; [`run`] calls it before any long work.
+    pub fn check(&self) -> Result<()> {
+        for a in &self.algorithms {
+            for &tr in &self.traces {
+                self.config(a, tr)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The config of one run, from the preset's text (so the policies are named as a user
     /// names them).
     pub fn config(&self, algo: &WlAlgo, trace: u32) -> Result<Config> {
@@ -149,6 +160,16 @@ impl WlParams {
             c.seed = s;
         }
         Ok(c)
+    }
+}
+
+/// A change in percent with its sign: `-5.0 %`, `+1.7 %`, `0.0 %`.
+pub fn signed_percent(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0;
+    if r == 0.0 {
+        "0.0 %".to_string()
+    } else {
+        format!("{r:+.1} %")
     }
 }
 
@@ -239,12 +260,7 @@ pub struct WlReport {
 /// order.
 pub fn run(p: &WlParams, on_run: &(dyn Fn(&WlRun) + Sync)) -> Result<WlReport> {
     let t = Instant::now();
-    // Bad names fail before any long work.
-    for a in &p.algorithms {
-        for &tr in &p.traces {
-            p.config(a, tr)?;
-        }
-    }
+    p.check()?;
     let jobs: Vec<(u32, &WlAlgo)> = p
         .traces
         .iter()
@@ -475,7 +491,11 @@ impl WlReport {
                     add(
                         "PET first bad more TH-sensitive than EPET's (TH90 -> 97)",
                         Some(dp > de),
-                        format!("PET -{:.1} %, EPET -{:.1} %", 100.0 * dp, 100.0 * de),
+                        format!(
+                            "PET {}, EPET {}",
+                            signed_percent(-100.0 * dp),
+                            signed_percent(-100.0 * de)
+                        ),
                     );
                 }
                 _ => add("PET vs EPET TH sensitivity", None, "not run".into()),
@@ -506,5 +526,57 @@ impl WlReport {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(algorithm: &str, first_bad_s: f64) -> WlRun {
+        WlRun {
+            algorithm: algorithm.into(),
+            th: None,
+            trace: 1,
+            allocation: "fifo",
+            first_bad_s,
+            first_bad_host_writes: 1,
+            failure_s: first_bad_s,
+            failure_host_writes: 1,
+            gap_pct: 0.0,
+            page_migrations: 0,
+            wl_page_migrations: 0,
+            erase_stddev: 1.0,
+            avg_response_ns: 1.0,
+            waf: 1.0,
+            wall_s: 0.0,
+            erase_counts: Vec::new(),
+        }
+    }
+
+    /// A change is printed with one sign: EPET's first bad block coming later at TH97
+    /// is "+1.7 %" (it was "--1.7 %").
+    #[test]
+    fn th_sensitivity_prints_signed_changes() {
+        let r = WlReport {
+            endurance: 1000,
+            blocks: 64,
+            runs: vec![
+                run("PET-TH90", 1000.0),
+                run("PET-TH97", 900.0),
+                run("EPET-TH90", 1000.0),
+                run("EPET-TH97", 1017.0),
+            ],
+            wall_s: 0.0,
+        };
+        let shape = r.shape();
+        let (_, _, ok, detail) = shape
+            .iter()
+            .find(|c| c.1.starts_with("PET first bad more TH-sensitive"))
+            .unwrap();
+        assert_eq!(detail, "PET -10.0 %, EPET +1.7 %");
+        assert_eq!(*ok, Some(true));
+        assert_eq!(signed_percent(-0.04), "0.0 %");
+        assert_eq!(signed_percent(2.0), "+2.0 %");
     }
 }

@@ -208,14 +208,26 @@ def test_ray_sweep_gives_the_local_rows(local_rows):
 
 
 def test_example_sweeps_and_plots_headless(tmp_path):
+    # The documented quick look (README, docs/python.md): every point must reach GC steady
+    # state, or its WAF is the 1.0 of a device that never collected.
     png = tmp_path / "waf.png"
     env = {**os.environ, "MPLBACKEND": "Agg"}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "op_sweep.py"), "--scale", "500", "--out", str(png)],
+        [sys.executable, str(ROOT / "examples" / "op_sweep.py"), "--scale", "1000", "--out", str(png)],
         check=True, capture_output=True, text=True, env=env, cwd=tmp_path,
     ).stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "cost-benefit" in out and "failed" not in out
+    # The table's rows: gc_policy, OP, status, waf, gc_victims, error.
+    rows = [l.split() for l in out.splitlines() if l.split()[:1] in (["greedy"], ["cost-benefit"], ["fifo"])]
+    assert len(rows) == 3 * 6, out
+    for policy, op, status, waf, victims, _ in rows:
+        assert status == "completed", out
+        assert float(waf) > 1.0 and int(victims) > 0, "{} OP {}: WAF {}, {} GC victims\n{}".format(
+            policy, op, waf, victims, out)
+    # Steady state: greedy's WAF falls as OP grows.
+    greedy = [float(r[3]) for r in rows if r[0] == "greedy"]
+    assert greedy == sorted(greedy, reverse=True), out
 
 
 def test_trace_paths_resolve_against_the_config_file(tmp_path, monkeypatch):

@@ -162,12 +162,32 @@ impl WorkloadConfig {
     /// line or fio option is found before any long work.
     pub fn check_first(&self, ctx: &WorkloadContext, requests: usize) -> Result<(), WorkloadError> {
         let mut w = self.build(ctx)?;
+        let mut any = false;
         for f in &mut w.flows {
             for _ in 0..requests {
                 if f.source.next_request()?.is_none() {
                     break;
                 }
+                any = true;
             }
+        }
+        // A trace without a single request (an empty file, a header alone, everything
+        // filtered) would run nothing and report it as a complete run.
+        if let (WorkloadConfig::Trace(c), false, true) = (self, any, requests > 0) {
+            let s = w.stats.snapshot();
+            let dropped = s.filtered_records + s.zero_size_requests + s.skipped_bad_lines;
+            return Err(WorkloadError::config(
+                "path",
+                format!(
+                    "{}: a trace with no request lines{}",
+                    ctx.resolve_path(&c.path).display(),
+                    if dropped > 0 {
+                        format!(" (its {dropped} records were filtered, of size 0 or skipped)")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
         }
         Ok(())
     }

@@ -36,7 +36,7 @@ pub struct DftlArgs {
     #[arg(long, default_value_t = 2)]
     jobs: usize,
     /// Override the preset's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// No per-variant progress lines on stderr.
     #[arg(long, short)]
@@ -55,6 +55,7 @@ pub fn run(a: &DftlArgs) -> Result<()> {
         seed: a.seed,
         sets: a.sets.clone(),
     };
+    p.check()?; // a bad scale, variant or --set fails before the banner and any work
     let staged = super::stage(&a.out, "dftl")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;

@@ -27,7 +27,7 @@ pub struct OpArgs {
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Override the preset's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// No per-point progress lines on stderr.
     #[arg(long, short)]

@@ -27,7 +27,7 @@ pub struct SsrArgs {
     #[arg(long, default_value_t = 2)]
     jobs: usize,
     /// Override the preset's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// No per-run progress lines on stderr.
     #[arg(long, short)]

@@ -34,7 +34,7 @@ pub struct WlArgs {
     #[arg(long, default_value_t = 2)]
     jobs: usize,
     /// Override the preset's seed.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// No per-run progress lines on stderr.
     #[arg(long, short)]
@@ -59,6 +59,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
         seed: a.seed,
         sets: a.sets.clone(),
     };
+    p.check()?; // a bad scale, trace or --set fails before the banner and any work
     let staged = super::stage(&a.out, "wl")?;
     let pool = super::pool(a.jobs.max(1))?;
     let quiet = a.quiet;
@@ -130,9 +131,12 @@ fn markdown(r: &WlReport, a: &WlArgs) -> String {
 /// erase counts of every block at failure, sorted (GA, DP, BET, Adaptive, PET-TH90,
 /// EPET-TH90).
 fn plot(r: &WlReport, path: &Path) -> Result<()> {
-    let root = SVGBackend::new(path, (1200, 1000)).into_drawing_area();
+    use crate::plots::{side_legend, Mark};
+    let root = SVGBackend::new(path, (1350, 1000)).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(500);
+    let (top, top_legend) = top.split_horizontally(1180);
+    let (bottom, bottom_legend) = bottom.split_horizontally(1180);
     let Some(trace) = r.runs.first().map(|x| x.trace) else {
         root.present()?;
         return Ok(());
@@ -190,17 +194,14 @@ fn plot(r: &WlReport, path: &Path) -> Result<()> {
             c.draw_series([bar(0.5, 0.85, fail, COLORS[1])])?;
         }
     }
-    c.draw_series([PathElement::new(vec![(0.0, 0.0), (0.0, 0.0)], COLORS[2])])?
-        .label("first bad block")
-        .legend(|(a, b)| Rectangle::new([(a, b - 5), (a + 15, b + 5)], COLORS[2].filled()));
-    c.draw_series([PathElement::new(vec![(0.0, 0.0), (0.0, 0.0)], COLORS[1])])?
-        .label("failure")
-        .legend(|(a, b)| Rectangle::new([(a, b - 5), (a + 15, b + 5)], COLORS[1].filled()));
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    side_legend(
+        &top_legend,
+        60,
+        &[
+            ("first bad block".into(), COLORS[2], Mark::Bar),
+            ("failure".into(), COLORS[1], Mark::Bar),
+        ],
+    )?;
 
     let shown = ["GA", "DP", "BET", "Adaptive", "PET-TH90", "EPET-TH90"];
     let curves: Vec<(&str, Vec<u32>)> = shown
@@ -233,6 +234,7 @@ fn plot(r: &WlReport, path: &Path) -> Result<()> {
         .x_desc("blocks, fewest erases first")
         .y_desc("erase count")
         .draw()?;
+    let mut entries = Vec::new();
     for (k, (name, e)) in curves.iter().enumerate() {
         let color = COLORS[k % COLORS.len()];
         let pts: Vec<(f64, f64)> = e
@@ -240,17 +242,10 @@ fn plot(r: &WlReport, path: &Path) -> Result<()> {
             .enumerate()
             .map(|(i, &v)| (i as f64, v as f64))
             .collect();
-        c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?
-            .label(*name)
-            .legend(move |(a, b)| {
-                PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
-            });
+        c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?;
+        entries.push((name.to_string(), color, Mark::Line));
     }
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    side_legend(&bottom_legend, 60, &entries)?;
     root.present()?;
     Ok(())
 }

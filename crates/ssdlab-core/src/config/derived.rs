@@ -671,10 +671,17 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
             ),
         ));
     }
-    if logical_units == 0 {
+    // The other bound: the logical space fills at least one block of every plane (host
+    // pages stripe over the planes), or no block ever holds data worth collecting and the
+    // run measures an empty device (an OP of 10^6 made 8 KiB of a 10 GiB one).
+    let min_logical_units = planes * upb;
+    if logical_units < min_logical_units {
+        let max_op = slots as f64 / min_logical_units as f64 - 1.0;
         return Err(err(
             "device.over_provisioning_ratio",
-            "leaves no logical capacity",
+            format!(
+                "{op} leaves {logical_units} logical units: the logical space must fill at least one block per plane ({planes} planes x {upb} units); the maximum for this geometry is {max_op:.6}"
+            ),
         ));
     }
     Ok((logical_units, min_op))

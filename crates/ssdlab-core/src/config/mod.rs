@@ -598,9 +598,9 @@ impl Config {
         Config::from_toml_str(&text, &path.display().to_string())
     }
 
+    /// The configuration as TOML, arrays inline (`erase_loops = [[0, 2]]`, one line each).
     pub fn to_toml_string(&self) -> String {
-        toml::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("# could not serialise config: {e}\n"))
+        toml::to_string(self).unwrap_or_else(|e| format!("# could not serialise config: {e}\n"))
     }
 
     /// Validate every value and compute the derived parameters.

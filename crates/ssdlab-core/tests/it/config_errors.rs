@@ -233,3 +233,21 @@ fn workload_size_and_flow_limits() {
     let e = w("flows = 100000\n");
     assert!(e.contains("flows") && e.contains("65536"), "{e}");
 }
+
+/// An absurd OP (10^6 left 2 logical units of a 10 GiB device) is refused, naming the
+/// file, line and key and the geometry's maximum: the logical space must fill a block of
+/// every plane (here 4 planes x 64 units of 8,192 slots: at most OP 31).
+#[test]
+fn over_provisioning_above_one_block_per_plane_of_data_is_an_error() {
+    let text = BASE.replace("0.25", "1000000");
+    let cfg = Config::from_toml_str(&text, "bad.toml").unwrap();
+    let e = cfg.validate_in(&text, "bad.toml").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "bad.toml:3: device.over_provisioning_ratio: 1000000 leaves 0 logical units: the logical space must fill at least one block per plane (4 planes x 64 units); the maximum for this geometry is 31.000000"
+    );
+    let at = |op: &str| Config::from_toml_str(&BASE.replace("0.25", op), "x.toml").unwrap();
+    assert_eq!(at("31").validate().unwrap().logical_units, 256);
+    let e = at("32").validate().unwrap_err().to_string();
+    assert!(e.contains(": 32 leaves 248 logical units: "), "{e}");
+}

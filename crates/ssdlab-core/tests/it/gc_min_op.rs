@@ -11,7 +11,9 @@ use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::HostOp;
 
 fn geometry(planes: u32, blocks: u32, pages: u32, spp: u32) -> Config {
-    let mut c = common::tiny(planes, blocks, pages, spp, 10.0);
+    // OP 3: a valid start for every geometry here (between its minimum and its maximum,
+    // where the logical space still fills a block per plane), replaced by the minimum.
+    let mut c = common::tiny(planes, blocks, pages, spp, 3.0);
     // At the minimum OP the WAF is huge; keep wear-out out of this test.
     c.device.timing.tlc.endurance_pe_cycles = u32::MAX;
     c

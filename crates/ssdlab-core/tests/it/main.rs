@@ -4,6 +4,7 @@
 mod background;
 mod calibration;
 mod common;
+mod config_docs;
 mod config_errors;
 mod copy_paths;
 mod determinism;
