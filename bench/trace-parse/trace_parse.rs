@@ -1,7 +1,7 @@
 //! Trace parsing speed: lines per second through the whole reader (file → line buffer →
 //! MSR parser → request), for plain and gzip files.
 //!
-//! Run: `cargo bench -p ssdlab-workload --bench trace_parse -- --warm-up-time 1 --measurement-time 3`
+//! Run: `cargo bench --manifest-path bench/trace-parse/Cargo.toml -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ssdlab_workload::trace::{TraceFormat, TraceWorkloadConfig};

@@ -1,0 +1,1 @@
+//! Nothing here: the crate holds the trace-parsing benchmark (`trace_parse.rs`).
