@@ -39,7 +39,7 @@ enum Command {
     Run {
         /// Configuration file (TOML).
         config: PathBuf,
-        /// Output directory (default: out/<config name>).
+        /// Output directory (default: out/CONFIG_NAME, the config file's name).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override the config's seed.

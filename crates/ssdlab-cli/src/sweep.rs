@@ -25,7 +25,7 @@ pub struct Args {
     /// Fixed overrides applied to every point (as `run --set`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Output directory (default: out/sweep-<config name>).
+    /// Output directory (default: out/sweep-CONFIG_NAME, the config file's name).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Points run at once (default: all cores).

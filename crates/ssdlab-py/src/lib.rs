@@ -1,7 +1,7 @@
 //! `ssdlab._native`: the Python binding's native module. The pure-Python package `ssdlab`
 //! (python/ssdlab) wraps it in `run`, `sweep` and `reproduce`. Every simulation runs with the
 //! GIL released, on a thread of its own while the caller answers Ctrl-C
-//! ([`interruptible`]); errors become `ssdlab.SsdlabError` carrying the simulator's message (file,
+//! (`interruptible`); errors become `ssdlab.SsdlabError` carrying the simulator's message (file,
 //! line and key for configuration errors).
 
 use pyo3::create_exception;

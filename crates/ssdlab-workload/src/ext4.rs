@@ -2,13 +2,13 @@
 //! application running on ext4 sends to the device, with jbd2's journal at a fixed LBA
 //! range. No file system runs; this is a statistical model (docs/slc-journal.md).
 //!
-//! * **Layout.** The journal is `journal_bytes` [128 MiB] at `journal_offset_percent` [50]
+//! * **Layout.** The journal is `journal_bytes` [128 MiB] at `journal_offset_percent` \[50\]
 //!   of the logical space (ext4 places it mid-volume on large file systems); its first
 //!   block is the journal superblock. Metadata blocks (inodes, bitmaps, extents) are drawn
-//!   from the first `metadata_percent` [1] of the space; file data from everything else
+//!   from the first `metadata_percent` \[1\] of the space; file data from everything else
 //!   outside the journal.
 //! * **Application** (`app`): `fio` — `write_bytes` [8 KiB] random writes with an fsync every
-//!   `fsync_every` [16] writes; or a Filebench personality at block level (`fileserver`,
+//!   `fsync_every` \[16\] writes; or a Filebench personality at block level (`fileserver`,
 //!   `varmail`, `webserver`, `proxyserver`: read/write mix, write size, metadata per write,
 //!   commit interval and the share of blocks deleted or rewritten before checkpoint, chosen
 //!   so the journal's share of written bytes lands near the paper's Table 1 — see

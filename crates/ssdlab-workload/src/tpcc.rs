@@ -4,22 +4,22 @@
 //! Model (every number is a config key, defaults in brackets):
 //! * The working set is split into a **data area** and a **log area** at its end
 //!   (`log_space_percent` [4 %]).
-//! * The data area holds **tables** of 8 KiB database pages (`page_bytes` [8192]), each
+//! * The data area holds **tables** of 8 KiB database pages (`page_bytes` \[8192\]), each
 //!   with a share of the space and a share of the data-page I/O. The defaults follow the
 //!   relative sizes and access frequencies of TPC-C's tables: the tiny `warehouse`/
 //!   `district` rows are the hottest, `stock` and `customer` large and busy, `item`
 //!   read-only, `order_line`/`orders` growing, `history` append-only. Within a table,
-//!   `hot_io_percent` [80] of the accesses go to the first `hot_space_percent` [20] of its
+//!   `hot_io_percent` \[80\] of the accesses go to the first `hot_space_percent` \[20\] of its
 //!   pages (skew inside tables).
 //! * Data-page I/O models buffer-pool misses (reads) and dirty-page write-backs (writes):
-//!   `read_percent` [65] of the data-page I/Os are reads (TPC-C's measured ≈ 2:1
+//!   `read_percent` \[65\] of the data-page I/Os are reads (TPC-C's measured ≈ 2:1
 //!   read/write ratio at the block level); writes never go to read-only tables.
-//! * Transactions: every `data_ios_per_transaction` [10] data-page I/Os are followed by a
-//!   **sequential log write** of `log_write_bytes` [8192] at the log head (wrapping in the
-//!   log area); every `group_commit_transactions` [4] commits issue a **flush** (group
+//! * Transactions: every `data_ios_per_transaction` \[10\] data-page I/Os are followed by a
+//!   **sequential log write** of `log_write_bytes` \[8192\] at the log head (wrapping in the
+//!   log area); every `group_commit_transactions` \[4\] commits issue a **flush** (group
 //!   commit fsync).
-//! * One closed-loop flow with `queue_depth` [16] requests in flight (transactions of
-//!   concurrent terminals overlap), `requests` [1,000,000] requests in total (log writes
+//! * One closed-loop flow with `queue_depth` \[16\] requests in flight (transactions of
+//!   concurrent terminals overlap), `requests` \[1,000,000\] requests in total (log writes
 //!   and flushes included) or `duration_ns`.
 
 use crate::rng::{stream, SimRng};

@@ -2,15 +2,15 @@
 //!
 //! Three components share one event queue, each behind its own type:
 //!
-//! * [`host::HostFrontEnd`] — flows and their requests, the DRAM write buffer, flushes,
+//! * `host::HostFrontEnd` — flows and their requests, the DRAM write buffer, flushes,
 //!   completions and latency statistics;
-//! * [`die::DieExecutor`] — per-die queues (the scheduler), channels, and the timing of
+//! * `die::DieExecutor` — per-die queues (the scheduler), channels, and the timing of
 //!   reads, programs and erases;
-//! * [`suspend::Suspender`] — erase (and program) suspension: work position, suspend
+//! * `suspend::Suspender` — erase (and program) suspension: work position, suspend
 //!   points, serving reads while suspended, resume (spec 01, docs/erase-suspend.md).
 //!
 //! [`TimedSim`] routes events between them and the FTL. Every NAND operation the FTL
-//! issues goes through [`QueueSink`] onto its die's queue (or, for a later stage of a
+//! issues goes through `QueueSink` onto its die's queue (or, for a later stage of a
 //! staged read, into the outbox until the earlier stage completes); when a die finishes a
 //! batch, the FTL is told of each operation ([`Ftl::on_complete`]) and then the owner is
 //! served: a host read's request, a host program's buffer page. Background work (GC, wear
