@@ -326,13 +326,3 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     println!("results: {}", out.join("results.json").display());
     Ok(())
 }
-
-/// Remove `p`, an output of an earlier run that this run does not write (absent: fine).
-pub(crate) fn remove_stale(p: &Path) -> Result<()> {
-    match std::fs::remove_file(p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing the stale {}", p.display()))
-        }
-        _ => Ok(()),
-    }
-}

@@ -134,8 +134,8 @@ impl Drop for StagedDir {
     }
 }
 
-/// Remove `p` (absent: fine).
-fn remove_if_present(p: &Path) -> Result<()> {
+/// Remove file `p` (absent: fine).
+pub(crate) fn remove_if_present(p: &Path) -> Result<()> {
     match std::fs::remove_file(p) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(e).with_context(|| format!("removing {}", p.display()))

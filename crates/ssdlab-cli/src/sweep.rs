@@ -277,7 +277,7 @@ pub fn run(a: &Args) -> Result<()> {
     let csv_path = out.join("sweep.csv");
     let pq_path = out.join("sweep.parquet");
     for p in [&csv_path, &pq_path] {
-        crate::remove_stale(p)?;
+        crate::output::remove_if_present(p)?;
     }
     let points_dir = out.join("points");
     prune_points(&points_dir, pts.len())?;

@@ -470,25 +470,27 @@ fn bad_trace_line_fails_config_check_and_run_before_preconditioning() {
         format!("{base}[workload]\nkind = \"trace\"\npath = \"t.csv\"\nformat = \"msr\"\nreplay = \"closed\"\n"),
     )
     .unwrap();
-    let out_dir = dir.join("o");
-    let check = ["config".as_ref(), "check".as_ref(), cfg.as_os_str()];
-    let run = [
-        "run".as_ref(),
-        cfg.as_os_str(),
-        "--quiet".as_ref(),
-        "--out".as_ref(),
-        out_dir.as_os_str(),
-    ];
-    for args in [&check[..], &run[..]] {
-        let out = ssdlab().args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("t.csv:2"),
-            "{args:?}: {err}"
-        );
-        // Nothing was simulated: no results were written.
-        assert!(!dir.join("o/results.json").exists());
+    // Both fail, and nothing was simulated: no results were written.
+    for err in check_and_run_fail(&cfg, &dir.join("o")) {
+        assert!(err.contains("t.csv:2"), "{err}");
     }
+}
+
+/// `config check CFG` and `run CFG -q --out OUT`, each of which must fail without writing
+/// `OUT/results.json`: their error output.
+fn check_and_run_fail(cfg: &Path, out: &Path) -> [String; 2] {
+    ["check", "run"].map(|which| {
+        let mut c = ssdlab();
+        match which {
+            "check" => c.args(["config", "check"]).arg(cfg),
+            _ => c.arg("run").arg(cfg).args(["-q", "--out"]).arg(out),
+        };
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "{which}: {err}");
+        assert!(!out.join("results.json").exists(), "{which}: {err}");
+        err
+    })
 }
 
 /// `reproduce dftl` at its smallest scale: every file, 24 rows in the CSV's documented
@@ -1492,27 +1494,14 @@ fn a_trace_without_requests_is_an_error() {
         "",
     ] {
         std::fs::write(dir.join("t.csv"), content).unwrap();
-        let out = dir.join("o");
-        let check = ["config".as_ref(), "check".as_ref(), cfg.as_os_str()];
-        let run = [
-            "run".as_ref(),
-            cfg.as_os_str(),
-            "-q".as_ref(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ];
-        for args in [&check[..], &run[..]] {
-            let o = ssdlab().args(args).output().unwrap();
-            let err = String::from_utf8_lossy(&o.stderr);
-            assert!(!o.status.success(), "{args:?}: {err}");
+        for err in check_and_run_fail(&cfg, &dir.join("o")) {
             assert!(
                 err.contains(&format!(
                     "t.toml:{line}: workload.path: {}: a trace with no request lines",
                     dir.join("t.csv").display()
                 )),
-                "{args:?} {content:?}: {err}"
+                "{content:?}: {err}"
             );
-            assert!(!dir.join("o/results.json").exists());
         }
     }
 }
