@@ -1,6 +1,8 @@
 //! Host interface: splitting requests into mapping units, the table of requests in flight,
 //! and per-flow submission state (NVMe-style: one submission queue per flow).
 
+pub mod command;
+
 use crate::error::{Result, SimError};
 use crate::flash::NONE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest};

@@ -8,10 +8,11 @@
 use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::{Ftl, NandSink};
+use crate::host::command::{self, Command, UnitBuffer};
 use crate::host::{Splitter, UnitSpan};
 use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
-use ssdlab_workload::{HostOp, HostRequest};
+use ssdlab_workload::HostRequest;
 
 /// Serial-time sink: sums array latencies; operations complete at once.
 pub struct SerialClock {
@@ -64,13 +65,22 @@ struct Packer {
     capacity: usize,
 }
 
-impl Packer {
+impl UnitBuffer for Packer {
     #[inline]
     fn lookup(&self, lpn: u32) -> Option<u32> {
         self.lpns[..self.n]
             .iter()
             .position(|&l| l == lpn)
             .map(|i| self.versions[i])
+    }
+
+    fn discard(&mut self, lpn: u32) {
+        if let Some(i) = self.lpns[..self.n].iter().position(|&l| l == lpn) {
+            let n = self.n;
+            self.lpns.copy_within(i + 1..n, i);
+            self.versions.copy_within(i + 1..n, i);
+            self.n -= 1;
+        }
     }
 }
 
@@ -231,12 +241,8 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     fn read_span(&mut self, span: UnitSpan) -> Result<()> {
-        let packer = &self.packer;
-        let out = self
-            .ftl
-            .read_units(span.lpns(), |l| packer.lookup(l), NONE, &mut self.clock)?;
-        self.host.buffer_read_hits += out.buffer_hits as u64;
-        self.host.unmapped_read_units += out.unmapped as u64;
+        let (ftl, packer) = (&mut *self.ftl, &self.packer);
+        command::read_units(ftl, span, packer, NONE, &mut self.clock, &mut self.host)?;
         Ok(())
     }
 
@@ -254,55 +260,25 @@ impl<'a> FunctionalDriver<'a> {
         Ok(())
     }
 
-    /// Apply one host request.
+    /// Apply one host request (its meaning: [`Command`]).
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;
         self.arrive(req.arrival_ns)?;
-        self.host.count(req.op, req.size_bytes);
-        match req.op {
-            HostOp::Read => self.read_span(span)?,
-            HostOp::Write => {
-                self.ftl
-                    .observe_host_write(span.first, span.count, req.journal);
-                // Partly covered units that hold data are read first (read-modify-write).
-                for (partial, lpn) in [
-                    (span.head_partial, span.first),
-                    (
-                        span.tail_partial && span.count > 1,
-                        span.first + span.count - 1,
-                    ),
-                ] {
-                    if partial && self.packer.lookup(lpn).is_none() && self.ftl.is_mapped(lpn) {
-                        self.host.rmw_reads += 1;
-                        self.read_span(UnitSpan {
-                            first: lpn,
-                            count: 1,
-                            head_partial: false,
-                            tail_partial: false,
-                        })?;
-                    }
+        match Command::decode(req, span, self.ftl, &self.packer, &mut self.host) {
+            Command::Read(span) => self.read_span(span)?,
+            Command::Write { rmw, span } => {
+                for &lpn in rmw.lpns() {
+                    self.read_span(command::one_unit(lpn))?;
                 }
-                self.host.write_units += span.count as u64;
                 for lpn in span.lpns() {
                     self.write_unit(lpn)?;
                 }
             }
-            HostOp::Trim => {
-                for lpn in span.lpns() {
-                    if let Some(i) = self.packer.lpns[..self.packer.n]
-                        .iter()
-                        .position(|&l| l == lpn)
-                    {
-                        let n = self.packer.n;
-                        self.packer.lpns.copy_within(i + 1..n, i);
-                        self.packer.versions.copy_within(i + 1..n, i);
-                        self.packer.n -= 1;
-                    }
-                    self.ftl.trim(lpn, &mut self.clock)?;
-                }
+            Command::Trim(span) => {
+                command::trim_units(self.ftl, span, &mut self.packer, &mut self.clock)?
             }
-            HostOp::Flush if self.flush_free => {}
-            HostOp::Flush => self.flush()?,
+            Command::Flush if self.flush_free => {}
+            Command::Flush => self.flush()?,
         }
         self.stamp();
         Ok(())

@@ -13,6 +13,7 @@ mod exact_counts;
 mod fuzz_config;
 mod gc_min_op;
 mod golden;
+mod host_commands;
 mod integrity;
 mod policies;
 mod precondition;

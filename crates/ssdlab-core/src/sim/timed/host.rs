@@ -15,6 +15,7 @@ use crate::cache::WriteBuffer;
 use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
+use crate::host::command::{self, Command};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
 use crate::stats::{HostCounters, Latency, LatencyRecorder};
 use crate::MAX_SLOTS_PER_PAGE;
@@ -344,13 +345,13 @@ impl HostFrontEnd {
 
     fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) -> Result<()> {
         let span = self.splitter.split(&r)?;
-        self.counters.count(r.op, r.size_bytes);
         self.flows[f].in_flight += 1;
         self.idle_epoch = self.idle_epoch.wrapping_add(1);
         if cx.ftl.host_idle() {
             let (ftl, mut sink) = cx.parts();
             ftl.set_host_idle(false, &mut sink)?;
         }
+        let cmd = Command::decode(&r, span, cx.ftl, &self.buffer, &mut self.counters);
         let id = self.reqs.insert(Request {
             flow: f as u16,
             op: r.op,
@@ -364,45 +365,27 @@ impl HostFrontEnd {
             plan_stage: 0,
             parked_ops: 0,
         });
-        match r.op {
-            HostOp::Read => {
+        match cmd {
+            Command::Read(span) => {
                 if self.read_units(span, id, cx)? == 0 {
                     self.finish_after_buffer(id, cx);
                 }
             }
-            HostOp::Write => {
-                self.counters.write_units += span.count as u64;
-                cx.ftl.observe_host_write(span.first, span.count, r.journal);
+            Command::Write { rmw, .. } => {
                 let mut n = 0;
-                let last = span.first + span.count - 1;
-                for (partial, lpn) in [
-                    (span.head_partial, span.first),
-                    (span.tail_partial && last != span.first, last),
-                ] {
-                    if partial && self.buffer.lookup(lpn).is_none() && cx.ftl.is_mapped(lpn) {
-                        self.counters.rmw_reads += 1;
-                        let one = UnitSpan {
-                            first: lpn,
-                            count: 1,
-                            head_partial: false,
-                            tail_partial: false,
-                        };
-                        n += self.read_units(one, id, cx)?;
-                    }
+                for &lpn in rmw.lpns() {
+                    n += self.read_units(command::one_unit(lpn), id, cx)?;
                 }
                 if n == 0 {
                     self.admit_write(id, cx)?;
                 }
             }
-            HostOp::Trim => {
-                for lpn in span.lpns() {
-                    self.buffer.discard(lpn);
-                    let (ftl, mut sink) = cx.parts();
-                    ftl.trim(lpn, &mut sink)?;
-                }
+            Command::Trim(span) => {
+                let (ftl, mut sink) = cx.parts();
+                command::trim_units(ftl, span, &mut self.buffer, &mut sink)?;
                 self.finish_after_buffer(id, cx);
             }
-            HostOp::Flush => {
+            Command::Flush => {
                 // Covers the units written before it; later writes do not delay it.
                 let mark = self.buffer.end_seq();
                 if self.flush_free || self.buffer.durable_seq() >= mark {
@@ -420,11 +403,8 @@ impl HostFrontEnd {
     /// Issue NAND reads for the units of `span` not in the buffer; returns how many run
     /// now (the first stage of the plan).
     fn read_units(&mut self, span: UnitSpan, id: u32, cx: &mut Cx) -> Result<u32> {
-        let buffer = &self.buffer;
         let (ftl, mut sink) = cx.parts();
-        let out = ftl.read_units(span.lpns(), |l| buffer.lookup(l), id, &mut sink)?;
-        self.counters.buffer_read_hits += out.buffer_hits as u64;
-        self.counters.unmapped_read_units += out.unmapped as u64;
+        let out = command::read_units(ftl, span, &self.buffer, id, &mut sink, &mut self.counters)?;
         let r = self.reqs.get_mut(id);
         let ops = out.nand_reads + out.nand_programs;
         r.pending_ops += ops - out.staged_ops;

@@ -1,0 +1,145 @@
+//! What a host request means, written once for every driver.
+//!
+//! A request is decoded into a [`Command`]: the units it reads, the partly covered units a
+//! write must read first (read-modify-write), the units it writes, trims, or a flush mark.
+//! Reads and trims go through [`read_units`] and [`trim_units`] against the driver's own
+//! buffer (anything implementing [`UnitBuffer`]); a write's units enter that buffer in the
+//! driver's own way (the functional packer at once, the timed write buffer as space
+//! allows), and a flush mark is kept by the driver's buffer. A new kind of host command is
+//! added in the workload's request type and here.
+
+use super::UnitSpan;
+use crate::cache::WriteBuffer;
+use crate::error::Result;
+use crate::ftl::{Ftl, NandSink, ReadOutcome};
+use crate::stats::HostCounters;
+use ssdlab_workload::{HostOp, HostRequest};
+
+/// A driver's buffer of host units not yet durable, as a host command sees it.
+pub trait UnitBuffer {
+    /// Version of `lpn` if the buffer holds it.
+    fn lookup(&self, lpn: u32) -> Option<u32>;
+    /// Drop `lpn` (trim).
+    fn discard(&mut self, lpn: u32);
+}
+
+impl UnitBuffer for WriteBuffer {
+    #[inline]
+    fn lookup(&self, lpn: u32) -> Option<u32> {
+        WriteBuffer::lookup(self, lpn)
+    }
+
+    #[inline]
+    fn discard(&mut self, lpn: u32) {
+        WriteBuffer::discard(self, lpn);
+    }
+}
+
+/// The partly covered units of a write that hold data: read before the write (at most
+/// the first and the last unit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RmwReads {
+    lpns: [u32; 2],
+    n: u8,
+}
+
+impl RmwReads {
+    /// The units to read, in order.
+    #[inline]
+    pub fn lpns(&self) -> &[u32] {
+        &self.lpns[..self.n as usize]
+    }
+}
+
+/// What one host request asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Read the units (those in the buffer or never written need no NAND read).
+    Read(UnitSpan),
+    /// Read `rmw` first, then write every unit of `span` through the buffer.
+    Write { rmw: RmwReads, span: UnitSpan },
+    /// Drop the units from the buffer and unmap them.
+    Trim(UnitSpan),
+    /// Make every unit written before it durable.
+    Flush,
+}
+
+impl Command {
+    /// Decode `req` (covering `span`): count it in `counters` and let the FTL observe a
+    /// write (journal detection); a partly covered first or last unit that holds data,
+    /// neither in `buffer` nor unmapped, is read first.
+    #[inline]
+    pub fn decode<B: UnitBuffer>(
+        req: &HostRequest,
+        span: UnitSpan,
+        ftl: &mut Ftl,
+        buffer: &B,
+        counters: &mut HostCounters,
+    ) -> Command {
+        counters.count(req.op, req.size_bytes);
+        match req.op {
+            HostOp::Read => Command::Read(span),
+            HostOp::Write => {
+                counters.write_units += span.count as u64;
+                ftl.observe_host_write(span.first, span.count, req.journal);
+                let last = span.first + span.count - 1;
+                let mut rmw = RmwReads::default();
+                for (partial, lpn) in [
+                    (span.head_partial, span.first),
+                    (span.tail_partial && last != span.first, last),
+                ] {
+                    if partial && buffer.lookup(lpn).is_none() && ftl.is_mapped(lpn) {
+                        rmw.lpns[rmw.n as usize] = lpn;
+                        rmw.n += 1;
+                    }
+                }
+                counters.rmw_reads += rmw.n as u64;
+                Command::Write { rmw, span }
+            }
+            HostOp::Trim => Command::Trim(span),
+            HostOp::Flush => Command::Flush,
+        }
+    }
+}
+
+/// One unit as a span.
+#[inline]
+pub fn one_unit(lpn: u32) -> UnitSpan {
+    UnitSpan {
+        first: lpn,
+        count: 1,
+        head_partial: false,
+        tail_partial: false,
+    }
+}
+
+/// Read `span` for request `req`: units in `buffer` or never written are served without
+/// NAND access (counted in `counters`); the FTL issues the rest to `sink`.
+#[inline]
+pub fn read_units<S: NandSink, B: UnitBuffer>(
+    ftl: &mut Ftl,
+    span: UnitSpan,
+    buffer: &B,
+    req: u32,
+    sink: &mut S,
+    counters: &mut HostCounters,
+) -> Result<ReadOutcome> {
+    let out = ftl.read_units(span.lpns(), |l| buffer.lookup(l), req, sink)?;
+    counters.buffer_read_hits += out.buffer_hits as u64;
+    counters.unmapped_read_units += out.unmapped as u64;
+    Ok(out)
+}
+
+/// Trim `span`: each unit leaves `buffer` and is unmapped.
+pub fn trim_units<S: NandSink, B: UnitBuffer>(
+    ftl: &mut Ftl,
+    span: UnitSpan,
+    buffer: &mut B,
+    sink: &mut S,
+) -> Result<()> {
+    for lpn in span.lpns() {
+        buffer.discard(lpn);
+        ftl.trim(lpn, sink)?;
+    }
+    Ok(())
+}
