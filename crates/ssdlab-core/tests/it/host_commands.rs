@@ -61,7 +61,7 @@ fn both_modes_issue_the_same_nand_operations_by_cause() {
         common::assert_all_completed(&t, &reqs);
         let json = |r: &Results| {
             (
-                serde_json::to_value(&r.nand).unwrap(),
+                serde_json::to_value(r.nand).unwrap(),
                 serde_json::to_value(r.host.counters).unwrap(),
             )
         };
