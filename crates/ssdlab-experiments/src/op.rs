@@ -50,7 +50,7 @@ use ssdlab_model::{
     effective_op_ratio, waf, AdvisorInput, AdvisorRow, GcPolicyModel, ModelError, NandTiming,
     OpGrid, Requirement, Traffic,
 };
-use ssdlab_workload::rng::stream;
+use ssdlab_workload::rng::{stream, tag};
 use ssdlab_workload::synthetic::AddressPattern;
 use ssdlab_workload::WorkloadConfig;
 use std::fmt::Write as _;
@@ -456,7 +456,6 @@ impl Sampler {
 }
 
 /// Stream id of the overwrite phase (derived from the config's seed).
-const OVERWRITE_STREAM: u64 = 0x6f70_5f73_7765_6570; // "op_sweep"
 
 /// One functional overwrite experiment on `cfg` (use [`device_with_blocks`]): sequential
 /// fill of the whole logical space, `warmup_writes` random unit overwrites, then
@@ -479,7 +478,7 @@ pub fn run_overwrites(
     let units = sim.derived.logical_units;
     let spp = sim.derived.geometry.slots_per_page;
     let sampler = Sampler::new(traffic, units)?;
-    let mut rng = stream(cfg.seed, OVERWRITE_STREAM);
+    let mut rng = stream(cfg.seed, tag::OP_SWEEP);
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     // Every 64 Ki writes: a stop requested (Ctrl-C) ends the run (`SimError::Interrupted`).
     let poll = |i: u64| {

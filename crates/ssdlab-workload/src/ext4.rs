@@ -23,7 +23,7 @@
 //!   next commit, except the share deleted or rewritten first (`skip_checkpoint_percent`).
 //! * The truth (journal range, journal bytes written) goes to the workload's stats.
 
-use crate::rng::{stream, SimRng};
+use crate::rng::{stream, tag, SimRng};
 use crate::stats::WorkloadStats;
 use crate::{
     Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext, WorkloadError,
@@ -202,7 +202,7 @@ pub fn build(c: &Ext4Config, ctx: &WorkloadContext) -> Result<Workload, Workload
     let src = Ext4Source {
         c: c.clone(),
         p: c.app.personality(c.fsync_every, c.write_bytes),
-        rng: stream(ctx.seed, 0x6578_7434),
+        rng: stream(ctx.seed, tag::EXT4),
         blocks,
         jstart,
         jblocks,

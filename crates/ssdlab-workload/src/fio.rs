@@ -62,7 +62,7 @@
 //!   `us`, `ms`, `s`, `m`, `h`, `d`.
 
 use crate::address::{AddressKind, AddressSampler};
-use crate::rng::{stream, SimRng};
+use crate::rng::{stream, tag, SimRng};
 use crate::stats::WorkloadStats;
 use crate::{
     Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext, WorkloadError,
@@ -1141,7 +1141,7 @@ pub fn build_from_str(
             _ => Arrival::Open,
         };
         for n in 0..p.numjobs {
-            let rng = stream(p.seed, (0xF10u64 << 32) | ((j as u64) << 16) | n as u64);
+            let rng = stream(p.seed, (tag::FIO << 32) | ((j as u64) << 16) | n as u64);
             let source = FioSource::new(p, rng, "random_distribution")?;
             let name = if p.numjobs == 1 {
                 p.name.clone()

@@ -2,7 +2,7 @@
 //! patterns (sequential, uniform, zipf, hot/cold, normal), closed or open loop.
 
 use crate::address::{AddressKind, AddressSampler};
-use crate::rng::{stream, SimRng};
+use crate::rng::{stream, tag, SimRng};
 use crate::stats::WorkloadStats;
 use crate::WorkloadError;
 use crate::MAX_FLOWS;
@@ -527,7 +527,7 @@ pub fn build(c: &SyntheticConfig, ctx: &WorkloadContext) -> Result<Workload, Wor
     };
     let mut flows = Vec::with_capacity(c.flows as usize);
     for f in 0..c.flows {
-        let rng = stream(ctx.seed, 0x5959_0000 + f as u64);
+        let rng = stream(ctx.seed, tag::SYNTHETIC + f as u64);
         flows.push(Flow {
             name: format!("flow{f}"),
             arrival,

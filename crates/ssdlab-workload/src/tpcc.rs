@@ -22,7 +22,7 @@
 //!   concurrent terminals overlap), `requests` \[1,000,000\] requests in total (log writes
 //!   and flushes included) or `duration_ns`.
 
-use crate::rng::{stream, SimRng};
+use crate::rng::{stream, tag, SimRng};
 use crate::stats::WorkloadStats;
 use crate::{
     Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext, WorkloadError,
@@ -343,7 +343,7 @@ pub fn build(c: &TpccConfig, ctx: &WorkloadContext) -> Result<Workload, Workload
     let plan = Plan::new(c, ctx)?;
     let source = TpccSource {
         plan,
-        rng: stream(ctx.seed, 0x7470_6363),
+        rng: stream(ctx.seed, tag::TPCC),
         issued: 0,
         tx_ios: 0,
         commits: 0,

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::flash::BlockState;
 use rand::Rng;
 use serde::Serialize;
-use ssdlab_workload::rng::{stream, SimRng};
+use ssdlab_workload::rng::{stream, tag, SimRng};
 
 /// When a lifetime event happened: the phase that saw it (`precondition` or `workload`),
 /// its simulated time and the host units written in it by then (stamped by the driver,
@@ -52,7 +52,7 @@ pub struct Health {
 impl Health {
     pub fn new(cfg: &Config) -> Health {
         Health {
-            rng: stream(cfg.seed, 0xFA11),
+            rng: stream(cfg.seed, tag::FAILURES),
             program_fail_rate: cfg.device.program_fail_rate,
             erase_fail_rate: cfg.device.erase_fail_rate,
             bad_block_ratio: cfg.device.bad_block_ratio,
@@ -67,7 +67,7 @@ impl Health {
     pub fn factory_bad_blocks(&self, blocks: u32) -> std::collections::BTreeSet<u32> {
         let mut out = std::collections::BTreeSet::new();
         if self.bad_block_ratio > 0.0 {
-            let mut rng = stream(self.seed, 0xBAD);
+            let mut rng = stream(self.seed, tag::FACTORY_BAD);
             for b in 0..blocks {
                 if rng.gen::<f64>() < self.bad_block_ratio {
                     out.insert(b);

@@ -260,7 +260,7 @@ impl Ftl {
         let (mut tpages, mut last) = (0u32, NONE);
         for lpn in lpns {
             if buffered(lpn).is_none() {
-                let hit = self.mapping.on_read(lpn, &mut self.plan);
+                let hit = self.mapping.on_read(lpn, self.trans.plan_mut());
                 let c = &mut self.counters.translation;
                 c.read_lookups += 1;
                 c.read_hits += hit as u64;

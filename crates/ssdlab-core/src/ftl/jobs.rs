@@ -492,7 +492,7 @@ impl Ftl {
     /// Run every queued background step until none is left.
     #[inline(always)]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
-        if self.woken_jobs.is_empty() && self.woken.is_empty() && self.deferred.is_empty() {
+        if self.woken_jobs.is_empty() && self.woken.is_empty() && !self.trans.has_deferred() {
             return self.check_due();
         }
         self.run_background_steps(sink)
@@ -510,7 +510,7 @@ impl Ftl {
                 let rp = self.rp(r, p);
                 self.ps[rp].woken = false;
                 self.step_plane(r, p, sink)?;
-            } else if self.deferred.is_empty() || !self.run_deferred_step(sink)? {
+            } else if !self.trans.has_deferred() || !self.run_deferred_step(sink)? {
                 return self.check_due();
             }
         }

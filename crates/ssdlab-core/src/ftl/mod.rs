@@ -27,6 +27,7 @@ mod host;
 mod jobs;
 pub mod mapping;
 pub mod placement;
+mod pressure;
 pub mod region;
 mod registry;
 pub mod translation;
@@ -40,10 +41,11 @@ use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, Ti
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
-use mapping::{Mapping, MappingShape, MappingTable, TransOp};
+use mapping::{Mapping, MappingShape, MappingTable};
 use placement::{Placement, PlacementShape};
+use pressure::Pressure;
 use region::{PlaneState, Region};
-use ssdlab_workload::rng::{stream, SimRng};
+use ssdlab_workload::rng::{stream, tag, SimRng};
 use translation::{TransCounters, Translation};
 
 /// Whether a mapping table of `logical_units` entries outgrows the caches, so that loops
@@ -208,12 +210,8 @@ pub struct Ftl {
     mapping: Mapping,
     /// Translation pages on flash (demand-based mappings).
     trans: Translation,
-    /// Translation work the mapping asked for, carried out by `run_plan` (reused).
-    plan: Vec<TransOp>,
     /// The workload's journal range (units), for counting only (never for decisions).
     journal_truth: Option<(u32, u32)>,
-    /// Translation steps of the write path and of relocations, for the background loop.
-    deferred: std::collections::VecDeque<(TransOp, translation::Origin)>,
     pub blocks: BlockTable,
     pub oob: Oob,
     pub regions: Vec<Region>,
@@ -223,8 +221,7 @@ pub struct Ftl {
     /// kept current by [`Ftl::refresh_pressure`] wherever an input changes (free blocks,
     /// blocks being erased, the plane's GC job) once a timed driver asked for it
     /// ([`Ftl::keep_pressure`]; the functional mode has no scheduler and skips the work).
-    die_rank: Vec<u64>,
-    pressure_kept: bool,
+    pressure: Pressure,
     placement: Placement,
     /// Plane ids in stripe order, and the cursor of the next host page.
     stripe: Vec<u32>,
@@ -293,8 +290,6 @@ impl Ftl {
             table: MappingTable::new(d.logical_units),
             trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
             mapping,
-            plan: Vec::new(),
-            deferred: Default::default(),
             journal_truth: None,
             oob: Oob::new(g.slots, cfg.integrity),
             placement: Placement::new(
@@ -320,7 +315,7 @@ impl Ftl {
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
             counters: FtlCounters::default(),
             program_seq: 0,
-            rng: stream(cfg.seed, 0x6763),
+            rng: stream(cfg.seed, tag::FTL),
             logical_units: d.logical_units,
             data_region: d.data_region,
             woken: Vec::new(),
@@ -338,8 +333,7 @@ impl Ftl {
             blocks: BlockTable::new(0, cfg.device.cell_mode),
             regions,
             ps,
-            die_rank: vec![0; g.dies as usize],
-            pressure_kept: false,
+            pressure: Pressure::new(g.dies),
         };
         ftl.ops_until_check = ftl.check_every_ops;
         for r in &ftl.regions {
@@ -805,122 +799,10 @@ impl Ftl {
             .sum()
     }
 
-    /// How GC shares `plane`'s die with host programs (the scheduler applies it): below a
-    /// region's hard threshold → `Urgent`; at it → `Pressing` (host writes can no longer
-    /// open blocks there); below the soft threshold → `Behind(k)`, `k` GC program batches
-    /// per host-program batch (see `jobs.rs`); otherwise `Normal` (a job finishing takes
-    /// turns 1:1).
-    pub fn gc_pressure(&self, plane: u32) -> crate::scheduler::GcPressure {
-        let mut rank = 0;
-        for r in 0..self.regions.len() as u8 {
-            rank = rank.max(self.pressure_rank(self.plane_state(r, plane)));
-        }
-        pressure_of_rank(rank)
-    }
-
-    /// The most pressing [`Ftl::gc_pressure`] of the planes of `die` (what the die's
-    /// scheduler applies).
-    #[inline]
-    pub fn die_gc_pressure(&self, die: u32) -> crate::scheduler::GcPressure {
-        let rank = self.die_rank[die as usize];
-        debug_assert!(self.pressure_kept, "GC pressure read but not kept");
-        debug_assert_eq!(
-            rank,
-            self.compute_die_rank(die),
-            "stale GC pressure of die {die}"
-        );
-        pressure_of_rank(rank)
-    }
-
-    /// Keep every die's GC pressure current from now on (the timed drivers ask for it).
-    pub fn keep_pressure(&mut self) {
-        self.pressure_kept = true;
-        for die in 0..self.geo.dies {
-            self.die_rank[die as usize] = self.compute_die_rank(die);
-        }
-    }
-
-    /// An input of (region, plane) `rp`'s GC pressure changed: rank its die again.
-    #[inline]
-    pub(crate) fn refresh_pressure(&mut self, rp: usize) {
-        if self.pressure_kept {
-            self.rank_die_of(rp);
-        }
-    }
-
-    /// Out of line: the hot paths that change a plane's inputs stay compact.
-    #[inline(never)]
-    fn rank_die_of(&mut self, rp: usize) {
-        let die = self.geo.die_of_plane(self.ps[rp].plane);
-        self.die_rank[die as usize] = self.compute_die_rank(die);
-    }
-
-    fn compute_die_rank(&self, die: u32) -> u64 {
-        let (ppd, planes) = (self.geo.planes_per_die as usize, self.geo.planes as usize);
-        let mut rank = 0;
-        for r in 0..self.regions.len() {
-            let first = r * planes + die as usize * ppd;
-            for ps in &self.ps[first..first + ppd] {
-                rank = rank.max(self.pressure_rank(ps));
-            }
-        }
-        rank
-    }
-
-    /// One (region, plane)'s GC pressure as an integer in the order of
-    /// [`crate::scheduler::GcPressure`] (variant, then `k`), so that the most pressing of
-    /// several is a maximum: 0 `Normal`, `1 << 32 | k` `Behind(k)`, `2 << 32 | k`
-    /// `Pressing(k)`, `3 << 32` `Urgent`.
-    #[inline(always)]
-    fn pressure_rank(&self, ps: &PlaneState) -> u64 {
-        if ps.drain_when_idle {
-            return 0; // drained while idle only: never presses host I/O
-        }
-        let (f, hard, soft) = (
-            ps.free.len(),
-            ps.gc_hard_free_blocks,
-            ps.gc_soft_free_blocks,
-        );
-        // Urgency counts blocks being erased: their erase will return them (the next
-        // victim is collected meanwhile, into blocks the erase gives back).
-        if f + ps.erasing < hard {
-            return 3 << 32;
-        }
-        if f > hard && f >= soft {
-            return 0;
-        }
-        let ratio = match ps.gc_job {
-            NONE => 16,
-            j => self.jobs.get(j).ratio_x16,
-        };
-        let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
-        (if f <= hard { 2u64 } else { 1 }) << 32 | k as u64
-    }
-
-    /// Whether any plane of `die` has urgent GC.
-    pub fn die_urgent(&self, die: u32) -> bool {
-        let ppd = self.geo.planes_per_die;
-        (die * ppd..(die + 1) * ppd)
-            .any(|p| self.gc_pressure(p) == crate::scheduler::GcPressure::Urgent)
-    }
-
-    /// Whether GC has unfinished work on `plane` (a job, or a plane below its threshold).
-    pub fn gc_active(&self, plane: u32) -> bool {
-        (0..self.regions.len() as u8).any(|r| {
-            let ps = self.plane_state(r, plane);
-            ps.gc_job != NONE
-                || if ps.drain_when_idle {
-                    ps.needs_gc(self.host_idle)
-                } else {
-                    ps.free.len() < ps.gc_soft_free_blocks
-                }
-        })
-    }
-
     /// Whether background work is in progress anywhere (jobs started and not finished,
     /// or translation steps waiting).
     pub fn background_busy(&self) -> bool {
-        self.jobs.active() > 0 || !self.deferred.is_empty()
+        self.jobs.active() > 0 || self.trans.has_deferred()
     }
 
     /// Blocks bad from the factory.
@@ -948,17 +830,5 @@ impl Ftl {
     /// Stamp pending lifetime events with the driver's phase, clock and host write count.
     pub fn stamp_lifetime(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
         self.health.stamp(phase, sim_ns, host_write_units);
-    }
-}
-
-/// The [`crate::scheduler::GcPressure`] of a rank from [`Ftl::pressure_rank`].
-#[inline(always)]
-fn pressure_of_rank(rank: u64) -> crate::scheduler::GcPressure {
-    use crate::scheduler::GcPressure;
-    match rank >> 32 {
-        0 => GcPressure::Normal,
-        1 => GcPressure::Behind(rank as u32),
-        2 => GcPressure::Pressing(rank as u32),
-        _ => GcPressure::Urgent,
     }
 }

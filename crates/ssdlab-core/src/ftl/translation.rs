@@ -19,6 +19,7 @@ use super::region::Stream;
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
+use std::collections::VecDeque;
 
 /// Out-of-band tag of a translation page's slots (`TRANS_TAG | tpn`).
 pub const TRANS_TAG: u32 = 1 << 31;
@@ -98,20 +99,40 @@ pub struct Translation {
     /// GTD: translation page → first slot of the flash page holding it (`NONE`: never
     /// written; its entries are all unmapped).
     pub gtd: Vec<u32>,
+    /// Translation work the mapping asked for, carried out by `run_plan` (reused).
+    plan: Vec<TransOp>,
+    /// Translation steps of the write path and of relocations, for the background loop.
+    deferred: VecDeque<(TransOp, Origin)>,
 }
 
 impl Translation {
+    /// The plan the mapping policy fills in (empty between plans).
+    #[inline]
+    pub(super) fn plan_mut(&mut self) -> &mut Vec<TransOp> {
+        &mut self.plan
+    }
+
+    /// Whether translation steps wait for the background loop.
+    #[inline]
+    pub(super) fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
     pub fn new(region: Option<u8>, entries_per_tpage: u32, logical_units: u32) -> Translation {
         match (region, entries_per_tpage) {
             (Some(r), e) if e > 0 => Translation {
                 region: r,
                 entries_per_tpage: e,
                 gtd: vec![NONE; logical_units.div_ceil(e) as usize],
+                plan: Vec::new(),
+                deferred: VecDeque::new(),
             },
             _ => Translation {
                 region: u8::MAX,
                 entries_per_tpage: 0,
                 gtd: Vec::new(),
+                plan: Vec::new(),
+                deferred: VecDeque::new(),
             },
         }
     }
@@ -144,7 +165,7 @@ impl PlanDone {
 }
 
 impl Ftl {
-    /// Carry out the mapping policy's plan (`self.plan`) for `origin`; on a host read's
+    /// Carry out the mapping policy's plan (`self.trans.plan`) for `origin`; on a host read's
     /// path (`staged`) every step takes its own stage, starting at 0.
     pub(super) fn run_plan<S: NandSink>(
         &mut self,
@@ -154,10 +175,10 @@ impl Ftl {
         staged: bool,
     ) -> Result<PlanDone> {
         let mut done = PlanDone::default();
-        if self.plan.is_empty() {
+        if self.trans.plan.is_empty() {
             return Ok(done);
         }
-        let mut plan = std::mem::take(&mut self.plan);
+        let mut plan = std::mem::take(&mut self.trans.plan);
         for &op in &plan {
             match op {
                 TransOp::WriteBack(t) => {
@@ -171,8 +192,8 @@ impl Ftl {
             }
         }
         plan.clear();
-        if self.plan.is_empty() {
-            self.plan = plan;
+        if self.trans.plan.is_empty() {
+            self.trans.plan = plan;
         }
         Ok(done)
     }
@@ -330,7 +351,7 @@ impl Ftl {
             let t = moved[i] / per;
             let n = moved[i..].iter().take_while(|&&l| l / per == t).count();
             self.mapping
-                .on_relocated(t, &moved[i..i + n], &mut self.plan);
+                .on_relocated(t, &moved[i..i + n], &mut self.trans.plan);
             i += n;
         }
         self.counters.translation.relocation_updates += moved.len() as u64;
@@ -344,16 +365,16 @@ impl Ftl {
     /// which carries it out one step at a time, letting the translation region's GC run
     /// between steps and waiting while its plane has no free page.
     fn defer_plan(&mut self, origin: Origin) {
-        for &op in &self.plan {
-            self.deferred.push_back((op, origin));
+        for &op in &self.trans.plan {
+            self.trans.deferred.push_back((op, origin));
         }
-        self.plan.clear();
+        self.trans.plan.clear();
     }
 
     /// Carry out the oldest deferred step if its translation page's plane has room; false
     /// when nothing was done (no step, or no room: an erase there will wake us).
     pub(super) fn run_deferred_step<S: NandSink>(&mut self, sink: &mut S) -> Result<bool> {
-        let Some(&(op, origin)) = self.deferred.front() else {
+        let Some(&(op, origin)) = self.trans.deferred.front() else {
             return Ok(false);
         };
         let t = match op {
@@ -364,8 +385,8 @@ impl Ftl {
         if !room && !matches!(op, TransOp::Load(_)) {
             return Ok(false);
         }
-        self.deferred.pop_front();
-        self.plan.push(op);
+        self.trans.deferred.pop_front();
+        self.trans.plan.push(op);
         self.run_plan(sink, NONE, origin, false)?;
         Ok(true)
     }
@@ -375,7 +396,7 @@ impl Ftl {
     #[inline]
     pub(super) fn host_updates(&mut self, lpns: &[u32]) {
         for &l in lpns {
-            let hit = self.mapping.on_write(l, &mut self.plan);
+            let hit = self.mapping.on_write(l, &mut self.trans.plan);
             self.counters.translation.write_hits += hit as u64;
         }
         self.counters.translation.write_lookups += lpns.len() as u64;

@@ -18,7 +18,8 @@ use functional::FunctionalDriver;
 use lookahead::Lookahead;
 use rand::Rng;
 use serde::Serialize;
-use ssdlab_workload::{rng::stream, WorkloadContext};
+use ssdlab_workload::rng::{stream, tag};
+use ssdlab_workload::WorkloadContext;
 use std::path::PathBuf;
 
 /// Progress reports from a running simulation (the CLI draws a bar from them).
@@ -380,7 +381,7 @@ impl Simulation {
         let random_total = (pc.random_overwrite_capacity_multiple * units as f64) as u64;
         let mut steady =
             (pc.steady_state_waf_tolerance > 0.0).then(|| SteadyState::new(&pc, units, spp, d.ftl));
-        let mut rng = stream(self.config.seed, 0x7072_6563);
+        let mut rng = stream(self.config.seed, tag::PRECONDITION);
         let mut done = 0u64;
         progress.phase("precondition: random overwrite", Some(random_total));
         // Units are drawn AHEAD writes early (the same sequence), so their mapping entries

@@ -12,7 +12,7 @@ use super::{WearAction, WearCtx, WearPolicy, WearShape};
 use crate::flash::{BlockState, NONE};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use ssdlab_workload::rng::{stream, SimRng};
+use ssdlab_workload::rng::{stream, tag, SimRng};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -116,7 +116,7 @@ impl WearPolicy for Bet {
             flags: vec![false; (blocks as usize).div_ceil(1 << k)],
             erases: 0,
             set_flags: 0,
-            rng: stream(s.seed, 0xBE7 + s.region as u64),
+            rng: stream(s.seed, tag::BET + s.region as u64),
             shape: *s,
             migrations: 0,
             resets: 0,
