@@ -28,9 +28,9 @@
 //! outside urgency (docs/write-tails.md).
 //!
 //! **Completion.** With an immediate sink a copy re-maps its units when issued; otherwise
-//! the copies ([`Pending`]: destination slot, source slot, unit) wait in the job and are
-//! applied when the copy's program completes, unless the host rewrote or trimmed the unit
-//! meanwhile. The source is erased when every copy has completed and no read of it is
+//! the job's copies in flight are a bit per source slot ([`InFlight`]: they complete in
+//! issue order, so the k-th set bit is the k-th copy) and are applied when the copy's
+//! program completes, unless the host rewrote or trimmed the unit meanwhile. The source is erased when every copy has completed and no read of it is
 //! queued.
 
 use super::region::Stream;

@@ -246,8 +246,8 @@ pub struct Ftl {
     /// Debug builds: run the full invariant checker every this many operations (0 = off).
     check_every_ops: u64,
     ops_until_check: u64,
-    /// Test hook for the staged-plan executor until a mapping issues translation reads:
-    /// every host read first reads page 0 of this block (cause `mapping`, stage 0).
+    /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
+    /// stage 0), a staged plan of known shape on the page-mapped test device.
     #[cfg(test)]
     pub(crate) staged_read_hook: Option<u32>,
 }
