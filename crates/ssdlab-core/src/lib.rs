@@ -12,6 +12,7 @@ pub mod error;
 pub mod flash;
 pub mod ftl;
 pub mod host;
+pub mod ids;
 pub mod integrity;
 pub(crate) mod prefetch;
 pub(crate) mod ring;
