@@ -42,11 +42,11 @@ pub struct Health {
     erase_fail_rate: f64,
     bad_block_ratio: f64,
     seed: u64,
-    pub lifetime: Lifetime,
+    lifetime: Lifetime,
     /// Blocks bad from the factory.
-    pub factory_bad: u64,
+    factory_bad: u64,
     /// Events recorded but not yet stamped by the driver.
-    pub stamp_pending: bool,
+    stamp_pending: bool,
 }
 
 impl Health {
@@ -64,7 +64,8 @@ impl Health {
     }
 
     /// Factory bad blocks: each block independently with `bad_block_ratio` (own stream).
-    pub fn factory_bad_blocks(&self, blocks: u32) -> std::collections::BTreeSet<u32> {
+    /// Draw the factory bad blocks of a device of `blocks` blocks (once, when it is built).
+    pub fn draw_factory_bad_blocks(&mut self, blocks: u32) -> std::collections::BTreeSet<u32> {
         let mut out = std::collections::BTreeSet::new();
         if self.bad_block_ratio > 0.0 {
             let mut rng = stream(self.seed, tag::FACTORY_BAD);
@@ -74,6 +75,7 @@ impl Health {
                 }
             }
         }
+        self.factory_bad = out.len() as u64;
         out
     }
 
@@ -186,5 +188,34 @@ impl Ftl {
             p.valid_cap_units = share + upb;
         }
         Ok(())
+    }
+}
+
+impl Ftl {
+    /// Blocks bad from the factory.
+    pub fn factory_bad_blocks(&self) -> u64 {
+        self.health.factory_bad
+    }
+
+    /// Lifetime events so far (first bad block, failure).
+    pub fn lifetime(&self) -> &Lifetime {
+        &self.health.lifetime
+    }
+
+    /// Whether the device has failed (it can no longer hold its logical capacity).
+    #[inline]
+    pub fn worn_out(&self) -> bool {
+        self.health.lifetime.failure.is_some()
+    }
+
+    /// Whether a lifetime event waits for the driver's time stamp.
+    #[inline]
+    pub fn lifetime_stamp_pending(&self) -> bool {
+        self.health.stamp_pending
+    }
+
+    /// Stamp pending lifetime events with the driver's phase, clock and host write count.
+    pub fn stamp_lifetime(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
+        self.health.stamp(phase, sim_ns, host_write_units);
     }
 }

@@ -346,8 +346,7 @@ impl Ftl {
             }
         }
         ftl.blocks = blocks;
-        let bad = ftl.health.factory_bad_blocks(g.blocks);
-        ftl.health.factory_bad = bad.len() as u64;
+        let bad = ftl.health.draw_factory_bad_blocks(g.blocks);
         for b in 0..g.blocks {
             let ps = &mut ftl.ps[ftl.blocks.rp[b as usize] as usize];
             if bad.contains(&b) {
@@ -803,32 +802,5 @@ impl Ftl {
     /// or translation steps waiting).
     pub fn background_busy(&self) -> bool {
         self.jobs.active() > 0 || self.trans.has_deferred()
-    }
-
-    /// Blocks bad from the factory.
-    pub fn factory_bad_blocks(&self) -> u64 {
-        self.health.factory_bad
-    }
-
-    /// Lifetime events so far (first bad block, failure).
-    pub fn lifetime(&self) -> &Lifetime {
-        &self.health.lifetime
-    }
-
-    /// Whether the device has failed (it can no longer hold its logical capacity).
-    #[inline]
-    pub fn worn_out(&self) -> bool {
-        self.health.lifetime.failure.is_some()
-    }
-
-    /// Whether a lifetime event waits for the driver's time stamp.
-    #[inline]
-    pub fn lifetime_stamp_pending(&self) -> bool {
-        self.health.stamp_pending
-    }
-
-    /// Stamp pending lifetime events with the driver's phase, clock and host write count.
-    pub fn stamp_lifetime(&mut self, phase: &'static str, sim_ns: u64, host_write_units: u64) {
-        self.health.stamp(phase, sim_ns, host_write_units);
     }
 }
