@@ -82,11 +82,8 @@ impl Ftl {
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
-        if S::IMMEDIATE
-            && versions.is_empty()
-            && !self.trans.active()
-            && !self.health.programs_may_fail()
-        {
+        if S::IMMEDIATE && self.bulk {
+            debug_assert!(versions.is_empty(), "bulk paths run without integrity");
             return Ok(self.place_host_page_plain(r, plane, lpns, token, sink));
         }
         self.place_host_page_general(r, plane, lpns, versions, token, sink)

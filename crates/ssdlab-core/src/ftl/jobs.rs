@@ -681,16 +681,13 @@ impl Ftl {
         Ok(stop)
     }
 
-    /// Whether job `j`'s copies need no work per unit beyond the re-mapping: no integrity
-    /// versions, no demand-based mapping, no migration between regions, no injected
-    /// program failures ([`Ftl::copy_run_plain`] applies).
+    /// Whether job `j`'s copies need no work per unit beyond the re-mapping: the bulk
+    /// paths may run ([`Ftl::per_unit_features`]) and the job stays in its region (a
+    /// migration counts its units); [`Ftl::copy_run_plain`] applies.
     #[inline]
     fn plain_copies(&self, j: u32) -> bool {
         let job = self.jobs.get(j);
-        self.integrity.is_none()
-            && !self.trans.active()
-            && job.src_region == job.dst_region
-            && !self.health.programs_may_fail()
+        self.bulk && job.src_region == job.dst_region
     }
 
     /// `copy_run` for an immediate sink and a plain job ([`Ftl::plain_copies`]): the same

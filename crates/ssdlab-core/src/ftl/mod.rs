@@ -245,6 +245,9 @@ pub struct Ftl {
     gc_window_pages: u32,
     /// Debug builds: run the full invariant checker every this many operations (0 = off).
     check_every_ops: u64,
+    /// Whether the functional mode's bulk fast paths may run ([`Ftl::per_unit_features`]:
+    /// none is on). Decided once, when the FTL is built.
+    bulk: bool,
     ops_until_check: u64,
     /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
     /// stage 0), a staged plan of known shape on the page-mapped test device.
@@ -322,6 +325,7 @@ impl Ftl {
             woken_jobs: Vec::new(),
             host_idle: false,
             gc_window_pages: cfg.ftl.gc_window_pages,
+            bulk: false,
             check_every_ops: if cfg!(debug_assertions) {
                 (4 * g.slots).max(4096)
             } else {
@@ -336,6 +340,7 @@ impl Ftl {
             pressure: Pressure::new(g.dies),
         };
         ftl.ops_until_check = ftl.check_every_ops;
+        ftl.bulk = ftl.per_unit_features().iter().all(|&(_, on)| !on);
         for r in &ftl.regions {
             for plane in 0..g.planes {
                 for b in r.plane_blocks(plane) {
@@ -400,6 +405,18 @@ impl Ftl {
     #[inline]
     pub fn is_mapped(&self, lpn: u32) -> bool {
         self.table.lookup(lpn) != NONE
+    }
+
+    /// Features that do work per unit on the host-program and copy paths. The functional
+    /// mode's bulk fast paths (`place_host_page_plain`, `copy_run_plain`) do none of it, so
+    /// they run only when every feature here is off: a new per-unit feature adds its line
+    /// here and is then never skipped.
+    fn per_unit_features(&self) -> [(&'static str, bool); 3] {
+        [
+            ("integrity versions", self.integrity.is_some()),
+            ("demand-based mapping", self.trans.active()),
+            ("injected program failures", self.health.programs_may_fail()),
+        ]
     }
 
     /// Whether loops that know their next units prefetch (the mapping table outgrows the
@@ -802,5 +819,34 @@ impl Ftl {
     /// or translation steps waiting).
     pub fn background_busy(&self) -> bool {
         self.jobs.active() > 0 || self.trans.has_deferred()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::TINY_TOML;
+    use crate::Config;
+
+    /// The bulk fast paths run only when no per-unit feature is on; each feature alone
+    /// turns them off.
+    #[test]
+    fn one_switch_turns_the_bulk_paths_off_for_every_per_unit_feature() {
+        let bulk = |edit: &dyn Fn(&mut Config)| {
+            let mut c = Config::from_toml_str(TINY_TOML, "tiny").unwrap();
+            edit(&mut c);
+            let d = c.validate().unwrap();
+            super::Ftl::new(&c, &d).unwrap().bulk
+        };
+        assert!(bulk(&|_| {}));
+        assert!(!bulk(&|c| c.integrity = true));
+        assert!(!bulk(&|c| c.device.program_fail_rate = 1e-3));
+        let demand = |c: &mut Config| {
+            let text = TINY_TOML.replace("blocks_per_plane = 8", "blocks_per_plane = 40")
+                + "mapping = { policy = \"dftl\", entry_bytes = 1024, cmt_bytes = 4096 }\n"
+                + "regions = [{ name = \"data\", content = \"data\" }, "
+                + "{ name = \"map\", content = \"translation\", blocks_per_plane = 12 }]\n";
+            *c = Config::from_toml_str(&text, "tiny").unwrap();
+        };
+        assert!(!bulk(&demand));
     }
 }
