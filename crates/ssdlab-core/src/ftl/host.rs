@@ -7,6 +7,30 @@ use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::integrity::Found;
 
+/// Host pages' stripe order: plane ids in the order host pages visit them, and the next.
+/// Its state is this module's.
+#[derive(Clone)]
+pub(super) struct Stripe {
+    order: Vec<u32>,
+    cursor: usize,
+}
+
+impl Stripe {
+    pub(super) fn new(order: Vec<u32>) -> Stripe {
+        Stripe { order, cursor: 0 }
+    }
+
+    #[inline]
+    fn next_plane(&mut self) -> u32 {
+        let p = self.order[self.cursor];
+        self.cursor += 1;
+        if self.cursor == self.order.len() {
+            self.cursor = 0;
+        }
+        p
+    }
+}
+
 impl Ftl {
     /// Program one host page holding `lpns` (at most a page's worth; fewer = padded) with
     /// their integrity `versions` (empty when off), owned by write-buffer page `token`.
@@ -36,8 +60,8 @@ impl Ftl {
             // its share.
             for pass in 0..2 {
                 let mut over_share = false;
-                for _ in 0..self.stripe.len() {
-                    let plane = self.next_stripe_plane();
+                for _ in 0..self.stripe.order.len() {
+                    let plane = self.stripe.next_plane();
                     if !accept(plane) {
                         continue;
                     }
@@ -58,16 +82,6 @@ impl Ftl {
             }
         }
         Ok(None)
-    }
-
-    #[inline]
-    fn next_stripe_plane(&mut self) -> u32 {
-        let p = self.stripe[self.cursor];
-        self.cursor += 1;
-        if self.cursor == self.stripe.len() {
-            self.cursor = 0;
-        }
-        p
     }
 
     /// Place the page on `plane` of region `r`; false when the plane has no free page

@@ -223,9 +223,8 @@ pub struct Ftl {
     /// ([`Ftl::keep_pressure`]; the functional mode has no scheduler and skips the work).
     pressure: Pressure,
     placement: Placement,
-    /// Plane ids in stripe order, and the cursor of the next host page.
-    stripe: Vec<u32>,
-    cursor: usize,
+    /// Plane ids in stripe order, and the next host page's.
+    stripe: host::Stripe,
     jobs: Jobs,
     health: Health,
     pub integrity: Option<Integrity>,
@@ -309,8 +308,7 @@ impl Ftl {
                     unit_bytes: g.unit_bytes,
                 },
             ),
-            stripe: d.stripe_planes.clone(),
-            cursor: 0,
+            stripe: host::Stripe::new(d.stripe_planes.clone()),
             jobs: Jobs::default(),
             health: Health::new(cfg),
             integrity: cfg
