@@ -4,6 +4,7 @@ use super::region::{Stream, STREAMS};
 use super::translation::TRANS_TAG;
 use super::Ftl;
 use crate::flash::{BlockState, NONE};
+use crate::ids::{BlockId, PlaneId};
 
 impl Ftl {
     /// Check the FTL's internal consistency: map ⇔ out-of-band area, valid counts per
@@ -131,7 +132,10 @@ impl Ftl {
                         BlockState::Free => free += 1,
                         BlockState::Full => {
                             full += 1;
-                            if !r.victims.holds(plane, b, bt.valid_units[bi]) {
+                            if !r
+                                .victims
+                                .holds(PlaneId(plane), BlockId(b), bt.valid_units[bi])
+                            {
                                 return Err(format!(
                                     "full block {b} ({} valid) of region {name:?} is missing from its victim index",
                                     bt.valid_units[bi]
@@ -153,8 +157,8 @@ impl Ftl {
                 if ps.usable_blocks != usable {
                     return Err(format!("region {name:?} plane {plane}: {} usable blocks recorded, {usable} counted", ps.usable_blocks));
                 }
-                if r.victims.count(plane) != full {
-                    return Err(format!("region {name:?} plane {plane}: victim index holds {} blocks, {full} are full", r.victims.count(plane)));
+                if r.victims.count(PlaneId(plane)) != full {
+                    return Err(format!("region {name:?} plane {plane}: victim index holds {} blocks, {full} are full", r.victims.count(PlaneId(plane))));
                 }
                 let pool = ps.free.blocks();
                 if pool.len() as u32 != free {
@@ -163,7 +167,7 @@ impl Ftl {
                         pool.len()
                     ));
                 }
-                for b in pool {
+                for BlockId(b) in pool {
                     if bt.state[b as usize] != BlockState::Free
                         || !r.plane_blocks(plane).contains(&b)
                     {

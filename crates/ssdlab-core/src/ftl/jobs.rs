@@ -40,6 +40,7 @@ use super::{Ftl, NandSink};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, NONE, OP_FAILS};
+use crate::ids::{BlockId, PlaneId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobKind {
@@ -536,13 +537,13 @@ impl Ftl {
         let region = &mut self.regions[r as usize];
         let mut ctx = super::gc::SelectCtx {
             blocks: &self.blocks,
-            plane,
+            plane: PlaneId(plane),
             max_valid: region.max_victim_valid,
             units_per_block: region.geo.units_per_block,
             now_seq: self.program_seq,
             rng: &mut self.rng,
         };
-        let Some(victim) = region.victims.select(&mut ctx) else {
+        let Some(BlockId(victim)) = region.victims.select(&mut ctx) else {
             let rp = self.rp(r, plane);
             self.ps[rp].starved = true;
             return None;
@@ -551,7 +552,7 @@ impl Ftl {
             let ctx = WearCtx {
                 blocks: &self.blocks,
                 shape: &region.wear_shape,
-                plane,
+                plane: PlaneId(plane),
                 after_gc: false,
             };
             region.wear.on_gc_scan(&ctx);
@@ -1136,13 +1137,16 @@ impl Ftl {
                 let ctx = WearCtx {
                     blocks: &self.blocks,
                     shape: &region.wear_shape,
-                    plane,
+                    plane: PlaneId(plane),
                     after_gc,
                 };
-                region.wear.on_erase(block, &ctx)
+                region.wear.on_erase(BlockId(block), &ctx)
             };
             match action {
-                WearAction::Migrate { from, into } if self.migratable(from, r as u8, plane) => {
+                WearAction::Migrate {
+                    from: BlockId(from),
+                    into: BlockId(into),
+                } if self.migratable(from, r as u8, plane) => {
                     self.start_migration(from, r as u8, into, block);
                 }
                 _ => self.free_block(block),
@@ -1157,7 +1161,9 @@ impl Ftl {
         let b = block as usize;
         self.blocks.state[b] = BlockState::Free;
         let rp = self.blocks.rp[b] as usize;
-        self.ps[rp].free.push(block, self.blocks.erase_count[b]);
+        self.ps[rp]
+            .free
+            .push(BlockId(block), self.blocks.erase_count[b]);
         self.refresh_pressure(rp);
     }
 
@@ -1188,7 +1194,9 @@ impl Ftl {
             self.free_block(erased);
         }
         let valid = self.blocks.valid_units[from as usize];
-        self.regions[r as usize].victims.remove(plane, from, valid);
+        self.regions[r as usize]
+            .victims
+            .remove(PlaneId(plane), BlockId(from), valid);
         self.counters.wear_leveling_migrations += 1;
         let j = self.start_job(JobKind::WearLeveling, from, r, r);
         self.wake_job(j);

@@ -38,6 +38,7 @@ pub use health::{LifeEvent, Lifetime};
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
+use crate::ids::{BlockId, PlaneId};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
@@ -357,7 +358,7 @@ impl Ftl {
                 ps.usable_blocks -= 1;
             } else {
                 ftl.blocks.state[b as usize] = BlockState::Free;
-                ps.free.push(b, 0);
+                ps.free.push(BlockId(b), 0);
             }
         }
         ftl.update_capacity()
@@ -479,7 +480,7 @@ impl Ftl {
                 crate::prefetch::prefetch(&self.blocks.state, b as usize);
                 // One region (the large devices this is for): its victim index.
                 if let [region] = &self.regions[..] {
-                    region.victims.prefetch(b);
+                    region.victims.prefetch(BlockId(b));
                 }
             }
             _ => {}
@@ -688,9 +689,11 @@ impl Ftl {
             self.blocks.state[b] = BlockState::Full;
             self.blocks.closed_seq[b] = self.program_seq;
             let (r, plane) = (ps.region as usize, ps.plane);
-            self.regions[r]
-                .victims
-                .on_full(plane, block, self.blocks.valid_units[b]);
+            self.regions[r].victims.on_full(
+                PlaneId(plane),
+                BlockId(block),
+                self.blocks.valid_units[b],
+            );
         }
     }
 
@@ -707,7 +710,7 @@ impl Ftl {
         if self.blocks.state[b as usize] == BlockState::Full {
             let (r, plane) = (ps.region, ps.plane);
             let region = &mut self.regions[r as usize];
-            region.victims.on_invalidate(plane, b, v);
+            region.victims.on_invalidate(PlaneId(plane), BlockId(b), v);
             if ps.starved && v <= region.max_victim_valid {
                 ps.starved = false;
                 self.wake(r, plane);
@@ -763,7 +766,7 @@ impl Ftl {
             if ps.free.len() <= reserve {
                 return None;
             }
-            b = ps.free.pop()?;
+            b = ps.free.pop()?.0;
             ps.open[stream as usize] = b;
             self.blocks.state[b as usize] = BlockState::Open;
             self.blocks.next_page[b as usize] = 0;

@@ -1,6 +1,7 @@
 //! `fifo`: first erased, first reused.
 
 use super::FreePolicy;
+use crate::ids::BlockId;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -10,7 +11,7 @@ use std::collections::VecDeque;
 pub struct Params {}
 
 #[derive(Clone, Default)]
-pub struct Fifo(VecDeque<u32>);
+pub struct Fifo(VecDeque<BlockId>);
 
 impl FreePolicy for Fifo {
     type Params = Params;
@@ -18,18 +19,18 @@ impl FreePolicy for Fifo {
         Fifo::default()
     }
     #[inline]
-    fn push(&mut self, block: u32, _: u32) {
+    fn push(&mut self, block: BlockId, _: u32) {
         self.0.push_back(block);
     }
     #[inline]
-    fn pop(&mut self) -> Option<u32> {
+    fn pop(&mut self) -> Option<BlockId> {
         self.0.pop_front()
     }
     #[inline]
     fn len(&self) -> u32 {
         self.0.len() as u32
     }
-    fn blocks(&self) -> Vec<u32> {
+    fn blocks(&self) -> Vec<BlockId> {
         self.0.iter().copied().collect()
     }
 }

@@ -3,6 +3,7 @@
 //! failure).
 
 use super::FreePolicy;
+use crate::ids::BlockId;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -14,7 +15,7 @@ pub struct Params {}
 
 /// Min-heap on (erase count, block id).
 #[derive(Clone, Default)]
-pub struct MinErase(BinaryHeap<Reverse<(u32, u32)>>);
+pub struct MinErase(BinaryHeap<Reverse<(u32, BlockId)>>);
 
 impl FreePolicy for MinErase {
     type Params = Params;
@@ -22,18 +23,18 @@ impl FreePolicy for MinErase {
         MinErase::default()
     }
     #[inline]
-    fn push(&mut self, block: u32, erase_count: u32) {
+    fn push(&mut self, block: BlockId, erase_count: u32) {
         self.0.push(Reverse((erase_count, block)));
     }
     #[inline]
-    fn pop(&mut self) -> Option<u32> {
+    fn pop(&mut self) -> Option<BlockId> {
         self.0.pop().map(|Reverse((_, b))| b)
     }
     #[inline]
     fn len(&self) -> u32 {
         self.0.len() as u32
     }
-    fn blocks(&self) -> Vec<u32> {
+    fn blocks(&self) -> Vec<BlockId> {
         self.0.iter().map(|Reverse((_, b))| *b).collect()
     }
 }

@@ -4,6 +4,8 @@
 //! A new policy is one file here (a `Params` struct and a type implementing
 //! [`FreePolicy`]) plus one registration line below.
 
+use crate::ids::BlockId;
+
 super::registry::policy_registry! {
     $
     /// `[ftl.allocation]`: which free block a stream opens next.
@@ -18,24 +20,24 @@ super::registry::policy_registry! {
 pub trait FreePolicy: Sized {
     type Params;
     fn new(params: &Self::Params, ctx: &()) -> Self;
-    fn push(&mut self, block: u32, erase_count: u32);
-    fn pop(&mut self) -> Option<u32>;
+    fn push(&mut self, block: BlockId, erase_count: u32);
+    fn pop(&mut self) -> Option<BlockId>;
     fn len(&self) -> u32;
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// The blocks in the pool, in no particular order (invariant checker).
-    fn blocks(&self) -> Vec<u32>;
+    fn blocks(&self) -> Vec<BlockId>;
 }
 
 impl FreePool {
     #[inline]
-    pub fn push(&mut self, block: u32, erase_count: u32) {
+    pub fn push(&mut self, block: BlockId, erase_count: u32) {
         dispatch!(self, p => p.push(block, erase_count))
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<u32> {
+    pub fn pop(&mut self) -> Option<BlockId> {
         dispatch!(self, p => p.pop())
     }
 
@@ -49,7 +51,7 @@ impl FreePool {
         self.len() == 0
     }
 
-    pub fn blocks(&self) -> Vec<u32> {
+    pub fn blocks(&self) -> Vec<BlockId> {
         dispatch!(self, p => p.blocks())
     }
 }
@@ -63,9 +65,9 @@ mod tests {
         let fill = |cfg: AllocConfig| {
             let mut p = FreePool::new(&cfg, &());
             for (block, erase_count) in [(10, 5), (11, 1), (12, 3), (13, 1)] {
-                p.push(block, erase_count);
+                p.push(BlockId(block), erase_count);
             }
-            std::iter::from_fn(move || p.pop()).collect::<Vec<u32>>()
+            std::iter::from_fn(move || p.pop().map(|b| b.0)).collect::<Vec<u32>>()
         };
         assert_eq!(fill(AllocConfig::default()), vec![10, 11, 12, 13]);
         assert_eq!(

@@ -3,6 +3,7 @@
 //! closed. Scans the plane's full blocks (the score changes with time, so no static order
 //! exists); compared exactly in integers.
 
+use crate::ids::BlockId;
 use super::sets::FullSet;
 use super::{IndexShape, SelectCtx, VictimPolicy};
 use serde::{Deserialize, Serialize};
@@ -28,11 +29,11 @@ impl VictimPolicy for CostBenefit {
 
     super::sets::full_set_membership!();
 
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
         // (U − v) · age / (U + v), cross-multiplied; ties by lower block id.
         let u = ctx.units_per_block as u128;
         let mut best: Option<(u32, u128, u128)> = None;
-        for &b in &self.set.members[ctx.plane as usize] {
+        for &b in &self.set.members[ctx.plane.idx()] {
             let v = ctx.blocks.valid_units[b as usize] as u128;
             if v > ctx.max_valid as u128 {
                 continue;
@@ -48,7 +49,7 @@ impl VictimPolicy for CostBenefit {
             }
         }
         let (victim, _, _) = best?;
-        self.set.remove(ctx.plane, victim);
-        Some(victim)
+        self.set.remove(ctx.plane.0, victim);
+        Some(BlockId(victim))
     }
 }

@@ -5,6 +5,7 @@
 //! index upkeep. Draws that do not qualify (too few invalid units) are skipped; if none of
 //! the d qualifies, a random qualifying block is taken as `random` would.
 
+use crate::ids::BlockId;
 use super::sets::FullSet;
 use super::{IndexShape, SelectCtx, VictimPolicy};
 use rand::Rng;
@@ -51,8 +52,8 @@ impl VictimPolicy for DChoices {
 
     super::sets::full_set_membership!();
 
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
-        let m = &self.set.members[ctx.plane as usize];
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
+        let m = &self.set.members[ctx.plane.idx()];
         if m.is_empty() {
             return None;
         }
@@ -68,7 +69,7 @@ impl VictimPolicy for DChoices {
             Some((b, _)) => b,
             None => super::random::draw(&self.set, ctx)?,
         };
-        self.set.remove(ctx.plane, victim);
-        Some(victim)
+        self.set.remove(ctx.plane.0, victim);
+        Some(BlockId(victim))
     }
 }

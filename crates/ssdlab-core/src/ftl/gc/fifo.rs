@@ -1,5 +1,6 @@
 //! `fifo`: the oldest full block (in the order blocks became full) that qualifies.
 
+use crate::ids::{BlockId, PlaneId};
 use super::{IndexShape, SelectCtx, VictimPolicy};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -23,30 +24,34 @@ impl VictimPolicy for Fifo {
         }
     }
 
-    fn on_full(&mut self, plane: u32, block: u32, _: u32) {
+    fn on_full(&mut self, plane: PlaneId, block: BlockId, _: u32) {
+        let (plane, block) = (plane.0, block.0);
         self.queues[plane as usize].push_back(block);
     }
 
-    fn remove(&mut self, plane: u32, block: u32, _: u32) {
+    fn remove(&mut self, plane: PlaneId, block: BlockId, _: u32) {
+        let (plane, block) = (plane.0, block.0);
         let q = &mut self.queues[plane as usize];
         if let Some(i) = q.iter().position(|&b| b == block) {
             q.remove(i);
         }
     }
 
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
-        let q = &mut self.queues[ctx.plane as usize];
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
+        let q = &mut self.queues[ctx.plane.idx()];
         let i = q
             .iter()
             .position(|&b| ctx.blocks.valid_units[b as usize] <= ctx.max_valid)?;
-        q.remove(i)
+        q.remove(i).map(BlockId)
     }
 
-    fn holds(&self, plane: u32, block: u32, _: u32) -> bool {
+    fn holds(&self, plane: PlaneId, block: BlockId, _: u32) -> bool {
+        let (plane, block) = (plane.0, block.0);
         self.queues[plane as usize].contains(&block)
     }
 
-    fn count(&self, plane: u32) -> usize {
+    fn count(&self, plane: PlaneId) -> usize {
+        let plane = plane.0;
         self.queues[plane as usize].len()
     }
 }

@@ -2,6 +2,7 @@
 //! without age; optimal for uniform traffic among single-victim policies). O(1) per event
 //! through per-plane buckets by valid count (as in Cosmos+ OpenSSD's GreedyFTL).
 
+use crate::ids::{BlockId, PlaneId};
 use super::sets::Buckets;
 use super::{IndexShape, SelectCtx, VictimPolicy};
 use serde::{Deserialize, Serialize};
@@ -26,38 +27,44 @@ impl VictimPolicy for Greedy {
     }
 
     #[inline]
-    fn on_full(&mut self, plane: u32, block: u32, valid: u32) {
+    fn on_full(&mut self, plane: PlaneId, block: BlockId, valid: u32) {
+        let (plane, block) = (plane.0, block.0);
         self.buckets.insert(plane, block, valid);
     }
 
     #[inline]
-    fn on_invalidate(&mut self, plane: u32, block: u32, valid: u32) {
+    fn on_invalidate(&mut self, plane: PlaneId, block: BlockId, valid: u32) {
+        let (plane, block) = (plane.0, block.0);
         self.buckets.remove(block);
         self.buckets.insert(plane, block, valid);
     }
 
     #[inline]
-    fn prefetch(&self, block: u32) {
+    fn prefetch(&self, block: BlockId) {
+        let block = block.0;
         self.buckets.prefetch(block);
     }
 
     #[inline]
-    fn remove(&mut self, _plane: u32, block: u32, _valid: u32) {
+    fn remove(&mut self, _plane: PlaneId, block: BlockId, _valid: u32) {
+        let block = block.0;
         self.buckets.remove(block);
     }
 
     #[inline]
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
-        let v = self.buckets.min(ctx.plane, ctx.max_valid)?;
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
+        let v = self.buckets.min(ctx.plane.0, ctx.max_valid)?;
         self.buckets.remove(v);
-        Some(v)
+        Some(BlockId(v))
     }
 
-    fn holds(&self, plane: u32, block: u32, valid: u32) -> bool {
+    fn holds(&self, plane: PlaneId, block: BlockId, valid: u32) -> bool {
+        let (plane, block) = (plane.0, block.0);
         self.buckets.members(plane, valid).any(|b| b == block)
     }
 
-    fn count(&self, plane: u32) -> usize {
+    fn count(&self, plane: PlaneId) -> usize {
+        let plane = plane.0;
         (0..=self.buckets.units_per_block())
             .map(|v| self.buckets.members(plane, v).count())
             .sum()

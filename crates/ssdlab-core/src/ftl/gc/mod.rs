@@ -8,6 +8,7 @@
 //! [`VictimPolicy`]) plus one registration line below.
 
 use crate::flash::BlockTable;
+use crate::ids::{BlockId, PlaneId};
 use ssdlab_workload::rng::SimRng;
 
 mod sets;
@@ -49,7 +50,7 @@ pub struct IndexShape {
 /// What a selection sees.
 pub struct SelectCtx<'a> {
     pub blocks: &'a BlockTable,
-    pub plane: u32,
+    pub plane: PlaneId,
     /// Only blocks with at most this many valid units qualify.
     pub max_valid: u32,
     pub units_per_block: u32,
@@ -63,56 +64,56 @@ pub trait VictimPolicy: Sized {
     type Params;
     fn new(params: &Self::Params, shape: &IndexShape) -> Self;
     /// `block` of `plane` has just become full with `valid` valid units.
-    fn on_full(&mut self, plane: u32, block: u32, valid: u32);
+    fn on_full(&mut self, plane: PlaneId, block: BlockId, valid: u32);
     /// A unit of full `block` was invalidated: its count went from `valid + 1` to `valid`.
     #[inline]
-    fn on_invalidate(&mut self, _plane: u32, _block: u32, _valid: u32) {}
+    fn on_invalidate(&mut self, _plane: PlaneId, _block: BlockId, _valid: u32) {}
     /// A unit of `block` will soon be invalidated: ask for what `on_invalidate` reads
     /// (large devices, whose indexes outgrow the caches).
     #[inline]
-    fn prefetch(&self, _block: u32) {}
+    fn prefetch(&self, _block: BlockId) {}
     /// Take full `block` (holding `valid` units) out of the index.
-    fn remove(&mut self, plane: u32, block: u32, valid: u32);
+    fn remove(&mut self, plane: PlaneId, block: BlockId, valid: u32);
     /// Choose a victim of `ctx.plane` and remove it from the index.
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32>;
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId>;
     /// Whether full `block` of `plane`, holding `valid` units, is in the index where it
     /// should be (invariant checker).
-    fn holds(&self, plane: u32, block: u32, valid: u32) -> bool;
+    fn holds(&self, plane: PlaneId, block: BlockId, valid: u32) -> bool;
     /// Blocks of `plane` in the index (invariant checker).
-    fn count(&self, plane: u32) -> usize;
+    fn count(&self, plane: PlaneId) -> usize;
 }
 
 impl VictimIndex {
     #[inline]
-    pub fn on_full(&mut self, plane: u32, block: u32, valid: u32) {
+    pub fn on_full(&mut self, plane: PlaneId, block: BlockId, valid: u32) {
         dispatch!(self, p => p.on_full(plane, block, valid))
     }
 
     #[inline]
-    pub fn on_invalidate(&mut self, plane: u32, block: u32, valid: u32) {
+    pub fn on_invalidate(&mut self, plane: PlaneId, block: BlockId, valid: u32) {
         dispatch!(self, p => p.on_invalidate(plane, block, valid))
     }
 
     #[inline]
-    pub fn prefetch(&self, block: u32) {
+    pub fn prefetch(&self, block: BlockId) {
         dispatch!(self, p => p.prefetch(block))
     }
 
     #[inline]
-    pub fn remove(&mut self, plane: u32, block: u32, valid: u32) {
+    pub fn remove(&mut self, plane: PlaneId, block: BlockId, valid: u32) {
         dispatch!(self, p => p.remove(plane, block, valid))
     }
 
     #[inline]
-    pub fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
+    pub fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
         dispatch!(self, p => p.select(ctx))
     }
 
-    pub fn holds(&self, plane: u32, block: u32, valid: u32) -> bool {
+    pub fn holds(&self, plane: PlaneId, block: BlockId, valid: u32) -> bool {
         dispatch!(self, p => p.holds(plane, block, valid))
     }
 
-    pub fn count(&self, plane: u32) -> usize {
+    pub fn count(&self, plane: PlaneId) -> usize {
         dispatch!(self, p => p.count(plane))
     }
 }

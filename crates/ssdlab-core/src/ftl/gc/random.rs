@@ -1,5 +1,6 @@
 //! `random`: a uniformly random qualifying full block (seeded).
 
+use crate::ids::BlockId;
 use super::sets::FullSet;
 use super::{IndexShape, SelectCtx, VictimPolicy};
 use rand::Rng;
@@ -18,7 +19,7 @@ pub struct Random {
 /// A qualifying member of `plane`: a few random draws, then a scan from a random start so
 /// the choice stays fair and bounded. Shared with `d-choices`' fallback.
 pub(super) fn draw(set: &FullSet, ctx: &mut SelectCtx) -> Option<u32> {
-    let m = &set.members[ctx.plane as usize];
+    let m = &set.members[ctx.plane.idx()];
     if m.is_empty() {
         return None;
     }
@@ -44,9 +45,9 @@ impl VictimPolicy for Random {
 
     super::sets::full_set_membership!();
 
-    fn select(&mut self, ctx: &mut SelectCtx) -> Option<u32> {
+    fn select(&mut self, ctx: &mut SelectCtx) -> Option<BlockId> {
         let victim = draw(&self.set, ctx)?;
-        self.set.remove(ctx.plane, victim);
-        Some(victim)
+        self.set.remove(ctx.plane.0, victim);
+        Some(BlockId(victim))
     }
 }

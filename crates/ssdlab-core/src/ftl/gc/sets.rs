@@ -148,19 +148,23 @@ impl FullSet {
 /// `count` (used inside the policy's `impl VictimPolicy` block).
 macro_rules! full_set_membership {
     () => {
-        fn on_full(&mut self, plane: u32, block: u32, _: u32) {
+        fn on_full(&mut self, plane: $crate::ids::PlaneId, block: $crate::ids::BlockId, _: u32) {
+            let (plane, block) = (plane.0, block.0);
             self.set.insert(plane, block);
         }
 
-        fn remove(&mut self, plane: u32, block: u32, _: u32) {
+        fn remove(&mut self, plane: $crate::ids::PlaneId, block: $crate::ids::BlockId, _: u32) {
+            let (plane, block) = (plane.0, block.0);
             self.set.remove(plane, block);
         }
 
-        fn holds(&self, _: u32, block: u32, _: u32) -> bool {
+        fn holds(&self, _: $crate::ids::PlaneId, block: $crate::ids::BlockId, _: u32) -> bool {
+            let block = block.0;
             self.set.contains(block)
         }
 
-        fn count(&self, plane: u32) -> usize {
+        fn count(&self, plane: $crate::ids::PlaneId) -> usize {
+            let plane = plane.0;
             self.set.members[plane as usize].len()
         }
     };

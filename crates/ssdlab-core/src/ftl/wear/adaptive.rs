@@ -12,6 +12,7 @@
 //! Choices (neither paper gives numbers): `max_bound` 100, `min_bound` 10,
 //! `window_erases` 1024; the bound starts at `max_bound`.
 
+use crate::ids::BlockId;
 use super::{WearAction, WearCtx, WearPolicy, WearShape};
 use crate::flash::BlockState;
 use serde::{Deserialize, Serialize};
@@ -87,7 +88,8 @@ impl WearPolicy for Adaptive {
         }
     }
 
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
+        let block = block.0;
         if !ctx.after_gc {
             return WearAction::Idle;
         }
@@ -100,8 +102,8 @@ impl WearPolicy for Adaptive {
         match ctx.least_worn(block) {
             Some(c) if worn > ctx.blocks.erase_count[c as usize] + self.bound => {
                 WearAction::Migrate {
-                    from: c,
-                    into: block,
+                    from: BlockId(c),
+                    into: BlockId(block),
                 }
             }
             _ => WearAction::Idle,
@@ -125,12 +127,12 @@ mod tests {
         let mut a = Adaptive::new(&p, &shape);
         // Even wear: no idle blocks, bound stays at max; a gap of 50 does not trigger.
         blocks.erase_count = vec![60, 50, 55, 58];
-        assert_eq!(a.on_erase(0, &ctx(&blocks, &shape, true)), WearAction::Idle);
+        assert_eq!(a.on_erase(BlockId(0), &ctx(&blocks, &shape, true)), WearAction::Idle);
         assert_eq!(a.bound, 100);
         // Skewed: two of four blocks at most half the mean: bound 50; gap 80 > 50.
         blocks.erase_count = vec![200, 5, 10, 180];
-        let act = a.on_erase(0, &ctx(&blocks, &shape, true));
+        let act = a.on_erase(BlockId(0), &ctx(&blocks, &shape, true));
         assert_eq!(a.bound, 50);
-        assert_eq!(act, WearAction::Migrate { from: 1, into: 0 });
+        assert_eq!(act, WearAction::Migrate { from: BlockId(1), into: BlockId(0) });
     }
 }

@@ -8,8 +8,9 @@
 //! set, the interval ends and the table resets. Defaults from the paper's evaluation:
 //! T = 100, k = 0 (one flag per block).
 
+use crate::ids::BlockId;
 use super::{WearAction, WearCtx, WearPolicy, WearShape};
-use crate::flash::{BlockState, NONE};
+use crate::flash::BlockState;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::{stream, tag, SimRng};
@@ -79,7 +80,7 @@ impl Bet {
             for rel in first..last {
                 let b = self.block_of_rel(rel);
                 usable |= ctx.blocks.state[b as usize] != BlockState::Bad;
-                if self.shape.plane_blocks(ctx.plane).contains(&b) && ctx.migratable(b) {
+                if self.shape.plane_blocks(ctx.plane.0).contains(&b) && ctx.migratable(b) {
                     return Some(b);
                 }
             }
@@ -123,7 +124,8 @@ impl WearPolicy for Bet {
         }
     }
 
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
+        let block = block.0;
         self.erases += 1;
         let set = (self.rel(block) >> self.k) as usize;
         if !self.flags[set] {
@@ -140,7 +142,10 @@ impl WearPolicy for Bet {
         match cold {
             Some(from) => {
                 self.migrations += 1;
-                WearAction::Migrate { from, into: NONE }
+                WearAction::Migrate {
+                    from: BlockId(from),
+                    into: BlockId::NONE,
+                }
             }
             None => WearAction::Idle,
         }
@@ -152,6 +157,7 @@ mod tests {
     use super::*;
     use crate::config::CellMode;
     use crate::flash::BlockTable;
+    use crate::ids::PlaneId;
 
     /// 1 plane of 4 blocks, one flag per block, T = 2.
     fn setup() -> (Bet, BlockTable, WearShape) {
@@ -180,18 +186,22 @@ mod tests {
             let ctx = WearCtx {
                 blocks,
                 shape: &shape,
-                plane: 0,
+                plane: PlaneId(0),
                 after_gc: true,
             };
-            bet.on_erase(b, &ctx)
+            bet.on_erase(BlockId(b), &ctx)
         };
         // Block 0 erased once: 1 erase, 1 flag: below T · flags.
         assert_eq!(erase(&mut bet, &blocks, 0), WearAction::Idle);
         // Again: 2 erases on 1 flagged set reach T = 2: an unflagged (cold) block moves.
-        let WearAction::Migrate { from, into } = erase(&mut bet, &blocks, 0) else {
+        let WearAction::Migrate {
+            from: BlockId(from),
+            into,
+        } = erase(&mut bet, &blocks, 0)
+        else {
             panic!("BET should migrate a cold block")
         };
-        assert!(from != 0 && into == NONE, "{from}");
+        assert!(from != 0 && into.is_none(), "{from}");
         assert_eq!(bet.migrations, 1);
         // The cold block is erased (flagged): 3 erases, 2 flags: below 2 · 2.
         blocks.state[from as usize] = BlockState::Erasing;
@@ -211,16 +221,16 @@ mod tests {
         let ctx = WearCtx {
             blocks: &blocks,
             shape: &shape,
-            plane: 0,
+            plane: PlaneId(0),
             after_gc: true,
         };
         // Blocks 0, 1, 2 flagged; erases keep coming: the next search for a cold block
         // passes the retired block's set, flags it, and the interval ends.
         for b in [0, 1, 2, 0, 0] {
-            assert_eq!(bet.on_erase(b, &ctx), WearAction::Idle);
+            assert_eq!(bet.on_erase(BlockId(b), &ctx), WearAction::Idle);
         }
         assert_eq!(bet.resets, 0);
-        assert_eq!(bet.on_erase(0, &ctx), WearAction::Idle);
+        assert_eq!(bet.on_erase(BlockId(0), &ctx), WearAction::Idle);
         assert_eq!(bet.resets, 1, "the retired block's set counts as flagged");
     }
 }

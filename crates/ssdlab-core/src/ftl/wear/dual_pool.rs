@@ -14,6 +14,7 @@
 //! the worn side of the comparison is the block just erased (the block being worn now)
 //! rather than the most-worn hot-pool block; `threshold` defaults to 16 erases.
 
+use crate::ids::BlockId;
 use super::{WearAction, WearCtx, WearPolicy, WearShape};
 use serde::{Deserialize, Serialize};
 
@@ -55,7 +56,8 @@ impl WearPolicy for DualPool {
         }
     }
 
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
+        let block = block.0;
         // An erased block is hot until cold data is swapped onto it.
         self.cold[block as usize] = false;
         if !ctx.after_gc {
@@ -64,7 +66,7 @@ impl WearPolicy for DualPool {
         let worn = ctx.blocks.erase_count[block as usize];
         let coldest = ctx
             .shape
-            .plane_blocks(ctx.plane)
+            .plane_blocks(ctx.plane.0)
             .filter(|&b| self.cold[b as usize] && ctx.migratable(b))
             .min_by_key(|&b| (ctx.blocks.erase_count[b as usize], b));
         match coldest {
@@ -73,8 +75,8 @@ impl WearPolicy for DualPool {
                 self.cold[block as usize] = true;
                 self.swaps += 1;
                 WearAction::Migrate {
-                    from: c,
-                    into: block,
+                    from: BlockId(c),
+                    into: BlockId(block),
                 }
             }
             _ => WearAction::Idle,
@@ -93,14 +95,14 @@ mod tests {
         let mut dp = DualPool::new(&Params { threshold: 2 }, &shape);
         blocks.erase_count = vec![5, 1, 2, 3];
         // Block 0 erased with 5 erases: coldest cold block is 1 (1 erase), gap 4 > 2.
-        let a = dp.on_erase(0, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 1, into: 0 });
+        let a = dp.on_erase(BlockId(0), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(1), into: BlockId(0) });
         // Block 0 now holds cold data; block 1 is hot. Block 3 erased (3 erases): coldest
         // cold block is 2 (2 erases), gap 1: no swap.
-        assert_eq!(dp.on_erase(3, &ctx(&blocks, &shape, true)), WearAction::Idle);
+        assert_eq!(dp.on_erase(BlockId(3), &ctx(&blocks, &shape, true)), WearAction::Idle);
         // The migration's own erase never triggers another swap.
         blocks.erase_count[2] = 0;
-        assert_eq!(dp.on_erase(1, &ctx(&blocks, &shape, false)), WearAction::Idle);
+        assert_eq!(dp.on_erase(BlockId(1), &ctx(&blocks, &shape, false)), WearAction::Idle);
         assert_eq!(dp.swaps, 1);
     }
 }

@@ -20,6 +20,7 @@
 //! * Free blocks are allocated by lowest erase count (`[ftl.allocation] policy =
 //!   "min-erase"`; a separate setting, as for every algorithm).
 
+use crate::ids::BlockId;
 use super::{HotShare, WearAction, WearCtx, WearPolicy, WearShape};
 use crate::flash::NONE;
 use serde::{Deserialize, Serialize};
@@ -98,7 +99,7 @@ impl Epet {
         match self.p.hot_share {
             HotShareBasis::Erases => self.share.percent(),
             HotShareBasis::Blocks => {
-                let blocks = ctx.shape.plane_blocks(ctx.plane);
+                let blocks = ctx.shape.plane_blocks(ctx.plane.0);
                 let n = blocks.len().max(1) as f64;
                 100.0 * blocks.filter(|&b| self.hot(b)).count() as f64 / n
             }
@@ -116,7 +117,7 @@ impl Epet {
 
     fn cold_block(&self, except: u32, ctx: &WearCtx) -> Option<u32> {
         ctx.shape
-            .plane_blocks(ctx.plane)
+            .plane_blocks(ctx.plane.0)
             .filter(|&b| b != except && ctx.migratable(b))
             .min_by(|&a, &b| {
                 let ec = |x: u32| ctx.blocks.erase_count[x as usize];
@@ -150,7 +151,7 @@ impl WearPolicy for Epet {
 
     fn on_gc_scan(&mut self, ctx: &WearCtx) {
         let beta = self.p.beta as f32;
-        let blocks = ctx.shape.plane_blocks(ctx.plane);
+        let blocks = ctx.shape.plane_blocks(ctx.plane.0);
         let mut sum = 0.0f64;
         for b in blocks.clone() {
             let e = &mut self.ewip[b as usize];
@@ -168,7 +169,8 @@ impl WearPolicy for Epet {
         }
     }
 
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
+        let block = block.0;
         self.share.count(self.hot(block));
         if !ctx.after_gc || self.h_ratio_percent(ctx) <= self.p.th_percent {
             return WearAction::Idle;
@@ -177,7 +179,10 @@ impl WearPolicy for Epet {
             Some(from) => {
                 self.last_cold = from;
                 self.migrations += 1;
-                WearAction::Migrate { from, into: block }
+                WearAction::Migrate {
+                    from: BlockId(from),
+                    into: BlockId(block),
+                }
             }
             None => WearAction::Idle,
         }
@@ -207,13 +212,13 @@ mod tests {
         assert!((e.ewip[0] - 5.25).abs() < 1e-6, "{}", e.ewip[0]);
         // Hot erases push h_ratio above 50 %: the first GC erase of block 0 migrates the
         // cheapest cold block (2) into block 0 ...
-        let a = e.on_erase(0, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 2, into: 0 });
+        let a = e.on_erase(BlockId(0), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(2), into: BlockId(0) });
         // ... and the next one picks 3, not 2 again, though their costs are equal.
-        let a = e.on_erase(1, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 3, into: 1 });
-        let a = e.on_erase(0, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 2, into: 0 });
+        let a = e.on_erase(BlockId(1), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(3), into: BlockId(1) });
+        let a = e.on_erase(BlockId(0), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(2), into: BlockId(0) });
     }
 
     #[test]
@@ -222,7 +227,7 @@ mod tests {
         let mut e = Epet::new(&Params::default(), &shape);
         // All blocks at level 0 (cold): h_ratio 0 %.
         for b in 0..4 {
-            assert_eq!(e.on_erase(b, &ctx(&blocks, &shape, true)), WearAction::Idle);
+            assert_eq!(e.on_erase(BlockId(b), &ctx(&blocks, &shape, true)), WearAction::Idle);
         }
         assert_eq!(e.migrations, 0);
     }

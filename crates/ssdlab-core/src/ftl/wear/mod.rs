@@ -9,6 +9,7 @@
 //! [`WearPolicy`]) plus one registration line below.
 
 use crate::flash::{BlockState, BlockTable};
+use crate::ids::{BlockId, PlaneId};
 
 super::registry::policy_registry! {
     $
@@ -54,8 +55,8 @@ pub enum WearAction {
     /// Move `from`'s valid units into `into` (or a wear-stream block when `NONE`), then
     /// erase `from`.
     Migrate {
-        from: u32,
-        into: u32,
+        from: BlockId,
+        into: BlockId,
     },
 }
 
@@ -91,7 +92,7 @@ pub struct WearCtx<'a> {
     pub blocks: &'a BlockTable,
     pub shape: &'a WearShape,
     /// Plane of the event (a migration stays within it).
-    pub plane: u32,
+    pub plane: PlaneId,
     /// `on_erase`: the erase ended a GC job (not a wear-leveling migration or a retirement).
     pub after_gc: bool,
 }
@@ -106,7 +107,7 @@ impl WearCtx<'_> {
     /// skipping `except`.
     pub fn least_worn(&self, except: u32) -> Option<u32> {
         self.shape
-            .plane_blocks(self.plane)
+            .plane_blocks(self.plane.0)
             .filter(|&b| b != except && self.migratable(b))
             .min_by_key(|&b| (self.blocks.erase_count[b as usize], b))
     }
@@ -131,7 +132,7 @@ pub trait WearPolicy: Sized {
     #[inline]
     fn on_gc_scan(&mut self, _ctx: &WearCtx) {}
     /// `block` (of `ctx.plane`) finished an erase (its erase count is already raised).
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction;
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction;
 }
 
 impl WearLeveler {
@@ -141,7 +142,7 @@ impl WearLeveler {
     }
 
     #[inline]
-    pub fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    pub fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
         dispatch!(self, p => p.on_erase(block, ctx))
     }
 
@@ -154,7 +155,7 @@ impl WearLeveler {
 
 #[cfg(test)]
 pub(super) mod tests_util {
-    use super::{WearCtx, WearShape};
+    use super::{PlaneId, WearCtx, WearShape};
     use crate::config::CellMode;
     use crate::flash::{BlockState, BlockTable};
 
@@ -179,7 +180,7 @@ pub(super) mod tests_util {
         WearCtx {
             blocks,
             shape,
-            plane: 0,
+            plane: PlaneId(0),
             after_gc,
         }
     }

@@ -1,6 +1,7 @@
 //! `none`: no wear leveling (spec 03's `greedy` baseline: GC alone decides which blocks
 //! are erased).
 
+use crate::ids::BlockId;
 use super::{WearAction, WearCtx, WearPolicy, WearShape};
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +19,7 @@ impl WearPolicy for NoWearLeveling {
         NoWearLeveling
     }
     #[inline]
-    fn on_erase(&mut self, _: u32, _: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, _: BlockId, _: &WearCtx) -> WearAction {
         WearAction::Idle
     }
 }

@@ -15,6 +15,7 @@
 //! adds the BaL levels), the same erase-share measure and window as EPET, FIFO allocation
 //! unless configured otherwise.
 
+use crate::ids::BlockId;
 use super::{HotShare, WearAction, WearCtx, WearPolicy, WearShape};
 use crate::flash::NONE;
 use serde::{Deserialize, Serialize};
@@ -78,7 +79,7 @@ impl WearPolicy for Pet {
     }
 
     fn on_gc_scan(&mut self, ctx: &WearCtx) {
-        let blocks = ctx.shape.plane_blocks(ctx.plane);
+        let blocks = ctx.shape.plane_blocks(ctx.plane.0);
         let mut sum = 0u64;
         for b in blocks.clone() {
             let (i, b) = (ctx.invalid_units(b), b as usize);
@@ -94,7 +95,8 @@ impl WearPolicy for Pet {
         }
     }
 
-    fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction {
+    fn on_erase(&mut self, block: BlockId, ctx: &WearCtx) -> WearAction {
+        let block = block.0;
         self.share.count(self.hot[block as usize]);
         if !ctx.after_gc || self.share.percent() <= self.th_percent {
             return WearAction::Idle;
@@ -102,7 +104,7 @@ impl WearPolicy for Pet {
         let last = self.last_cold;
         let cold = ctx
             .shape
-            .plane_blocks(ctx.plane)
+            .plane_blocks(ctx.plane.0)
             .filter(|&b| b != block && b != last && ctx.migratable(b))
             .min_by_key(|&b| {
                 let ec = ctx.blocks.erase_count[b as usize];
@@ -112,7 +114,10 @@ impl WearPolicy for Pet {
             Some(from) => {
                 self.last_cold = from;
                 self.migrations += 1;
-                WearAction::Migrate { from, into: block }
+                WearAction::Migrate {
+                    from: BlockId(from),
+                    into: BlockId(block),
+                }
             }
             None => WearAction::Idle,
         }
@@ -138,10 +143,10 @@ mod tests {
         blocks.valid_units = vec![4, 6, 7, 8];
         pet.on_gc_scan(&ctx(&blocks, &shape, false));
         assert_eq!(pet.hot, vec![true, true, false, false]);
-        let a = pet.on_erase(0, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 3, into: 0 });
+        let a = pet.on_erase(BlockId(0), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(3), into: BlockId(0) });
         // Block 3 again would be the coldest; PET takes the next one.
-        let a = pet.on_erase(1, &ctx(&blocks, &shape, true));
-        assert_eq!(a, WearAction::Migrate { from: 2, into: 1 });
+        let a = pet.on_erase(BlockId(1), &ctx(&blocks, &shape, true));
+        assert_eq!(a, WearAction::Migrate { from: BlockId(2), into: BlockId(1) });
     }
 }
