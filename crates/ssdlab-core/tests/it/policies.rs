@@ -41,6 +41,7 @@ fn first_victims(victim: GcConfig) -> Vec<u32> {
         .free
         .blocks()
         .into_iter()
+        .map(|b| b.0)
         .filter(|&b| d.ftl.blocks.erase_count[b as usize] > 0)
         .collect()
 }
