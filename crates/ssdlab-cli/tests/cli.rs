@@ -1759,3 +1759,30 @@ fn ctrl_c_stops_a_sweep_without_a_table() {
     assert!(!out.join("sweep.parquet").exists());
     assert!(!out.join("points/0.partial").exists());
 }
+
+/// Every `reproduce` experiment takes the shared arguments (one flattened struct) with the
+/// same help, word for word.
+#[test]
+fn reproduce_experiments_share_their_common_arguments() {
+    let shared = [
+        "--out <OUT> Output directory for EXPERIMENT.md, .csv, .json and .svg (default: out/reproduce-EXPERIMENT)",
+        "--jobs <JOBS> Runs in parallel, each holding its own device (0 = one per core; default: 2, for `op` one per core)",
+        "--seed <SEED> Override the preset's seed",
+        "-q, --quiet No per-run progress lines on stderr",
+        "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
+    ];
+    for exp in ["op", "ssr", "wl", "dftl", "slc"] {
+        let o = ssdlab()
+            .args(["reproduce", exp, "--help"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let help = String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for s in shared {
+            assert!(help.contains(s), "{exp}: {s}\n{help}");
+        }
+    }
+}
