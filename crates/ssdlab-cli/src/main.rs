@@ -15,10 +15,9 @@ mod sweep;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use ssdlab_core::{Config, Simulation};
-use ssdlab_experiments::run::{ConfigSource, WORKLOAD_CHECK_REQUESTS};
+use ssdlab_core::Config;
+use ssdlab_experiments::run::{Checked, ConfigSource, RunOptions};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
@@ -117,9 +116,17 @@ fn quiet_on_broken_pipe() {
 fn main() {
     quiet_on_broken_pipe();
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run { .. } | Command::Reproduce(_)) {
+    if matches!(
+        cli.command,
+        Command::Run { .. } | Command::Reproduce(_) | Command::Sweep(_)
+    ) {
         interrupt::install();
     }
+    let kept = if matches!(cli.command, Command::Sweep(_)) {
+        "no table written; the finished points stay in OUT/points, and the same sweep run again reuses them"
+    } else {
+        "no output written, the output directory is as it was"
+    };
     let result = match cli.command {
         Command::Run {
             config,
@@ -157,9 +164,7 @@ fn main() {
     if let Err(e) = result {
         if let Some((signal, status)) = interrupt::received() {
             // Whatever failed after the signal failed because of it (a stopped run).
-            eprintln!(
-                "interrupted by {signal}: no output written, the output directory is as it was"
-            );
+            eprintln!("interrupted by {signal}: {kept}");
             std::process::exit(status);
         }
         eprintln!("error: {e:#}");
@@ -168,18 +173,13 @@ fn main() {
 }
 
 fn cmd_check(file: &Path) -> Result<()> {
-    let cfg = load(file)?;
+    // `run`'s checks but the memory one, which only warns here.
     let src = ConfigSource::from_file(file, &[])?;
-    let d = src.validated(&cfg)?;
-    let ctx = ssdlab_workload::WorkloadContext {
-        logical_bytes: d.logical_bytes,
-        unit_bytes: d.geometry.unit_bytes as u64,
-        seed: cfg.seed,
-        base_dir: file.parent().map(Path::to_path_buf),
-    };
-    cfg.workload
-        .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
-        .map_err(|e| src.workload_error(e))?;
+    let Checked {
+        config: cfg,
+        derived: d,
+        ..
+    } = ssdlab_experiments::run::check(&src, &RunOptions::default()).map_err(anyhow::Error::msg)?;
     println!(
         "{}: ok ({} logical bytes, {} physical bytes, about {} MiB of memory to run)",
         file.display(),
@@ -219,88 +219,55 @@ struct RunOpts {
 }
 
 fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
-    let (seed, quiet, skip_bad_lines, allow_large_memory) =
-        (o.seed, o.quiet, o.skip_bad_lines, o.allow_large_memory);
     let src = ConfigSource::from_file(path, &o.sets)?;
-    let mut cfg = src.load()?;
-    let d = src.validated(&cfg)?;
-    if o.request_log && cfg.mode != ssdlab_core::config::Mode::Timed {
-        anyhow::bail!(
-            "{}: --request-log needs mode = \"timed\" (the functional mode has no completion times)",
-            path.display()
-        );
-    }
-    if !allow_large_memory {
-        ssdlab_experiments::run::check_memory(
-            &cfg,
-            &d,
-            &path.display().to_string(),
-            "pass --allow-large-memory",
-        )
-        .map_err(anyhow::Error::msg)?;
-    }
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    if let Some(n) = skip_bad_lines {
-        match &mut cfg.workload {
-            ssdlab_workload::WorkloadConfig::Trace(t) => t.skip_bad_lines = n,
-            _ => anyhow::bail!(
-                "--skip-bad-lines applies to trace workloads only ({} has another kind)",
-                path.display()
-            ),
-        }
-    }
+    // Every check (configuration, memory, workload) before any long work: the one run
+    // sequence `sweep` and the Python binding use too.
+    let checked = ssdlab_experiments::run::check(
+        &src,
+        &RunOptions {
+            seed: o.seed,
+            skip_bad_lines: o.skip_bad_lines,
+            memory_hint: (!o.allow_large_memory).then(|| "pass --allow-large-memory".into()),
+            request_log: o.request_log,
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
     let out = o
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(path.file_stem().unwrap_or_default()));
-    // Everything that can fail cheaply fails before the simulation starts. The files are
-    // written aside and moved into `out` only when the run completes: an interrupted or
-    // failed run leaves `out` as it was.
+    // The files are written aside and moved into `out` only when the run completes: an
+    // interrupted or failed run leaves `out` as it was.
     let staged = output::StagedDir::new(&out, &output::RUN_FILES)?;
     let dir = staged.path();
-    let mut sim = Simulation::new(cfg.clone()).with_context(|| format!("{}", path.display()))?;
-    sim.base_dir = path.parent().map(Path::to_path_buf);
-    sim.check_workload(WORKLOAD_CHECK_REQUESTS)
-        .map_err(|e| match e {
-            ssdlab_core::SimError::Workload(w) => src.workload_error(w).into(),
-            e => anyhow::Error::from(e).context(path.display().to_string()),
-        })?;
-    let mut bar = progress::Bar::new(quiet);
-    let t0 = Instant::now();
-    sim.precondition(&mut bar)?;
-    let t1 = Instant::now();
     let log = if o.request_log {
         Some(request_log::RequestLog::create(dir)?)
     } else {
         None
     };
-    let results = match &log {
-        Some(l) => sim.run_workload_logging(&mut bar, l.sink())?,
-        None => sim.run_workload(&mut bar)?,
-    };
-    let t2 = Instant::now();
+    let mut bar = progress::Bar::new(o.quiet);
+    let run = checked
+        .run(&mut bar, log.as_ref().map(|l| l.sink()))
+        .map_err(anyhow::Error::msg)?;
     bar.finish();
     if let Some(l) = log {
         l.finish()?;
     }
+    let (sim, results) = (&run.sim, &run.results);
     let perf = output::Perf {
-        precondition_wall_s: (t1 - t0).as_secs_f64(),
-        workload_wall_s: (t2 - t1).as_secs_f64(),
-        host_requests_per_wall_s: results.host.requests as f64 / (t2 - t1).as_secs_f64().max(1e-9),
+        precondition_wall_s: run.precondition_wall_s,
+        workload_wall_s: run.workload_wall_s,
+        host_requests_per_wall_s: results.host.requests as f64 / run.workload_wall_s.max(1e-9),
         peak_rss_bytes: output::peak_rss_bytes(),
         build: output::BUILD,
     };
     // The resolved config names its input files by absolute path, so it re-runs from the
     // output directory.
-    let mut resolved = cfg.clone();
-    ssdlab_experiments::run::absolute_inputs(&mut resolved, path.parent());
     output::write_all(
         dir,
-        &resolved,
+        &run.resolved_config(),
         &sim.derived,
-        &results,
+        results,
         &sim.last_timeseries,
         &perf,
     )?;
@@ -316,8 +283,8 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     // The run's files replace the earlier run's; one this run does not make (a plot, a
     // request log) is removed: left over, it would look like this run's.
     staged.commit()?;
-    print!("{}", output::summary(&results));
-    if o.request_log && !quiet {
+    print!("{}", output::summary(results));
+    if o.request_log && !o.quiet {
         eprintln!(
             "request log: {}",
             out.join(request_log::FILE_NAME).display()

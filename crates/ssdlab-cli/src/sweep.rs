@@ -8,8 +8,10 @@
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use ssdlab_core::{Config, NoProgress, SimError, Simulation};
-use ssdlab_experiments::run::{self, sweep_headline, ConfigSource, SWEEP_HEADLINE as HEADLINE};
+use ssdlab_core::{Config, NoProgress};
+use ssdlab_experiments::run::{
+    self, sweep_headline, Checked, ConfigSource, RunOptions, SWEEP_HEADLINE as HEADLINE,
+};
 use ssdlab_workload::WorkloadConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -140,7 +142,7 @@ fn file_digest(path: &Path) -> Result<String> {
 
 /// A point ready to run: its checked configuration and digest.
 struct Ready {
-    cfg: Config,
+    checked: Checked,
     digest: String,
 }
 
@@ -177,18 +179,21 @@ fn remove_dir(p: &Path) -> Result<()> {
 /// Run one point (or reuse its finished results): its CSV row tail and whether it was
 /// reused. The results are written into `<dir>.partial` and renamed to `dir` when complete,
 /// so a killed sweep never leaves a point that looks finished.
-fn run_point(dir: &Path, src: &ConfigSource, ready: &Ready, tag: &str) -> Result<(String, bool)> {
+fn run_point(dir: &Path, ready: &Ready, tag: &str) -> Result<(String, bool)> {
     if let Some(row) = finished(dir, &ready.digest) {
         return Ok((row, true));
     }
     let tmp = dir.with_extension("partial");
     remove_dir(&tmp)?;
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let label = |e: SimError| anyhow::anyhow!("{}: {e}", src.label);
-    let mut sim = Simulation::new(ready.cfg.clone()).map_err(label)?;
-    sim.base_dir = src.base_dir.clone();
-    sim.precondition(&mut NoProgress).map_err(label)?;
-    let r = sim.run_workload(&mut NoProgress).map_err(label)?;
+    // The one run sequence `ssdlab run` uses (its checks were made before any point ran).
+    let r = match ready.checked.run(&mut NoProgress, None) {
+        Ok(o) => o.results,
+        Err(e) => {
+            remove_dir(&tmp)?;
+            bail!(e)
+        }
+    };
     let row = sweep_headline(&r);
     let mut v = serde_json::to_value(&r)?;
     v["sweep_row"] = serde_json::Value::String(row.clone());
@@ -293,19 +298,18 @@ pub fn run(a: &Args) -> Result<()> {
             out.display()
         );
     }
-    // Every point checked as `ssdlab run` checks it, before any point runs.
-    let hint = (!a.allow_large_memory).then_some("pass --allow-large-memory");
-    let checked: Vec<std::result::Result<(Config, String), String>> = pool.install(|| {
-        srcs.par_iter()
-            .map(|s| {
-                run::checked(s, hint).map(|(cfg, d)| (cfg.clone(), run::resolved_toml(&cfg, &d)))
-            })
-            .collect()
-    });
+    // Every point checked as `ssdlab run` checks it (the same function: configuration,
+    // memory unless --allow-large-memory, workload), before any point runs.
+    let opts = RunOptions {
+        memory_hint: (!a.allow_large_memory).then(|| "pass --allow-large-memory".into()),
+        ..RunOptions::default()
+    };
+    let checked: Vec<std::result::Result<Checked, String>> =
+        pool.install(|| srcs.par_iter().map(|s| run::check(s, &opts)).collect());
     // Each input file is read once, however many points replay it.
     let mut inputs: BTreeMap<PathBuf, std::result::Result<String, String>> = BTreeMap::new();
-    for (cfg, _) in checked.iter().flatten() {
-        if let Some(p) = input_file(cfg, base.base_dir.as_deref()) {
+    for c in checked.iter().flatten() {
+        if let Some(p) = input_file(&c.config, base.base_dir.as_deref()) {
             if let std::collections::btree_map::Entry::Vacant(e) = inputs.entry(p) {
                 let d = file_digest(e.key()).map_err(|e| format!("{e:#}"));
                 e.insert(d);
@@ -315,13 +319,13 @@ pub fn run(a: &Args) -> Result<()> {
     let ready: Vec<std::result::Result<Ready, String>> = checked
         .into_iter()
         .map(|c| {
-            let (cfg, resolved) = c?;
-            let input = match input_file(&cfg, base.base_dir.as_deref()) {
+            let checked = c?;
+            let input = match input_file(&checked.config, base.base_dir.as_deref()) {
                 Some(p) => Some((p.clone(), inputs[&p].clone()?)),
                 None => None,
             };
-            let digest = point_digest(&resolved, input.as_ref());
-            Ok(Ready { cfg, digest })
+            let digest = point_digest(&checked.resolved_toml(), input.as_ref());
+            Ok(Ready { checked, digest })
         })
         .collect();
     let outcomes: Vec<std::result::Result<String, String>> = pool.install(|| {
@@ -336,9 +340,11 @@ pub fn run(a: &Args) -> Result<()> {
                     Err(e) => remove_dir(&dir)
                         .map_err(|x| format!("{x:#}"))
                         .and(Err(e.clone())),
-                    Ok(r) => run_point(&dir, &srcs[i], r, tag).map_err(|e| format!("{e:#}")),
+                    Ok(r) => run_point(&dir, r, tag).map_err(|e| format!("{e:#}")),
                 };
                 match &outcome {
+                    // Ctrl-C: the sweep ends without a table (below); no per-point noise.
+                    _ if crate::interrupt::received().is_some() => {}
                     Ok((_, reused)) if !a.quiet => eprintln!(
                         "  point {i} {}: {tag}",
                         if *reused { "reused" } else { "done" }
@@ -350,6 +356,11 @@ pub fn run(a: &Args) -> Result<()> {
             })
             .collect()
     });
+    if crate::interrupt::received().is_some() {
+        // Some points stopped part-way: a table now would look complete. The finished
+        // points stay in `points/`, and a re-run reuses them.
+        bail!("interrupted");
+    }
     let failed_cells = vec![""; HEADLINE.split(',').count() - 1].join(",");
     let tail = |o: &std::result::Result<String, String>| match o {
         Ok(row) => (format!("{row},"), String::new()),

@@ -1591,3 +1591,198 @@ fn config_check_warns_of_a_device_run_refuses_for_memory() {
         format!("warning: {msg} (`ssdlab run` refuses it without that flag)"),
     );
 }
+
+/// The error of `ssdlab run CFG --set workload.requests=400 --set GRID` (stderr without
+/// `error: `) and of the point `GRID` of `ssdlab sweep CFG --grid GRID` (its stderr line
+/// `point 0 failed: TAG: …`), `--set workload.requests=400` on both when CFG names requests.
+fn run_and_sweep_errors(cfg: &Path, grid: &str, dir: &Path) -> (String, String) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    let requests = text.contains("requests = ");
+    let mut run = ssdlab();
+    run.arg("run").arg(cfg);
+    if requests {
+        run.args(["--set", "workload.requests=400"]);
+    }
+    let o = run
+        .args(["--set", grid, "-q", "--out"])
+        .arg(dir.join("run-out"))
+        .output()
+        .unwrap();
+    let run_err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{run_err}");
+    assert!(!dir.join("run-out/results.json").exists());
+    let o = sweep_into(cfg, &[grid], &dir.join("sweep-out"));
+    let sweep_err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{sweep_err}");
+    let tag = if requests {
+        format!("workload.requests=400 {grid}")
+    } else {
+        grid.to_string()
+    };
+    let prefix = format!("  point 0 failed: {tag}: ");
+    let point = sweep_err
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no failed point 0 in: {sweep_err}"));
+    let run_msg = run_err.trim_end().strip_prefix("error: ").unwrap();
+    (run_msg.to_string(), point.to_string())
+}
+
+/// A sweep point goes through `ssdlab run`'s one run sequence: a bad value (configuration
+/// or workload check) fails it with run's message, file, line and key exactly (the flag
+/// named as typed: `--grid` for `--set`); the line is the key's in the overridden text the
+/// label announces (issue 34: a workload error named the file without "(with …)", so the
+/// line pointed into text the user never saw).
+#[test]
+fn sweep_point_errors_are_runs_errors() {
+    let dir = temp_dir("sweep-run-errors");
+    let cases = [
+        // (configuration text, grid, the key of the error)
+        (SMALL.to_string(), "device.over_provisioning_ratio=-1", "device.over_provisioning_ratio: -1 must be a finite number >= 0"),
+        (
+            SMALL.replace("read_percent = 70.0", "read_percent = 170.0"),
+            "seed=1",
+            "workload.read_percent: 170 is not a percentage in 0..=100",
+        ),
+        (
+            format!("{DEVICE}\n[workload]\nkind = \"trace\"\npath = \"missing.csv\"\nformat = \"msr\"\n"),
+            "seed=1",
+            "workload.path: cannot read",
+        ),
+    ];
+    for (i, (text, grid, key)) in cases.iter().enumerate() {
+        let cfg = dir.join(format!("c{i}.toml"));
+        std::fs::write(&cfg, text).unwrap();
+        let sub = dir.join(format!("o{i}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let (run_err, point_err) = run_and_sweep_errors(&cfg, grid, &sub);
+        let sets = if text.contains("requests = ") {
+            format!("--set workload.requests=400 --set {grid}")
+        } else {
+            format!("--set {grid}")
+        };
+        let head = format!("{} (with {sets}):", cfg.display());
+        assert!(run_err.starts_with(&head), "{run_err}");
+        let line: usize = run_err[head.len()..]
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("no line in {run_err}"));
+        assert!(
+            run_err[head.len()..].starts_with(&format!("{line}: {key}")),
+            "{run_err}"
+        );
+        assert_eq!(
+            point_err,
+            run_err.replace(&format!("--set {grid}"), &format!("--grid {grid}")),
+            "case {i}"
+        );
+    }
+}
+
+/// A device `run` refuses for memory is refused by a sweep point with the same message
+/// (and `--allow-large-memory` is the sweep's way past it).
+#[test]
+fn sweep_refuses_what_runs_memory_check_refuses() {
+    let avail = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let l = t
+                .lines()
+                .find(|l| l.starts_with("MemAvailable:"))?
+                .to_string();
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kib| kib * 1024);
+    if avail.is_none_or(|a| a > 40 << 30) {
+        eprintln!("skipped: needs a machine with less than 40 GiB available (the device needs about 53 GiB)");
+        return;
+    }
+    let dir = temp_dir("sweep-memory");
+    let text = std::fs::read_to_string(repo().join("configs/default.toml"))
+        .unwrap()
+        .replace("integrity = false", "integrity = true")
+        .replace("blocks_per_plane = 256", "blocks_per_plane = 8000")
+        .replace("chips_per_channel = 2", "chips_per_channel = 16")
+        .replace("pages_per_block = 128", "pages_per_block = 1024");
+    let cfg = dir.join("huge.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let (run_err, point_err) = run_and_sweep_errors(&cfg, "seed=1", &dir);
+    assert!(
+        run_err.starts_with(&format!("{}: the device needs about ", cfg.display()))
+            && run_err.ends_with("; shrink it or pass --allow-large-memory"),
+        "{run_err}"
+    );
+    assert_eq!(point_err, run_err);
+}
+
+/// Ctrl-C during `sweep`: the running points stop, no table is written (it would look
+/// complete), exit 130 with one line saying what was kept.
+#[test]
+fn ctrl_c_stops_a_sweep_without_a_table() {
+    let dir = temp_dir("sweep-ctrl-c");
+    let cfg = dir.join("long.toml");
+    std::fs::write(
+        &cfg,
+        SMALL.replace("requests = 3000", "requests = 100000000"),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let mut child = Child(
+        ssdlab()
+            .arg("sweep")
+            .arg(&cfg)
+            .args(["--grid", "seed=1,2", "--jobs", "2", "-q", "--out"])
+            .arg(&out)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = std::time::Instant::now();
+    while !out.join("points/0.partial").exists() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the sweep ended early"
+    );
+    let (status, err) = interrupt(&mut child);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("interrupted by Ctrl-C (SIGINT): no table written"),
+        "{err}"
+    );
+    assert!(!out.join("sweep.csv").exists());
+    assert!(!out.join("sweep.parquet").exists());
+    assert!(!out.join("points/0.partial").exists());
+}
+
+/// Every `reproduce` experiment takes the shared arguments (one flattened struct) with the
+/// same help, word for word.
+#[test]
+fn reproduce_experiments_share_their_common_arguments() {
+    let shared = [
+        "--out <OUT> Output directory for EXPERIMENT.md, .csv, .json and .svg (default: out/reproduce-EXPERIMENT)",
+        "--jobs <JOBS> Runs in parallel, each holding its own device (0 = one per core; default: 2, for `op` one per core)",
+        "--seed <SEED> Override the preset's seed",
+        "-q, --quiet No per-run progress lines on stderr",
+        "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
+    ];
+    for exp in ["op", "ssr", "wl", "dftl", "slc"] {
+        let o = ssdlab()
+            .args(["reproduce", exp, "--help"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let help = String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for s in shared {
+            assert!(help.contains(s), "{exp}: {s}\n{help}");
+        }
+    }
+}

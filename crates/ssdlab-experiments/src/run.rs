@@ -6,12 +6,14 @@
 
 use serde::Serialize;
 use ssdlab_core::config::{apply_overrides, at_key_line, Derived};
-use ssdlab_core::sim::LatencyBlock;
+use ssdlab_core::sim::timed::CompletionSink;
+use ssdlab_core::sim::{stop, LatencyBlock};
 use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
-use ssdlab_core::{Config, Results, SimError};
+use ssdlab_core::{Config, NoProgress, Progress, Results, SimError, Simulation};
 use ssdlab_workload::WorkloadError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Requests per flow read before a run (bad trace lines fail before preconditioning).
 pub const WORKLOAD_CHECK_REQUESTS: usize = 10_000;
@@ -134,7 +136,7 @@ impl ConfigSource {
             }
             e => e,
         };
-        at_key_line(e.into(), &self.effective_text(), &self.label)
+        at_key_line(e.into(), &self.effective_text(), &self.effective_label())
     }
 
     /// Whether `file` is the workload's input file (`workload.path`) as a run resolves it.
@@ -155,15 +157,95 @@ impl ConfigSource {
     }
 }
 
-/// `src` loaded and validated, its memory checked (unless `memory_hint` is `None`: large
-/// devices allowed; else the hint ends the message) and its workload's first
-/// [`WORKLOAD_CHECK_REQUESTS`] requests per flow read: every check `ssdlab run` makes
-/// before any long work, with its messages (file, line and key).
-pub fn checked(src: &ConfigSource, memory_hint: Option<&str>) -> Result<(Config, Derived), String> {
-    let cfg = src.load().map_err(|e| e.to_string())?;
+/// How [`check`] and [`execute`] run a configuration: the options of `ssdlab run` that
+/// change what runs or what is refused. `Default`: the configuration's seed, no memory
+/// check (large devices allowed), no request log.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Override the configuration's seed (`--seed`).
+    pub seed: Option<u64>,
+    /// Trace workloads: malformed lines to skip before one is an error (`--skip-bad-lines`);
+    /// an error for other workload kinds.
+    pub skip_bad_lines: Option<u64>,
+    /// Refuse a device that needs more memory than the machine has available, the message
+    /// ending with this hint (how to run it anyway: `pass --allow-large-memory`); `None`
+    /// allows it (`--allow-large-memory`).
+    pub memory_hint: Option<String>,
+    /// The run logs every request (`--request-log`): timed mode only.
+    pub request_log: bool,
+}
+
+impl RunOptions {
+    /// The memory check on, its message ending with `hint`.
+    pub fn memory_checked(hint: &str) -> RunOptions {
+        RunOptions {
+            memory_hint: Some(hint.to_string()),
+            ..RunOptions::default()
+        }
+    }
+}
+
+/// A configuration that passed every check [`check`] makes, ready to [`run`](Checked::run).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The configuration, `--seed` and `--skip-bad-lines` applied.
+    pub config: Config,
+    pub derived: Derived,
+    /// The source's label (a file path): failures of the run name it.
+    pub label: String,
+    /// The directory relative input paths resolve against.
+    pub base_dir: Option<PathBuf>,
+}
+
+/// What one run produced: the simulation (its configuration, derived values, latency and
+/// time series), the results and the wall seconds of preconditioning and workload.
+pub struct Outcome {
+    pub sim: Simulation,
+    pub results: Results,
+    pub precondition_wall_s: f64,
+    pub workload_wall_s: f64,
+}
+
+impl Outcome {
+    /// The configuration as run, its input file (trace, fio job) by absolute path: the
+    /// `config.resolved.toml` that re-runs from anywhere.
+    pub fn resolved_config(&self) -> Config {
+        let mut cfg = self.sim.config.clone();
+        absolute_inputs(&mut cfg, self.sim.base_dir.as_deref());
+        cfg
+    }
+}
+
+/// Every check `ssdlab run` makes before any long work, in its order, with its messages
+/// (file, line and key): `src` loaded and validated, `--request-log` needing the timed
+/// mode, the memory (unless [`RunOptions::memory_hint`] is `None`), `--seed` and
+/// `--skip-bad-lines` applied, and the workload's first [`WORKLOAD_CHECK_REQUESTS`]
+/// requests per flow read. Nothing large is allocated: a sweep checks all its points first.
+pub fn check(src: &ConfigSource, o: &RunOptions) -> Result<Checked, String> {
+    let mut cfg = src.load().map_err(|e| e.to_string())?;
     let d = src.validated(&cfg).map_err(|e| e.to_string())?;
-    if let Some(hint) = memory_hint {
+    if o.request_log && cfg.mode != ssdlab_core::config::Mode::Timed {
+        return Err(format!(
+            "{}: --request-log needs mode = \"timed\" (the functional mode has no completion times)",
+            src.label
+        ));
+    }
+    if let Some(hint) = &o.memory_hint {
         check_memory(&cfg, &d, &src.label, hint)?;
+    }
+    if let Some(s) = o.seed {
+        cfg.seed = s;
+    }
+    if let Some(n) = o.skip_bad_lines {
+        match &mut cfg.workload {
+            ssdlab_workload::WorkloadConfig::Trace(t) => t.skip_bad_lines = n,
+            _ => {
+                return Err(format!(
+                    "--skip-bad-lines applies to trace workloads only ({} has another kind)",
+                    src.label
+                ))
+            }
+        }
     }
     let ctx = ssdlab_workload::WorkloadContext {
         logical_bytes: d.logical_bytes,
@@ -174,7 +256,57 @@ pub fn checked(src: &ConfigSource, memory_hint: Option<&str>) -> Result<(Config,
     cfg.workload
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)
         .map_err(|e| src.workload_error(e).to_string())?;
-    Ok((cfg, d))
+    Ok(Checked {
+        config: cfg,
+        derived: d,
+        label: src.label.clone(),
+        base_dir: src.base_dir.clone(),
+    })
+}
+
+impl Checked {
+    /// `config.resolved.toml` of this configuration as checked (inputs as written).
+    pub fn resolved_toml(&self) -> String {
+        resolved_toml(&self.config, &self.derived)
+    }
+
+    /// Build the device, precondition it and run the workload, reporting to `progress`
+    /// and, with `log`, every completion to it (timed mode). Failures name the label; a
+    /// stop requested ([`ssdlab_core::sim::stop`]: Ctrl-C) before or during the run ends
+    /// it with [`SimError::Interrupted`]'s message.
+    pub fn run(
+        &self,
+        progress: &mut dyn Progress,
+        log: Option<CompletionSink>,
+    ) -> Result<Outcome, String> {
+        let label = |e: SimError| format!("{}: {e}", self.label);
+        stop::check().map_err(label)?;
+        let mut sim = Simulation::new(self.config.clone()).map_err(label)?;
+        sim.base_dir = self.base_dir.clone();
+        let t0 = Instant::now();
+        sim.precondition(progress).map_err(label)?;
+        let t1 = Instant::now();
+        let results = match log {
+            Some(sink) => sim.run_workload_logging(progress, sink),
+            None => sim.run_workload(progress),
+        }
+        .map_err(label)?;
+        let t2 = Instant::now();
+        Ok(Outcome {
+            sim,
+            results,
+            precondition_wall_s: (t1 - t0).as_secs_f64(),
+            workload_wall_s: (t2 - t1).as_secs_f64(),
+        })
+    }
+}
+
+/// One run as `ssdlab run` does it, from configuration to results: [`check`], then
+/// [`Checked::run`] without progress or request log. `ssdlab run`, every point of
+/// `ssdlab sweep` and the Python binding's `run` go through [`check`] and
+/// [`Checked::run`], so they refuse the same inputs with the same messages.
+pub fn execute(src: &ConfigSource, o: &RunOptions) -> Result<Outcome, String> {
+    check(src, o)?.run(&mut NoProgress, None)
 }
 
 /// `MemAvailable` of /proc/meminfo (Linux), in bytes.
@@ -425,12 +557,41 @@ mod tests {
         assert!(e.contains(": device.over_provisioning_ratio: "), "{e}");
         let bad = ConfigSource {
             sets: vec!["novalue".into()],
-            ..src
+            ..src.clone()
         };
         assert!(bad
             .load()
             .unwrap_err()
             .to_string()
             .contains("--set novalue"));
+    }
+
+    /// A workload error with overrides names the overridden text (the label says "with
+    /// …") and the line of its key in that text, as a validation error does.
+    #[test]
+    fn workload_errors_name_the_overridden_text_and_its_line() {
+        let src = ConfigSource {
+            text: include_str!("../../../configs/default.toml")
+                .replace("read_percent = 70.0", "read_percent = 170.0"),
+            label: "x.toml".into(),
+            base_dir: None,
+            sets: vec!["seed=3".into()],
+            grid: vec!["ftl.gc_soft_free_blocks=5".into()],
+        };
+        let e = check(&src, &RunOptions::default()).unwrap_err();
+        let line = 1 + src
+            .effective_text()
+            .lines()
+            .position(|l| l.starts_with("read_percent"))
+            .unwrap();
+        assert_eq!(
+            e,
+            format!("x.toml (with --set seed=3 --grid ftl.gc_soft_free_blocks=5):{line}: workload.read_percent: 170 is not a percentage in 0..=100")
+        );
+        // The same through `execute`, and with the memory check on.
+        assert_eq!(
+            execute(&src, &RunOptions::memory_checked("hint")).err(),
+            Some(e)
+        );
     }
 }

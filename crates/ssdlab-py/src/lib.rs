@@ -10,12 +10,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use ssdlab_core::sim::stop;
-use ssdlab_core::{NoProgress, SimError, Simulation};
-use ssdlab_experiments::run::{self as one, ConfigSource, WORKLOAD_CHECK_REQUESTS};
+use ssdlab_experiments::run::{self as one, ConfigSource, RunOptions};
 use ssdlab_experiments::{dftl, op, slc, ssr, wl};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 create_exception!(
     ssdlab,
@@ -88,53 +87,29 @@ struct RunOutput {
     workload_wall_s: f64,
 }
 
-/// `src` loaded, validated and simulated as `ssdlab run` does it.
-fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutput, String> {
-    let (sim, results, t) = run_source(src, seed, big)?;
-    let mut resolved = sim.config.clone();
-    one::absolute_inputs(&mut resolved, src.base_dir.as_deref());
-    Ok(RunOutput {
-        results_json: one::results_json(&results).map_err(|e| e.to_string())?,
-        latency_csv: results.latency_ns.as_ref().map(one::latency_csv),
-        timeseries_csv: (!sim.last_timeseries.is_empty())
-            .then(|| one::timeseries_csv(&sim.last_timeseries)),
-        config_toml: one::resolved_toml(&resolved, &sim.derived),
-        config_json: serde_json::to_string(&resolved).map_err(|e| e.to_string())?,
-        precondition_wall_s: t.0,
-        workload_wall_s: t.1,
-    })
+/// The run options of the binding: the memory check on unless `allow_large_memory`.
+fn options(seed: Option<u64>, allow_large_memory: bool) -> RunOptions {
+    RunOptions {
+        seed,
+        memory_hint: (!allow_large_memory).then(|| "pass allow_large_memory=True".into()),
+        ..RunOptions::default()
+    }
 }
 
-/// Load, validate, check memory (unless `big`: allow large devices) and the workload,
-/// precondition and run; also the wall seconds of the preconditioning and of the workload.
-fn run_source(
-    src: &ConfigSource,
-    seed: Option<u64>,
-    big: bool,
-) -> Result<(Simulation, ssdlab_core::Results, (f64, f64)), String> {
-    let mut cfg = src.load().map_err(|e| e.to_string())?;
-    let d = src.validated(&cfg).map_err(|e| e.to_string())?;
-    if !big {
-        one::check_memory(&cfg, &d, &src.label, "pass allow_large_memory=True")?;
-    }
-    if let Some(s) = seed {
-        cfg.seed = s;
-    }
-    let label = |e: SimError| format!("{}: {e}", src.label);
-    let mut sim = Simulation::new(cfg).map_err(label)?;
-    sim.base_dir = src.base_dir.clone();
-    sim.check_workload(WORKLOAD_CHECK_REQUESTS)
-        .map_err(|e| match e {
-            SimError::Workload(w) => src.workload_error(w).to_string(),
-            e => label(e),
-        })?;
-    let t0 = Instant::now();
-    sim.precondition(&mut NoProgress).map_err(label)?;
-    let t1 = Instant::now();
-    let results = sim.run_workload(&mut NoProgress).map_err(label)?;
-    let t2 = Instant::now();
-    let walls = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64());
-    Ok((sim, results, walls))
+/// `src` run as `ssdlab run` runs it ([`one::execute`]: the same checks and messages).
+fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutput, String> {
+    let o = one::execute(src, &options(seed, big))?;
+    let resolved = o.resolved_config();
+    Ok(RunOutput {
+        results_json: one::results_json(&o.results).map_err(|e| e.to_string())?,
+        latency_csv: o.results.latency_ns.as_ref().map(one::latency_csv),
+        timeseries_csv: (!o.sim.last_timeseries.is_empty())
+            .then(|| one::timeseries_csv(&o.sim.last_timeseries)),
+        config_toml: one::resolved_toml(&resolved, &o.sim.derived),
+        config_json: serde_json::to_string(&resolved).map_err(|e| e.to_string())?,
+        precondition_wall_s: o.precondition_wall_s,
+        workload_wall_s: o.workload_wall_s,
+    })
 }
 
 /// One run: `text` (TOML) named `label` in messages, relative inputs resolved against
@@ -200,8 +175,8 @@ fn run_points(
                         sets,
                         grid: Vec::new(),
                     };
-                    match run_source(&src, None, allow_large_memory) {
-                        Ok((_, r, _)) => (true, one::sweep_headline(&r)),
+                    match one::execute(&src, &options(None, allow_large_memory)) {
+                        Ok(o) => (true, one::sweep_headline(&o.results)),
                         Err(e) => (false, e),
                     }
                 })

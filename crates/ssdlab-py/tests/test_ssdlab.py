@@ -1,6 +1,7 @@
 """Tests of the Python package `ssdlab` (run by .ci/run against the built wheel)."""
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -103,7 +104,8 @@ def test_errors_name_file_line_and_key(tmp_path):
     with pytest.raises(ssdlab.SsdlabError, match=r"bad\.toml.*line {}".format(at + 1)):
         ssdlab.run(bad)
     # A bad override: the line (of the overridden text) and the key, as the CLI says it.
-    with pytest.raises(ssdlab.SsdlabError, match=r"default\.toml:\d+: workload\.queue_depth"):
+    # (the line counts in the overridden text, which the label announces)
+    with pytest.raises(ssdlab.SsdlabError, match=r"default\.toml \(with --set workload\.queue_depth=0\):\d+: workload\.queue_depth"):
         ssdlab.run(DEFAULT, {"workload.queue_depth": 0})
     with pytest.raises(ssdlab.SsdlabError, match=r"with --set ftl\.gc_hard_free_blocks=0\):\d+: ftl\.gc_hard"):
         ssdlab.run(DEFAULT, {"ftl.gc_hard_free_blocks": 0})
@@ -111,6 +113,25 @@ def test_errors_name_file_line_and_key(tmp_path):
         ssdlab.run(tmp_path / "missing.toml")
     with pytest.raises(TypeError):
         ssdlab.run(42)
+
+
+def test_errors_are_the_clis_word_for_word():
+    """ssdlab.run goes through the run sequence ``ssdlab run`` uses: the same message, file,
+    line and key, for a configuration error and a workload error, with an override."""
+    exe = os.environ.get("SSDLAB_BIN")
+    if not exe:
+        pytest.skip("SSDLAB_BIN is not set (point it at the ssdlab binary cargo built; .ci/run does)")
+    for key, value in [("ftl.gc_hard_free_blocks", "0"), ("workload.queue_depth", "0"), ("workload.read_percent", "170.0")]:
+        with pytest.raises(ssdlab.SsdlabError) as e:
+            ssdlab.run(str(DEFAULT), ["{}={}".format(key, value)])
+        cli = subprocess.run(
+            [exe, "run", "-q", str(DEFAULT), "--set", "{}={}".format(key, value), "--out", os.devnull],
+            capture_output=True,
+            text=True,
+        )
+        assert cli.returncode == 1
+        assert str(e.value) == cli.stderr.strip()[len("error: "):]
+        assert re.match(r".*default\.toml \(with --set {}={}\):\d+: {}: ".format(re.escape(key), re.escape(value), re.escape(key)), str(e.value)), str(e.value)
 
 
 def test_the_gil_is_released_while_simulating():

@@ -8,13 +8,12 @@ use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::dftl::{self as exp, DftlParams, DftlReport};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Args)]
 pub struct DftlArgs {
-    /// Output directory for dftl.md, dftl.csv, dftl.json and dftl.svg.
-    #[arg(long, default_value = "out/reproduce-dftl")]
-    out: PathBuf,
+    #[command(flatten)]
+    common: super::ReproduceArgs,
     /// Shrink the device by this divisor (its 32 chips / SCALE: a power of two ≤ 32, the
     /// data set shrinks with it); 1 = the 64 GiB data set.
     #[arg(long, default_value_t = 1)]
@@ -32,18 +31,6 @@ pub struct DftlArgs {
     /// CMT size as a share of the full mapping table (the paper: 0.25).
     #[arg(long, default_value_t = 0.25)]
     cmt_share: f64,
-    /// Variants run in parallel.
-    #[arg(long, default_value_t = 2)]
-    jobs: usize,
-    /// Override the preset's seed.
-    #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
-    /// No per-variant progress lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
 }
 
 pub fn run(a: &DftlArgs) -> Result<()> {
@@ -52,13 +39,13 @@ pub fn run(a: &DftlArgs) -> Result<()> {
         requests: a.requests,
         scale: a.scale,
         cmt_share: a.cmt_share,
-        seed: a.seed,
-        sets: a.sets.clone(),
+        seed: a.common.seed,
+        sets: a.common.sets.clone(),
     };
     p.check()?; // a bad scale, variant or --set fails before the banner and any work
-    let staged = super::stage(&a.out, "dftl")?;
-    let pool = super::pool(a.jobs.max(1))?;
-    let quiet = a.quiet;
+    let staged = super::stage(&a.common.out("dftl"), "dftl")?;
+    let pool = a.common.pool(2)?;
+    let quiet = a.common.quiet;
     if !quiet {
         // Measured on this project's 2-core VM (24 runs of 500k requests in 26 s): about 5 s
         // of preconditioning and 0.25 s per 100k requests of each of the 6 runs, per variant,

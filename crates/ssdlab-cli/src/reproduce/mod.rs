@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use plotters::style::RGBColor;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Series colours shared by the reproduce plots.
 pub const COLORS: [RGBColor; 6] = [
@@ -109,6 +109,43 @@ pub fn shape_section(
     }
     o += &format!("\nRuns: {runs} in {wall_s:.1} s wall.\n");
     o
+}
+
+/// The arguments every experiment takes, with the same meaning and help in each
+/// (`#[command(flatten)]` into each experiment's own arguments).
+#[derive(clap::Args)]
+pub struct ReproduceArgs {
+    /// Output directory for EXPERIMENT.md, .csv, .json and .svg (default:
+    /// out/reproduce-EXPERIMENT).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs in parallel, each holding its own device (0 = one per core; default: 2, for
+    /// `op` one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Override the preset's seed.
+    #[arg(long, allow_negative_numbers = true)]
+    pub seed: Option<u64>,
+    /// No per-run progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+}
+
+impl ReproduceArgs {
+    /// The output directory of experiment `stem`.
+    pub fn out(&self, stem: &str) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{stem}")))
+    }
+
+    /// The worker threads: `--jobs`, else `default_jobs` (0: one per core).
+    pub fn pool(&self, default_jobs: usize) -> Result<rayon::ThreadPool> {
+        pool(self.jobs.unwrap_or(default_jobs))
+    }
 }
 
 #[derive(clap::Args)]

@@ -8,13 +8,12 @@ use plotters::prelude::*;
 use ssdlab_experiments::op::{self as exp, OpSweep, OpSweepParams};
 use ssdlab_experiments::run::with_overrides;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Args)]
 pub struct OpArgs {
-    /// Output directory for op.md, op.csv, op.json and op.svg.
-    #[arg(long, default_value = "out/reproduce-op")]
-    out: PathBuf,
+    #[command(flatten)]
+    common: super::ReproduceArgs,
     /// Divide the paper's 100 GiB overwrite volume per OP point by this (1 = the paper's;
     /// 20 ≈ 51 capacities, seconds). Like every `--scale`, a divisor ≥ 1.
     #[arg(long, default_value_t = 1.0)]
@@ -23,18 +22,6 @@ pub struct OpArgs {
     /// gc_hard_free_blocks) plus data spare; at least 4.
     #[arg(long, default_value_t = exp::PAPER_ZERO_OP_SPARE_BLOCKS)]
     zero_op_spare_blocks: u32,
-    /// Worker threads (0 = one per core).
-    #[arg(long, default_value_t = 0)]
-    jobs: usize,
-    /// Override the preset's seed.
-    #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
-    /// No per-point progress lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
 }
 
 pub fn run(a: &OpArgs) -> Result<()> {
@@ -45,7 +32,7 @@ pub fn run(a: &OpArgs) -> Result<()> {
         );
     }
     let mut p = OpSweepParams::paper(1.0 / a.scale)?;
-    p.base = with_overrides(&p.base, &a.sets, "configs/op-paper.toml")?;
+    p.base = with_overrides(&p.base, &a.common.sets, "configs/op-paper.toml")?;
     if a.zero_op_spare_blocks < 4 {
         bail!(
             "--zero-op-spare-blocks: {} is below the minimum 4 (2 open blocks + gc_hard_free_blocks = 1 + at least one block of data spare so GC can make progress)",
@@ -53,12 +40,12 @@ pub fn run(a: &OpArgs) -> Result<()> {
         );
     }
     p.min_spare_blocks_per_plane = a.zero_op_spare_blocks;
-    if let Some(s) = a.seed {
+    if let Some(s) = a.common.seed {
         p.base.seed = s;
     }
-    let staged = super::stage(&a.out, "op")?;
-    let pool = super::pool(a.jobs)?;
-    let quiet = a.quiet;
+    let staged = super::stage(&a.common.out("op"), "op")?;
+    let pool = a.common.pool(0)?;
+    let quiet = a.common.quiet;
     if !quiet {
         eprintln!(
             "reproduce op: {} OP points x {} host writes on {} threads ...",

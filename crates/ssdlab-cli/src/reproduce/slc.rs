@@ -9,13 +9,12 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::RGBColor;
 use ssdlab_experiments::slc::{self as exp, SlcParams, SlcReport};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Args)]
 pub struct SlcArgs {
-    /// Output directory for slc.md, slc.csv, slc.json and slc.svg.
-    #[arg(long, default_value = "out/reproduce-slc")]
-    out: PathBuf,
+    #[command(flatten)]
+    common: super::ReproduceArgs,
     /// Shrink the device by this divisor (its 16 chips / SCALE, a power of two ≤ 16; the
     /// SLC, journal and data written shrink with it); 1 = the 64 GiB device.
     #[arg(long, default_value_t = 1)]
@@ -26,18 +25,6 @@ pub struct SlcArgs {
     /// Requests per Filebench run.
     #[arg(long, default_value_t = 400_000)]
     filebench_requests: u64,
-    /// Runs in parallel.
-    #[arg(long, default_value_t = 2)]
-    jobs: usize,
-    /// Override the preset's seed.
-    #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
-    /// No per-run progress lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
 }
 
 pub fn run(a: &SlcArgs) -> Result<()> {
@@ -45,13 +32,13 @@ pub fn run(a: &SlcArgs) -> Result<()> {
         scale: a.scale,
         fsync_every: a.fsync_every.clone(),
         filebench_requests: a.filebench_requests,
-        seed: a.seed,
-        sets: a.sets.clone(),
+        seed: a.common.seed,
+        sets: a.common.sets.clone(),
     };
     p.check()?; // a bad scale or --set fails before the banner and any work
-    let staged = super::stage(&a.out, "slc")?;
-    let pool = super::pool(a.jobs.max(1))?;
-    let quiet = a.quiet;
+    let staged = super::stage(&a.common.out("slc"), "slc")?;
+    let pool = a.common.pool(2)?;
+    let quiet = a.common.quiet;
     let runs = 2 * 2 * (p.fsync_every.len() + exp::FILEBENCH.len());
     if !quiet {
         // Measured on this project's 2-core VM: 44 runs in 6 s at scale 1 (0.28 s per run).

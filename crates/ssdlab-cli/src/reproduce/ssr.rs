@@ -7,14 +7,13 @@ use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::ssr::{self as exp, SsrParams, SsrReport, SsrWorkload};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 #[derive(Args)]
 pub struct SsrArgs {
-    /// Output directory for ssr.md, ssr.csv, ssr.json and ssr.svg.
-    #[arg(long, default_value = "out/reproduce-ssr")]
-    out: PathBuf,
+    #[command(flatten)]
+    common: super::ReproduceArgs,
     /// Shrink the Table-1 device by this factor (chips per channel first, then pages per
     /// block) and divide the requests per run by it (1 = the paper's 256 GiB device and
     /// ~10^7 reads per run).
@@ -23,25 +22,17 @@ pub struct SsrArgs {
     /// Requests per run (overrides the default derived from the p99.9999 sample target).
     #[arg(long)]
     requests: Option<u64>,
-    /// Runs in parallel (each holds its own copy of the preconditioned device).
-    #[arg(long, default_value_t = 2)]
-    jobs: usize,
-    /// Override the preset's seed.
-    #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
-    /// No per-run progress lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
 }
 
 pub fn run(a: &SsrArgs) -> Result<()> {
     let wall = Instant::now();
     let mut p = SsrParams::paper(a.scale)?;
-    p.base = ssdlab_experiments::run::with_overrides(&p.base, &a.sets, "configs/ssr-table1.toml")?;
-    if let Some(s) = a.seed {
+    p.base = ssdlab_experiments::run::with_overrides(
+        &p.base,
+        &a.common.sets,
+        "configs/ssr-table1.toml",
+    )?;
+    if let Some(s) = a.common.seed {
         p.base.seed = s;
     }
     if let Some(n) = a.requests {
@@ -50,9 +41,9 @@ pub fn run(a: &SsrArgs) -> Result<()> {
         }
         p.requests = vec![n; p.workloads.len()];
     }
-    let staged = super::stage(&a.out, "ssr")?;
-    let pool = super::pool(a.jobs.max(1))?;
-    let quiet = a.quiet;
+    let staged = super::stage(&a.common.out("ssr"), "ssr")?;
+    let pool = a.common.pool(2)?;
+    let quiet = a.common.quiet;
     if !quiet {
         eprintln!(
             "reproduce ssr: preconditioning the Table-1 device ({} chips/channel, {} pages/block), then {} policies x {} workloads ({} requests per run) on {} threads ...",

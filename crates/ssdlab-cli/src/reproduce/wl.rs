@@ -8,13 +8,12 @@ use clap::Args;
 use plotters::prelude::*;
 use ssdlab_experiments::wl::{self as exp, WlParams, WlReport};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Args)]
 pub struct WlArgs {
-    /// Output directory for wl.md, wl.csv, wl.json and wl.svg.
-    #[arg(long, default_value = "out/reproduce-wl")]
-    out: PathBuf,
+    #[command(flatten)]
+    common: super::ReproduceArgs,
     /// Shrink the Table-2 device by this factor (2048 blocks / SCALE, SCALE ≤ 32), for a
     /// quick look; 1 = the paper's device.
     #[arg(long, default_value_t = 1)]
@@ -30,18 +29,6 @@ pub struct WlArgs {
     /// the others), `fifo` or `min-erase`.
     #[arg(long, default_value = "paper")]
     allocation: String,
-    /// Runs in parallel.
-    #[arg(long, default_value_t = 2)]
-    jobs: usize,
-    /// Override the preset's seed.
-    #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
-    /// No per-run progress lines on stderr.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Override a key of the experiment's base configuration (as `run --set`); repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    sets: Vec<String>,
 }
 
 pub fn run(a: &WlArgs) -> Result<()> {
@@ -56,13 +43,13 @@ pub fn run(a: &WlArgs) -> Result<()> {
         traces: a.traces.clone(),
         endurance: a.endurance,
         scale: a.scale,
-        seed: a.seed,
-        sets: a.sets.clone(),
+        seed: a.common.seed,
+        sets: a.common.sets.clone(),
     };
     p.check()?; // a bad scale, trace or --set fails before the banner and any work
-    let staged = super::stage(&a.out, "wl")?;
-    let pool = super::pool(a.jobs.max(1))?;
-    let quiet = a.quiet;
+    let staged = super::stage(&a.common.out("wl"), "wl")?;
+    let pool = a.common.pool(2)?;
+    let quiet = a.common.quiet;
     let runs = p.algorithms.len() * p.traces.len();
     if !quiet {
         // About 2-10 s per run on the full device at endurance 10^3 (scales with both).
