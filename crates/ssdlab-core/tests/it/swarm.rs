@@ -442,3 +442,38 @@ fn swarm() {
         list(&rejected)
     );
 }
+
+/// Bugs are loud (issue 34, item 8): an illegal block-state change — here forced on a free
+/// block, as a bug would make it — is recorded in every build and the run ends with an
+/// `Internal` error asking for a report, not a panic and not an integrity finding; in both
+/// modes.
+#[test]
+fn a_forced_illegal_block_transition_is_an_internal_error() {
+    use ssdlab_core::config::Mode;
+    use ssdlab_core::flash::BlockState;
+    use ssdlab_workload::HostOp;
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = crate::common::tiny(1, 8, 4, 1, 1.0);
+        c.mode = mode;
+        c.integrity = true;
+        let mut sim = Simulation::new(c).unwrap();
+        // Block 7 is free (every block is, on a fresh device); Free → Full skips Open.
+        sim.ftl
+            .force_block_state(7, BlockState::Free, BlockState::Full);
+        let reqs = vec![crate::common::req(HostOp::Write, 0, 1)];
+        let e = sim
+            .run_workload_with(crate::common::closed(reqs, 1), &mut NoProgress)
+            .unwrap_err();
+        let SimError::Internal { what } = &e else {
+            panic!("{mode:?}: expected an internal error, got {e}")
+        };
+        assert_eq!(
+            what, "block 7: illegal state change Free -> Full",
+            "{mode:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "internal error (please report it with your config and seed): block 7: illegal state change Free -> Full"
+        );
+    }
+}
