@@ -16,6 +16,11 @@ pub enum SimError {
     /// Integrity mode found a read that did not return the last version written.
     #[error("integrity violation: {0}")]
     Integrity(String),
+    /// The simulator broke one of its own rules (an illegal block-state transition, a job
+    /// ended twice, a read pin underflow, …): a bug in ssdlab, not in the config or the
+    /// data. Checked in release builds too; distinct from an integrity finding.
+    #[error("internal error (please report it with your config and seed): {what}")]
+    Internal { what: String },
     /// No plane can take another write: the device is worn out or over-full.
     #[error("device full: {0}")]
     DeviceFull(String),

@@ -19,6 +19,29 @@ pub enum BlockState {
     Bad,
 }
 
+impl BlockState {
+    /// Whether `self → to` is a legal life-cycle step: a free block opens (or is found bad
+    /// at the factory), an open block fills (or, its program failed, becomes a retirement
+    /// job's source), a full block becomes a job's source, a source is erased (or retired),
+    /// an erase frees the block (or retires it).
+    #[inline]
+    pub const fn may_become(self, to: BlockState) -> bool {
+        use BlockState::*;
+        matches!(
+            (self, to),
+            (Free, Open)
+                | (Free, Bad)
+                | (Open, Full)
+                | (Open, Victim)
+                | (Full, Victim)
+                | (Victim, Erasing)
+                | (Victim, Bad)
+                | (Erasing, Free)
+                | (Erasing, Bad)
+        )
+    }
+}
+
 /// Per-block state, one dense array per field, indexed by block id.
 #[derive(Clone)]
 pub struct BlockTable {
@@ -69,8 +92,39 @@ impl BlockTable {
         self.state.is_empty()
     }
 
+    /// Move `block` from state `from` to `to`. Checked in every build (a block, not a
+    /// unit, changes state: cheap): when the block is not in `from` or the step is not a
+    /// legal one ([`BlockState::may_become`]) the state is set anyway and the violation is
+    /// returned for the FTL to record (it becomes [`crate::SimError::Internal`]).
+    #[inline]
+    pub fn set_state(
+        &mut self,
+        block: u32,
+        from: BlockState,
+        to: BlockState,
+    ) -> Result<(), String> {
+        let s = &mut self.state[block as usize];
+        let was = *s;
+        *s = to;
+        if was == from && from.may_become(to) {
+            Ok(())
+        } else {
+            Err(illegal_transition(block, was, from, to))
+        }
+    }
+
     /// Blocks not retired.
     pub fn usable(&self) -> usize {
         self.state.iter().filter(|&&s| s != BlockState::Bad).count()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn illegal_transition(block: u32, was: BlockState, from: BlockState, to: BlockState) -> String {
+    if was == from {
+        format!("block {block}: illegal state change {from:?} -> {to:?}")
+    } else {
+        format!("block {block}: state change {from:?} -> {to:?} found it {was:?}")
     }
 }

@@ -137,11 +137,11 @@ impl Health {
 }
 
 impl Ftl {
-    /// Retire `block` (it holds no valid data).
-    pub(super) fn retire(&mut self, block: u32) {
+    /// Retire `block`, in state `from` (it holds no valid data).
+    pub(super) fn retire(&mut self, block: u32, from: BlockState) {
         let b = block as usize;
         debug_assert_eq!(self.blocks.valid_units[b], 0);
-        self.blocks.state[b] = BlockState::Bad;
+        self.set_block_state(block, from, BlockState::Bad);
         self.blocks.doomed[b] = false;
         self.counters.blocks_retired += 1;
         self.health.record_first_bad();

@@ -198,11 +198,14 @@ impl Jobs {
         id
     }
 
-    fn end(&mut self, id: u32) {
-        if let Some(i) = self.live.iter().position(|&j| j == id) {
-            self.live.remove(i);
-        }
+    /// End job `id`; false when it was not live (ended twice: a bug, nothing changes).
+    fn end(&mut self, id: u32) -> bool {
+        let Some(i) = self.live.iter().position(|&j| j == id) else {
+            return false;
+        };
+        self.live.remove(i);
         self.free.push(id);
+        true
     }
 
     #[inline]
@@ -571,7 +574,13 @@ impl Ftl {
 
     /// Start a job moving `src`'s valid units into region `dst`.
     fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> u32 {
-        self.blocks.state[src as usize] = BlockState::Victim;
+        // A retirement's source is the open block whose program failed.
+        let from = if kind == JobKind::Retire {
+            BlockState::Open
+        } else {
+            BlockState::Full
+        };
+        self.set_block_state(src, from, BlockState::Victim);
         let dst_stream = match kind {
             JobKind::WearLeveling => Stream::Wear,
             _ if dst == r => Stream::Gc,
@@ -1043,11 +1052,14 @@ impl Ftl {
             "source still holds data"
         );
         if kind == JobKind::Retire {
-            self.retire(src);
+            self.retire(src, BlockState::Victim);
             self.end_job(j);
             return Ok(());
         }
-        self.blocks.state[src as usize] = BlockState::Erasing;
+        if self.blocks.pins[src as usize] != 0 {
+            self.internal_error(format!("erase of block {src} with a read pinned"));
+        }
+        self.set_block_state(src, BlockState::Victim, BlockState::Erasing);
         // The plane may choose its next victim while this erase runs (in the timed mode the
         // choice would otherwise lag the functional mode's by an erase time).
         let rp = self.rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
@@ -1083,7 +1095,9 @@ impl Ftl {
             ps.gc_job = NONE;
             self.refresh_pressure(rp);
         }
-        self.jobs.end(j);
+        if !self.jobs.end(j) {
+            self.internal_error(format!("job {j} ended twice"));
+        }
         self.wake_plane_all(plane);
     }
 
@@ -1112,9 +1126,9 @@ impl Ftl {
         self.blocks.programmed[b] = 0;
         self.blocks.doomed[b] = false;
         let Owner::Job { job } = op.owner else {
-            return Err(SimError::Integrity(format!(
-                "erase of block {block} has no job"
-            )));
+            return Err(SimError::Internal {
+                what: format!("erase of block {block} has no job"),
+            });
         };
         let plane = self.geo.plane_of_block(block);
         let r = self.blocks.region[b] as usize;
@@ -1125,15 +1139,15 @@ impl Ftl {
         let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
         if op.fails() {
             self.counters.erase_failures += 1;
-            self.retire(block);
+            self.retire(block, BlockState::Erasing);
         } else if self.blocks.erase_count[b] >= endurance {
-            self.retire(block);
+            self.retire(block, BlockState::Erasing);
         } else {
+            self.set_block_state(block, BlockState::Erasing, BlockState::Free);
             let region = &mut self.regions[r];
             let action = if region.wear.is_none() {
                 WearAction::Idle
             } else {
-                self.blocks.state[b] = BlockState::Free;
                 let ctx = WearCtx {
                     blocks: &self.blocks,
                     shape: &region.wear_shape,
@@ -1156,10 +1170,13 @@ impl Ftl {
         Ok(())
     }
 
-    /// Return erased `block` to its pool.
+    /// Return erased `block` (its erase done: state `Free`) to its pool.
     fn free_block(&mut self, block: u32) {
         let b = block as usize;
-        self.blocks.state[b] = BlockState::Free;
+        if self.blocks.state[b] != BlockState::Free {
+            let s = self.blocks.state[b];
+            self.internal_error(format!("block {block} joins its free pool in state {s:?}"));
+        }
         let rp = self.blocks.rp[b] as usize;
         self.ps[rp]
             .free
@@ -1187,7 +1204,7 @@ impl Ftl {
         if into == erased && ps.open[wear] == NONE {
             ps.open[wear] = erased;
             let b = erased as usize;
-            self.blocks.state[b] = BlockState::Open;
+            self.set_block_state(erased, BlockState::Free, BlockState::Open);
             self.blocks.next_page[b] = 0;
             self.blocks.programmed[b] = 0;
         } else {

@@ -249,10 +249,31 @@ pub struct Ftl {
     /// none is on). Decided once, when the FTL is built.
     bulk: bool,
     ops_until_check: u64,
+    /// The first broken control-plane rule (illegal block-state change, job ended twice,
+    /// read pin underflow, …), checked in every build; the next public call returns it as
+    /// [`SimError::Internal`].
+    internal: Option<String>,
     /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
     /// stage 0), a staged plan of known shape on the page-mapped test device.
     #[cfg(test)]
     pub(crate) staged_read_hook: Option<u32>,
+}
+
+/// Keep the first broken control-plane rule in `internal` (the field, borrowed alone so
+/// callers may hold other parts of the FTL).
+#[inline(always)]
+fn note(internal: &mut Option<String>, check: std::result::Result<(), String>) {
+    if let Err(what) = check {
+        note_cold(internal, what);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn note_cold(internal: &mut Option<String>, what: String) {
+    if internal.is_none() {
+        *internal = Some(what);
+    }
 }
 
 impl Ftl {
@@ -331,6 +352,7 @@ impl Ftl {
                 0
             },
             ops_until_check: 0,
+            internal: None,
             #[cfg(test)]
             staged_read_hook: None,
             blocks: BlockTable::new(0, cfg.device.cell_mode),
@@ -354,7 +376,10 @@ impl Ftl {
         for b in 0..g.blocks {
             let ps = &mut ftl.ps[ftl.blocks.rp[b as usize] as usize];
             if bad.contains(&b) {
-                ftl.blocks.state[b as usize] = BlockState::Bad;
+                note(
+                    &mut ftl.internal,
+                    ftl.blocks.set_state(b, BlockState::Free, BlockState::Bad),
+                );
                 ps.usable_blocks -= 1;
             } else {
                 ftl.blocks.state[b as usize] = BlockState::Free;
@@ -562,7 +587,7 @@ impl Ftl {
             OpKind::Erase => {
                 op.loops = self.timing.erase_loops(op.mode, self.blocks.erase_count[b]) as u16;
             }
-            OpKind::Read if !S::IMMEDIATE => self.blocks.pins[b] += 1,
+            OpKind::Read if !S::IMMEDIATE => self.pin(op.block),
             _ => {}
         }
         sink.issue(op);
@@ -600,14 +625,76 @@ impl Ftl {
     /// Debug builds: run the full invariant checker when `check_every_ops` operations have
     /// been issued since the last check. Called where the state is consistent: at the end
     /// of the FTL's public calls.
+    /// Every build: a broken control-plane rule recorded since becomes the call's error.
     #[inline]
     fn check_due(&mut self) -> Result<()> {
+        if self.internal.is_some() {
+            return self.check_internal();
+        }
         if !cfg!(debug_assertions) || self.check_every_ops == 0 || self.ops_until_check > 0 {
             return Ok(());
         }
         self.ops_until_check = self.check_every_ops;
         self.check_invariants()
             .map_err(|e| SimError::Integrity(format!("FTL invariant broken: {e}")))
+    }
+
+    /// The first broken control-plane rule recorded so far, as [`SimError::Internal`]
+    /// (drivers call it at the end of a run; the FTL's public calls return it too).
+    pub fn check_internal(&self) -> Result<()> {
+        match &self.internal {
+            None => Ok(()),
+            Some(what) => Err(SimError::Internal { what: what.clone() }),
+        }
+    }
+
+    /// Record a broken control-plane rule (the first one is kept).
+    fn internal_error(&mut self, what: String) {
+        note(&mut self.internal, Err(what));
+    }
+
+    /// Move `block` from `from` to `to` ([`BlockTable::set_state`]), recording a violation.
+    #[inline]
+    fn set_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
+        note(&mut self.internal, self.blocks.set_state(block, from, to));
+    }
+
+    /// A read of `block` was queued: pin the block against its erase. Only a block
+    /// holding data can be read.
+    #[inline]
+    fn pin(&mut self, block: u32) {
+        let b = block as usize;
+        let (pins, state) = (self.blocks.pins[b], self.blocks.state[b]);
+        if pins == u16::MAX
+            || matches!(
+                state,
+                BlockState::Free | BlockState::Erasing | BlockState::Bad
+            )
+        {
+            self.internal_error(format!(
+                "read of block {block} in state {state:?} with {pins} reads pinned"
+            ));
+        }
+        self.blocks.pins[b] = pins.wrapping_add(1);
+    }
+
+    /// A read of `block` completed: unpin it.
+    #[inline]
+    fn unpin(&mut self, block: u32) {
+        let b = block as usize;
+        let pins = self.blocks.pins[b];
+        if pins == 0 {
+            self.internal_error(format!(
+                "read of block {block} completed with no read pinned"
+            ));
+        }
+        self.blocks.pins[b] = pins.saturating_sub(1);
+    }
+
+    /// Test hook: force a block-state change as a bug would (checked like any other).
+    #[doc(hidden)]
+    pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
+        self.set_block_state(block, from, to);
     }
 
     /// Run the full invariant checker every `ops` operations in debug builds and tests
@@ -630,7 +717,7 @@ impl Ftl {
             OpKind::Read => {
                 if !S::IMMEDIATE {
                     let b = op.block as usize;
-                    self.blocks.pins[b] -= 1;
+                    self.unpin(op.block);
                     if self.blocks.pins[b] == 0 && self.blocks.state[b] == BlockState::Victim {
                         self.wake_block(op.block);
                     }
@@ -686,7 +773,11 @@ impl Ftl {
         let b = block as usize;
         let ps = &self.ps[self.blocks.rp[b] as usize];
         if self.blocks.programmed[b] == ps.pages_per_block {
-            self.blocks.state[b] = BlockState::Full;
+            note(
+                &mut self.internal,
+                self.blocks
+                    .set_state(block, BlockState::Open, BlockState::Full),
+            );
             self.blocks.closed_seq[b] = self.program_seq;
             let (r, plane) = (ps.region as usize, ps.plane);
             self.regions[r].victims.on_full(
@@ -768,7 +859,10 @@ impl Ftl {
             }
             b = ps.free.pop()?.0;
             ps.open[stream as usize] = b;
-            self.blocks.state[b as usize] = BlockState::Open;
+            note(
+                &mut self.internal,
+                self.blocks.set_state(b, BlockState::Free, BlockState::Open),
+            );
             self.blocks.next_page[b as usize] = 0;
             self.blocks.programmed[b as usize] = 0;
         }

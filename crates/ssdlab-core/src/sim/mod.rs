@@ -485,6 +485,8 @@ impl Simulation {
             Mode::Timed => self.run_timed(workload, progress)?,
             Mode::Functional => self.run_functional(workload, progress)?,
         };
+        // A broken control-plane rule the run's last calls did not report yet.
+        self.ftl.check_internal()?;
         phase.journal_truth = truth;
         phase.journal_written = workload_stats.journal_write_bytes();
         let c = diff(&self.ftl.counters_now(), &before);

@@ -20,6 +20,7 @@ mod precondition;
 mod regions;
 mod slc;
 mod suspend;
+mod swarm;
 mod timing;
 mod waf_model;
 mod wear_leveling;

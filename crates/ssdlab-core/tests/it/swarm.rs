@@ -1,0 +1,518 @@
+//! Swarm test (issue 34, item 7): seeded random whole configurations — every registered
+//! policy of every family, both modes, SLC buffer / journal / translation regions,
+//! injected failures and factory bad blocks, open and closed loop, small random
+//! geometries — each runs a short synthetic workload with the integrity oracle on (every
+//! read checked), the invariant checker every few operations (debug builds) and once at the
+//! end (all builds), and, in timed mode, the liveness check (every submitted request
+//! completed). A failing case is reported with its seed, its configuration and a one-line
+//! reproduction.
+//!
+//! `SSDLAB_SWARM_CASES=N` runs N cases (default [`DEFAULT_CASES`]), `SSDLAB_SWARM_START=S`
+//! starts at seed S (default 0), `SSDLAB_SWARM_SEED=S` runs the one case S.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use ssdlab_core::config::{
+    AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendPolicyKind, WearConfig,
+};
+use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
+use ssdlab_workload::WorkloadConfig;
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Cases of a plain `cargo test` run (debug build: about 6 s).
+const DEFAULT_CASES: u64 = 500;
+
+/// Seeds found failing by earlier swarm runs (each fixed at its root), run first.
+const REGRESSIONS: &[u64] = &[];
+
+/// Open findings (issue 34, item 7; not fixed yet): timed runs that stop with
+/// `DeviceFull` although validation accepted the config. (a) "no free block for GC
+/// copies": mostly `pet` / `epet` wear leveling, whose migration after a GC erase takes a
+/// reserve block while GC still needs one (seeds 383, 1017, 1328, 1491); (b) "the
+/// translation region has no free page" on a region validation said fits (seeds 1746,
+/// 2056). `SSDLAB_SWARM_SEED=383 cargo test -p ssdlab-core --test it swarm` shows one.
+/// Counted apart from failures and bounded; [`open_device_full_findings`] runs them.
+const OPEN_DEVICE_FULL: &[u64] = &[383, 1017, 1328, 1491, 1746, 2056];
+
+fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
+    names
+        .choose(rng)
+        .expect("a registry lists at least one policy")
+}
+
+/// `[scheduler]` erase-suspend keys: the policy and its parameters. (One function, so the
+/// table form `erase_suspend = { policy = …, … }` is a local change.)
+fn erase_suspend_toml(rng: &mut Pcg64) -> String {
+    let kind = *SuspendPolicyKind::ALL.choose(rng).unwrap();
+    let mut s = format!("erase_suspend = \"{}\"\n", kind.name());
+    let _ = writeln!(s, "safe_points_per_loop = {}", rng.gen_range(1..=12));
+    let _ = writeln!(
+        s,
+        "ssr_dynamic_safe_points = [[0, {}], [{}, {}]]",
+        rng.gen_range(2..=30),
+        rng.gen_range(1..=20),
+        rng.gen_range(1..=10)
+    );
+    if rng.gen_bool(0.3) {
+        let _ = writeln!(s, "max_suspensions_per_erase = {}", rng.gen_range(1..=4));
+    }
+    if rng.gen_bool(0.3) {
+        let _ = writeln!(
+            s,
+            "max_erase_postponement_ns = {}",
+            rng.gen_range(1..=20) * 100_000
+        );
+    }
+    s
+}
+
+/// A mapping table: the policy and, for the demand-based ones, small pages of entries and
+/// a small cache so translation traffic happens.
+fn mapping_toml(rng: &mut Pcg64, name: &str, page_bytes: u32) -> String {
+    let entry = *[64u32, 256].choose(rng).unwrap();
+    // The CMT holds a few translation pages (the partitioned variants keep whole pages in
+    // their clean and dirty parts; `dftl` at page granularity caches whole pages too).
+    let pages = page_bytes as u64 * rng.gen_range(5..=10);
+    let cmt = pages;
+    match name {
+        "page-map" => format!("{{ policy = \"{name}\" }}"),
+        "dftl" => format!(
+            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {cmt}, granularity = \"{}\" }}",
+            ["page", "entry"].choose(rng).unwrap()
+        ),
+        "dftl-partitioned-log" => format!(
+            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, log_entry_bytes = {} }}",
+            pages,
+            entry * 2
+        ),
+        _ => format!(
+            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, clean_share = {} }}",
+            pages,
+            [0.25, 0.5, 0.75].choose(rng).unwrap()
+        ),
+    }
+}
+
+/// The whole configuration of case `seed`, as TOML text (printed when the case fails).
+fn draw(seed: u64) -> String {
+    let rng = &mut Pcg64::seed_from_u64(seed);
+    let mode = if rng.gen_bool(0.5) {
+        "timed"
+    } else {
+        "functional"
+    };
+    // Geometry: pages per block divisible by 2, 3 and 4, so an SLC region's pages are whole
+    // on MLC, TLC and QLC devices.
+    let cell = *["mlc", "tlc", "qlc"].choose(rng).unwrap();
+    let planes = rng.gen_range(1..=2u32);
+    let dies = rng.gen_range(1..=2u32);
+    let channels = rng.gen_range(1..=2u32);
+    let pages = *[12u32, 24].choose(rng).unwrap();
+    let spp = *[1u32, 2, 4].choose(rng).unwrap();
+    let page_bytes = 4096 * spp;
+    let placement = pick(rng, PlacementConfig::NAMES);
+    let mapping = pick(rng, MappingConfig::NAMES);
+    let demand = mapping != "page-map";
+    let gc_soft = rng.gen_range(2..=4u32);
+    let gc_hard = rng.gen_range(1..gc_soft);
+
+    // Regions: a cache for the placements that write one, a journal for slc-journal, a
+    // translation region for demand-based mappings; the data region takes the rest.
+    let mut regions = vec![r#"{ name = "data", content = "data" }"#.to_string()];
+    let mut region_blocks = 0;
+    let mut journal_params = String::new();
+    if placement != "direct" {
+        let blocks = rng.gen_range(4..=7u32);
+        region_blocks += blocks;
+        let drain = placement == "slc-buffer" || rng.gen_bool(0.3);
+        regions.push(format!(
+            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {{ policy = "{}" }} }}"#,
+            pick(rng, GcConfig::NAMES)
+        ));
+    }
+    if placement == "slc-journal" {
+        let blocks = rng.gen_range(4..=6u32);
+        region_blocks += blocks;
+        regions.push(format!(
+            r#"{{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}"#
+        ));
+        journal_params = format!(", min_journal_bytes = {}", page_bytes * 4);
+    }
+    if demand {
+        let blocks = rng.gen_range(8..=12u32);
+        region_blocks += blocks;
+        regions.push(format!(
+            r#"{{ name = "map", content = "translation", blocks_per_plane = {blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}"#
+        ));
+    }
+    let blocks = region_blocks + rng.gen_range(12..=28u32);
+    let regions = if regions.len() > 1 || rng.gen_bool(0.5) {
+        format!("regions = [{}]", regions.join(", "))
+    } else {
+        String::new()
+    };
+
+    let failures = rng.gen_bool(0.3);
+    let rate = |rng: &mut Pcg64| {
+        if failures && rng.gen_bool(0.7) {
+            [0.002, 0.01, 0.03].choose(rng).copied().unwrap()
+        } else {
+            0.0
+        }
+    };
+    let (bad, program_fail, erase_fail) = (rate(rng), rate(rng), rate(rng));
+    let endurance = if rng.gen_bool(0.15) {
+        rng.gen_range(8..=40)
+    } else {
+        3000
+    };
+
+    let buffer_pages = planes * dies * channels * rng.gen_range(1..=4u32);
+    let idle_gc_after_ns = *[0u64, 200_000, 2_000_000].choose(rng).unwrap();
+    let requests = rng.gen_range(100..=700u32);
+    let flows = rng.gen_range(1..=2u32);
+    let open_loop_iops = if rng.gen_bool(0.35) {
+        *[2_000.0, 20_000.0, 200_000.0].choose(rng).unwrap()
+    } else {
+        0.0
+    };
+    let pattern = *["uniform", "sequential", "zipf", "hot-cold", "normal"]
+        .choose(rng)
+        .unwrap();
+    let block_size = *[4096u32, 8192, 16384, 2048].choose(rng).unwrap();
+    let read = rng.gen_range(0..=70u32);
+    let trim = if rng.gen_bool(0.3) {
+        rng.gen_range(1..=15u32)
+    } else {
+        0
+    };
+    let precondition = rng.gen_bool(0.2);
+
+    let mut t = String::new();
+    let _ = write!(
+        t,
+        r#"seed = {seed}
+mode = "{mode}"
+integrity = true
+[device]
+cell_mode = "{cell}"
+over_provisioning_ratio = 3.0
+channel_rate_mb_per_s = 800
+command_overhead_ns = 1000
+bad_block_ratio = {bad}
+program_fail_rate = {program_fail}
+erase_fail_rate = {erase_fail}
+[device.geometry]
+channels = {channels}
+chips_per_channel = 1
+dies_per_chip = {dies}
+planes_per_die = {planes}
+blocks_per_plane = {blocks}
+pages_per_block = {pages}
+page_size_bytes = {page_bytes}
+mapping_unit_bytes = 4096
+[device.timing.{cell}]
+read_ns = {read_ns}
+program_ns = {program_ns}
+program_loops = {program_loops}
+erase_loop_ns = {erase_loop_ns}
+erase_loops = [[0, {erase_loops}]]
+suspend_penalty_ns = {suspend_penalty_ns}
+resume_penalty_ns = {resume_penalty_ns}
+endurance_pe_cycles = {endurance}
+[ftl]
+mapping = {mapping_t}
+gc = {{ policy = "{gc}" }}
+allocation = {{ policy = "{alloc}" }}
+wear_leveling = {{ policy = "{wear}" }}
+placement = {{ policy = "{placement}"{journal_params} }}
+gc_soft_free_blocks = {gc_soft}
+gc_hard_free_blocks = {gc_hard}
+write_buffer_bytes = {buffer}
+power_loss_protection = {plp}
+gc_window_pages = {window}
+idle_gc_after_ns = {idle_gc_after_ns}
+idle_gc_free_blocks = {idle_free}
+{regions}
+[scheduler]
+read_priority = {read_priority}
+program_suspend = {program_suspend}
+{suspend}[precondition]
+enabled = {precondition}
+random_overwrite_capacity_multiple = 0.5
+[workload]
+kind = "synthetic"
+read_percent = {read}
+trim_percent = {trim}
+block_size_bytes = {block_size}
+queue_depth = {qd}
+flows = {flows}
+pattern = "{pattern}"
+requests = {requests}
+open_loop_iops = {open_loop_iops}
+[output]
+timeseries_interval_ns = 0
+"#,
+        read_ns = rng.gen_range(20..=100u64) * 1000,
+        program_ns = rng.gen_range(100..=1500u64) * 1000,
+        program_loops = rng.gen_range(1..=10u32),
+        erase_loop_ns = rng.gen_range(200..=3000u64) * 1000,
+        erase_loops = rng.gen_range(1..=6u32),
+        suspend_penalty_ns = *[0u64, 20_000, 100_000].choose(rng).unwrap(),
+        resume_penalty_ns = *[0u64, 10_000].choose(rng).unwrap(),
+        mapping_t = mapping_toml(rng, mapping, page_bytes),
+        gc = pick(rng, GcConfig::NAMES),
+        alloc = pick(rng, AllocConfig::NAMES),
+        wear = pick(rng, WearConfig::NAMES),
+        buffer = buffer_pages as u64 * page_bytes as u64,
+        plp = rng.gen_bool(0.2),
+        window = *[0u32, 0, 1, 3].choose(rng).unwrap(),
+        idle_free = if idle_gc_after_ns > 0 {
+            rng.gen_range(0..=gc_soft + 2)
+        } else {
+            0
+        },
+        read_priority = rng.gen_bool(0.8),
+        program_suspend = rng.gen_bool(0.3),
+        suspend = erase_suspend_toml(rng),
+        qd = rng.gen_range(1..=16u32),
+    );
+    t
+}
+
+thread_local! {
+    /// Totals over the cases run: host requests, GC victims, checked reads, worn-out runs.
+    static STATS: std::cell::RefCell<[u64; 4]> = const { std::cell::RefCell::new([0; 4]) };
+}
+
+/// How a case ended.
+enum Outcome {
+    Passed,
+    /// The drawn configuration is invalid (not a failure; counted apart).
+    Rejected(String),
+    /// The run stopped with `DeviceFull` (no free block for GC copies, no free translation
+    /// page): an open finding of the swarm (see [`OPEN_DEVICE_FULL`]), counted apart.
+    DeviceFull(String),
+    Failed(String),
+}
+
+fn run_case(seed: u64) -> Outcome {
+    let text = draw(seed);
+    let mut cfg = match Config::from_toml_str(&text, "swarm") {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(format!("the drawn TOML does not parse: {e}")),
+    };
+    // OP: 1.1 – 2 × the minimum this configuration needs.
+    let min = match cfg.validate() {
+        Ok(d) => d.min_over_provisioning_ratio,
+        Err(e) => return Outcome::Rejected(e.to_string()),
+    };
+    let mut rng = Pcg64::seed_from_u64(seed ^ 0x5eed);
+    cfg.device.over_provisioning_ratio = min * rng.gen_range(1.1..2.0);
+    let timed = cfg.mode == ssdlab_core::config::Mode::Timed;
+    // The workload writes a random multiple (0.3 – 3) of the logical capacity.
+    let units = match cfg.validate() {
+        Ok(d) => d.logical_units,
+        Err(e) => return Outcome::Rejected(e.to_string()),
+    };
+    if let WorkloadConfig::Synthetic(w) = &mut cfg.workload {
+        let per_request = (w.block_size_bytes / 4096).max(1);
+        let write_share = (100.0 - w.read_percent) / 100.0;
+        w.requests = ((units as f64 * rng.gen_range(0.3..3.0)
+            / per_request as f64
+            / w.flows as f64
+            / write_share.max(0.3)) as u64)
+            .clamp(50, 4000);
+    }
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<Option<String>, SimError> {
+        let mut sim = Simulation::new(cfg)?;
+        sim.ftl.set_check_every_ops(64);
+        sim.precondition(&mut NoProgress)?;
+        let r = sim.run_workload(&mut NoProgress)?;
+        if let Err(e) = sim.ftl.check_invariants() {
+            return Ok(Some(format!("invariant broken at the end: {e}")));
+        }
+        if r.integrity.is_none() {
+            return Ok(Some("integrity mode was off".into()));
+        }
+        if timed && r.status != RunStatus::WornOut {
+            let c = &r.host.counters;
+            let l = r.latency_ns.as_ref().expect("a timed run has latencies");
+            let done = (l.read.count, l.write.count, l.flush.count);
+            if done != (c.reads, c.writes, c.flushes) {
+                return Ok(Some(format!(
+                    "liveness: completed (read, write, flush) {done:?} of submitted {:?}",
+                    (c.reads, c.writes, c.flushes)
+                )));
+            }
+        }
+        STATS.with(|t| {
+            let mut t = t.borrow_mut();
+            t[0] += r.host.requests;
+            t[1] += r.gc.invocations;
+            t[2] += r.integrity.map_or(0, |i| i.checked_reads);
+            t[3] += (r.status == RunStatus::WornOut) as u64;
+        });
+        Ok(None)
+    }));
+    match result {
+        Ok(Ok(None)) => Outcome::Passed,
+        Ok(Ok(Some(why))) => Outcome::Failed(why),
+        Ok(Err(e @ (SimError::Config { .. } | SimError::Workload(_)))) => {
+            Outcome::Rejected(e.to_string())
+        }
+        Ok(Err(e @ SimError::DeviceFull(_))) => Outcome::DeviceFull(e.to_string()),
+        Ok(Err(e)) => Outcome::Failed(format!("error: {e}")),
+        Err(panic) => Outcome::Failed(format!(
+            "panic: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+    })
+}
+
+fn reproduction(seed: u64) -> String {
+    format!("SSDLAB_SWARM_SEED={seed} cargo test -p ssdlab-core --test it swarm")
+}
+
+#[test]
+fn swarm() {
+    let seeds: Vec<u64> = match env_u64("SSDLAB_SWARM_SEED") {
+        Some(s) => vec![s],
+        None => {
+            let start = env_u64("SSDLAB_SWARM_START").unwrap_or(0);
+            let n = env_u64("SSDLAB_SWARM_CASES").unwrap_or(DEFAULT_CASES);
+            REGRESSIONS
+                .iter()
+                .copied()
+                .chain(start..start + n)
+                .collect()
+        }
+    };
+    let (mut passed, mut rejected, mut failed) = (0u64, Vec::new(), Vec::new());
+    let mut full = Vec::new();
+    for &seed in &seeds {
+        match run_case(seed) {
+            Outcome::Passed => passed += 1,
+            Outcome::Rejected(why) => {
+                if std::env::var_os("SSDLAB_SWARM_VERBOSE").is_some() {
+                    eprintln!("swarm case {seed} rejected: {why}");
+                }
+                rejected.push((seed, why))
+            }
+            Outcome::DeviceFull(why) => {
+                eprintln!("swarm case {seed} device full (open finding): {why}");
+                full.push((seed, why))
+            }
+            Outcome::Failed(why) => {
+                eprintln!(
+                    "swarm case {seed} FAILED: {why}\n  reproduce: {}\n--- config ---\n{}",
+                    reproduction(seed),
+                    draw(seed)
+                );
+                failed.push((seed, why));
+            }
+        }
+    }
+    eprintln!(
+        "swarm: {} cases: {passed} passed, {} rejected configs, {} device full, {} failed",
+        seeds.len(),
+        rejected.len(),
+        full.len(),
+        failed.len()
+    );
+    STATS.with(|t| {
+        let t = t.borrow();
+        eprintln!(
+            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out",
+            t[0], t[1], t[2], t[3]
+        )
+    });
+    let list = |v: &[(u64, String)]| {
+        v.iter()
+            .take(10)
+            .map(|(s, w)| format!("  seed {s}: {w}\n    {}\n", reproduction(*s)))
+            .collect::<String>()
+    };
+    assert!(
+        failed.is_empty(),
+        "{} failed:\n{}",
+        failed.len(),
+        list(&failed)
+    );
+    // Open finding: at most 1 % of the cases (0.35 % over the first 20,000 seeds).
+    assert!(
+        seeds.len() < 100 || full.len() as u64 * 100 <= seeds.len() as u64,
+        "{} of {} runs ended device full:\n{}",
+        full.len(),
+        seeds.len(),
+        list(&full)
+    );
+    // A config error is not a failure, but rejections must not hide the cases.
+    assert!(
+        seeds.len() < 10 || rejected.len() as u64 * 10 <= seeds.len() as u64,
+        "{} of {} drawn configs rejected:\n{}",
+        rejected.len(),
+        seeds.len(),
+        list(&rejected)
+    );
+}
+
+/// Bugs are loud (issue 34, item 8): an illegal block-state change — here forced on a free
+/// block, as a bug would make it — is recorded in every build and the run ends with an
+/// `Internal` error asking for a report, not a panic and not an integrity finding; in both
+/// modes.
+#[test]
+fn a_forced_illegal_block_transition_is_an_internal_error() {
+    use ssdlab_core::config::Mode;
+    use ssdlab_core::flash::BlockState;
+    use ssdlab_workload::HostOp;
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = crate::common::tiny(1, 8, 4, 1, 1.0);
+        c.mode = mode;
+        c.integrity = true;
+        let mut sim = Simulation::new(c).unwrap();
+        // Block 7 is free (every block is, on a fresh device); Free → Full skips Open.
+        sim.ftl
+            .force_block_state(7, BlockState::Free, BlockState::Full);
+        let reqs = vec![crate::common::req(HostOp::Write, 0, 1)];
+        let e = sim
+            .run_workload_with(crate::common::closed(reqs, 1), &mut NoProgress)
+            .unwrap_err();
+        let SimError::Internal { what } = &e else {
+            panic!("{mode:?}: expected an internal error, got {e}")
+        };
+        assert_eq!(
+            what, "block 7: illegal state change Free -> Full",
+            "{mode:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "internal error (please report it with your config and seed): block 7: illegal state change Free -> Full"
+        );
+    }
+}
+
+/// The open `DeviceFull` findings ([`OPEN_DEVICE_FULL`]) as a test that fails until they
+/// are fixed: `cargo test -p ssdlab-core --test it open_device_full -- --ignored`.
+#[test]
+#[ignore = "open swarm findings: DeviceFull on accepted configs (see OPEN_DEVICE_FULL)"]
+fn open_device_full_findings() {
+    for &seed in OPEN_DEVICE_FULL {
+        if let Outcome::DeviceFull(why) | Outcome::Failed(why) = run_case(seed) {
+            panic!("seed {seed}: {why}\n  {}", reproduction(seed));
+        }
+    }
+}
