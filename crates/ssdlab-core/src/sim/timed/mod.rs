@@ -574,8 +574,12 @@ mod tests {
         c.mode = Mode::Timed;
         let latency = |hook: Option<u32>| {
             let mut sim = Simulation::new(c.clone()).unwrap();
-            FunctionalDriver::new(&mut sim.ftl).write_unit(5).unwrap();
-            FunctionalDriver::new(&mut sim.ftl).flush().unwrap();
+            let mut d = FunctionalDriver::new(&mut sim.ftl);
+            // Unit 5 on plane 0 (block 0), unit 6 on plane 1 (block 8): the hook reads
+            // block 8, a programmed block on the other plane of the die.
+            d.write_unit(5).unwrap();
+            d.write_unit(6).unwrap();
+            d.flush().unwrap();
             sim.ftl.staged_read_hook = hook;
             sim.trace_completions = true;
             let r = sim.run_workload_with(one_read(5), &mut NoProgress).unwrap();
@@ -585,14 +589,15 @@ mod tests {
         let t = crate::flash::TimingModel::new(&c);
         let (tr, xfer) = (t.read_ns[2], t.transfer_ns(4096));
         assert_eq!(latency(None), (tr + xfer, 1, 0));
-        // Block 9 is on the other plane of the same die: the stages still serialise.
-        assert_eq!(latency(Some(9)), (2 * (tr + xfer), 1, 1));
+        // Block 8 is on the other plane of the same die: the stages still serialise.
+        assert_eq!(latency(Some(8)), (2 * (tr + xfer), 1, 1));
         // Functional mode: both reads are counted and their array time summed.
         let mut sim = Simulation::new(c.clone()).unwrap();
         let mut d = FunctionalDriver::new(&mut sim.ftl);
         d.write_unit(5).unwrap();
+        d.write_unit(6).unwrap();
         d.flush().unwrap();
-        d.ftl.staged_read_hook = Some(9);
+        d.ftl.staged_read_hook = Some(8);
         let before = d.clock.time_ns;
         d.submit(&HostRequest {
             arrival_ns: 0,

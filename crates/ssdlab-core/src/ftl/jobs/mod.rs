@@ -1,0 +1,552 @@
+//! The background-work engine: relocation jobs and their pacing, the same in both modes.
+//!
+//! A job moves the valid units of one source block into a destination stream (or block)
+//! of the same plane, then erases the source (or retires it):
+//!
+//! | kind | source | destination | after |
+//! |---|---|---|---|
+//! | GC | the region's victim (its policy's choice) | `relocate_to` region: `gc` stream (same region) or `inbound` stream | erase |
+//! | wear leveling | the cold block the policy names | the block just erased, or the `wear` stream | erase |
+//! | retirement | a block whose program failed | the region's `gc` stream | retire |
+//!
+//! Copies stay in the plane, so a copy's reads and its program queue on one die in order.
+//!
+//! **When.** A plane of a region with fewer than `gc_soft_free_blocks` free blocks starts a
+//! GC job, and GC goes on victim after victim until the plane is back at the threshold
+//! (while the host is idle, at `idle_gc_free_blocks`). A job keeps at most
+//! `gc_window_pages` copy programs in flight (0: no limit) and issues the next as they
+//! complete; with an immediate sink (functional mode) a victim is collected at once.
+//!
+//! **How fast.** Die time is shared at the die: [`Ftl::gc_pressure`] gives the scheduler,
+//! per plane, how many GC program batches may run for each host-program batch when both
+//! wait: `k = ⌈r · (soft + 1 − free)⌉` with `r = v / (U − v)`, the copies per host page
+//! that keep free space level while a victim with `v` of `U` valid units is collected —
+//! so GC just keeps up one block below the soft threshold and catches up faster further
+//! below; 1:1 at or above it (a job finishing); the same `k` at the hard threshold, where
+//! host writes can no longer open blocks there and host reads take every other batch;
+//! and GC first, not suspendable, below it (urgent). Host programs are never starved
+//! outside urgency (docs/write-tails.md).
+//!
+//! **Completion.** With an immediate sink a copy re-maps its units when issued; otherwise
+//! the job's copies in flight are a bit per source slot ([`InFlight`]: they complete in
+//! issue order, so the k-th set bit is the k-th copy) and are applied when the copy's
+//! program completes, unless the host rewrote or trimmed the unit meanwhile. The source is erased when every copy has completed and no read of it is
+//! queued. The copy machinery (scan, gather, copy runs, completion-time re-mapping) is
+//! `copy.rs`; this file is the job lifecycle.
+
+use super::region::Stream;
+use super::wear::{WearAction, WearCtx};
+use super::{Ftl, NandSink};
+use crate::error::{Result, SimError};
+use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::ids::{BlockId, PlaneId};
+
+mod copy;
+
+use copy::Copy;
+pub use copy::{InFlight, PREFETCH_MIN_UNITS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    Gc,
+    WearLeveling,
+    Retire,
+}
+
+impl JobKind {
+    fn cause(self) -> Cause {
+        match self {
+            JobKind::Gc | JobKind::Retire => Cause::Gc,
+            JobKind::WearLeveling => Cause::WearLeveling,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Job {
+    pub kind: JobKind,
+    pub src: u32,
+    pub plane: u32,
+    pub src_region: u8,
+    pub dst_region: u8,
+    pub dst_stream: Stream,
+    /// Next slot offset of the source to look at, and the end of its programmed slots.
+    pub scan_slot: u32,
+    pub scan_end: u32,
+    /// Source page last read (a page is read once, when its first unit is taken).
+    pub last_read_page: u32,
+    pub copies_in_flight: u32,
+    /// Source slots whose copy program has not completed, in copy order.
+    pub copies: InFlight,
+    /// Data units this job moved, whose mappings a demand-based mapping updates when the
+    /// job is done (empty otherwise).
+    pub moved: Vec<u32>,
+    pub erase_issued: bool,
+    pub woken: bool,
+    /// GC copy pages per host page that keep the plane's free space level while this
+    /// victim is collected, × 16: v / (U − v) for `v` valid of `U` units at selection.
+    pub ratio_x16: u32,
+}
+
+/// The jobs in flight, in a slab of reusable slots (their pair queues keep their capacity).
+#[derive(Clone, Default)]
+pub struct Jobs {
+    slab: Vec<Job>,
+    free: Vec<u32>,
+    /// Ids of live jobs, in start order.
+    live: Vec<u32>,
+}
+
+impl Jobs {
+    fn start(&mut self, job: Job) -> u32 {
+        let id = match self.free.pop() {
+            Some(id) => {
+                let slot = &mut self.slab[id as usize];
+                let copies = std::mem::take(&mut slot.copies);
+                let moved = std::mem::take(&mut slot.moved);
+                *slot = Job {
+                    copies,
+                    moved,
+                    ..job
+                };
+                id
+            }
+            None => {
+                self.slab.push(job);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.slab[id as usize];
+        slot.moved.clear();
+        slot.copies.reset(slot.scan_end);
+        self.live.push(id);
+        id
+    }
+
+    /// End job `id`; false when it was not live (ended twice: a bug, nothing changes).
+    fn end(&mut self, id: u32) -> bool {
+        let Some(i) = self.live.iter().position(|&j| j == id) else {
+            return false;
+        };
+        self.live.remove(i);
+        self.free.push(id);
+        true
+    }
+
+    #[inline]
+    pub fn get(&self, id: u32) -> &Job {
+        &self.slab[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut Job {
+        &mut self.slab[id as usize]
+    }
+
+    pub fn active(&self) -> usize {
+        self.live.len()
+    }
+
+    pub fn live(&self) -> &[u32] {
+        &self.live
+    }
+}
+
+impl Ftl {
+    /// Queue a background step of (region, plane).
+    #[inline]
+    pub(super) fn wake(&mut self, r: u8, plane: u32) {
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        if !ps.woken {
+            ps.woken = true;
+            self.woken.push((r, plane));
+        }
+    }
+
+    /// Queue a step of job `j`.
+    #[inline]
+    pub(super) fn wake_job(&mut self, j: u32) {
+        let job = self.jobs.get_mut(j);
+        if !job.woken {
+            job.woken = true;
+            self.woken_jobs.push(j);
+        }
+    }
+
+    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
+    pub(super) fn wake_block(&mut self, block: u32) {
+        if let Some(&j) = self
+            .jobs
+            .live()
+            .iter()
+            .find(|&&j| self.jobs.get(j).src == block)
+        {
+            self.wake_job(j);
+        }
+    }
+
+    /// A host page went to `plane` of region `r`: GC may be due there.
+    #[inline]
+    pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
+        let ps = &self.ps[self.rp(r, plane)];
+        if ps.gc_job == NONE && ps.needs_gc(self.host_idle) {
+            self.wake(r, plane);
+        }
+    }
+
+    /// The host went idle (or active again): while idle, GC collects up to
+    /// `idle_gc_free_blocks` per plane instead of `gc_soft_free_blocks`.
+    pub fn set_host_idle<S: NandSink>(&mut self, idle: bool, sink: &mut S) -> Result<()> {
+        if self.host_idle == idle {
+            return Ok(());
+        }
+        self.host_idle = idle;
+        if idle {
+            return self.wake_all(sink);
+        }
+        Ok(())
+    }
+
+    /// Whether the host is idle (see [`Ftl::set_host_idle`]).
+    pub fn host_idle(&self) -> bool {
+        self.host_idle
+    }
+
+    /// Step every region of every plane (e.g. after a write found no room anywhere).
+    pub fn wake_all<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        for r in 0..self.regions.len() as u8 {
+            for p in 0..self.geo.planes {
+                self.wake(r, p);
+            }
+        }
+        self.run_background(sink)
+    }
+
+    /// Run every queued background step until none is left.
+    #[inline(always)]
+    pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        if self.woken_jobs.is_empty() && self.woken.is_empty() && !self.trans.has_deferred() {
+            return self.check_due();
+        }
+        self.run_background_steps(sink)
+    }
+
+    /// [`Ftl::run_background`] when something is queued (out of line: the common case,
+    /// nothing queued, is the inlined check above).
+    #[inline(never)]
+    fn run_background_steps<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        loop {
+            if let Some(j) = self.woken_jobs.pop() {
+                self.jobs.get_mut(j).woken = false;
+                self.advance(j, sink)?;
+            } else if let Some((r, p)) = self.woken.pop() {
+                let rp = self.rp(r, p);
+                self.ps[rp].woken = false;
+                self.step_plane(r, p, sink)?;
+            } else if !self.trans.has_deferred() || !self.run_deferred_step(sink)? {
+                return self.check_due();
+            }
+        }
+    }
+
+    /// Start GC on (region, plane) if it needs it, and advance its job.
+    fn step_plane<S: NandSink>(&mut self, r: u8, plane: u32, sink: &mut S) -> Result<()> {
+        let ps = &self.ps[self.rp(r, plane)];
+        if ps.gc_job != NONE {
+            return self.advance(ps.gc_job, sink);
+        }
+        if !ps.needs_gc(self.host_idle) || self.worn_out() {
+            return Ok(());
+        }
+        match self.start_gc(r, plane) {
+            Some(j) => self.advance(j, sink),
+            None => Ok(()),
+        }
+    }
+
+    /// Choose a victim of (region, plane) and start its GC job.
+    fn start_gc(&mut self, r: u8, plane: u32) -> Option<u32> {
+        let region = &mut self.regions[r as usize];
+        let mut ctx = super::gc::SelectCtx {
+            blocks: &self.blocks,
+            plane: PlaneId(plane),
+            max_valid: region.max_victim_valid,
+            units_per_block: region.geo.units_per_block,
+            now_seq: self.program_seq,
+            rng: &mut self.rng,
+        };
+        let Some(BlockId(victim)) = region.victims.select(&mut ctx) else {
+            let rp = self.rp(r, plane);
+            self.ps[rp].starved = true;
+            return None;
+        };
+        if !region.wear.is_none() {
+            let ctx = WearCtx {
+                blocks: &self.blocks,
+                shape: &region.wear_shape,
+                plane: PlaneId(plane),
+                after_gc: false,
+            };
+            region.wear.on_gc_scan(&ctx);
+        }
+        let dst = region.geo.relocate_to;
+        let upb = region.geo.units_per_block;
+        let v = self.blocks.valid_units[victim as usize];
+        self.counters.gc_invocations += 1;
+        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
+        let rp = self.rp(r, plane);
+        self.ps[rp].gc_job = j;
+        self.refresh_pressure(rp);
+        Some(j)
+    }
+
+    /// Start a job moving `src`'s valid units into region `dst`.
+    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> u32 {
+        // A retirement's source is the open block whose program failed.
+        let from = if kind == JobKind::Retire {
+            BlockState::Open
+        } else {
+            BlockState::Full
+        };
+        self.set_block_state(src, from, BlockState::Victim);
+        let dst_stream = match kind {
+            JobKind::WearLeveling => Stream::Wear,
+            _ if dst == r => Stream::Gc,
+            _ => Stream::Inbound,
+        };
+        self.jobs.start(Job {
+            kind,
+            src,
+            plane: self.geo.plane_of_block(src),
+            src_region: r,
+            dst_region: dst,
+            dst_stream,
+            scan_slot: 0,
+            scan_end: self.blocks.programmed[src as usize] * self.geo.slots_per_page,
+            last_read_page: NONE,
+            copies_in_flight: 0,
+            copies: InFlight::default(),
+            moved: Vec::new(),
+            erase_issued: false,
+            woken: false,
+            ratio_x16: 16,
+        })
+    }
+
+    /// Copies job `j` may issue now: the rest of its window (unlimited with an immediate
+    /// sink or without a window).
+    #[inline]
+    fn window_room<S: NandSink>(&self, j: u32) -> u32 {
+        if S::IMMEDIATE || self.gc_window_pages == 0 {
+            return u32::MAX;
+        }
+        self.gc_window_pages
+            .saturating_sub(self.jobs.get(j).copies_in_flight)
+    }
+
+    /// Copy as far as the window and room allow; erase (or retire) the source when done.
+    fn advance<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+        let job = self.jobs.get(j);
+        if job.erase_issued {
+            return Ok(());
+        }
+        if job.scan_slot < job.scan_end && self.copy_run(j, sink)? != Copy::Done {
+            return Ok(());
+        }
+        let job = self.jobs.get(j);
+        if job.copies_in_flight > 0 || self.blocks.pins[job.src as usize] > 0 {
+            return Ok(());
+        }
+        self.finish_source(j, sink)
+    }
+
+    /// Every copy of job `j` is done and no read of its source is queued: erase it, or
+    /// retire it.
+    fn finish_source<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+        self.relocation_updates(j)?;
+        let job = self.jobs.get_mut(j);
+        job.erase_issued = true;
+        let (src, kind) = (job.src, job.kind);
+        debug_assert_eq!(
+            self.blocks.valid_units[src as usize], 0,
+            "source still holds data"
+        );
+        if kind == JobKind::Retire {
+            self.retire(src, BlockState::Victim);
+            self.end_job(j);
+            return Ok(());
+        }
+        if self.blocks.pins[src as usize] != 0 {
+            self.internal_error(format!("erase of block {src} with a read pinned"));
+        }
+        self.set_block_state(src, BlockState::Victim, BlockState::Erasing);
+        // The plane may choose its next victim while this erase runs (in the timed mode the
+        // choice would otherwise lag the functional mode's by an erase time).
+        let rp = self.rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
+        self.ps[rp].erasing += 1;
+        if self.ps[rp].gc_job == j {
+            self.ps[rp].gc_job = NONE;
+            let (r, plane) = (self.ps[rp].region, self.ps[rp].plane);
+            self.wake(r, plane);
+        }
+        self.refresh_pressure(rp);
+        let mut op = NandOp::new(
+            OpKind::Erase,
+            kind.cause(),
+            src,
+            0,
+            0,
+            Owner::Job { job: j },
+        );
+        if self.health.draw_erase_failure() {
+            op.flags = OP_FAILS;
+        }
+        self.issue(sink, op)
+    }
+
+    /// Job `j` is over: free its slot and wake what may have waited for it.
+    fn end_job(&mut self, j: u32) {
+        let job = self.jobs.get(j);
+        debug_assert!(job.copies.is_empty(), "job {j} ends with copies in flight");
+        let (r, plane) = (job.src_region, job.plane);
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        if ps.gc_job == j {
+            ps.gc_job = NONE;
+            self.refresh_pressure(rp);
+        }
+        if !self.jobs.end(j) {
+            self.internal_error(format!("job {j} ended twice"));
+        }
+        self.wake_plane_all(plane);
+    }
+
+    /// Wake every region and job of `plane` (a block was freed there).
+    fn wake_plane_all(&mut self, plane: u32) {
+        for r in 0..self.regions.len() as u8 {
+            self.wake(r, plane);
+        }
+        for i in 0..self.jobs.active() {
+            let j = self.jobs.live()[i];
+            if self.jobs.get(j).plane == plane {
+                self.wake_job(j);
+            }
+        }
+    }
+
+    /// The erase `op` completed: count the wear, retire or free the block, and let the
+    /// wear leveler react.
+    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, _sink: &mut S) -> Result<()> {
+        let block = op.block;
+        let b = block as usize;
+        debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
+        self.blocks.erase_count[b] += 1;
+        self.blocks.valid_units[b] = 0;
+        self.blocks.next_page[b] = 0;
+        self.blocks.programmed[b] = 0;
+        self.blocks.doomed[b] = false;
+        let Owner::Job { job } = op.owner else {
+            return Err(SimError::Internal {
+                what: format!("erase of block {block} has no job"),
+            });
+        };
+        let plane = self.geo.plane_of_block(block);
+        let r = self.blocks.region[b] as usize;
+        let after_gc = self.jobs.get(job).kind == JobKind::Gc;
+        let rp = self.blocks.rp[b] as usize;
+        self.ps[rp].erasing -= 1;
+        self.refresh_pressure(rp);
+        let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
+        if op.fails() {
+            self.counters.erase_failures += 1;
+            self.retire(block, BlockState::Erasing);
+        } else if self.blocks.erase_count[b] >= endurance {
+            self.retire(block, BlockState::Erasing);
+        } else {
+            self.set_block_state(block, BlockState::Erasing, BlockState::Free);
+            let region = &mut self.regions[r];
+            let action = if region.wear.is_none() {
+                WearAction::Idle
+            } else {
+                let ctx = WearCtx {
+                    blocks: &self.blocks,
+                    shape: &region.wear_shape,
+                    plane: PlaneId(plane),
+                    after_gc,
+                };
+                region.wear.on_erase(BlockId(block), &ctx)
+            };
+            match action {
+                WearAction::Migrate {
+                    from: BlockId(from),
+                    into: BlockId(into),
+                } if self.migratable(from, r as u8, plane) => {
+                    self.start_migration(from, r as u8, into, block);
+                }
+                _ => self.free_block(block),
+            }
+        }
+        self.end_job(job);
+        Ok(())
+    }
+
+    /// Return erased `block` (its erase done: state `Free`) to its pool.
+    fn free_block(&mut self, block: u32) {
+        let b = block as usize;
+        if self.blocks.state[b] != BlockState::Free {
+            let s = self.blocks.state[b];
+            self.internal_error(format!("block {block} joins its free pool in state {s:?}"));
+        }
+        let rp = self.blocks.rp[b] as usize;
+        self.ps[rp]
+            .free
+            .push(BlockId(block), self.blocks.erase_count[b]);
+        self.refresh_pressure(rp);
+    }
+
+    /// Whether wear leveling may migrate `block` (a full block of region `r` in `plane`).
+    fn migratable(&self, block: u32, r: u8, plane: u32) -> bool {
+        (block as usize) < self.blocks.len()
+            && self.blocks.state[block as usize] == BlockState::Full
+            && self.blocks.region[block as usize] == r
+            && self.geo.plane_of_block(block) == plane
+    }
+
+    /// Start a wear-leveling migration of `from`. When the policy names the block just
+    /// erased (`into == erased`) and the plane's wear stream has no open block, that block
+    /// becomes the stream's open block, so the cold data lands in it; otherwise the erased
+    /// block returns to the pool and the wear stream takes blocks as usual.
+    fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
+        let plane = self.geo.plane_of_block(from);
+        let rp = self.rp(r, plane);
+        let ps = &mut self.ps[rp];
+        let wear = Stream::Wear as usize;
+        if into == erased && ps.open[wear] == NONE {
+            ps.open[wear] = erased;
+            let b = erased as usize;
+            self.set_block_state(erased, BlockState::Free, BlockState::Open);
+            self.blocks.next_page[b] = 0;
+            self.blocks.programmed[b] = 0;
+        } else {
+            self.free_block(erased);
+        }
+        let valid = self.blocks.valid_units[from as usize];
+        self.regions[r as usize]
+            .victims
+            .remove(PlaneId(plane), BlockId(from), valid);
+        self.counters.wear_leveling_migrations += 1;
+        let j = self.start_job(JobKind::WearLeveling, from, r, r);
+        self.wake_job(j);
+    }
+
+    /// A doomed block's programs have all completed: move its valid data out and retire it.
+    pub(super) fn start_retire<S: NandSink>(&mut self, block: u32, _sink: &mut S) -> Result<()> {
+        let r = self.blocks.region[block as usize];
+        let dst = self.regions[r as usize].geo.relocate_to;
+        let j = self.start_job(JobKind::Retire, block, r, dst);
+        self.wake_job(j);
+        Ok(())
+    }
+}
