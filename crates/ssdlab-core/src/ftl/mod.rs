@@ -235,14 +235,6 @@ pub struct Ftl {
     rng: SimRng,
     logical_units: u32,
     data_region: u8,
-    /// (region, plane) pairs waiting for a background step.
-    woken: Vec<(u8, u32)>,
-    /// Jobs waiting for a step.
-    woken_jobs: Vec<u32>,
-    /// The host is idle: GC collects up to the idle target.
-    host_idle: bool,
-    /// Copy programs a job keeps in flight (0: no limit).
-    gc_window_pages: u32,
     /// Debug builds: run the full invariant checker every this many operations (0 = off).
     check_every_ops: u64,
     /// Whether the functional mode's bulk fast paths may run ([`Ftl::per_unit_features`]:
@@ -331,7 +323,7 @@ impl Ftl {
                 },
             ),
             stripe: host::Stripe::new(d.stripe_planes.clone()),
-            jobs: Jobs::default(),
+            jobs: Jobs::new(cfg.ftl.gc_window_pages),
             health: Health::new(cfg),
             integrity: cfg
                 .integrity
@@ -341,10 +333,6 @@ impl Ftl {
             rng: stream(cfg.seed, tag::FTL),
             logical_units: d.logical_units,
             data_region: d.data_region,
-            woken: Vec::new(),
-            woken_jobs: Vec::new(),
-            host_idle: false,
-            gc_window_pages: cfg.ftl.gc_window_pages,
             bulk: false,
             check_every_ops: if cfg!(debug_assertions) {
                 (4 * g.slots).max(4096)

@@ -141,7 +141,7 @@ impl Ftl {
             let ps = self.plane_state(r, plane);
             ps.gc_job != NONE
                 || if ps.drain_when_idle {
-                    ps.needs_gc(self.host_idle)
+                    ps.needs_gc(self.host_idle())
                 } else {
                     ps.free.len() < ps.gc_soft_free_blocks
                 }

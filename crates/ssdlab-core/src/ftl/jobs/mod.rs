@@ -95,9 +95,24 @@ pub struct Jobs {
     free: Vec<u32>,
     /// Ids of live jobs, in start order.
     live: Vec<u32>,
+    /// (region, plane) pairs waiting for a background step.
+    woken: Vec<(u8, u32)>,
+    /// Jobs waiting for a step.
+    woken_jobs: Vec<u32>,
+    /// The host is idle: GC collects up to the idle target.
+    host_idle: bool,
+    /// Copy programs a job keeps in flight (0: no limit).
+    gc_window_pages: u32,
 }
 
 impl Jobs {
+    pub fn new(gc_window_pages: u32) -> Jobs {
+        Jobs {
+            gc_window_pages,
+            ..Jobs::default()
+        }
+    }
+
     fn start(&mut self, job: Job) -> u32 {
         let id = match self.free.pop() {
             Some(id) => {
@@ -160,7 +175,7 @@ impl Ftl {
         let ps = &mut self.ps[rp];
         if !ps.woken {
             ps.woken = true;
-            self.woken.push((r, plane));
+            self.jobs.woken.push((r, plane));
         }
     }
 
@@ -170,7 +185,7 @@ impl Ftl {
         let job = self.jobs.get_mut(j);
         if !job.woken {
             job.woken = true;
-            self.woken_jobs.push(j);
+            self.jobs.woken_jobs.push(j);
         }
     }
 
@@ -190,7 +205,7 @@ impl Ftl {
     #[inline]
     pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
         let ps = &self.ps[self.rp(r, plane)];
-        if ps.gc_job == NONE && ps.needs_gc(self.host_idle) {
+        if ps.gc_job == NONE && ps.needs_gc(self.jobs.host_idle) {
             self.wake(r, plane);
         }
     }
@@ -198,10 +213,10 @@ impl Ftl {
     /// The host went idle (or active again): while idle, GC collects up to
     /// `idle_gc_free_blocks` per plane instead of `gc_soft_free_blocks`.
     pub fn set_host_idle<S: NandSink>(&mut self, idle: bool, sink: &mut S) -> Result<()> {
-        if self.host_idle == idle {
+        if self.jobs.host_idle == idle {
             return Ok(());
         }
-        self.host_idle = idle;
+        self.jobs.host_idle = idle;
         if idle {
             return self.wake_all(sink);
         }
@@ -210,7 +225,7 @@ impl Ftl {
 
     /// Whether the host is idle (see [`Ftl::set_host_idle`]).
     pub fn host_idle(&self) -> bool {
-        self.host_idle
+        self.jobs.host_idle
     }
 
     /// Step every region of every plane (e.g. after a write found no room anywhere).
@@ -226,7 +241,10 @@ impl Ftl {
     /// Run every queued background step until none is left.
     #[inline(always)]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
-        if self.woken_jobs.is_empty() && self.woken.is_empty() && !self.trans.has_deferred() {
+        if self.jobs.woken_jobs.is_empty()
+            && self.jobs.woken.is_empty()
+            && !self.trans.has_deferred()
+        {
             return self.check_due();
         }
         self.run_background_steps(sink)
@@ -237,10 +255,10 @@ impl Ftl {
     #[inline(never)]
     fn run_background_steps<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         loop {
-            if let Some(j) = self.woken_jobs.pop() {
+            if let Some(j) = self.jobs.woken_jobs.pop() {
                 self.jobs.get_mut(j).woken = false;
                 self.advance(j, sink)?;
-            } else if let Some((r, p)) = self.woken.pop() {
+            } else if let Some((r, p)) = self.jobs.woken.pop() {
                 let rp = self.rp(r, p);
                 self.ps[rp].woken = false;
                 self.step_plane(r, p, sink)?;
@@ -256,7 +274,7 @@ impl Ftl {
         if ps.gc_job != NONE {
             return self.advance(ps.gc_job, sink);
         }
-        if !ps.needs_gc(self.host_idle) || self.worn_out() {
+        if !ps.needs_gc(self.jobs.host_idle) || self.worn_out() {
             return Ok(());
         }
         match self.start_gc(r, plane) {
@@ -339,10 +357,11 @@ impl Ftl {
     /// sink or without a window).
     #[inline]
     fn window_room<S: NandSink>(&self, j: u32) -> u32 {
-        if S::IMMEDIATE || self.gc_window_pages == 0 {
+        if S::IMMEDIATE || self.jobs.gc_window_pages == 0 {
             return u32::MAX;
         }
-        self.gc_window_pages
+        self.jobs
+            .gc_window_pages
             .saturating_sub(self.jobs.get(j).copies_in_flight)
     }
 
