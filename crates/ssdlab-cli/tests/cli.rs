@@ -1441,7 +1441,7 @@ fn config_show_prints_nested_arrays_inline() {
     assert!(o.status.success());
     assert!(text.contains("\nerase_loops = [[0, 5]]\n"), "{text}");
     assert!(
-        text.contains("\nssr_dynamic_safe_points = [[0, 30], [1000, 10]]\n"),
+        text.contains("\nsafe_suspensions_per_loop = [[0, 30], [1000, 10]]\n"),
         "{text}"
     );
     assert!(!text.lines().any(|l| l.trim() == "0,"), "{text}");

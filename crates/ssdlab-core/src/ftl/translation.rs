@@ -20,8 +20,7 @@ use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
 
-/// Out-of-band tag of a translation page's slots (`TRANS_TAG | tpn`).
-pub const TRANS_TAG: u32 = 1 << 31;
+pub use crate::base::TRANS_TAG;
 
 /// Who a plan runs for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
