@@ -33,18 +33,31 @@ pub struct PolicyInfo {
     pub name: &'static str,
     /// The registration line's doc comment, on one line.
     pub doc: String,
-    /// The default parameters (`policy` not included), as a TOML table.
-    pub params: toml::Table,
+    /// The default parameters (`policy` not included): key and value in TOML syntax
+    /// (`unset` for an optional parameter without a default), sorted by key.
+    pub params: Vec<(String, String)>,
 }
 
 impl PolicyInfo {
     pub fn new<P: serde::Serialize>(name: &'static str, doc: &[&str], params: &P) -> PolicyInfo {
         let doc = doc.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
-        PolicyInfo {
-            name,
-            doc,
-            params: toml::Table::try_from(params).unwrap_or_default(),
-        }
+        let fields = match serde_json::to_value(params) {
+            Ok(serde_json::Value::Object(m)) => m.into_iter().collect(),
+            _ => Vec::new(),
+        };
+        let params = fields
+            .into_iter()
+            .map(|(k, v)| {
+                let shown = match v {
+                    serde_json::Value::Null => "unset".to_string(),
+                    v => {
+                        toml::Value::try_from(&v).map_or_else(|_| v.to_string(), |t| t.to_string())
+                    }
+                };
+                (k, shown)
+            })
+            .collect();
+        PolicyInfo { name, doc, params }
     }
 }
 

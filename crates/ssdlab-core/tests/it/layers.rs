@@ -134,7 +134,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     for item in &lib.items {
         match item {
             syn::Item::Use(u) => {
-                fn leaves(t: &syn::UseTree, module: Option<&str>, out: &mut BTreeMap<String, String>) {
+                fn leaves(
+                    t: &syn::UseTree,
+                    module: Option<&str>,
+                    out: &mut BTreeMap<String, String>,
+                ) {
                     match t {
                         syn::UseTree::Path(p) => {
                             let m = module.map(str::to_string).unwrap_or(p.ident.to_string());
@@ -165,7 +169,12 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for f in files {
         let rel = f.strip_prefix(&root).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let module = first.trim_end_matches(".rs").to_string();
         if module == "lib" || test_only.contains(&module) {
             continue;
@@ -207,7 +216,11 @@ fn core_modules_are_layered_without_cycles() {
     }
     assert!(wrong.is_empty(), "{}\ngraph: {g:#?}", wrong.join("\n"));
     // The graph is what the layers say it is: the rules the refactor set.
-    assert!(g["base"].is_empty(), "base imports nothing: {:?}", g["base"]);
+    assert!(
+        g["base"].is_empty(),
+        "base imports nothing: {:?}",
+        g["base"]
+    );
     for bad in ["ftl", "scheduler", "sim"] {
         assert!(!g["config"].contains(bad), "config uses {bad}");
     }

@@ -16,6 +16,7 @@ mod golden;
 mod integrity;
 mod layers;
 mod policies;
+mod policy_docs;
 mod precondition;
 mod regions;
 mod slc;

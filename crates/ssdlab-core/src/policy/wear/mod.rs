@@ -27,7 +27,7 @@ super::policy_registry! {
     "adaptive" => Adaptive(adaptive::Adaptive),
     /// Prediction of Elapsed Time from invalidation rates (Kim & Kwak 2016).
     "pet" => Pet(pet::Pet),
-    /// Enhanced PET (EPET).
+    /// Enhanced PET: block levels from elapsed-time-weighted invalid pages (spec 03).
     "epet" => Epet(epet::Epet),
 }
 
