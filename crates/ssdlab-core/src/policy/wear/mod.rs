@@ -143,6 +143,11 @@ pub trait WearPolicy: Sized {
     fn on_gc_scan(&mut self, _ctx: &WearCtx) {}
     /// `block` (of `ctx.plane`) finished an erase (its erase count is already raised).
     fn on_erase(&mut self, block: u32, ctx: &WearCtx) -> WearAction;
+    /// Whether the policy never acts, so the FTL need not build its context.
+    #[inline]
+    fn never_acts(&self) -> bool {
+        false
+    }
 }
 
 impl WearLeveler {
@@ -159,7 +164,7 @@ impl WearLeveler {
     /// Whether the policy never acts (no context needs to be built).
     #[inline]
     pub fn is_none(&self) -> bool {
-        matches!(self, WearLeveler::None(_))
+        dispatch!(self, p => p.never_acts())
     }
 }
 

@@ -29,4 +29,8 @@ impl WearPolicy for NoWearLeveling {
     fn on_erase(&mut self, _: u32, _: &WearCtx) -> WearAction {
         WearAction::Idle
     }
+    #[inline]
+    fn never_acts(&self) -> bool {
+        true
+    }
 }
