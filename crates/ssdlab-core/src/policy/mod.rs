@@ -106,3 +106,59 @@ pub fn families() -> Vec<FamilyInfo> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::mapping::{dftl, MappingConfig};
+    use super::placement::PlacementConfig;
+    use super::wear::WearConfig;
+
+    /// The capabilities the policies' params answer are those the config's hand-written
+    /// matches gave before they moved onto the policies.
+    #[test]
+    fn capabilities_match_the_former_tables() {
+        let entry = MappingConfig::Dftl(dftl::Params {
+            granularity: dftl::Granularity::Entry,
+            ..Default::default()
+        });
+        let by = |n| MappingConfig::by_name(n).unwrap();
+        // 1000 units in 2 translation pages: 24 B per page + the per-unit model.
+        assert_eq!(by("page-map").model_bytes(1000, 2), 0);
+        assert_eq!(by("dftl").model_bytes(1000, 2), 48);
+        assert_eq!(entry.model_bytes(1000, 2), 48 + 9000);
+        assert_eq!(by("dftl-partitioned").model_bytes(1000, 2), 48);
+        assert_eq!(by("dftl-partitioned-log").model_bytes(1000, 2), 48 + 125);
+        assert_eq!(by("page-map").entries_per_tpage(16384), 0);
+        assert_eq!(by("dftl-partitioned-log").entries_per_tpage(16384), 4096);
+        for n in WearConfig::NAMES {
+            assert_eq!(
+                WearConfig::by_name(n).unwrap().migrates(),
+                *n != "none",
+                "{n}"
+            );
+        }
+        let regions = |n: &str, caches, journals| {
+            PlacementConfig::by_name(n)
+                .unwrap()
+                .check_regions(caches, journals)
+        };
+        assert_eq!(regions("direct", 0, 0), Ok(()));
+        assert_eq!(
+            regions("direct", 1, 0),
+            Err("a cache region is only written by placement policy = \"cache-first\" or \"slc-buffer\" or \"slc-journal\"".into())
+        );
+        assert_eq!(
+            regions("cache-first", 0, 0),
+            Err("cache-first needs exactly one region with content = \"cache\" (0 given)".into())
+        );
+        assert_eq!(regions("slc-buffer", 1, 0), Ok(()));
+        assert_eq!(
+            regions("slc-buffer", 1, 1),
+            Err("a journal region is only written by placement policy = \"slc-journal\"".into())
+        );
+        assert_eq!(regions("slc-journal", 0, 1), Ok(()));
+        assert_eq!(regions("slc-journal", 1, 1), Ok(()));
+        assert!(regions("slc-journal", 2, 1).is_err());
+        assert!(regions("slc-journal", 1, 0).is_err());
+    }
+}

@@ -366,3 +366,27 @@ fn program_suspend_at_loop_boundary() {
         "the program resumes after the read; + buffer_access_ns"
     );
 }
+
+/// `config show` output (`Config::to_toml_string`) reads back as the same configuration,
+/// for every erase-suspend policy (with parameters off their defaults) and every bundled
+/// configuration.
+#[test]
+fn suspend_tables_round_trip_through_toml() {
+    let mut configs: Vec<Config> = SuspendConfig::NAMES.iter().map(|n| config(n)).collect();
+    let mut c = config("ssr-dynamic");
+    c.scheduler.erase_suspend = SuspendConfig::SsrDynamic(ssr_dynamic::Params {
+        safe_points: vec![(0, 7), (50, 3)],
+        max_suspensions_per_erase: 4,
+        max_erase_postponement_ns: 9_000,
+    });
+    configs.push(c);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    for e in std::fs::read_dir(dir).unwrap() {
+        configs.push(Config::from_file(&e.unwrap().path()).unwrap());
+    }
+    for c in configs {
+        let text = c.to_toml_string();
+        let back = Config::from_toml_str(&text, "shown.toml").unwrap();
+        assert_eq!(back, c, "{text}");
+    }
+}
