@@ -65,6 +65,9 @@ pub struct SsrParams {
     pub base: Config,
     /// The erase-suspend policies with their parameters (default: every registered policy
     /// with its defaults: `ssr-static` N = 10, `ssr-dynamic` 30 then 10 from 1,000 P/E).
+    /// The policy `base` names (e.g. `--set 'scheduler.erase_suspend={ policy =
+    /// "ssr-static", points_per_loop = 5 }'`) runs with the base's parameters instead
+    /// ([`SsrParams::policy_config`]).
     pub policies: Vec<SuspendConfig>,
     pub workloads: Vec<SsrWorkload>,
     /// Requests per run, per workload (in `workloads` order).
@@ -109,6 +112,17 @@ impl SsrParams {
         })
     }
 
+    /// The erase-suspend table `policy` runs with: the base's when it names the same
+    /// policy, else `policy` itself.
+    pub fn policy_config(&self, policy: &SuspendConfig) -> SuspendConfig {
+        let base = &self.base.scheduler.erase_suspend;
+        if base.name() == policy.name() {
+            base.clone()
+        } else {
+            policy.clone()
+        }
+    }
+
     /// The config of one run.
     pub fn run_config(
         &self,
@@ -117,7 +131,7 @@ impl SsrParams {
         requests: u64,
     ) -> Config {
         let mut c = self.base.clone();
-        c.scheduler.erase_suspend = policy.clone();
+        c.scheduler.erase_suspend = self.policy_config(policy);
         c.precondition.enabled = false;
         c.workload = match workload {
             SsrWorkload::Fio => WorkloadConfig::Synthetic(SyntheticConfig {

@@ -94,9 +94,9 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     // The SSR policies' own parameters (`scheduler.erase_suspend` tables).
     let (mut ssr_n, mut ssr_table) = (0, Vec::new());
     for pol in &p.policies {
-        match pol {
+        match p.policy_config(pol) {
             SuspendConfig::SsrStatic(q) => ssr_n = q.points_per_loop,
-            SuspendConfig::SsrDynamic(q) => ssr_table = q.safe_points.clone(),
+            SuspendConfig::SsrDynamic(q) => ssr_table = q.safe_points,
             _ => {}
         }
     }

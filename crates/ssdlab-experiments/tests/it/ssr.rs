@@ -170,3 +170,26 @@ fn ies_starves_writes_under_read_heavy_load() {
         "write p99.9, max, erase postponement: {tails:?}"
     );
 }
+
+/// A policy the base configuration names (as `--set scheduler.erase_suspend=…` makes it)
+/// runs with the base's parameters; the others with their own.
+#[test]
+fn base_erase_suspend_table_gives_its_policy_parameters() {
+    use ssdlab_core::policy::suspend::ssr_static;
+    let mut p = ssdlab_experiments::ssr::SsrParams::paper(64).unwrap();
+    let mine = SuspendConfig::SsrStatic(ssr_static::Params {
+        points_per_loop: 5,
+        ..Default::default()
+    });
+    p.base.scheduler.erase_suspend = mine.clone();
+    for pol in &p.policies {
+        let c = p.run_config(pol, SsrWorkload::Fio, 1);
+        let want = if pol.name() == "ssr-static" {
+            &mine
+        } else {
+            pol
+        };
+        assert_eq!(&c.scheduler.erase_suspend, want);
+    }
+    assert_eq!(p.policies.len(), SuspendConfig::NAMES.len());
+}
