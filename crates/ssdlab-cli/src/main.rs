@@ -8,6 +8,7 @@ mod op_advise;
 mod output;
 mod parquet_out;
 mod plots;
+mod policies;
 mod progress;
 mod reproduce;
 mod request_log;
@@ -79,6 +80,9 @@ enum Command {
     Sweep(sweep::Args),
     /// Smallest over-provisioning meeting a WAF, throughput or time requirement (model + simulation).
     OpAdvise(op_advise::Args),
+    /// Every policy family (GC, allocation, wear leveling, placement, mapping, erase
+    /// suspend), its policies and their parameters with defaults.
+    Policies(policies::Args),
 }
 
 #[derive(Subcommand)]
@@ -160,6 +164,7 @@ fn main() {
         Command::OpAdvise(args) => op_advise::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Policies(args) => policies::run(&args),
     };
     if let Err(e) = result {
         if let Some((signal, status)) = interrupt::received() {

@@ -1430,6 +1430,34 @@ fn run_plots_name_what_they_show() {
 }
 
 /// `config show` prints nested arrays on one line, as written (TOML allows it).
+/// `ssdlab policies` lists every family from the registry with its policies, their docs
+/// and default parameters.
+#[test]
+fn policies_lists_families_policies_and_defaults() {
+    let o = ssdlab().arg("policies").output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for family in [
+        "[ftl.gc]  policy = \"…\" (default \"greedy\")",
+        "[ftl.allocation]",
+        "[ftl.wear_leveling]",
+        "[ftl.placement]",
+        "[ftl.mapping]",
+        "[scheduler.erase_suspend]  policy = \"…\" (default \"none\")",
+    ] {
+        assert!(text.contains(family), "{family}\n{text}");
+    }
+    for line in [
+        "  d-choices              The fewest valid units among d random full blocks (Van Houdt 2013).\n                           d = 10\n",
+        "  ssr-static             SSR(s): the next of `points_per_loop` evenly spaced safe points of the loop.\n",
+        "                           points_per_loop = 10\n",
+        "                           safe_points = [[0, 30], [1000, 10]]\n",
+        "                           cmt_share = unset\n",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
 #[test]
 fn config_show_prints_nested_arrays_inline() {
     let o = ssdlab()
@@ -1441,7 +1469,7 @@ fn config_show_prints_nested_arrays_inline() {
     assert!(o.status.success());
     assert!(text.contains("\nerase_loops = [[0, 5]]\n"), "{text}");
     assert!(
-        text.contains("\nssr_dynamic_safe_points = [[0, 30], [1000, 10]]\n"),
+        text.contains("\nsafe_suspensions_per_loop = [[0, 30], [1000, 10]]\n"),
         "{text}"
     );
     assert!(!text.lines().any(|l| l.trim() == "0,"), "{text}");

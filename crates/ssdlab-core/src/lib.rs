@@ -5,6 +5,7 @@
 //! [`scheduler`] → [`flash`], all on the [`engine`]. [`sim`] wires them together for the
 //! timed and the functional mode; [`stats`] holds the results. No CLI code lives here.
 
+pub mod base;
 pub mod cache;
 pub mod config;
 pub mod engine;
@@ -14,6 +15,7 @@ pub mod ftl;
 pub mod host;
 pub mod ids;
 pub mod integrity;
+pub mod policy;
 pub(crate) mod prefetch;
 pub(crate) mod ring;
 pub mod scheduler;
@@ -27,5 +29,4 @@ pub use config::Config;
 pub use error::{Result, SimError};
 pub use sim::{run, NoProgress, Progress, Results, RunStatus, Simulation};
 
-/// Most mapping units one page may hold (page size / mapping unit).
-pub const MAX_SLOTS_PER_PAGE: usize = 64;
+pub use base::MAX_SLOTS_PER_PAGE;

@@ -455,8 +455,6 @@ impl Sampler {
     }
 }
 
-/// Stream id of the overwrite phase (derived from the config's seed).
-
 /// One functional overwrite experiment on `cfg` (use [`device_with_blocks`]): sequential
 /// fill of the whole logical space, `warmup_writes` random unit overwrites, then
 /// `host_writes` measured random unit overwrites drawn from `traffic` (seeded by

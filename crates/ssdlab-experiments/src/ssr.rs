@@ -11,7 +11,7 @@
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
-use ssdlab_core::config::SuspendPolicyKind;
+use ssdlab_core::config::SuspendConfig;
 use ssdlab_core::stats::{Latency, LatencySummary, SuspendSummary};
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
@@ -63,7 +63,12 @@ pub struct SsrParams {
     /// The device and scheduler settings (Table 1, possibly scaled); `erase_suspend` and the
     /// workload are set per run.
     pub base: Config,
-    pub policies: Vec<SuspendPolicyKind>,
+    /// The erase-suspend policies with their parameters (default: every registered policy
+    /// with its defaults: `ssr-static` N = 10, `ssr-dynamic` 30 then 10 from 1,000 P/E).
+    /// The policy `base` names (e.g. `--set 'scheduler.erase_suspend={ policy =
+    /// "ssr-static", points_per_loop = 5 }'`) runs with the base's parameters instead
+    /// ([`SsrParams::policy_config`]).
+    pub policies: Vec<SuspendConfig>,
     pub workloads: Vec<SsrWorkload>,
     /// Requests per run, per workload (in `workloads` order).
     pub requests: Vec<u64>,
@@ -97,22 +102,36 @@ impl SsrParams {
             .collect();
         Ok(SsrParams {
             base,
-            policies: SuspendPolicyKind::ALL.to_vec(),
+            policies: SuspendConfig::NAMES
+                .iter()
+                .filter_map(|n| SuspendConfig::by_name(n))
+                .collect(),
             workloads,
             requests,
             trace_erases: false,
         })
     }
 
+    /// The erase-suspend table `policy` runs with: the base's when it names the same
+    /// policy, else `policy` itself.
+    pub fn policy_config(&self, policy: &SuspendConfig) -> SuspendConfig {
+        let base = &self.base.scheduler.erase_suspend;
+        if base.name() == policy.name() {
+            base.clone()
+        } else {
+            policy.clone()
+        }
+    }
+
     /// The config of one run.
     pub fn run_config(
         &self,
-        policy: SuspendPolicyKind,
+        policy: &SuspendConfig,
         workload: SsrWorkload,
         requests: u64,
     ) -> Config {
         let mut c = self.base.clone();
-        c.scheduler.erase_suspend = policy;
+        c.scheduler.erase_suspend = self.policy_config(policy);
         c.precondition.enabled = false;
         c.workload = match workload {
             SsrWorkload::Fio => WorkloadConfig::Synthetic(SyntheticConfig {
@@ -210,10 +229,10 @@ impl SsrReport {
     }
 
     /// The run of `policy` on `workload`.
-    pub fn run(&self, policy: SuspendPolicyKind, workload: SsrWorkload) -> Option<&SsrRun> {
+    pub fn run(&self, policy: &str, workload: SsrWorkload) -> Option<&SsrRun> {
         self.runs
             .iter()
-            .find(|r| r.policy == policy.name() && r.workload == workload.name())
+            .find(|r| r.policy == policy && r.workload == workload.name())
     }
 
     /// `ssr.csv`.
@@ -342,11 +361,11 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
     base.precondition(&mut NoProgress)?;
     let precondition_wall_s = t.elapsed().as_secs_f64();
     let start_wear = ssdlab_core::stats::WearSummary::of(&base.ftl.blocks);
-    let jobs: Vec<(SsrWorkload, u64, SuspendPolicyKind)> = p
+    let jobs: Vec<(SsrWorkload, u64, &SuspendConfig)> = p
         .workloads
         .iter()
         .zip(&p.requests)
-        .flat_map(|(&w, &n)| p.policies.iter().map(move |&pol| (w, n, pol)))
+        .flat_map(|(&w, &n)| p.policies.iter().map(move |pol| (w, n, pol)))
         .collect();
     let t = Instant::now();
     let runs = jobs

@@ -5,6 +5,7 @@
 use anyhow::{bail, Result};
 use clap::Args;
 use plotters::prelude::*;
+use ssdlab_core::config::SuspendConfig;
 use ssdlab_experiments::ssr::{self as exp, SsrParams, SsrReport, SsrWorkload};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -81,6 +82,15 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     let g = &c.device.geometry;
     let t = c.device.timing.get(c.device.cell_mode);
     let s = &c.scheduler;
+    // The SSR policies' own parameters (`scheduler.erase_suspend` tables).
+    let (mut ssr_n, mut ssr_table) = (0, Vec::new());
+    for pol in &p.policies {
+        match p.policy_config(pol) {
+            SuspendConfig::SsrStatic(q) => ssr_n = q.points_per_loop,
+            SuspendConfig::SsrDynamic(q) => ssr_table = q.safe_points,
+            _ => {}
+        }
+    }
     let mut o = String::new();
     let _ = writeln!(o, "# Erase suspend/resume policies (spec 01, SSR paper)\n");
     let _ = writeln!(
@@ -102,7 +112,7 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     let _ = writeln!(
         o,
         "* Policies: none, ies, des, ssr-static (N = {}), ssr-dynamic (N by P/E: {:?}); safe limit N_safe(PE) {:?}; extra RBER = {:e} x excess^{}.",
-        s.safe_points_per_loop, s.ssr_dynamic_safe_points, s.safe_suspensions_per_loop, s.extra_rber_per_excess_suspension, s.extra_rber_exponent
+        ssr_n, ssr_table, s.safe_suspensions_per_loop, s.extra_rber_per_excess_suspension, s.extra_rber_exponent
     );
     let _ = writeln!(
         o,
@@ -130,12 +140,7 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
         }
     );
     let w = &r.start_wear;
-    let n_at = |pe: u32| {
-        s.ssr_dynamic_safe_points
-            .iter()
-            .rfind(|e| e.0 <= pe)
-            .map_or(0, |e| e.1)
-    };
+    let n_at = |pe: u32| ssr_table.iter().rfind(|e| e.0 <= pe).map_or(0, |e| e.1);
     let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state: P/E cycles per block min {}, mean {:.2}, max {}, so SSR(d) starts with N = {}..{} safe points per loop.\n", r.precondition_wall_s, w.erase_count_min, w.erase_count_mean, w.erase_count_max, n_at(w.erase_count_max), n_at(w.erase_count_min));
     o += &r.markdown();
     let _ = writeln!(

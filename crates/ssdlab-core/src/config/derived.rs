@@ -1,6 +1,6 @@
 //! Validated configuration and the values derived from it, computed once.
 
-use super::{CellMode, Config, GcConfig, Mode, PlacementConfig, RegionConfig, RegionContent};
+use super::{CellMode, Config, GcConfig, Mode, RegionConfig, RegionContent};
 use crate::error::{Result, SimError};
 use serde::Serialize;
 
@@ -184,22 +184,22 @@ impl Derived {
                 format!("{unit_bytes} does not divide page_size_bytes {page_bytes}"),
             ));
         }
-        if planes_per_die as usize > crate::scheduler::MAX_PLANES_PER_DIE {
+        if planes_per_die as usize > crate::base::MAX_PLANES_PER_DIE {
             return Err(err(
                 &k("planes_per_die"),
                 format!(
                     "{planes_per_die} exceeds the supported {}",
-                    crate::scheduler::MAX_PLANES_PER_DIE
+                    crate::base::MAX_PLANES_PER_DIE
                 ),
             ));
         }
         let slots_per_page = page_bytes / unit_bytes;
-        if slots_per_page > crate::MAX_SLOTS_PER_PAGE as u32 {
+        if slots_per_page > crate::base::MAX_SLOTS_PER_PAGE as u32 {
             return Err(err(
                 &k("mapping_unit_bytes"),
                 format!(
                     "a page may hold at most {} mapping units, this one holds {slots_per_page}",
-                    crate::MAX_SLOTS_PER_PAGE
+                    crate::base::MAX_SLOTS_PER_PAGE
                 ),
             ));
         }
@@ -562,7 +562,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     f.wear_leveling
         .check()
         .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
-    let wear = !matches!(f.wear_leveling, crate::config::WearConfig::None(_));
+    let wear = f.wear_leveling.migrates();
     let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
     let mut first = 0;
     for (i, r) in out.iter_mut().enumerate() {
@@ -697,11 +697,11 @@ fn check_mapping(
     logical_units: u32,
 ) -> Result<u64> {
     let m = &c.ftl.mapping;
-    let shape = crate::ftl::mapping::MappingShape {
+    let shape = crate::policy::mapping::MappingShape {
         logical_units,
         page_bytes: g.page_bytes,
     };
-    m.check(&shape)
+    m.check_device(&shape)
         .map_err(|(key, why)| err(&format!("ftl.mapping.{key}"), why))?;
     let per = m.entries_per_tpage(g.page_bytes);
     let trans: Vec<&RegionGeometry> = regions
@@ -713,17 +713,8 @@ fn check_mapping(
     }
     let tpages = logical_units.div_ceil(per);
     // Per translation page: GTD slot, LRU links, state/counters; entry caches and the log
-    // add per-unit links or bits.
-    let per_unit = match m {
-        crate::ftl::mapping::MappingConfig::Dftl(p)
-            if p.granularity == crate::ftl::mapping::dftl::Granularity::Entry =>
-        {
-            9.0
-        }
-        crate::ftl::mapping::MappingConfig::PartitionedLog(_) => 0.125,
-        _ => 0.0,
-    };
-    let model_bytes = tpages as u64 * 24 + (logical_units as f64 * per_unit) as u64;
+    // add per-unit links or bits (the policy's `MappingParams::model_bytes_per_unit`).
+    let model_bytes = m.model_bytes(logical_units, tpages);
     let per_plane = tpages.div_ceil(g.planes) as u64;
     let Some(r) = (match trans.len() {
         1 => Some(trans[0]),
@@ -759,35 +750,16 @@ fn check_mapping(
 fn check_placement(c: &Config, regions: &[RegionGeometry]) -> Result<()> {
     let count = |k: RegionContent| regions.iter().filter(|r| r.content == k).count();
     let (caches, journals) = (count(RegionContent::Cache), count(RegionContent::Journal));
-    if regions.len() > crate::ftl::MAX_REGIONS {
+    if regions.len() > crate::base::MAX_REGIONS {
         return Err(err(
             "ftl.regions",
-            format!("at most {} regions", crate::ftl::MAX_REGIONS),
+            format!("at most {} regions", crate::base::MAX_REGIONS),
         ));
     }
-    let name = c.ftl.placement.name();
-    match &c.ftl.placement {
-        PlacementConfig::CacheFirst(_) | PlacementConfig::SlcBuffer(_) if caches != 1 => Err(err(
-            "ftl.placement",
-            format!(
-                "{name} needs exactly one region with content = \"cache\" ({caches} given)"
-            ),
-        )),
-        PlacementConfig::SlcJournal(_) if journals != 1 || caches > 1 => Err(err(
-            "ftl.placement",
-            format!("slc-journal needs exactly one region with content = \"journal\" and at most one with content = \"cache\" ({journals} and {caches} given)"),
-        )),
-        PlacementConfig::Direct(_) if caches > 0 => Err(err(
-            "ftl.placement",
-            "a cache region is only written by placement policy = \"cache-first\", \"slc-buffer\" or \"slc-journal\"",
-        )),
-        PlacementConfig::SlcJournal(_) => Ok(()),
-        _ if journals > 0 => Err(err(
-            "ftl.placement",
-            "a journal region is only written by placement policy = \"slc-journal\"",
-        )),
-        _ => Ok(()),
-    }
+    c.ftl
+        .placement
+        .check_regions(caches, journals)
+        .map_err(|why| err("ftl.placement", why))
 }
 
 /// Plane ids in stripe order; `order[0]` varies fastest.

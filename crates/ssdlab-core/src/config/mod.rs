@@ -9,11 +9,14 @@ mod overrides;
 pub use derived::{Derived, FastDiv, Geometry, RegionGeometry};
 pub use overrides::apply_overrides;
 
-pub use crate::ftl::alloc::AllocConfig;
-pub use crate::ftl::gc::GcConfig;
-pub use crate::ftl::mapping::MappingConfig;
-pub use crate::ftl::placement::PlacementConfig;
-pub use crate::ftl::wear::WearConfig;
+pub use crate::base::{step_lookup, CellMode, MAX_ERASE_LOOPS};
+pub use crate::flash::{CellTiming, TimingTable};
+pub use crate::policy::alloc::AllocConfig;
+pub use crate::policy::gc::GcConfig;
+pub use crate::policy::mapping::MappingConfig;
+pub use crate::policy::placement::PlacementConfig;
+pub use crate::policy::suspend::SuspendConfig;
+pub use crate::policy::wear::WearConfig;
 
 use crate::error::{Result, SimError};
 use serde::{Deserialize, Serialize};
@@ -74,31 +77,6 @@ pub enum Mode {
     Functional,
 }
 
-/// NAND cell mode of a block.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum CellMode {
-    Slc,
-    Mlc,
-    #[default]
-    Tlc,
-    Qlc,
-}
-
-impl CellMode {
-    pub const ALL: [CellMode; 4] = [CellMode::Slc, CellMode::Mlc, CellMode::Tlc, CellMode::Qlc];
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    pub fn name(self) -> &'static str {
-        ["slc", "mlc", "tlc", "qlc"][self as usize]
-    }
-    /// Bits stored per cell.
-    pub fn bits(self) -> u32 {
-        self as u32 + 1
-    }
-}
-
 /// Physical layout of the device.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -117,79 +95,6 @@ pub struct GeometryConfig {
 
 fn default_unit() -> u32 {
     4096
-}
-
-/// Latencies and wear of one cell mode.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct CellTiming {
-    /// Array read time tR.
-    pub read_ns: u64,
-    /// Array program time tPROG.
-    pub program_ns: u64,
-    /// ISPP program loops making up `program_ns` (program-suspend granularity).
-    #[serde(default = "default_program_loops")]
-    pub program_loops: u32,
-    /// Duration of one ISPE erase loop (pulse + verify).
-    pub erase_loop_ns: u64,
-    /// Erase loops as a step table of [from_pe_cycles, loops], first entry from 0.
-    pub erase_loops: Vec<(u32, u32)>,
-    /// Cost of suspending an erase or program, paid when it is suspended, before the first
-    /// read can start (voltage recovery; Table 1 of the SSR paper: 100 µs).
-    #[serde(default)]
-    pub suspend_penalty_ns: u64,
-    /// Cost of resuming a suspended erase or program, paid before its remaining work
-    /// continues (voltage re-ramp). Default 0: Table 1's penalty is charged whole at suspend.
-    #[serde(default)]
-    pub resume_penalty_ns: u64,
-    /// Erase count at which a block is retired as bad.
-    pub endurance_pe_cycles: u32,
-}
-
-fn default_program_loops() -> u32 {
-    10
-}
-
-/// The cell modes a device may use; absent ones take the built-in defaults.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct TimingTable {
-    pub slc: CellTiming,
-    pub mlc: CellTiming,
-    pub tlc: CellTiming,
-    pub qlc: CellTiming,
-}
-
-impl Default for TimingTable {
-    fn default() -> Self {
-        let t = |read_us: u64, prog_us: u64, loop_us: u64, loops: u32, endurance: u32| CellTiming {
-            read_ns: read_us * 1000,
-            program_ns: prog_us * 1000,
-            program_loops: 10,
-            erase_loop_ns: loop_us * 1000,
-            erase_loops: vec![(0, loops)],
-            suspend_penalty_ns: 100_000,
-            resume_penalty_ns: 0,
-            endurance_pe_cycles: endurance,
-        };
-        TimingTable {
-            slc: t(25, 200, 1_000, 2, 50_000),
-            mlc: t(60, 800, 1_500, 1, 10_000),
-            tlc: t(40, 660, 5_000, 5, 3_000),
-            qlc: t(120, 2_000, 6_000, 5, 1_000),
-        }
-    }
-}
-
-impl TimingTable {
-    pub fn get(&self, mode: CellMode) -> &CellTiming {
-        match mode {
-            CellMode::Slc => &self.slc,
-            CellMode::Mlc => &self.mlc,
-            CellMode::Tlc => &self.tlc,
-            CellMode::Qlc => &self.qlc,
-        }
-    }
 }
 
 /// `[device]`: geometry, timing, interface and spare space.
@@ -222,6 +127,17 @@ pub struct DeviceConfig {
     /// Probability that an erase fails (drawn per erase): the block is retired.
     #[serde(default)]
     pub erase_fail_rate: f64,
+}
+
+impl DeviceConfig {
+    /// The flash timing model of this device.
+    pub fn timing_model(&self) -> crate::flash::TimingModel {
+        crate::flash::TimingModel::new(
+            &self.timing,
+            self.command_overhead_ns,
+            self.channel_rate_mb_per_s,
+        )
+    }
 }
 
 fn default_channel_rate() -> u64 {
@@ -356,66 +272,53 @@ impl Default for FtlConfig {
     }
 }
 
-/// Erase-suspend policy (spec 01, docs/erase-suspend.md).
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum SuspendPolicyKind {
-    /// Baseline: reads wait for a running erase.
-    #[default]
-    None,
-    /// I-ES (Wu et al. 2014): suspend at once; reads arriving while suspended are served too.
-    Ies,
-    /// D-ES (Kim et al., ATC'19): suspend at the end of the current erase loop.
-    Des,
-    /// SSR(s): `safe_points_per_loop` evenly spaced safe points per erase loop.
-    SsrStatic,
-    /// SSR(d): safe points per loop from the block's P/E cycles (`ssr_dynamic_safe_points`).
-    SsrDynamic,
-}
-
-impl SuspendPolicyKind {
-    pub const ALL: [SuspendPolicyKind; 5] = [
-        SuspendPolicyKind::None,
-        SuspendPolicyKind::Ies,
-        SuspendPolicyKind::Des,
-        SuspendPolicyKind::SsrStatic,
-        SuspendPolicyKind::SsrDynamic,
-    ];
-
-    /// The name used in configs and result tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            SuspendPolicyKind::None => "none",
-            SuspendPolicyKind::Ies => "ies",
-            SuspendPolicyKind::Des => "des",
-            SuspendPolicyKind::SsrStatic => "ssr-static",
-            SuspendPolicyKind::SsrDynamic => "ssr-dynamic",
-        }
-    }
-}
-
-/// Most erase loops an erase may take (per-loop suspension counters are fixed arrays).
-pub const MAX_ERASE_LOOPS: u32 = 64;
-
 /// `[scheduler]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerConfig {
     /// Serve queued host reads before host writes and GC on a die.
     pub read_priority: bool,
-    /// What happens to a running erase when a host read arrives for its die.
-    pub erase_suspend: SuspendPolicyKind,
-    /// `ssr-static`: safe points per erase loop, evenly spaced (paper: 10).
-    pub safe_points_per_loop: u32,
-    /// `ssr-dynamic`: step table [from_pe_cycles, safe points per loop], first entry from 0
-    /// (paper, Fig. 8: 30 for young blocks, 10 from 1,000 P/E cycles).
-    pub ssr_dynamic_safe_points: Vec<(u32, u32)>,
-    /// Starvation guard: an erase is not suspended again after this many suspensions
-    /// (0 = no limit). Ignored by `ies`, which has no guard by definition.
-    pub max_suspensions_per_erase: u32,
-    /// Starvation guard: an erase is not suspended again once it has been postponed this
-    /// long in total (time suspended, penalties included; 0 = no limit). Ignored by `ies`.
-    pub max_erase_postponement_ns: u64,
+    /// What happens to a running erase when a host read arrives for its die: the policy
+    /// and its own parameters, `erase_suspend = { policy = "ssr-static", points_per_loop
+    /// = 10 }` (docs/erase-suspend.md).
+    #[serde(deserialize_with = "erase_suspend_table")]
+    pub erase_suspend: SuspendConfig,
+    /// Moved into `erase_suspend` (`points_per_loop` of `ssr-static`): refused.
+    #[doc(hidden)]
+    #[serde(
+        default,
+        skip_serializing,
+        rename = "safe_points_per_loop",
+        deserialize_with = "moved_key::<_, 0>"
+    )]
+    pub moved_safe_points_per_loop: Moved,
+    /// Moved into `erase_suspend` (`safe_points` of `ssr-dynamic`): refused.
+    #[doc(hidden)]
+    #[serde(
+        default,
+        skip_serializing,
+        rename = "ssr_dynamic_safe_points",
+        deserialize_with = "moved_key::<_, 1>"
+    )]
+    pub moved_ssr_dynamic_safe_points: Moved,
+    /// Moved into `erase_suspend` (a guarded policy's parameter): refused.
+    #[doc(hidden)]
+    #[serde(
+        default,
+        skip_serializing,
+        rename = "max_suspensions_per_erase",
+        deserialize_with = "moved_key::<_, 2>"
+    )]
+    pub moved_max_suspensions_per_erase: Moved,
+    /// Moved into `erase_suspend` (a guarded policy's parameter): refused.
+    #[doc(hidden)]
+    #[serde(
+        default,
+        skip_serializing,
+        rename = "max_erase_postponement_ns",
+        deserialize_with = "moved_key::<_, 3>"
+    )]
+    pub moved_max_erase_postponement_ns: Moved,
     /// Suspend programs at ISPP program-loop boundaries for waiting host reads.
     pub program_suspend: bool,
     /// Reliability model: N_safe(PE), the suspensions per erase loop that do not raise
@@ -432,11 +335,11 @@ impl Default for SchedulerConfig {
     fn default() -> Self {
         SchedulerConfig {
             read_priority: true,
-            erase_suspend: SuspendPolicyKind::None,
-            safe_points_per_loop: 10,
-            ssr_dynamic_safe_points: vec![(0, 30), (1000, 10)],
-            max_suspensions_per_erase: 0,
-            max_erase_postponement_ns: 0,
+            erase_suspend: SuspendConfig::default(),
+            moved_safe_points_per_loop: Moved,
+            moved_ssr_dynamic_safe_points: Moved,
+            moved_max_suspensions_per_erase: Moved,
+            moved_max_erase_postponement_ns: Moved,
             program_suspend: false,
             safe_suspensions_per_loop: vec![(0, 30), (1000, 10)],
             extra_rber_per_excess_suspension: 1e-6,
@@ -445,45 +348,16 @@ impl Default for SchedulerConfig {
     }
 }
 
-/// Value of a step table [from, value] (first entry from 0) at `x`.
-#[inline]
-pub fn step_lookup(table: &[(u32, u32)], x: u32) -> u32 {
-    let i = table.partition_point(|e| e.0 <= x);
-    table[i.saturating_sub(1)].1
-}
-
 fn check_step_table(key: &str, table: &[(u32, u32)]) -> Result<()> {
-    if table.first().map(|e| e.0) != Some(0) {
-        return Err(SimError::config(
-            key,
-            "the first entry must start at 0 P/E cycles",
-        ));
-    }
-    if table.windows(2).any(|w| w[1].0 <= w[0].0) {
-        return Err(SimError::config(key, "P/E thresholds must increase"));
-    }
-    Ok(())
+    crate::base::check_step_table(table).map_err(|why| SimError::config(key, why))
 }
 
 impl SchedulerConfig {
     /// Check the suspend settings (called by [`Config::validate`]).
     pub fn validate(&self, timing: &TimingTable) -> Result<()> {
-        if self.safe_points_per_loop == 0 {
-            return Err(SimError::config(
-                "scheduler.safe_points_per_loop",
-                "must be > 0",
-            ));
-        }
-        check_step_table(
-            "scheduler.ssr_dynamic_safe_points",
-            &self.ssr_dynamic_safe_points,
-        )?;
-        if self.ssr_dynamic_safe_points.iter().any(|e| e.1 == 0) {
-            return Err(SimError::config(
-                "scheduler.ssr_dynamic_safe_points",
-                "safe points per loop must be > 0",
-            ));
-        }
+        self.erase_suspend
+            .check()
+            .map_err(|(k, why)| SimError::config(format!("scheduler.erase_suspend.{k}"), why))?;
         check_step_table(
             "scheduler.safe_suspensions_per_loop",
             &self.safe_suspensions_per_loop,
@@ -582,6 +456,7 @@ impl Default for PreconditionConfig {
 impl Config {
     /// Parse TOML text; errors name the file, the line and the key.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Config> {
+        refuse_moved_keys(text, file)?;
         toml::from_str(text).map_err(|e| SimError::ConfigFile {
             file: file.to_string(),
             reason: workload_error_with_key_line(text)
@@ -621,6 +496,92 @@ impl Config {
     pub fn validate_in(&self, text: &str, file: &str) -> Result<Derived> {
         self.validate().map_err(|e| at_key_line(e, text, file))
     }
+}
+
+/// A `[scheduler]` key that moved into the erase-suspend policy's table; refused (its
+/// value is never used).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved;
+
+/// The erase-suspend keys that moved from flat `[scheduler]` keys into the policy's own
+/// table: (old key, the policy that reads it, its key there).
+const MOVED_SUSPEND_KEYS: [(&str, &str, &str); 4] = [
+    ("safe_points_per_loop", "ssr-static", "points_per_loop"),
+    ("ssr_dynamic_safe_points", "ssr-dynamic", "safe_points"),
+    (
+        "max_suspensions_per_erase",
+        "ssr-static",
+        "max_suspensions_per_erase",
+    ),
+    (
+        "max_erase_postponement_ns",
+        "ssr-static",
+        "max_erase_postponement_ns",
+    ),
+];
+
+fn moved_reason(i: usize, value: &toml::Value, policy: Option<&str>) -> String {
+    let (_, default_policy, new) = MOVED_SUSPEND_KEYS[i];
+    let policy = policy.unwrap_or(default_policy);
+    format!("moved into the erase-suspend policy's table: write scheduler.erase_suspend.{new}, e.g. erase_suspend = {{ policy = {policy:?}, {new} = {value} }} (docs/erase-suspend.md)")
+}
+
+fn string_policy_reason(p: &str) -> String {
+    format!("a policy is now a table with its parameters: write erase_suspend = {{ policy = {p:?} }} (keys: scheduler.erase_suspend.policy and the policy's own, docs/erase-suspend.md)")
+}
+
+/// Serde side of [`MOVED_SUSPEND_KEYS`] (for text that does not come through
+/// [`Config::from_toml_str`], e.g. `--set` overrides re-parsed to find the culprit).
+fn moved_key<'de, D: serde::Deserializer<'de>, const I: usize>(
+    d: D,
+) -> std::result::Result<Moved, D::Error> {
+    let v = toml::Value::deserialize(d)?;
+    Err(serde::de::Error::custom(format!(
+        "scheduler.{}: {}",
+        MOVED_SUSPEND_KEYS[I].0,
+        moved_reason(I, &v, None)
+    )))
+}
+
+/// `erase_suspend` must be the policy's table; a bare name (the old form) is refused with
+/// the form to write.
+fn erase_suspend_table<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<SuspendConfig, D::Error> {
+    match toml::Value::deserialize(d)? {
+        toml::Value::String(p) => Err(serde::de::Error::custom(format!(
+            "scheduler.erase_suspend: {}",
+            string_policy_reason(&p)
+        ))),
+        v => SuspendConfig::deserialize(v).map_err(serde::de::Error::custom),
+    }
+}
+
+/// Keys that moved: the erase-suspend parameters went from flat `[scheduler]` keys into the
+/// policy's own table (`erase_suspend = { policy = "…", … }`). An old key is refused with
+/// an error naming its file, line and the key to write instead.
+fn refuse_moved_keys(text: &str, file: &str) -> Result<()> {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return Ok(()); // the parser's own error follows
+    };
+    let Some(toml::Value::Table(s)) = doc.get("scheduler") else {
+        return Ok(());
+    };
+    let policy = match s.get("erase_suspend") {
+        Some(toml::Value::String(p)) => {
+            let e = SimError::config("scheduler.erase_suspend", string_policy_reason(p));
+            return Err(at_key_line(e, text, file));
+        }
+        Some(toml::Value::Table(t)) => t.get("policy").and_then(|p| p.as_str()),
+        _ => None,
+    };
+    for (i, (old, _, _)) in MOVED_SUSPEND_KEYS.iter().enumerate() {
+        if let Some(v) = s.get(*old) {
+            let e = SimError::config(format!("scheduler.{old}"), moved_reason(i, v, policy));
+            return Err(at_key_line(e, text, file));
+        }
+    }
+    Ok(())
 }
 
 /// `e` with the file and line of the key it names, when it names one found in `text`.

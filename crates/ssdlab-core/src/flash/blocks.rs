@@ -1,4 +1,4 @@
-use crate::config::CellMode;
+use crate::base::CellMode;
 
 /// Life-cycle state of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

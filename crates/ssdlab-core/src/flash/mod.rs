@@ -7,12 +7,12 @@ mod bus;
 mod oob;
 mod timing;
 
-use crate::config::CellMode;
+use crate::base::CellMode;
 
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
 pub use oob::Oob;
-pub use timing::TimingModel;
+pub use timing::{CellTiming, TimingModel, TimingTable};
 
 /// Marker for "no unit" / "unmapped" in dense `u32` tables.
 pub const NONE: u32 = u32::MAX;

@@ -1,4 +1,78 @@
-use crate::config::{CellMode, Config};
+use crate::base::CellMode;
+use serde::{Deserialize, Serialize};
+
+/// Latencies and wear of one cell mode.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CellTiming {
+    /// Array read time tR.
+    pub read_ns: u64,
+    /// Array program time tPROG.
+    pub program_ns: u64,
+    /// ISPP program loops making up `program_ns` (program-suspend granularity).
+    #[serde(default = "default_program_loops")]
+    pub program_loops: u32,
+    /// Duration of one ISPE erase loop (pulse + verify).
+    pub erase_loop_ns: u64,
+    /// Erase loops as a step table of [from_pe_cycles, loops], first entry from 0.
+    pub erase_loops: Vec<(u32, u32)>,
+    /// Cost of suspending an erase or program, paid when it is suspended, before the first
+    /// read can start (voltage recovery; Table 1 of the SSR paper: 100 µs).
+    #[serde(default)]
+    pub suspend_penalty_ns: u64,
+    /// Cost of resuming a suspended erase or program, paid before its remaining work
+    /// continues (voltage re-ramp). Default 0: Table 1's penalty is charged whole at suspend.
+    #[serde(default)]
+    pub resume_penalty_ns: u64,
+    /// Erase count at which a block is retired as bad.
+    pub endurance_pe_cycles: u32,
+}
+
+fn default_program_loops() -> u32 {
+    10
+}
+
+/// The cell modes a device may use; absent ones take the built-in defaults.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingTable {
+    pub slc: CellTiming,
+    pub mlc: CellTiming,
+    pub tlc: CellTiming,
+    pub qlc: CellTiming,
+}
+
+impl Default for TimingTable {
+    fn default() -> Self {
+        let t = |read_us: u64, prog_us: u64, loop_us: u64, loops: u32, endurance: u32| CellTiming {
+            read_ns: read_us * 1000,
+            program_ns: prog_us * 1000,
+            program_loops: 10,
+            erase_loop_ns: loop_us * 1000,
+            erase_loops: vec![(0, loops)],
+            suspend_penalty_ns: 100_000,
+            resume_penalty_ns: 0,
+            endurance_pe_cycles: endurance,
+        };
+        TimingTable {
+            slc: t(25, 200, 1_000, 2, 50_000),
+            mlc: t(60, 800, 1_500, 1, 10_000),
+            tlc: t(40, 660, 5_000, 5, 3_000),
+            qlc: t(120, 2_000, 6_000, 5, 1_000),
+        }
+    }
+}
+
+impl TimingTable {
+    pub fn get(&self, mode: CellMode) -> &CellTiming {
+        match mode {
+            CellMode::Slc => &self.slc,
+            CellMode::Mlc => &self.mlc,
+            CellMode::Tlc => &self.tlc,
+            CellMode::Qlc => &self.qlc,
+        }
+    }
+}
 
 /// Per-cell-mode operation latencies, resolved from the config once.
 #[derive(Clone, Debug)]
@@ -15,8 +89,14 @@ pub struct TimingModel {
 }
 
 impl TimingModel {
-    pub fn new(c: &Config) -> TimingModel {
-        let t = |m: CellMode| c.device.timing.get(m);
+    /// The model of `timing` with `command_overhead_ns` per operation and a channel of
+    /// `channel_rate_mb_per_s` (the `[device]` keys of the same names).
+    pub fn new(
+        timing: &TimingTable,
+        command_overhead_ns: u64,
+        channel_rate_mb_per_s: u64,
+    ) -> TimingModel {
+        let t = |m: CellMode| timing.get(m);
         let each = |f: &dyn Fn(CellMode) -> u64| CellMode::ALL.map(f);
         TimingModel {
             read_ns: each(&|m| t(m).read_ns),
@@ -26,8 +106,8 @@ impl TimingModel {
             erase_loops: CellMode::ALL.map(|m| t(m).erase_loops.clone()),
             suspend_penalty_ns: each(&|m| t(m).suspend_penalty_ns),
             endurance_pe_cycles: CellMode::ALL.map(|m| t(m).endurance_pe_cycles),
-            command_overhead_ns: c.device.command_overhead_ns,
-            channel_rate_mb_per_s: c.device.channel_rate_mb_per_s,
+            command_overhead_ns,
+            channel_rate_mb_per_s,
         }
     }
 
@@ -55,12 +135,13 @@ impl TimingModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     #[test]
     fn erase_loop_table_steps() {
         let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
         c.device.timing.tlc.erase_loops = vec![(0, 3), (100, 4), (1000, 6)];
-        let t = TimingModel::new(&c);
+        let t = c.device.timing_model();
         assert_eq!(t.erase_loops(CellMode::Tlc, 0), 3);
         assert_eq!(t.erase_loops(CellMode::Tlc, 99), 3);
         assert_eq!(t.erase_loops(CellMode::Tlc, 100), 4);

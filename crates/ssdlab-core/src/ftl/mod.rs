@@ -19,19 +19,17 @@
 //! the same in both modes; how GC shares a die with host programs is named here
 //! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
 
-pub mod alloc;
 mod check;
-pub mod gc;
 mod health;
 mod host;
 mod jobs;
-pub mod mapping;
-pub mod placement;
 mod pressure;
 pub mod region;
-mod registry;
 pub mod translation;
-pub mod wear;
+
+// The policy families live in the layer below config (`crate::policy`); the FTL's paths
+// to them stay `ftl::gc`, `ftl::mapping`, ….
+pub use crate::policy::{alloc, gc, mapping, placement, wear};
 
 pub use health::{LifeEvent, Lifetime};
 
@@ -55,8 +53,7 @@ pub fn prefetch_pays(logical_units: u32) -> bool {
     logical_units as usize > jobs::PREFETCH_MIN_UNITS
 }
 
-/// Regions a device may have.
-pub const MAX_REGIONS: usize = 8;
+pub use crate::base::MAX_REGIONS;
 
 /// Journal placement (spec 05): what the detector decided, per host write request, against
 /// the workload's ground truth when it has one.
@@ -302,7 +299,7 @@ impl Ftl {
             .map(|r| r.id);
         let mut ftl = Ftl {
             geo: g,
-            timing: TimingModel::new(cfg),
+            timing: cfg.device.timing_model(),
             table: MappingTable::new(d.logical_units),
             trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
             mapping,
@@ -540,7 +537,7 @@ impl Ftl {
 
     /// Whether the placement policy packs journal units apart (`slc-journal`).
     pub fn packs_journal_apart(&self) -> bool {
-        matches!(self.placement, Placement::SlcJournal(_))
+        self.placement.packs_journal_apart()
     }
 
     /// Whether `lpn` is placed as journal: buffers pack journal and other units apart.

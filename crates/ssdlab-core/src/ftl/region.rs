@@ -9,33 +9,7 @@ use super::wear::{WearLeveler, WearShape};
 use crate::config::{AllocConfig, Config, Geometry, RegionContent, RegionGeometry, WearConfig};
 use crate::flash::NONE;
 
-/// A write frontier of a region: each stream has its own open block per plane, so data of
-/// different origin (and lifetime) is not mixed in one block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Stream {
-    /// Host pages.
-    Host = 0,
-    /// GC copies (and retirement copies).
-    Gc = 1,
-    /// Wear-leveling migrations (cold data).
-    Wear = 2,
-    /// Copies relocated here from another region (e.g. a cache draining into data).
-    Inbound = 3,
-}
-
-/// Write streams per region and plane.
-pub const STREAMS: usize = 4;
-
-impl Stream {
-    pub const ALL: [Stream; STREAMS] = [Stream::Host, Stream::Gc, Stream::Wear, Stream::Inbound];
-    /// Whether the stream may take a plane's last GC-reserve blocks. Only the region's own
-    /// relocation streams may: they are what frees space.
-    #[inline]
-    pub fn uses_reserve(self) -> bool {
-        matches!(self, Stream::Gc | Stream::Wear)
-    }
-}
+pub use crate::base::{Stream, STREAMS};
 
 /// The state of one region in one plane (the FTL keeps them in one dense array, indexed
 /// by `region · planes + plane`, with the region's constants the hot paths need).

@@ -21,8 +21,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
 use std::collections::VecDeque;
 
-/// Out-of-band tag of a translation page's slots (`TRANS_TAG | tpn`).
-pub const TRANS_TAG: u32 = 1 << 31;
+pub use crate::base::TRANS_TAG;
 
 /// Who a plan runs for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,15 +15,14 @@
 //! die running an erase; while the erase is suspended the die serves reads only
 //! ([`Scheduler::start_reads`]).
 
-pub mod suspend;
+pub use crate::policy::suspend;
 
 pub use suspend::{EraseView, Reliability, SuspendDecision, SuspendPolicy};
 
 use crate::config::{CellMode, FastDiv, Geometry, SchedulerConfig};
 use crate::flash::{Cause, NandOp, OpKind, Owner};
 
-/// Most planes per die a multi-plane operation can span.
-pub const MAX_PLANES_PER_DIE: usize = 8;
+pub use crate::base::MAX_PLANES_PER_DIE;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

@@ -8,7 +8,8 @@
 use crate::common;
 
 use common::{flush, open, req};
-use ssdlab_core::config::{Mode, SuspendPolicyKind};
+use ssdlab_core::config::{Mode, SuspendConfig};
+use ssdlab_core::policy::suspend::{ssr_dynamic, ssr_static};
 use ssdlab_core::stats::EraseRecord;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
@@ -18,10 +19,10 @@ const L: u64 = 5_000_000;
 const P: u64 = 100_000;
 const R: u64 = C + 40_000 + 5120;
 
-fn config(policy: SuspendPolicyKind) -> Config {
+fn config(policy: &str) -> Config {
     let mut c = common::tiny(1, 8, 4, 1, 1.0);
     c.mode = Mode::Timed;
-    c.scheduler.erase_suspend = policy;
+    c.scheduler.erase_suspend = SuspendConfig::by_name(policy).unwrap();
     assert_eq!(
         (
             c.device.timing.tlc.erase_loop_ns,
@@ -82,7 +83,7 @@ fn run(c: Config, reads: &[(u64, u64)]) -> Run {
 
 /// Start of the first erase (the same for every policy: nothing differs before the reads).
 fn erase_start() -> u64 {
-    let r = run(config(SuspendPolicyKind::None), &[]);
+    let r = run(config("none"), &[]);
     assert_eq!(
         (
             r.erase.loops,
@@ -111,20 +112,12 @@ fn one_read_mid_loop_under_each_policy() {
     let end = w0 + 5 * L;
     // (policy, suspension time, suspensions in loop 3 (index 2), erase end)
     let cases = [
-        (SuspendPolicyKind::None, None, end + R),
-        (SuspendPolicyKind::Ies, Some(ta), end + P + R),
-        (SuspendPolicyKind::Des, Some(w0 + 3 * L), end + P + R),
-        (
-            SuspendPolicyKind::SsrStatic,
-            Some(w0 + 2 * L + 2_000_000),
-            end + P + R,
-        ),
+        ("none", None, end + R),
+        ("ies", Some(ta), end + P + R),
+        ("des", Some(w0 + 3 * L), end + P + R),
+        ("ssr-static", Some(w0 + 2 * L + 2_000_000), end + P + R),
         // 30 safe points per loop at low P/E: the 10th of the loop, at floor(10 L / 30).
-        (
-            SuspendPolicyKind::SsrDynamic,
-            Some(w0 + 2 * L + 1_666_666),
-            end + P + R,
-        ),
+        ("ssr-dynamic", Some(w0 + 2 * L + 1_666_666), end + P + R),
     ];
     for (policy, suspend_at, erase_end_or_read) in cases {
         let r = run(config(policy), &[(15, ta)]);
@@ -182,10 +175,7 @@ fn read_arriving_during_suspension() {
     let ta = w0 + 2 * L + 1_650_000;
     let end = w0 + 5 * L;
     // I-ES
-    let r = run(
-        config(SuspendPolicyKind::Ies),
-        &[(15, ta), (14, ta + P + 10_000)],
-    );
+    let r = run(config("ies"), &[(15, ta), (14, ta + P + 10_000)]);
     assert_eq!(
         r.reads,
         vec![(ta, ta + P + R), (ta + P + 10_000, ta + P + 2 * R)]
@@ -194,10 +184,7 @@ fn read_arriving_during_suspension() {
     check_exec(&r.erase);
     // SSR(s)
     let t1 = w0 + 2 * L + 2_000_000;
-    let r = run(
-        config(SuspendPolicyKind::SsrStatic),
-        &[(15, ta), (14, t1 + P + 10_000)],
-    );
+    let r = run(config("ssr-static"), &[(15, ta), (14, t1 + P + 10_000)]);
     let resume = t1 + P + R;
     let t2 = resume + L / 10;
     assert_eq!(
@@ -212,10 +199,7 @@ fn read_arriving_during_suspension() {
     check_exec(&r.erase);
     // D-ES: the second suspension is at the end of the fourth loop.
     let t1 = w0 + 3 * L;
-    let r = run(
-        config(SuspendPolicyKind::Des),
-        &[(15, ta), (14, t1 + P + 10_000)],
-    );
+    let r = run(config("des"), &[(15, ta), (14, t1 + P + 10_000)]);
     let resume = t1 + P + R;
     let t2 = resume + L;
     assert_eq!(
@@ -232,7 +216,7 @@ fn resume_penalty_is_charged_on_resume() {
     let t0 = erase_start();
     let w0 = t0 + C;
     let ta = w0 + 2 * L + 1_650_000;
-    let mut c = config(SuspendPolicyKind::SsrStatic);
+    let mut c = config("ssr-static");
     c.device.timing.tlc.resume_penalty_ns = 20_000;
     let r = run(c, &[(15, ta)]);
     let t1 = w0 + 2 * L + 2_000_000;
@@ -250,7 +234,7 @@ fn des_never_suspends_in_the_last_loop() {
     let t0 = erase_start();
     let w0 = t0 + C;
     let ta = w0 + 4 * L + 1_000;
-    let r = run(config(SuspendPolicyKind::Des), &[(15, ta)]);
+    let r = run(config("des"), &[(15, ta)]);
     assert_eq!(r.reads, vec![(ta, w0 + 5 * L + R)]);
     assert_eq!(r.erase.suspensions, 0);
 }
@@ -260,8 +244,11 @@ fn des_never_suspends_in_the_last_loop() {
 fn starvation_guard_limits_suspensions() {
     let t0 = erase_start();
     let w0 = t0 + C;
-    let mut c = config(SuspendPolicyKind::SsrStatic);
-    c.scheduler.max_suspensions_per_erase = 1;
+    let mut c = config("ssr-static");
+    c.scheduler.erase_suspend = SuspendConfig::SsrStatic(ssr_static::Params {
+        max_suspensions_per_erase: 1,
+        ..Default::default()
+    });
     let ta = w0 + L / 2 + 1;
     let r = run(c, &[(15, ta), (14, w0 + 3 * L)]);
     let t1 = w0 + L / 2 + L / 10;
@@ -274,23 +261,75 @@ fn starvation_guard_limits_suspensions() {
 
 #[test]
 fn bad_suspend_config_is_an_error() {
-    let mut c = config(SuspendPolicyKind::SsrDynamic);
-    c.scheduler.ssr_dynamic_safe_points = vec![(10, 30)];
+    let mut c = config("ssr-dynamic");
+    c.scheduler.erase_suspend = SuspendConfig::SsrDynamic(ssr_dynamic::Params {
+        safe_points: vec![(10, 30)],
+        ..Default::default()
+    });
     let e = Simulation::new(c).err().unwrap().to_string();
-    assert!(e.starts_with("scheduler.ssr_dynamic_safe_points"), "{e}");
-    let text = "[scheduler]\nerase_suspend = \"ssr-static\"\nsafe_points_per_loopz = 3\n";
+    assert!(e.starts_with("scheduler.erase_suspend.safe_points"), "{e}");
+    let mut c = config("ssr-static");
+    c.scheduler.erase_suspend = SuspendConfig::SsrStatic(ssr_static::Params {
+        points_per_loop: 0,
+        ..Default::default()
+    });
+    let e = Simulation::new(c).err().unwrap().to_string();
+    assert!(
+        e.starts_with("scheduler.erase_suspend.points_per_loop"),
+        "{e}"
+    );
+    let text = "[scheduler]\nerase_suspend = { policy = \"ssr-static\", points_per_loopz = 3 }\n";
     assert!(
         Config::from_toml_str(text, "x.toml").is_err(),
         "unknown keys are errors"
     );
-    let text = "[scheduler]\nerase_suspend = \"sometimes\"\n";
+    let text = "[scheduler]\nerase_suspend = { policy = \"sometimes\" }\n";
     assert!(Config::from_toml_str(text, "x.toml").is_err());
+    let text = "[scheduler]\nerase_suspend = { policy = \"des\", points_per_loop = 3 }\n";
+    assert!(
+        Config::from_toml_str(text, "x.toml").is_err(),
+        "a parameter of another policy is an error"
+    );
+}
+
+/// The erase-suspend keys that moved into the policy's table are refused with file, line
+/// and the key to write instead.
+#[test]
+fn moved_suspend_keys_name_the_new_key() {
+    let cases = [
+        (
+            "[scheduler]\nerase_suspend = \"des\"\n",
+            "x.toml:2: scheduler.erase_suspend: a policy is now a table with its parameters: write erase_suspend = { policy = \"des\" }",
+        ),
+        (
+            "[scheduler]\nerase_suspend = { policy = \"ssr-static\" }\nsafe_points_per_loop = 4\n",
+            "x.toml:3: scheduler.safe_points_per_loop: moved into the erase-suspend policy's table: write scheduler.erase_suspend.points_per_loop, e.g. erase_suspend = { policy = \"ssr-static\", points_per_loop = 4 }",
+        ),
+        (
+            "seed = 3\n[scheduler]\nssr_dynamic_safe_points = [[0, 5]]\n",
+            "x.toml:3: scheduler.ssr_dynamic_safe_points: moved into the erase-suspend policy's table: write scheduler.erase_suspend.safe_points, e.g. erase_suspend = { policy = \"ssr-dynamic\", safe_points = [[0, 5]] }",
+        ),
+        (
+            "[scheduler]\nerase_suspend = { policy = \"des\" }\nmax_suspensions_per_erase = 2\n",
+            "x.toml:3: scheduler.max_suspensions_per_erase: moved into the erase-suspend policy's table: write scheduler.erase_suspend.max_suspensions_per_erase, e.g. erase_suspend = { policy = \"des\", max_suspensions_per_erase = 2 }",
+        ),
+        (
+            "[scheduler]\nmax_erase_postponement_ns = 9\n",
+            "x.toml:2: scheduler.max_erase_postponement_ns: moved into the erase-suspend policy's table: write scheduler.erase_suspend.max_erase_postponement_ns",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = Config::from_toml_str(text, "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}\nwant: {want}");
+    }
 }
 
 /// Program suspend: a read waiting on a program runs at the next ISPP loop boundary.
 #[test]
 fn program_suspend_at_loop_boundary() {
-    let mut c = config(SuspendPolicyKind::None);
+    let mut c = config("none");
     c.scheduler.program_suspend = true;
     let prog = c.device.timing.tlc.program_ns;
     let loops = c.device.timing.tlc.program_loops as u64;
@@ -326,4 +365,28 @@ fn program_suspend_at_loop_boundary() {
         prog_start + prog + P + R + 1000,
         "the program resumes after the read; + buffer_access_ns"
     );
+}
+
+/// `config show` output (`Config::to_toml_string`) reads back as the same configuration,
+/// for every erase-suspend policy (with parameters off their defaults) and every bundled
+/// configuration.
+#[test]
+fn suspend_tables_round_trip_through_toml() {
+    let mut configs: Vec<Config> = SuspendConfig::NAMES.iter().map(|n| config(n)).collect();
+    let mut c = config("ssr-dynamic");
+    c.scheduler.erase_suspend = SuspendConfig::SsrDynamic(ssr_dynamic::Params {
+        safe_points: vec![(0, 7), (50, 3)],
+        max_suspensions_per_erase: 4,
+        max_erase_postponement_ns: 9_000,
+    });
+    configs.push(c);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+    for e in std::fs::read_dir(dir).unwrap() {
+        configs.push(Config::from_file(&e.unwrap().path()).unwrap());
+    }
+    for c in configs {
+        let text = c.to_toml_string();
+        let back = Config::from_toml_str(&text, "shown.toml").unwrap();
+        assert_eq!(back, c, "{text}");
+    }
 }

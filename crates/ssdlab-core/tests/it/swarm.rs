@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use ssdlab_core::config::{
-    AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendPolicyKind, WearConfig,
+    AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendConfig, WearConfig,
 };
 use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
 use ssdlab_workload::WorkloadConfig;
@@ -42,30 +42,39 @@ fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
         .expect("a registry lists at least one policy")
 }
 
-/// `[scheduler]` erase-suspend keys: the policy and its parameters. (One function, so the
-/// table form `erase_suspend = { policy = …, … }` is a local change.)
+/// `[scheduler] erase_suspend = { policy = …, … }`: a registered policy and its parameters
+/// (the starvation guards for the policies that have them).
 fn erase_suspend_toml(rng: &mut Pcg64) -> String {
-    let kind = *SuspendPolicyKind::ALL.choose(rng).unwrap();
-    let mut s = format!("erase_suspend = \"{}\"\n", kind.name());
-    let _ = writeln!(s, "safe_points_per_loop = {}", rng.gen_range(1..=12));
-    let _ = writeln!(
-        s,
-        "ssr_dynamic_safe_points = [[0, {}], [{}, {}]]",
-        rng.gen_range(2..=30),
-        rng.gen_range(1..=20),
-        rng.gen_range(1..=10)
-    );
-    if rng.gen_bool(0.3) {
-        let _ = writeln!(s, "max_suspensions_per_erase = {}", rng.gen_range(1..=4));
+    let name = pick(rng, SuspendConfig::NAMES);
+    let mut t = format!("policy = \"{name}\"");
+    match name {
+        "ssr-static" => {
+            let _ = write!(t, ", points_per_loop = {}", rng.gen_range(1..=12));
+        }
+        "ssr-dynamic" => {
+            let _ = write!(
+                t,
+                ", safe_points = [[0, {}], [{}, {}]]",
+                rng.gen_range(2..=30),
+                rng.gen_range(1..=20),
+                rng.gen_range(1..=10)
+            );
+        }
+        _ => {}
     }
-    if rng.gen_bool(0.3) {
-        let _ = writeln!(
-            s,
-            "max_erase_postponement_ns = {}",
-            rng.gen_range(1..=20) * 100_000
-        );
+    if matches!(name, "des" | "ssr-static" | "ssr-dynamic") {
+        if rng.gen_bool(0.3) {
+            let _ = write!(t, ", max_suspensions_per_erase = {}", rng.gen_range(1..=4));
+        }
+        if rng.gen_bool(0.3) {
+            let _ = write!(
+                t,
+                ", max_erase_postponement_ns = {}",
+                rng.gen_range(1..=20) * 100_000
+            );
+        }
     }
-    s
+    format!("erase_suspend = {{ {t} }}\n")
 }
 
 /// A mapping table: the policy and, for the demand-based ones, small pages of entries and

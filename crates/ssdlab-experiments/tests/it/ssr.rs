@@ -2,7 +2,7 @@
 //! read tails, the SSR/D-ES bounds, bounded write tails, I-ES's write starvation, exact
 //! erase execution times.
 
-use ssdlab_core::config::SuspendPolicyKind as K;
+use ssdlab_core::config::SuspendConfig;
 use ssdlab_core::{NoProgress, Results, Simulation};
 use ssdlab_experiments::ssr::{SsrParams, SsrWorkload};
 use ssdlab_workload::WorkloadConfig;
@@ -24,11 +24,15 @@ fn base() -> (SsrParams, Simulation) {
 fn run(
     p: &SsrParams,
     pre: &Simulation,
-    policy: K,
+    policy: &str,
     requests: u64,
     read_percent: f64,
 ) -> (Results, Simulation) {
-    let mut c = p.run_config(policy, SsrWorkload::Fio, requests);
+    let mut c = p.run_config(
+        &SuspendConfig::by_name(policy).unwrap(),
+        SsrWorkload::Fio,
+        requests,
+    );
     if let WorkloadConfig::Synthetic(s) = &mut c.workload {
         s.read_percent = read_percent;
     }
@@ -46,7 +50,7 @@ fn policies_order_bounds_and_accounting() {
     let cmd = p.base.device.command_overhead_ns;
     let (loop_ns, penalty) = (t.erase_loop_ns, t.suspend_penalty_ns + cmd);
     let mut p9999 = Vec::new();
-    for policy in [K::None, K::Des, K::SsrStatic, K::SsrDynamic, K::Ies] {
+    for policy in ["none", "des", "ssr-static", "ssr-dynamic", "ies"] {
         let (r, s) = run(&p, &pre, policy, 150_000, 70.0);
         let susp = r.suspend.as_ref().unwrap();
         assert!(susp.erases > 20, "{policy:?}: {} erases", susp.erases);
@@ -59,10 +63,13 @@ fn policies_order_bounds_and_accounting() {
             );
             assert!(e.end_ns - e.start_ns >= e.exec_ns);
         }
-        let n = p.base.scheduler.safe_points_per_loop;
+        let n = match SuspendConfig::by_name("ssr-static") {
+            Some(SuspendConfig::SsrStatic(s)) => s.points_per_loop,
+            _ => unreachable!(),
+        };
         match policy {
-            K::None => assert_eq!(susp.erase_suspensions, 0),
-            K::Des => {
+            "none" => assert_eq!(susp.erase_suspensions, 0),
+            "des" => {
                 assert!(susp.erase_suspensions > 0);
                 assert!(
                     s.erase_trace.iter().all(|e| e.suspensions < e.loops),
@@ -75,8 +82,8 @@ fn policies_order_bounds_and_accounting() {
                     susp.erase_read_delay_max_ns
                 );
             }
-            K::SsrStatic | K::SsrDynamic => {
-                let n = if policy == K::SsrStatic { n } else { 30 };
+            "ssr-static" | "ssr-dynamic" => {
+                let n = if policy == "ssr-static" { n } else { 30 };
                 assert!(susp.max_suspensions_per_loop <= n, "{policy:?}");
                 // The delay an erase adds to a read: the next safe point, then the penalty.
                 assert!(
@@ -89,10 +96,11 @@ fn policies_order_bounds_and_accounting() {
                     "SSR never exceeds N_safe by construction"
                 );
             }
-            K::Ies => assert!(
+            "ies" => assert!(
                 susp.erase_read_delay_max_ns <= penalty + 1000,
                 "I-ES: at once (after at most the command cycles)"
             ),
+            other => unreachable!("{other}"),
         }
         let lat = r.latency_ns.as_ref().unwrap();
         p9999.push((policy, lat.read.p99_99));
@@ -124,8 +132,12 @@ fn ies_starves_writes_under_read_heavy_load() {
     p.base.scheduler.program_suspend = false;
     p.base.ftl.write_buffer_bytes = 256 << 10;
     let mut tails = Vec::new();
-    for policy in [K::Ies, K::Des] {
-        let c = p.run_config(policy, SsrWorkload::Fio, 1);
+    for policy in ["ies", "des"] {
+        let c = p.run_config(
+            &SuspendConfig::by_name(policy).unwrap(),
+            SsrWorkload::Fio,
+            1,
+        );
         let mut s = Simulation::from_state(c, &pre).unwrap();
         let ctx = s.workload_context();
         let readers = SyntheticConfig {
@@ -157,4 +169,27 @@ fn ies_starves_writes_under_read_heavy_load() {
         ies.2 > des.2 && ies.3 > 10 * des.3,
         "write p99.9, max, erase postponement: {tails:?}"
     );
+}
+
+/// A policy the base configuration names (as `--set scheduler.erase_suspend=…` makes it)
+/// runs with the base's parameters; the others with their own.
+#[test]
+fn base_erase_suspend_table_gives_its_policy_parameters() {
+    use ssdlab_core::policy::suspend::ssr_static;
+    let mut p = ssdlab_experiments::ssr::SsrParams::paper(64).unwrap();
+    let mine = SuspendConfig::SsrStatic(ssr_static::Params {
+        points_per_loop: 5,
+        ..Default::default()
+    });
+    p.base.scheduler.erase_suspend = mine.clone();
+    for pol in &p.policies {
+        let c = p.run_config(pol, SsrWorkload::Fio, 1);
+        let want = if pol.name() == "ssr-static" {
+            &mine
+        } else {
+            pol
+        };
+        assert_eq!(&c.scheduler.erase_suspend, want);
+    }
+    assert_eq!(p.policies.len(), SuspendConfig::NAMES.len());
 }

@@ -586,7 +586,7 @@ mod tests {
             let n = r.nand.reads;
             (sim.completions[0].latency_ns(), n.host, n.mapping)
         };
-        let t = crate::flash::TimingModel::new(&c);
+        let t = c.device.timing_model();
         let (tr, xfer) = (t.read_ns[2], t.transfer_ns(4096));
         assert_eq!(latency(None), (tr + xfer, 1, 0));
         // Block 8 is on the other plane of the same die: the stages still serialise.

@@ -119,14 +119,20 @@ pub(super) struct Suspender {
 impl Suspender {
     pub fn new(cfg: &Config, dies: u32) -> Suspender {
         let sc = &cfg.scheduler;
+        let policy = SuspendPolicy::new(&sc.erase_suspend, &());
+        let guard = policy.guard().unwrap_or_default();
         Suspender {
             long: vec![LongOp::IDLE; dies as usize],
-            policy: SuspendPolicy::new(sc),
+            policy,
             resume_penalty_ns: crate::config::CellMode::ALL
                 .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
-            max_suspensions_per_erase: sc.max_suspensions_per_erase,
-            max_erase_postponement_ns: sc.max_erase_postponement_ns,
-            reliability: Reliability::new(sc),
+            max_suspensions_per_erase: guard.max_suspensions_per_erase,
+            max_erase_postponement_ns: guard.max_erase_postponement_ns,
+            reliability: Reliability::new(
+                sc.safe_suspensions_per_loop.clone(),
+                sc.extra_rber_per_excess_suspension,
+                sc.extra_rber_exponent,
+            ),
             summary: SuspendSummary {
                 policy: sc.erase_suspend.name().to_string(),
                 ..Default::default()

@@ -1,0 +1,42 @@
+//! `ies`, immediate erase suspension (Wu et al., JSA 2014): suspend at the current position,
+//! pay the penalty, serve every read (also those arriving while suspended), resume exactly
+//! where the erase stopped. No bound on suspensions and no starvation guard: erases, and
+//! the writes waiting for the blocks they free, can starve.
+
+use super::{EraseSuspend, EraseView, Guard};
+use serde::{Deserialize, Serialize};
+
+/// No parameters (no starvation guard by definition).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {}
+
+impl crate::policy::PolicyParams for Params {}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ies;
+
+impl EraseSuspend for Ies {
+    type Params = Params;
+
+    fn new(_: &Params, _: &()) -> Ies {
+        Ies
+    }
+
+    #[inline]
+    fn next_point(&self, v: &EraseView) -> Option<u64> {
+        (v.pos_ns < v.total_ns()).then_some(v.pos_ns)
+    }
+
+    fn points_per_loop(&self, _pe_cycles: u32) -> u32 {
+        u32::MAX
+    }
+
+    fn serves_late_reads(&self) -> bool {
+        true
+    }
+
+    fn guard(&self) -> Option<Guard> {
+        None
+    }
+}
