@@ -10,16 +10,18 @@ use syn::visit::Visit;
 /// Bottom to top; a module may use the modules of the layers before its own.
 const LAYERS: &[&[&str]] = &[
     // The ground floor: constants, small shared types, helpers without crate imports.
-    &["base", "prefetch", "integrity"],
+    &["base", "ids", "prefetch", "integrity"],
     &["ring", "error"],
     &["engine", "flash"],
     // Policy families: their parameters, checks, capabilities and the policies.
     &["policy"],
     // Configuration: holds the families' config enums; knows no FTL or scheduler.
     &["config"],
-    &["host", "cache", "scheduler"],
+    &["cache", "scheduler"],
     &["ftl"],
     &["stats"],
+    // What a host request means (`host::command`), for every driver.
+    &["host"],
     &["sim"],
 ];
 
