@@ -5,6 +5,7 @@ use super::translation::Origin;
 use super::{Ftl, NandSink, ReadOutcome};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::ids::Lpn;
 use crate::integrity::Found;
 
 /// Host pages' stripe order: plane ids in the order host pages visit them, and the next.
@@ -271,7 +272,7 @@ impl Ftl {
         let (mut tpages, mut last) = (0u32, NONE);
         for lpn in lpns {
             if buffered(lpn).is_none() {
-                let hit = self.mapping.on_read(lpn, self.trans.plan_mut());
+                let hit = self.mapping.on_read(Lpn(lpn), self.trans.plan_mut());
                 let c = &mut self.counters.translation;
                 c.read_lookups += 1;
                 c.read_hits += hit as u64;

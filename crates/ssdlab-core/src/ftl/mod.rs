@@ -36,7 +36,7 @@ pub use health::{LifeEvent, Lifetime};
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
-use crate::ids::{BlockId, PlaneId};
+use crate::ids::{BlockId, Lpn, PlaneId};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
@@ -506,7 +506,7 @@ impl Ftl {
     /// placement policy learns from it (the journal detector). With ground truth — the
     /// request's own label, else the workload's journal range — the decision is counted.
     pub fn observe_host_write(&mut self, lpn: u32, units: u32, label: Option<bool>) {
-        let said = self.placement.observe_write(lpn, units);
+        let said = self.placement.observe_write(Lpn(lpn), units);
         let truth = label.or_else(|| self.journal_truth.map(|(lo, hi)| lpn >= lo && lpn < hi));
         if let Some(truth) = truth {
             let c = &mut self.counters.journal;
@@ -543,7 +543,7 @@ impl Ftl {
     /// Whether `lpn` is placed as journal: buffers pack journal and other units apart.
     #[inline]
     pub fn packs_apart(&self, lpn: u32) -> bool {
-        self.placement.is_journal(lpn)
+        self.placement.is_journal(Lpn(lpn))
     }
 
     /// The journal range the placement policy has learned, if any.

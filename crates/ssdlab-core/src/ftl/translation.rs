@@ -19,6 +19,7 @@ use super::region::Stream;
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
+use crate::ids::Lpn;
 use std::collections::VecDeque;
 
 pub use crate::base::TRANS_TAG;
@@ -395,7 +396,7 @@ impl Ftl {
     #[inline]
     pub(super) fn host_updates(&mut self, lpns: &[u32]) {
         for &l in lpns {
-            let hit = self.mapping.on_write(l, &mut self.trans.plan);
+            let hit = self.mapping.on_write(Lpn(l), &mut self.trans.plan);
             self.counters.translation.write_hits += hit as u64;
         }
         self.counters.translation.write_lookups += lpns.len() as u64;

@@ -12,6 +12,7 @@
 //! are updated in the cache when cached (marked dirty), otherwise straight into flash with
 //! one batch update per translation page and victim.
 
+use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
 use serde::{Deserialize, Serialize};
@@ -152,12 +153,14 @@ impl MappingPolicy for Dftl {
     }
 
     #[inline]
-    fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_read(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         self.access(lpn, false, plan)
     }
 
     #[inline]
-    fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_write(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         self.access(lpn, true, plan)
     }
 
@@ -294,15 +297,15 @@ mod tests {
         };
         let mut m = Dftl::new(&p, &shape());
         let mut plan = Vec::new();
-        assert!(!m.on_write(4, &mut plan)); // page 1: loaded, dirty
+        assert!(!m.on_write(Lpn(4), &mut plan)); // page 1: loaded, dirty
         assert_eq!(plan, [Load(1)]);
         plan.clear();
-        assert!(m.on_write(5, &mut plan)); // same page: a hit, no work
+        assert!(m.on_write(Lpn(5), &mut plan)); // same page: a hit, no work
         assert!(plan.is_empty());
-        assert!(!m.on_read(0, &mut plan)); // page 0 evicts dirty page 1: program, then load
+        assert!(!m.on_read(Lpn(0), &mut plan)); // page 0 evicts dirty page 1: program, then load
         assert_eq!(plan, [WriteBack(1), Load(0)]);
         plan.clear();
-        assert!(!m.on_read(8, &mut plan)); // page 0 is clean: evicted without a write
+        assert!(!m.on_read(Lpn(8), &mut plan)); // page 0 is clean: evicted without a write
         assert_eq!(plan, [Load(2)]);
     }
 
@@ -316,16 +319,16 @@ mod tests {
         };
         let mut m = Dftl::new(&p, &shape());
         let mut plan = Vec::new();
-        m.on_write(0, &mut plan);
-        m.on_write(1, &mut plan);
+        m.on_write(Lpn(0), &mut plan);
+        m.on_write(Lpn(1), &mut plan);
         assert_eq!(plan, [Load(0), Load(0)]);
         plan.clear();
         // Entry 0 is the LRU victim: one merge of page 0 writes entries 0 and 1 together.
-        m.on_read(8, &mut plan);
+        m.on_read(Lpn(8), &mut plan);
         assert_eq!(plan, [Merge(0), Load(2)]);
         plan.clear();
         // Entry 1 is clean now: evicting it costs nothing.
-        m.on_read(12, &mut plan);
+        m.on_read(Lpn(12), &mut plan);
         assert_eq!(plan, [Load(3)]);
     }
 
@@ -337,13 +340,13 @@ mod tests {
         };
         let mut m = Dftl::new(&p, &shape());
         let mut plan = Vec::new();
-        m.on_read(0, &mut plan);
+        m.on_read(Lpn(0), &mut plan);
         plan.clear();
         m.on_relocated(0, &[0, 1], &mut plan); // cached: marked dirty, no I/O
         m.on_relocated(2, &[8, 9, 10], &mut plan); // not cached: one batch update
         assert_eq!(plan, [Merge(2)]);
         plan.clear();
-        m.on_read(4, &mut plan); // page 0 became dirty
+        m.on_read(Lpn(4), &mut plan); // page 0 became dirty
         assert_eq!(plan, [WriteBack(0), Load(1)]);
     }
 }

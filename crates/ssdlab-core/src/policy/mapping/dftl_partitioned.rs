@@ -10,6 +10,7 @@
 //! * GC: a moved unit's page is updated where it is cached (a clean page moves to the
 //!   dirty region as on a write); otherwise one batch update per page and victim.
 
+use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
 use serde::{Deserialize, Serialize};
@@ -138,7 +139,8 @@ impl MappingPolicy for Partitioned {
     }
 
     #[inline]
-    fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_read(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         let t = lpn / self.per_page;
         match self.state[t as usize] {
             CLEAN => self.links.touch(&mut self.clean, t),
@@ -159,7 +161,8 @@ impl MappingPolicy for Partitioned {
     }
 
     #[inline]
-    fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_write(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         let t = lpn / self.per_page;
         let hit = self.state[t as usize] != ABSENT;
         self.dirty_page(t, true, plan);
@@ -234,19 +237,19 @@ mod tests {
     fn reads_never_write_and_writes_pay_for_dirty_evictions() {
         let mut m = cmt();
         let mut plan = Vec::new();
-        assert!(!m.on_write(4, &mut plan)); // page 1 loaded into the dirty region
-        assert!(!m.on_write(0, &mut plan)); // dirty region full: page 1 written back first
+        assert!(!m.on_write(Lpn(4), &mut plan)); // page 1 loaded into the dirty region
+        assert!(!m.on_write(Lpn(0), &mut plan)); // dirty region full: page 1 written back first
         assert_eq!(plan, [Load(1), WriteBack(1), Load(0)]);
         plan.clear();
-        assert!(!m.on_read(4, &mut plan)); // a read miss: clean region, no write
-        assert!(!m.on_read(8, &mut plan)); // evicts clean page 1, no write
+        assert!(!m.on_read(Lpn(4), &mut plan)); // a read miss: clean region, no write
+        assert!(!m.on_read(Lpn(8), &mut plan)); // evicts clean page 1, no write
         assert_eq!(plan, [Load(1), Load(2)]);
         plan.clear();
-        assert!(m.on_read(1, &mut plan)); // page 0 sits in the dirty region: a hit
+        assert!(m.on_read(Lpn(1), &mut plan)); // page 0 sits in the dirty region: a hit
         assert!(plan.is_empty());
         // A write hit in the clean region moves page 2 to the dirty region, writing the
         // dirty LRU (page 0) back; no load (the page is in DRAM).
-        assert!(m.on_write(9, &mut plan));
+        assert!(m.on_write(Lpn(9), &mut plan));
         assert_eq!(plan, [WriteBack(0)]);
     }
 }

@@ -12,6 +12,7 @@
 //!
 //! A log entry costs `log_entry_bytes` (LPN and physical address; default 8).
 
+use crate::ids::Lpn;
 use super::cmt::{tpages, Bits, Budget, Links, List, MaxCount};
 use super::dftl_partitioned::check_split;
 use super::{MappingPolicy, MappingShape, TransOp};
@@ -140,7 +141,8 @@ impl MappingPolicy for PartitionedLog {
     }
 
     #[inline]
-    fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_read(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         let t = lpn / self.per_page;
         if self.logged.get(lpn) {
             true
@@ -161,7 +163,8 @@ impl MappingPolicy for PartitionedLog {
     }
 
     #[inline]
-    fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    fn on_write(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
+        let lpn = lpn.0;
         let hit = self.logged.get(lpn) || self.cached.get(lpn / self.per_page);
         self.log(lpn, plan);
         hit
@@ -238,20 +241,20 @@ mod tests {
     fn writes_log_without_loading_and_the_fullest_page_is_merged_once() {
         let mut m = cmt();
         let mut plan = Vec::new();
-        m.on_write(4, &mut plan);
-        m.on_write(5, &mut plan);
-        m.on_write(5, &mut plan); // updated in place
-        m.on_write(8, &mut plan);
+        m.on_write(Lpn(4), &mut plan);
+        m.on_write(Lpn(5), &mut plan);
+        m.on_write(Lpn(5), &mut plan); // updated in place
+        m.on_write(Lpn(8), &mut plan);
         assert!(plan.is_empty(), "logging loads nothing: {plan:?}");
         // The log is full: page 1 (2 entries) is batch-updated: read, merge, one program.
-        m.on_write(12, &mut plan);
+        m.on_write(Lpn(12), &mut plan);
         assert_eq!(plan, [Merge(1)]);
         plan.clear();
         // Entries 4 and 5 left the log together: rewriting them logs again, and the next
         // batch update takes page 2 or 3 (one entry each, the oldest first).
-        m.on_write(4, &mut plan);
+        m.on_write(Lpn(4), &mut plan);
         assert!(plan.is_empty());
-        m.on_write(5, &mut plan);
+        m.on_write(Lpn(5), &mut plan);
         assert_eq!(plan, [Merge(2)]);
     }
 
@@ -259,18 +262,18 @@ mod tests {
     fn reads_prefer_the_log_and_a_cached_page_is_written_back_without_a_read() {
         let mut m = cmt();
         let mut plan = Vec::new();
-        assert!(!m.on_read(0, &mut plan)); // page 0 into the clean region
+        assert!(!m.on_read(Lpn(0), &mut plan)); // page 0 into the clean region
         assert_eq!(plan, [Load(0)]);
         plan.clear();
-        m.on_write(8, &mut plan);
-        assert!(m.on_read(8, &mut plan), "a logged entry answers the lookup");
-        m.on_write(1, &mut plan);
-        m.on_write(2, &mut plan);
-        m.on_write(12, &mut plan); // log full: page 0 (2 entries) is cached → write back
+        m.on_write(Lpn(8), &mut plan);
+        assert!(m.on_read(Lpn(8), &mut plan), "a logged entry answers the lookup");
+        m.on_write(Lpn(1), &mut plan);
+        m.on_write(Lpn(2), &mut plan);
+        m.on_write(Lpn(12), &mut plan); // log full: page 0 (2 entries) is cached → write back
         assert_eq!(plan, [WriteBack(0)]);
         plan.clear();
-        assert!(m.on_read(1, &mut plan), "page 0 stays cached, clean and merged");
-        assert!(!m.on_read(4, &mut plan)); // miss: evicts clean page 0, never a write
+        assert!(m.on_read(Lpn(1), &mut plan), "page 0 stays cached, clean and merged");
+        assert!(!m.on_read(Lpn(4), &mut plan)); // miss: evicts clean page 0, never a write
         assert_eq!(plan, [Load(1)]);
     }
 }

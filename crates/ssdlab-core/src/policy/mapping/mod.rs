@@ -17,6 +17,8 @@
 //! A new mapping is one file here (a `Params` struct and a type implementing
 //! [`MappingPolicy`]) plus one registration line below.
 
+use crate::ids::Lpn;
+
 pub mod cmt;
 
 super::policy_registry! {
@@ -82,9 +84,9 @@ pub trait MappingPolicy: Sized {
     /// Entries per translation page (0: the table lives in DRAM, no translation pages).
     fn entries_per_tpage(&self) -> u32;
     /// A host read needs the mapping of `lpn`; true when DRAM holds it (a CMT hit).
-    fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool;
+    fn on_read(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool;
     /// The host wrote (or trimmed) `lpn`: its entry changes; true when DRAM held it.
-    fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool;
+    fn on_write(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool;
     /// Background work moved the units `lpns` (all of translation page `tpn`, sorted).
     fn on_relocated(&mut self, tpn: u32, lpns: &[u32], plan: &mut Vec<TransOp>);
     /// DRAM the mapping keeps (bytes).
@@ -101,12 +103,12 @@ impl Mapping {
     }
 
     #[inline]
-    pub fn on_read(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    pub fn on_read(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
         dispatch!(self, p => p.on_read(lpn, plan))
     }
 
     #[inline]
-    pub fn on_write(&mut self, lpn: u32, plan: &mut Vec<TransOp>) -> bool {
+    pub fn on_write(&mut self, lpn: Lpn, plan: &mut Vec<TransOp>) -> bool {
         dispatch!(self, p => p.on_write(lpn, plan))
     }
 

@@ -1,6 +1,7 @@
 //! `page-map`: the whole page-level table in DRAM (4 bytes per mapping unit); every lookup
 //! is free and nothing is written to flash for the mapping.
 
+use crate::ids::Lpn;
 use super::{MappingPolicy, MappingShape, TransOp};
 use serde::{Deserialize, Serialize};
 
@@ -32,12 +33,12 @@ impl MappingPolicy for PageMap {
     }
 
     #[inline]
-    fn on_read(&mut self, _: u32, _: &mut Vec<TransOp>) -> bool {
+    fn on_read(&mut self, _: Lpn, _: &mut Vec<TransOp>) -> bool {
         true
     }
 
     #[inline]
-    fn on_write(&mut self, _: u32, _: &mut Vec<TransOp>) -> bool {
+    fn on_write(&mut self, _: Lpn, _: &mut Vec<TransOp>) -> bool {
         true
     }
 

@@ -6,6 +6,7 @@
 //! [`PlacementPolicy`]) plus one registration line below.
 
 use crate::base::Stream;
+use crate::ids::Lpn;
 
 pub mod detector;
 
@@ -170,11 +171,11 @@ pub trait PlacementPolicy: Sized {
     fn host_targets(&mut self, lpns: &[u32]) -> Targets;
     /// A host write of `units` units from `lpn` arrived (before any buffering); returns
     /// whether the policy classes it as journal.
-    fn observe_write(&mut self, _lpn: u32, _units: u32) -> bool {
+    fn observe_write(&mut self, _lpn: Lpn, _units: u32) -> bool {
         false
     }
     /// Whether unit `lpn` belongs to the journal stream (buffers pack it apart).
-    fn is_journal(&self, _lpn: u32) -> bool {
+    fn is_journal(&self, _lpn: Lpn) -> bool {
         false
     }
     /// The journal range the policy has learned (`[lo, hi)` units), if any.
@@ -194,12 +195,12 @@ impl Placement {
     }
 
     #[inline]
-    pub fn observe_write(&mut self, lpn: u32, units: u32) -> bool {
+    pub fn observe_write(&mut self, lpn: Lpn, units: u32) -> bool {
         dispatch!(self, p => p.observe_write(lpn, units))
     }
 
     #[inline]
-    pub fn is_journal(&self, lpn: u32) -> bool {
+    pub fn is_journal(&self, lpn: Lpn) -> bool {
         dispatch!(self, p => p.is_journal(lpn))
     }
 

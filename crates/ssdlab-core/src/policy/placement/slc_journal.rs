@@ -6,6 +6,7 @@
 //! to TLC; when the region has no free page, journal pages go straight to TLC). Every
 //! other page uses the SLC `cache` region as `slc-buffer` does.
 
+use crate::ids::Lpn;
 use super::detector::{DetectorParams, JournalDetector};
 use super::{PlacementPolicy, PlacementShape, Targets};
 use serde::{Deserialize, Serialize};
@@ -77,12 +78,14 @@ impl PlacementPolicy for SlcJournal {
         }
     }
 
-    fn observe_write(&mut self, lpn: u32, units: u32) -> bool {
+    fn observe_write(&mut self, lpn: Lpn, units: u32) -> bool {
+        let lpn = lpn.0;
         self.detector.observe(lpn, units)
     }
 
     #[inline]
-    fn is_journal(&self, lpn: u32) -> bool {
+    fn is_journal(&self, lpn: Lpn) -> bool {
+        let lpn = lpn.0;
         self.detector.is_journal(lpn)
     }
 
