@@ -8,6 +8,7 @@ mod oob;
 mod timing;
 
 use crate::base::CellMode;
+use crate::ids::JobId;
 
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
@@ -62,7 +63,7 @@ pub enum Owner {
     /// The program of write-buffer page `token`.
     HostProgram { token: u32 },
     /// A relocation job (GC, wear leveling, migration, retirement) of the FTL.
-    Job { job: u32 },
+    Job { job: JobId },
     /// A translation-page operation of the mapping layer for request `req` (or `NONE`).
     Mapping { req: u32 },
 }

@@ -227,7 +227,7 @@ impl Ftl {
             ));
         }
         for ps in &self.ps {
-            if ps.gc_job != NONE && !self.jobs.live().contains(&ps.gc_job) {
+            if !ps.gc_job.is_none() && !self.jobs.live().contains(&ps.gc_job) {
                 return Err(format!(
                     "region {} plane {} points at ended job {}",
                     ps.region, ps.plane, ps.gc_job

@@ -4,7 +4,6 @@
 
 use super::region::PlaneState;
 use super::Ftl;
-use crate::flash::NONE;
 use crate::scheduler::GcPressure;
 
 /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::pressure_rank`]),
@@ -122,7 +121,7 @@ impl Ftl {
             return 0;
         }
         let ratio = match ps.gc_job {
-            NONE => 16,
+            j if j.is_none() => 16,
             j => self.jobs.get(j).ratio_x16,
         };
         let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
@@ -139,7 +138,7 @@ impl Ftl {
     pub fn gc_active(&self, plane: u32) -> bool {
         (0..self.regions.len() as u8).any(|r| {
             let ps = self.plane_state(r, plane);
-            ps.gc_job != NONE
+            !ps.gc_job.is_none()
                 || if ps.drain_when_idle {
                     ps.needs_gc(self.host_idle())
                 } else {

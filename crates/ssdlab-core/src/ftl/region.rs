@@ -8,6 +8,7 @@ use super::gc::{IndexShape, VictimIndex};
 use super::wear::{WearLeveler, WearShape};
 use crate::config::{AllocConfig, Config, Geometry, RegionContent, RegionGeometry, WearConfig};
 use crate::flash::NONE;
+use crate::ids::JobId;
 
 pub use crate::base::{Stream, STREAMS};
 
@@ -43,7 +44,7 @@ pub struct PlaneState {
     /// is chosen while an erase runs, as it would be once the erase is done).
     pub erasing: u32,
     /// The plane's GC job, or [`NONE`].
-    pub gc_job: u32,
+    pub gc_job: JobId,
     /// GC is wanted but no block qualified as a victim: look again when units are
     /// invalidated here.
     pub starved: bool,
@@ -146,7 +147,7 @@ impl Region {
             valid_cap_units: u64::MAX,
             usable_blocks: self.geo.blocks_per_plane,
             erasing: 0,
-            gc_job: NONE,
+            gc_job: JobId::NONE,
             starved: false,
             woken: false,
         }

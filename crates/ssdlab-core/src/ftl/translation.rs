@@ -19,7 +19,7 @@ use super::region::Stream;
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
-use crate::ids::Lpn;
+use crate::ids::{JobId, Lpn};
 use std::collections::VecDeque;
 
 pub use crate::base::TRANS_TAG;
@@ -326,7 +326,7 @@ impl Ftl {
 
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.
     #[cold]
-    pub(super) fn note_moved(&mut self, j: u32, lpn: u32) {
+    pub(super) fn note_moved(&mut self, j: JobId, lpn: u32) {
         self.jobs.get_mut(j).moved.push(lpn);
     }
 
@@ -339,7 +339,7 @@ impl Ftl {
 
     /// A relocation job is done: update the mappings of the data units it moved (the
     /// mapping policy decides: in the cache, or batch updates of translation pages).
-    pub(super) fn relocation_updates(&mut self, j: u32) -> Result<()> {
+    pub(super) fn relocation_updates(&mut self, j: JobId) -> Result<()> {
         let mut moved = std::mem::take(&mut self.jobs.get_mut(j).moved);
         if moved.is_empty() {
             return Ok(());

@@ -9,6 +9,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, OP_FAILS};
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, NandSink};
+use crate::ids::JobId;
 
 /// The source slots of a job's copies whose program has not completed: a bit per slot
 /// offset of the source block (a job scans its source forward and its copies complete in
@@ -287,7 +288,7 @@ pub(super) enum Copy {
 impl Ftl {
     /// Copy job `j`'s source page by page while its window and the destination allow.
     /// The job's scan state lives in `c` for the run and is written back at its end.
-    pub(super) fn copy_run<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
+    pub(super) fn copy_run<S: NandSink>(&mut self, j: JobId, sink: &mut S) -> Result<Copy> {
         if S::IMMEDIATE && self.plain_copies(j) && self.copy_run_plain(j, sink)? == Copy::Done {
             return Ok(Copy::Done);
         }
@@ -348,7 +349,7 @@ impl Ftl {
     /// paths may run ([`Ftl::per_unit_features`]) and the job stays in its region (a
     /// migration counts its units); [`Ftl::copy_run_plain`] applies.
     #[inline]
-    fn plain_copies(&self, j: u32) -> bool {
+    fn plain_copies(&self, j: JobId) -> bool {
         let job = self.jobs.get(j);
         self.bulk && job.src_region == job.dst_region
     }
@@ -359,7 +360,7 @@ impl Ftl {
     /// from the source's valid count — with the reads and programs handed to the sink in
     /// bulk (functional mode's hot loop). Stops when the source is done or the destination
     /// has no free page; the general loop then decides what the latter means.
-    fn copy_run_plain<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<Copy> {
+    fn copy_run_plain<S: NandSink>(&mut self, j: JobId, sink: &mut S) -> Result<Copy> {
         let job = self.jobs.get(j);
         let (src, plane, dst_r, stream, kind) =
             (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
@@ -425,7 +426,7 @@ impl Ftl {
     #[inline(always)]
     fn copy_target<S: NandSink>(
         &mut self,
-        j: u32,
+        j: JobId,
         c: &Cursor,
         sink: &mut S,
     ) -> Result<Option<(u32, u32)>> {
@@ -476,7 +477,7 @@ impl Ftl {
     #[inline(always)]
     fn move_units<S: NandSink>(
         &mut self,
-        j: u32,
+        j: JobId,
         c: &mut Cursor,
         g: &Gathered,
         (db, dpage): (u32, u32),
@@ -504,7 +505,7 @@ impl Ftl {
     #[inline(always)]
     fn read_sources<S: NandSink>(
         &mut self,
-        j: u32,
+        j: JobId,
         c: &mut Cursor,
         g: &Gathered,
         sink: &mut S,
@@ -542,7 +543,7 @@ impl Ftl {
     /// Point the still-valid unit `lpn` in slot `src` at `dst` (mapping or GTD, OOB,
     /// integrity); the block and plane counts move per page ([`Ftl::transfer_valid`]).
     #[inline(always)]
-    fn remap_unit(&mut self, j: u32, src: u32, dst: u32, lpn: u32) {
+    fn remap_unit(&mut self, j: JobId, src: u32, dst: u32, lpn: u32) {
         if lpn & TRANS_TAG == 0 {
             let old = self.table.update(lpn, dst);
             debug_assert_eq!(old, src);
@@ -587,7 +588,7 @@ impl Ftl {
 
     /// The next destination page of job `j`, or `None` when its region has no room now.
     #[inline(always)]
-    fn copy_destination(&mut self, j: u32) -> Result<Option<(u32, u32)>> {
+    fn copy_destination(&mut self, j: JobId) -> Result<Option<(u32, u32)>> {
         let job = self.jobs.get(j);
         let (plane, dst, stream, src_region) =
             (job.plane, job.dst_region, job.dst_stream, job.src_region);
@@ -624,7 +625,7 @@ impl Ftl {
     /// Whether a block of (region `r`, `plane`) is on its way back to the free pool: an
     /// erase is running, or another job has copied everything and only waits for its
     /// copies or reads to finish before erasing (so waiting cannot deadlock).
-    fn block_coming(&self, r: u8, plane: u32, except: u32) -> bool {
+    fn block_coming(&self, r: u8, plane: u32, except: JobId) -> bool {
         self.ps[self.rp(r, plane)].erasing > 0
             || self.jobs.live().iter().any(|&o| {
                 let job = self.jobs.get(o);
@@ -640,7 +641,7 @@ impl Ftl {
     /// the host put it; the others are re-mapped, and the valid counts of source and
     /// destination move once for the page (the source is a job's, in no victim index: a
     /// plain transfer of validity, without the general invalidation path).
-    pub(in crate::ftl) fn apply_copies(&mut self, j: u32, op: &NandOp) {
+    pub(in crate::ftl) fn apply_copies(&mut self, j: JobId, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
         let base = self.geo.first_slot_of_block(src_block);
         let dst = self.page_slot(op.block, op.page);
@@ -674,7 +675,7 @@ impl Ftl {
     /// the copy after that, its source OOB lines; and the destination OOB line two pages
     /// on.
     #[inline(always)]
-    fn prefetch_copies(&self, j: u32, base: u32, dst: u32) {
+    fn prefetch_copies(&self, j: JobId, base: u32, dst: u32) {
         let l2p = self.table.slots();
         let oob = &self.oob.lpn;
         let spp = self.geo.slots_per_page as usize;

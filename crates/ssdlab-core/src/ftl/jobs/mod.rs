@@ -39,7 +39,7 @@ use super::wear::{WearAction, WearCtx};
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::{BlockId, PlaneId};
+use crate::ids::{BlockId, JobId, PlaneId};
 
 mod copy;
 
@@ -92,13 +92,13 @@ pub struct Job {
 #[derive(Clone, Default)]
 pub struct Jobs {
     slab: Vec<Job>,
-    free: Vec<u32>,
+    free: Vec<JobId>,
     /// Ids of live jobs, in start order.
-    live: Vec<u32>,
+    live: Vec<JobId>,
     /// (region, plane) pairs waiting for a background step.
     woken: Vec<(u8, u32)>,
     /// Jobs waiting for a step.
-    woken_jobs: Vec<u32>,
+    woken_jobs: Vec<JobId>,
     /// The host is idle: GC collects up to the idle target.
     host_idle: bool,
     /// Copy programs a job keeps in flight (0: no limit).
@@ -113,10 +113,10 @@ impl Jobs {
         }
     }
 
-    fn start(&mut self, job: Job) -> u32 {
+    fn start(&mut self, job: Job) -> JobId {
         let id = match self.free.pop() {
             Some(id) => {
-                let slot = &mut self.slab[id as usize];
+                let slot = &mut self.slab[id.idx()];
                 let copies = std::mem::take(&mut slot.copies);
                 let moved = std::mem::take(&mut slot.moved);
                 *slot = Job {
@@ -128,10 +128,10 @@ impl Jobs {
             }
             None => {
                 self.slab.push(job);
-                (self.slab.len() - 1) as u32
+                JobId((self.slab.len() - 1) as u32)
             }
         };
-        let slot = &mut self.slab[id as usize];
+        let slot = &mut self.slab[id.idx()];
         slot.moved.clear();
         slot.copies.reset(slot.scan_end);
         self.live.push(id);
@@ -139,7 +139,7 @@ impl Jobs {
     }
 
     /// End job `id`; false when it was not live (ended twice: a bug, nothing changes).
-    fn end(&mut self, id: u32) -> bool {
+    fn end(&mut self, id: JobId) -> bool {
         let Some(i) = self.live.iter().position(|&j| j == id) else {
             return false;
         };
@@ -149,20 +149,20 @@ impl Jobs {
     }
 
     #[inline]
-    pub fn get(&self, id: u32) -> &Job {
-        &self.slab[id as usize]
+    pub fn get(&self, id: JobId) -> &Job {
+        &self.slab[id.idx()]
     }
 
     #[inline]
-    pub fn get_mut(&mut self, id: u32) -> &mut Job {
-        &mut self.slab[id as usize]
+    pub fn get_mut(&mut self, id: JobId) -> &mut Job {
+        &mut self.slab[id.idx()]
     }
 
     pub fn active(&self) -> usize {
         self.live.len()
     }
 
-    pub fn live(&self) -> &[u32] {
+    pub fn live(&self) -> &[JobId] {
         &self.live
     }
 }
@@ -181,7 +181,7 @@ impl Ftl {
 
     /// Queue a step of job `j`.
     #[inline]
-    pub(super) fn wake_job(&mut self, j: u32) {
+    pub(super) fn wake_job(&mut self, j: JobId) {
         let job = self.jobs.get_mut(j);
         if !job.woken {
             job.woken = true;
@@ -205,7 +205,7 @@ impl Ftl {
     #[inline]
     pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
         let ps = &self.ps[self.rp(r, plane)];
-        if ps.gc_job == NONE && ps.needs_gc(self.jobs.host_idle) {
+        if ps.gc_job.is_none() && ps.needs_gc(self.jobs.host_idle) {
             self.wake(r, plane);
         }
     }
@@ -271,7 +271,7 @@ impl Ftl {
     /// Start GC on (region, plane) if it needs it, and advance its job.
     fn step_plane<S: NandSink>(&mut self, r: u8, plane: u32, sink: &mut S) -> Result<()> {
         let ps = &self.ps[self.rp(r, plane)];
-        if ps.gc_job != NONE {
+        if !ps.gc_job.is_none() {
             return self.advance(ps.gc_job, sink);
         }
         if !ps.needs_gc(self.jobs.host_idle) || self.worn_out() {
@@ -284,7 +284,7 @@ impl Ftl {
     }
 
     /// Choose a victim of (region, plane) and start its GC job.
-    fn start_gc(&mut self, r: u8, plane: u32) -> Option<u32> {
+    fn start_gc(&mut self, r: u8, plane: u32) -> Option<JobId> {
         let region = &mut self.regions[r as usize];
         let mut ctx = super::gc::SelectCtx {
             blocks: &self.blocks,
@@ -321,7 +321,7 @@ impl Ftl {
     }
 
     /// Start a job moving `src`'s valid units into region `dst`.
-    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> u32 {
+    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> JobId {
         // A retirement's source is the open block whose program failed.
         let from = if kind == JobKind::Retire {
             BlockState::Open
@@ -356,7 +356,7 @@ impl Ftl {
     /// Copies job `j` may issue now: the rest of its window (unlimited with an immediate
     /// sink or without a window).
     #[inline]
-    fn window_room<S: NandSink>(&self, j: u32) -> u32 {
+    fn window_room<S: NandSink>(&self, j: JobId) -> u32 {
         if S::IMMEDIATE || self.jobs.gc_window_pages == 0 {
             return u32::MAX;
         }
@@ -366,7 +366,7 @@ impl Ftl {
     }
 
     /// Copy as far as the window and room allow; erase (or retire) the source when done.
-    fn advance<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+    fn advance<S: NandSink>(&mut self, j: JobId, sink: &mut S) -> Result<()> {
         let job = self.jobs.get(j);
         if job.erase_issued {
             return Ok(());
@@ -383,7 +383,7 @@ impl Ftl {
 
     /// Every copy of job `j` is done and no read of its source is queued: erase it, or
     /// retire it.
-    fn finish_source<S: NandSink>(&mut self, j: u32, sink: &mut S) -> Result<()> {
+    fn finish_source<S: NandSink>(&mut self, j: JobId, sink: &mut S) -> Result<()> {
         self.relocation_updates(j)?;
         let job = self.jobs.get_mut(j);
         job.erase_issued = true;
@@ -406,7 +406,7 @@ impl Ftl {
         let rp = self.rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
         self.ps[rp].erasing += 1;
         if self.ps[rp].gc_job == j {
-            self.ps[rp].gc_job = NONE;
+            self.ps[rp].gc_job = JobId::NONE;
             let (r, plane) = (self.ps[rp].region, self.ps[rp].plane);
             self.wake(r, plane);
         }
@@ -426,14 +426,14 @@ impl Ftl {
     }
 
     /// Job `j` is over: free its slot and wake what may have waited for it.
-    fn end_job(&mut self, j: u32) {
+    fn end_job(&mut self, j: JobId) {
         let job = self.jobs.get(j);
         debug_assert!(job.copies.is_empty(), "job {j} ends with copies in flight");
         let (r, plane) = (job.src_region, job.plane);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
         if ps.gc_job == j {
-            ps.gc_job = NONE;
+            ps.gc_job = JobId::NONE;
             self.refresh_pressure(rp);
         }
         if !self.jobs.end(j) {
