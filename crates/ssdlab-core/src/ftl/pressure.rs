@@ -4,6 +4,7 @@
 
 use super::region::PlaneState;
 use super::Ftl;
+use crate::ids::DieId;
 use crate::scheduler::GcPressure;
 
 /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::pressure_rank`]),
@@ -25,14 +26,14 @@ impl Pressure {
     }
 
     #[inline]
-    fn rank(&self, die: u32) -> u64 {
+    fn rank(&self, die: DieId) -> u64 {
         debug_assert!(self.kept, "GC pressure read but not kept");
-        self.die_rank[die as usize]
+        self.die_rank[die.idx()]
     }
 
     #[inline]
-    fn set(&mut self, die: u32, rank: u64) {
-        self.die_rank[die as usize] = rank;
+    fn set(&mut self, die: DieId, rank: u64) {
+        self.die_rank[die.idx()] = rank;
     }
 }
 
@@ -54,7 +55,7 @@ impl Ftl {
     /// scheduler applies).
     #[inline]
     pub fn die_gc_pressure(&self, die: u32) -> GcPressure {
-        let rank = self.pressure.rank(die);
+        let rank = self.pressure.rank(DieId(die));
         debug_assert_eq!(
             rank,
             self.compute_die_rank(die),
@@ -67,7 +68,7 @@ impl Ftl {
     pub fn keep_pressure(&mut self) {
         self.pressure.kept = true;
         for die in 0..self.geo.dies {
-            self.pressure.set(die, self.compute_die_rank(die));
+            self.pressure.set(DieId(die), self.compute_die_rank(die));
         }
     }
 
@@ -83,7 +84,7 @@ impl Ftl {
     #[inline(never)]
     fn rank_die_of(&mut self, rp: usize) {
         let die = self.geo.die_of_plane(self.ps[rp].plane);
-        self.pressure.set(die, self.compute_die_rank(die));
+        self.pressure.set(DieId(die), self.compute_die_rank(die));
     }
 
     fn compute_die_rank(&self, die: u32) -> u64 {
