@@ -1568,10 +1568,9 @@ fn a_missing_input_file_names_the_config_key_and_line() {
     }
 }
 
-/// `config check` of a valid device that `run` would refuse for memory says so (exit 0:
-/// the file is valid, the memory is this machine's), with run's estimate and message.
-#[test]
-fn config_check_warns_of_a_device_run_refuses_for_memory() {
+/// A valid device `run` refuses for memory on this machine (about 53 GiB), written into a
+/// temp dir `name`; `None` (test skipped) on a machine with 40 GiB or more available.
+fn huge_device(name: &str) -> Option<(PathBuf, PathBuf)> {
     let avail = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
@@ -1584,9 +1583,9 @@ fn config_check_warns_of_a_device_run_refuses_for_memory() {
         .map(|kib| kib * 1024);
     if avail.is_none_or(|a| a > 40 << 30) {
         eprintln!("skipped: needs a machine with less than 40 GiB available (the device needs about 53 GiB)");
-        return;
+        return None;
     }
-    let dir = temp_dir("check-memory");
+    let dir = temp_dir(name);
     let text = std::fs::read_to_string(repo().join("configs/default.toml"))
         .unwrap()
         .replace("integrity = false", "integrity = true")
@@ -1595,6 +1594,16 @@ fn config_check_warns_of_a_device_run_refuses_for_memory() {
         .replace("pages_per_block = 128", "pages_per_block = 1024");
     let cfg = dir.join("huge.toml");
     std::fs::write(&cfg, text).unwrap();
+    Some((dir, cfg))
+}
+
+/// `config check` of a valid device that `run` would refuse for memory says so (exit 0:
+/// the file is valid, the memory is this machine's), with run's estimate and message.
+#[test]
+fn config_check_warns_of_a_device_run_refuses_for_memory() {
+    let Some((dir, cfg)) = huge_device("check-memory") else {
+        return;
+    };
     let o = ssdlab()
         .args(["config", "check"])
         .arg(&cfg)
@@ -1713,29 +1722,9 @@ fn sweep_point_errors_are_runs_errors() {
 /// (and `--allow-large-memory` is the sweep's way past it).
 #[test]
 fn sweep_refuses_what_runs_memory_check_refuses() {
-    let avail = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let l = t
-                .lines()
-                .find(|l| l.starts_with("MemAvailable:"))?
-                .to_string();
-            l.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map(|kib| kib * 1024);
-    if avail.is_none_or(|a| a > 40 << 30) {
-        eprintln!("skipped: needs a machine with less than 40 GiB available (the device needs about 53 GiB)");
+    let Some((dir, cfg)) = huge_device("sweep-memory") else {
         return;
-    }
-    let dir = temp_dir("sweep-memory");
-    let text = std::fs::read_to_string(repo().join("configs/default.toml"))
-        .unwrap()
-        .replace("integrity = false", "integrity = true")
-        .replace("blocks_per_plane = 256", "blocks_per_plane = 8000")
-        .replace("chips_per_channel = 2", "chips_per_channel = 16")
-        .replace("pages_per_block = 128", "pages_per_block = 1024");
-    let cfg = dir.join("huge.toml");
-    std::fs::write(&cfg, text).unwrap();
+    };
     let (run_err, point_err) = run_and_sweep_errors(&cfg, "seed=1", &dir);
     assert!(
         run_err.starts_with(&format!("{}: the device needs about ", cfg.display()))
