@@ -1570,7 +1570,7 @@ fn a_missing_input_file_names_the_config_key_and_line() {
 
 /// A valid device `run` refuses for memory on this machine (about 53 GiB), written into a
 /// temp dir `name`; `None` (test skipped) on a machine with 40 GiB or more available.
-fn huge_device(name: &str) -> Option<(PathBuf, PathBuf)> {
+fn huge_device(name: &str) -> Option<(Scratch, PathBuf)> {
     let avail = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
