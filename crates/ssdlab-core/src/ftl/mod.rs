@@ -15,7 +15,7 @@
 //! * an erased block rejoins its free pool when the erase completes, which is what makes
 //!   GC back-pressure host writes in the timed mode.
 //!
-//! Background work (GC, wear leveling, retirement) runs as relocation jobs in `jobs.rs`,
+//! Background work (GC, wear leveling, retirement) runs as relocation jobs in `jobs/`,
 //! the same in both modes; how GC shares a die with host programs is named here
 //! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
 

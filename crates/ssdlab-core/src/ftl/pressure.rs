@@ -41,7 +41,7 @@ impl Ftl {
     /// How GC shares `plane`'s die with host programs (the scheduler applies it): below a
     /// region's hard threshold → `Urgent`; at it → `Pressing` (host writes can no longer
     /// open blocks there); below the soft threshold → `Behind(k)`, `k` GC program batches
-    /// per host-program batch (see `jobs.rs`); otherwise `Normal` (a job finishing takes
+    /// per host-program batch (see `jobs/`); otherwise `Normal` (a job finishing takes
     /// turns 1:1).
     pub fn gc_pressure(&self, plane: u32) -> GcPressure {
         let mut rank = 0;
