@@ -2,7 +2,7 @@
 //! allocation ([`alloc`]), wear leveling ([`wear`]), host-page placement ([`placement`]),
 //! mapping ([`mapping`]) and erase suspension ([`suspend`]). A policy is one file (its
 //! `Params`, their checks and capabilities, and the policy itself) plus one registration
-//! line in its family's `policy_registry!` list ([`registry`]).
+//! line in its family's `policy_registry!` list (`registry.rs`).
 //!
 //! This layer sits below `config` (which holds the families' config enums) and above
 //! `flash` and `base`; it never sees a `Config`. The FTL (`ftl::gc`, …) and the scheduler
