@@ -207,7 +207,7 @@ pub struct RegionConfig {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FtlConfig {
-    /// `[ftl.mapping]`: address mapping; `page` = full page-level table in DRAM.
+    /// `[ftl.mapping]`: address mapping policy (`ssdlab policies` lists them; default `page-map`).
     pub mapping: MappingConfig,
     /// `[ftl.gc]`: the victim policy (`policy = "greedy"`, …).
     pub gc: GcConfig,
