@@ -25,7 +25,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 const DEFAULT_CASES: u64 = 500;
 
 /// Seeds found failing by earlier swarm runs (each fixed at its root), run first.
-const REGRESSIONS: &[u64] = &[];
+const REGRESSIONS: &[u64] = &[
+    // Liveness: urgent GC counted as mapping work's wait (scheduler::note_waiting).
+    40169, 49875,
+];
 
 /// Open findings (issue 34, item 7; not fixed yet): timed runs that stop with
 /// `DeviceFull` although validation accepted the config. (a) "no free block for GC
