@@ -945,6 +945,9 @@ impl Ftl {
                 self.wake(dst, plane);
                 Ok(None)
             }
+            // A migration leaves the GC reserve to a running GC job: it waits until a
+            // block is freed (`end_job` wakes the plane's jobs then).
+            None if stream == Stream::Wear => Ok(None),
             None if self.block_coming(dst, plane, j) => {
                 // An erase under way here returns a block; `end_job` wakes this job then.
                 Ok(None)
@@ -970,7 +973,8 @@ impl Ftl {
 
     /// Whether a block of (region `r`, `plane`) is on its way back to the free pool: an
     /// erase is running, or another job has copied everything and only waits for its
-    /// copies or reads to finish before erasing (so waiting cannot deadlock).
+    /// copies or reads to finish before erasing, or a wear-leveling migration's open block
+    /// holds the rest of its source (so waiting cannot deadlock).
     fn block_coming(&self, r: u8, plane: u32, except: u32) -> bool {
         self.ps[self.rp(r, plane)].erasing > 0
             || self.jobs.live().iter().any(|&o| {
@@ -978,8 +982,27 @@ impl Ftl {
                 o != except
                     && job.plane == plane
                     && job.src_region == r
-                    && job.scan_slot >= job.scan_end
+                    && (job.scan_slot >= job.scan_end
+                        || job.kind == JobKind::WearLeveling && self.migration_fits(job))
             })
+    }
+
+    /// Whether the wear stream's open block has a page for each page of units migration
+    /// `job` has still to copy (it then finishes without another block).
+    #[cold]
+    fn migration_fits(&self, job: &Job) -> bool {
+        let ps = &self.ps[self.rp(job.src_region, job.plane)];
+        let open = ps.open[Stream::Wear as usize];
+        let room = if open == NONE {
+            0
+        } else {
+            ps.pages_per_block - self.blocks.next_page[open as usize]
+        };
+        let base = self.geo.first_slot_of_block(job.src) + job.scan_slot;
+        let left = self
+            .oob
+            .count_valid(base as usize, (job.scan_end - job.scan_slot) as usize);
+        left.div_ceil(self.geo.slots_per_page) <= room
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
@@ -1160,7 +1183,9 @@ impl Ftl {
                 WearAction::Migrate {
                     from: BlockId(from),
                     into: BlockId(into),
-                } if self.migratable(from, r as u8, plane) => {
+                } if self.migratable(from, r as u8, plane)
+                    && !self.migrating(r as u8, plane, job) =>
+                {
                     self.start_migration(from, r as u8, into, block);
                 }
                 _ => self.free_block(block),
@@ -1192,16 +1217,31 @@ impl Ftl {
             && self.geo.plane_of_block(block) == plane
     }
 
+    /// Whether a wear-leveling migration other than job `except` is under way in (region
+    /// `r`, `plane`). One at a time: the plane's reserve holds one wear-stream block, and
+    /// each migration keeps its source (full of data) out of GC's reach until it is done.
+    fn migrating(&self, r: u8, plane: u32, except: u32) -> bool {
+        self.jobs.live().iter().any(|&o| {
+            let job = self.jobs.get(o);
+            o != except
+                && job.kind == JobKind::WearLeveling
+                && job.plane == plane
+                && job.src_region == r
+        })
+    }
+
     /// Start a wear-leveling migration of `from`. When the policy names the block just
-    /// erased (`into == erased`) and the plane's wear stream has no open block, that block
-    /// becomes the stream's open block, so the cold data lands in it; otherwise the erased
-    /// block returns to the pool and the wear stream takes blocks as usual.
+    /// erased (`into == erased`), the plane's wear stream has no open block and the stream
+    /// could take a block from the pool ([`PlaneState::reserve_for`]), that block becomes
+    /// the stream's open block, so the cold data lands in it; otherwise the erased block
+    /// returns to the pool and the wear stream takes blocks as usual.
     fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
         let plane = self.geo.plane_of_block(from);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
         let wear = Stream::Wear as usize;
-        if into == erased && ps.open[wear] == NONE {
+        if into == erased && ps.open[wear] == NONE && ps.free.len() >= ps.reserve_for(Stream::Wear)
+        {
             ps.open[wear] = erased;
             let b = erased as usize;
             self.set_block_state(erased, BlockState::Free, BlockState::Open);
