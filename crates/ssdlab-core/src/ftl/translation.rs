@@ -224,7 +224,7 @@ impl Ftl {
         done: &mut PlanDone,
         sink: &mut S,
     ) -> Result<()> {
-        if req != NONE && !self.tpage_room(t % self.geo.planes) {
+        if origin == Origin::HostRead && !self.tpage_room(t % self.geo.planes) {
             // A read's write-back when its plane has no page beyond the GC reserve (the
             // region's GC lags, timed mode): queued like the write path's, so the read goes
             // on. Taking the reserve instead left none for GC and, reads arriving faster
