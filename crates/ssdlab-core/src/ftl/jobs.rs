@@ -953,7 +953,10 @@ impl Ftl {
                 Ok(None)
             }
             None => {
-                if self.counters.blocks_retired > 0 {
+                // Blocks lost to wear: retired, or doomed by a failed program and waiting
+                // for their retirement (a failed copy closes its block: the retry took the
+                // plane's last block; swarm seeds 3081, 7931).
+                if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
                     let ps = &self.ps[self.rp(dst, plane)];
                     let why = format!(
                         "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",

@@ -234,7 +234,9 @@ impl Ftl {
                 .push_back((TransOp::WriteBack(t), origin));
             return Ok(());
         }
-        self.program_tpage(t, req, done.stage, sink)?;
+        if !self.program_tpage(t, req, done.stage, sink)? {
+            return Ok(()); // the device wore out
+        }
         self.counters.translation.programs[origin as usize] += 1;
         done.programs += 1;
         done.advance(staged);
@@ -275,14 +277,15 @@ impl Ftl {
 
     /// Program translation page `t` (from DRAM) into a new page of its plane; the old
     /// copy becomes garbage. Injected program failures take the next page, as for host
-    /// pages.
+    /// pages. False (nothing issued) when blocks lost to wear leave no page: the device
+    /// has failed.
     fn program_tpage<S: NandSink>(
         &mut self,
         t: u32,
         req: u32,
         stage: u8,
         sink: &mut S,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let r = self.trans.region;
         let plane = t % self.geo.planes;
         let spp = self.geo.slots_per_page;
@@ -295,9 +298,16 @@ impl Ftl {
                 p => p,
             };
             let Some((block, page)) = taken else {
+                let name = &self.regions[r as usize].geo.name;
+                if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
+                    let why = format!(
+                        "the translation region {name:?} has no free page left in plane {plane}"
+                    );
+                    self.health.fail(why);
+                    return Ok(false);
+                }
                 return Err(SimError::DeviceFull(format!(
-                    "the translation region {:?} has no free page in plane {plane}: give it more blocks per plane",
-                    self.regions[r as usize].geo.name
+                    "the translation region {name:?} has no free page in plane {plane}: give it more blocks per plane"
                 )));
             };
             self.program_seq += 1;
@@ -333,7 +343,7 @@ impl Ftl {
             self.ps[rp].valid_units += spp as u64;
             self.issue(sink, op)?;
             self.after_host_page(r, plane);
-            return Ok(());
+            return Ok(true);
         }
     }
 
