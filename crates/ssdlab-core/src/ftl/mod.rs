@@ -834,12 +834,7 @@ impl Ftl {
         let mut b = ps.open[stream as usize];
         let opened = b == NONE;
         if opened {
-            let reserve = if stream.uses_reserve() {
-                0
-            } else {
-                ps.gc_hard_free_blocks
-            };
-            if ps.free.len() <= reserve {
+            if ps.free.len() <= ps.reserve_for(stream) {
                 return None;
             }
             b = ps.free.pop()?.0;

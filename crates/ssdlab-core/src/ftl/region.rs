@@ -64,6 +64,21 @@ impl PlaneState {
         }
     }
 
+    /// Free blocks `stream` must leave in the pool when it opens a block. Host pages leave
+    /// the GC reserve (`gc_hard_free_blocks`); GC copies may take it; so may a
+    /// wear-leveling migration, but only while no GC job runs here: a migration frees no
+    /// space, and a GC job that found the reserve taken had no block for its copies
+    /// (swarm). A GC job started later waits for the migration instead (its fresh block
+    /// holds the rest of its source).
+    #[inline]
+    pub fn reserve_for(&self, stream: Stream) -> u32 {
+        match stream {
+            Stream::Wear if !self.gc_job.is_none() => self.gc_hard_free_blocks,
+            _ if stream.uses_reserve() => 0,
+            _ => self.gc_hard_free_blocks,
+        }
+    }
+
     /// Whether GC should collect another victim: free blocks, counting those being
     /// erased, below the target.
     #[inline]

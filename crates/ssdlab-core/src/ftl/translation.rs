@@ -224,7 +224,19 @@ impl Ftl {
         done: &mut PlanDone,
         sink: &mut S,
     ) -> Result<()> {
-        self.program_tpage(t, req, done.stage, sink)?;
+        if origin == Origin::HostRead && !self.tpage_room(t % self.geo.planes) {
+            // A read's write-back when its plane has no page beyond the GC reserve (the
+            // region's GC lags, timed mode): queued like the write path's, so the read goes
+            // on. Taking the reserve instead left none for GC and, reads arriving faster
+            // than the dies ran their write-backs, the next one found no page (swarm).
+            self.trans
+                .deferred
+                .push_back((TransOp::WriteBack(t), origin));
+            return Ok(());
+        }
+        if !self.program_tpage(t, req, done.stage, sink)? {
+            return Ok(()); // the device wore out
+        }
         self.counters.translation.programs[origin as usize] += 1;
         done.programs += 1;
         done.advance(staged);
@@ -265,28 +277,38 @@ impl Ftl {
 
     /// Program translation page `t` (from DRAM) into a new page of its plane; the old
     /// copy becomes garbage. Injected program failures take the next page, as for host
-    /// pages.
+    /// pages. False (nothing issued) when blocks lost to wear leave no page: the device
+    /// has failed.
     fn program_tpage<S: NandSink>(
         &mut self,
         t: u32,
         req: u32,
         stage: u8,
         sink: &mut S,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let r = self.trans.region;
         let plane = t % self.geo.planes;
         let spp = self.geo.slots_per_page;
+        let mut retry = false;
         loop {
-            let (block, page) = match self.take_page(r, plane, Stream::Host) {
-                Some(p) => p,
-                // The region's GC lags (timed mode): take from its reserve rather than
-                // stall a read's plan; GC is urgent there now.
-                None => self.take_page(r, plane, Stream::Gc).ok_or_else(|| {
-                    SimError::DeviceFull(format!(
-                        "the translation region {:?} has no free page in plane {plane}: give it more blocks per plane",
-                        self.regions[r as usize].geo.name
-                    ))
-                })?,
+            // A retry after a failed attempt (whose block is doomed: closed) may take the
+            // GC reserve: the step had its page when it started.
+            let taken = match self.take_page(r, plane, Stream::Host) {
+                None if retry => self.take_page(r, plane, Stream::Gc),
+                p => p,
+            };
+            let Some((block, page)) = taken else {
+                let name = &self.regions[r as usize].geo.name;
+                if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
+                    let why = format!(
+                        "the translation region {name:?} has no free page left in plane {plane}"
+                    );
+                    self.health.fail(why);
+                    return Ok(false);
+                }
+                return Err(SimError::DeviceFull(format!(
+                    "the translation region {name:?} has no free page in plane {plane}: give it more blocks per plane"
+                )));
             };
             self.program_seq += 1;
             let mut op = NandOp::new(
@@ -304,6 +326,7 @@ impl Ftl {
                 op.owner = Owner::None;
                 op.stage = 0;
                 self.issue(sink, op)?;
+                retry = true;
                 continue;
             }
             let first = self.page_slot(block, page);
@@ -320,8 +343,15 @@ impl Ftl {
             self.ps[rp].valid_units += spp as u64;
             self.issue(sink, op)?;
             self.after_host_page(r, plane);
-            return Ok(());
+            return Ok(true);
         }
+    }
+
+    /// Whether `plane` of the translation region has a page for a translation program
+    /// beyond its GC reserve (an open block, or a free block past the reserve).
+    fn tpage_room(&self, plane: u32) -> bool {
+        let ps = &self.ps[self.rp(self.trans.region, plane)];
+        ps.open[Stream::Host as usize] != NONE || ps.free.len() > ps.gc_hard_free_blocks
     }
 
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.
@@ -380,9 +410,7 @@ impl Ftl {
         let t = match op {
             TransOp::WriteBack(t) | TransOp::Load(t) | TransOp::Merge(t) => t,
         };
-        let ps = &self.ps[self.rp(self.trans.region, t % self.geo.planes)];
-        let room = ps.open[Stream::Host as usize] != NONE || ps.free.len() > ps.gc_hard_free_blocks;
-        if !room && !matches!(op, TransOp::Load(_)) {
+        if !self.tpage_room(t % self.geo.planes) && !matches!(op, TransOp::Load(_)) {
             return Ok(false);
         }
         self.trans.deferred.pop_front();

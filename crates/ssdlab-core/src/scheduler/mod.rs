@@ -91,7 +91,8 @@ pub struct DieQueue {
     last_class: Class,
     /// GC programs (and erases) started since the last host-program batch.
     gc_streak: u32,
-    /// Batches of other classes started since a mapping operation began waiting.
+    /// Batches of other classes, urgent GC aside, started since a mapping operation began
+    /// waiting.
     mapping_waited: u32,
     /// Liveness check (debug builds): batches of other classes, urgent GC aside, started
     /// while host-read-class work waited; at most two (under pressure reads take every
@@ -104,16 +105,22 @@ impl DieQueue {
     /// `class` starts a batch: count it against the classes left waiting (liveness).
     #[inline]
     fn note_waiting(&mut self, class: Class, pressure: GcPressure) {
+        let urgent = pressure == GcPressure::Urgent && class == Class::Background;
         let mapping_waits =
             class != Class::Mapping && !self.queues[Class::Mapping as usize].is_empty();
-        self.mapping_waited = if mapping_waits {
+        // Urgent GC runs first whatever waits, so its batches are no wait of mapping work
+        // behind the others: counted, a long urgent spell let mapping work jump the host
+        // reads at every gap in it (MAPPING_MAX_WAIT urgent batches apart), and reads
+        // waited behind one such jump after another.
+        self.mapping_waited = if urgent {
+            self.mapping_waited
+        } else if mapping_waits {
             self.mapping_waited + 1
         } else {
             0
         };
         #[cfg(debug_assertions)]
         {
-            let urgent = pressure == GcPressure::Urgent && class == Class::Background;
             if class == Class::HostRead || self.queues[Class::HostRead as usize].is_empty() {
                 self.read_waited = 0;
             } else if !urgent {
@@ -125,8 +132,6 @@ impl DieQueue {
                 );
             }
         }
-        #[cfg(not(debug_assertions))]
-        let _ = pressure;
     }
 
     /// Whether work other than host reads waits.
@@ -527,6 +532,59 @@ mod tests {
             }),
             Some(MAPPING_MAX_WAIT as usize),
             "after exactly MAPPING_MAX_WAIT batches of others: {order:?}"
+        );
+    }
+
+    /// Liveness (swarm seeds 40169, 49875): urgent GC batches are no wait of mapping work
+    /// behind other classes. Counted, a long urgent spell made waiting mapping work jump
+    /// the host reads at every gap in it, and reads waited behind 3 batches of others.
+    #[test]
+    fn urgent_gc_does_not_count_as_mapping_wait() {
+        let cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        let g = cfg.validate().unwrap().geometry; // 2 planes per die, 8 blocks per plane
+        let mut s = Scheduler::new(&cfg.scheduler, &g);
+        let mapping = || {
+            NandOp::new(
+                OpKind::Program,
+                Cause::Mapping,
+                1,
+                0,
+                1,
+                Owner::Mapping {
+                    req: crate::flash::NONE,
+                },
+            )
+        };
+        s.enqueue(0, op(OpKind::Read, Cause::Host, 2));
+        s.enqueue(0, mapping());
+        s.enqueue(0, mapping());
+        // One plane (block 0): every GC program is a batch of its own.
+        for _ in 0..2 * MAPPING_MAX_WAIT {
+            s.enqueue(0, op(OpKind::Program, Cause::Gc, 0));
+        }
+        let mut order = Vec::new();
+        let mut next = |s: &mut Scheduler, n: u32| {
+            for _ in 0..n {
+                let b = s.start_next(0, || GcPressure::Urgent, false).unwrap();
+                order.push(b.ops[0].cause);
+                s.finish(0, 1);
+            }
+        };
+        next(&mut s, 2 * MAPPING_MAX_WAIT);
+        next(&mut s, 1); // the first gap in urgent GC
+        s.enqueue(0, op(OpKind::Read, Cause::Host, 3));
+        for _ in 0..MAPPING_MAX_WAIT {
+            s.enqueue(0, op(OpKind::Program, Cause::Gc, 0));
+        }
+        next(&mut s, MAPPING_MAX_WAIT + 2);
+        assert!(order[..2 * MAPPING_MAX_WAIT as usize]
+            .iter()
+            .all(|&c| c == Cause::Gc));
+        use Cause::{Gc as G, Host as H, Mapping as M};
+        assert_eq!(
+            order[2 * MAPPING_MAX_WAIT as usize..],
+            [[H].as_slice(), &[G; MAPPING_MAX_WAIT as usize], &[H, M]].concat(),
+            "the reads first at each gap"
         );
     }
 

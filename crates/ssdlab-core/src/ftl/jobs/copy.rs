@@ -6,7 +6,9 @@
 use super::{Job, JobKind};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
+use crate::flash::NONE;
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, OP_FAILS};
+use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, NandSink};
 use crate::ids::JobId;
@@ -599,12 +601,18 @@ impl Ftl {
                 self.wake(dst, plane);
                 Ok(None)
             }
+            // A migration leaves the GC reserve to a running GC job: it waits until a
+            // block is freed (`end_job` wakes the plane's jobs then).
+            None if stream == Stream::Wear => Ok(None),
             None if self.block_coming(dst, plane, j) => {
                 // An erase under way here returns a block; `end_job` wakes this job then.
                 Ok(None)
             }
             None => {
-                if self.counters.blocks_retired > 0 {
+                // Blocks lost to wear: retired, or doomed by a failed program and waiting
+                // for their retirement (a failed copy closes its block: the retry took the
+                // plane's last block; swarm seeds 3081, 7931).
+                if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
                     let ps = &self.ps[self.rp(dst, plane)];
                     let why = format!(
                         "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",
@@ -624,7 +632,8 @@ impl Ftl {
 
     /// Whether a block of (region `r`, `plane`) is on its way back to the free pool: an
     /// erase is running, or another job has copied everything and only waits for its
-    /// copies or reads to finish before erasing (so waiting cannot deadlock).
+    /// copies or reads to finish before erasing, or a wear-leveling migration's open block
+    /// holds the rest of its source (so waiting cannot deadlock).
     fn block_coming(&self, r: u8, plane: u32, except: JobId) -> bool {
         self.ps[self.rp(r, plane)].erasing > 0
             || self.jobs.live().iter().any(|&o| {
@@ -632,8 +641,27 @@ impl Ftl {
                 o != except
                     && job.plane == plane
                     && job.src_region == r
-                    && job.scan_slot >= job.scan_end
+                    && (job.scan_slot >= job.scan_end
+                        || job.kind == JobKind::WearLeveling && self.migration_fits(job))
             })
+    }
+
+    /// Whether the wear stream's open block has a page for each page of units migration
+    /// `job` has still to copy (it then finishes without another block).
+    #[cold]
+    fn migration_fits(&self, job: &Job) -> bool {
+        let ps = &self.ps[self.rp(job.src_region, job.plane)];
+        let open = ps.open[Stream::Wear as usize];
+        let room = if open == NONE {
+            0
+        } else {
+            ps.pages_per_block - self.blocks.next_page[open as usize]
+        };
+        let base = self.geo.first_slot_of_block(job.src) + job.scan_slot;
+        let left = self
+            .oob
+            .count_valid(base as usize, (job.scan_end - job.scan_slot) as usize);
+        left.div_ceil(self.geo.slots_per_page) <= room
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or

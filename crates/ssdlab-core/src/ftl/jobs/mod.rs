@@ -501,7 +501,9 @@ impl Ftl {
                 WearAction::Migrate {
                     from: BlockId(from),
                     into: BlockId(into),
-                } if self.migratable(from, r as u8, plane) => {
+                } if self.migratable(from, r as u8, plane)
+                    && !self.migrating(r as u8, plane, job) =>
+                {
                     self.start_migration(from, r as u8, into, block);
                 }
                 _ => self.free_block(block),
@@ -533,16 +535,31 @@ impl Ftl {
             && self.geo.plane_of_block(block) == plane
     }
 
+    /// Whether a wear-leveling migration other than job `except` is under way in (region
+    /// `r`, `plane`). One at a time: the plane's reserve holds one wear-stream block, and
+    /// each migration keeps its source (full of data) out of GC's reach until it is done.
+    fn migrating(&self, r: u8, plane: u32, except: JobId) -> bool {
+        self.jobs.live().iter().any(|&o| {
+            let job = self.jobs.get(o);
+            o != except
+                && job.kind == JobKind::WearLeveling
+                && job.plane == plane
+                && job.src_region == r
+        })
+    }
+
     /// Start a wear-leveling migration of `from`. When the policy names the block just
-    /// erased (`into == erased`) and the plane's wear stream has no open block, that block
-    /// becomes the stream's open block, so the cold data lands in it; otherwise the erased
-    /// block returns to the pool and the wear stream takes blocks as usual.
+    /// erased (`into == erased`), the plane's wear stream has no open block and the stream
+    /// could take a block from the pool ([`PlaneState::reserve_for`]), that block becomes
+    /// the stream's open block, so the cold data lands in it; otherwise the erased block
+    /// returns to the pool and the wear stream takes blocks as usual.
     fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
         let plane = self.geo.plane_of_block(from);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
         let wear = Stream::Wear as usize;
-        if into == erased && ps.open[wear] == NONE {
+        if into == erased && ps.open[wear] == NONE && ps.free.len() >= ps.reserve_for(Stream::Wear)
+        {
             ps.open[wear] = erased;
             let b = erased as usize;
             self.set_block_state(erased, BlockState::Free, BlockState::Open);

@@ -384,6 +384,12 @@ impl HostFrontEnd {
                 let (ftl, mut sink) = cx.parts();
                 command::trim_units(ftl, span, &mut self.buffer, &mut sink)?;
                 self.finish_after_buffer(id, cx);
+                if !self.buffer_waiters.is_empty() && self.buffer.inflight_units() == 0 {
+                    // Units dropped from the buffer made room, and no program completion is
+                    // coming to serve the waiting writes (with less than a page pending,
+                    // none would start): they waited for ever (swarm seed 32883).
+                    self.serve_buffer_waiters(cx)?;
+                }
             }
             Command::Flush => {
                 // Covers the units written before it; later writes do not delay it.
