@@ -286,8 +286,11 @@ def test_a_device_larger_than_memory_is_refused_before_it_runs():
 # A long run (100 M requests) interrupted by Ctrl-C; then a short one to show the process
 # can run again (the stop request was cleared).
 _INTERRUPTED = """
-import sys, time, ssdlab
+import signal, sys, time, ssdlab
 from ssdlab import _native
+# Python raises KeyboardInterrupt only when SIGINT was not ignored at its start; a test run
+# started in the background by a non-interactive shell inherits it ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 long = {"workload.requests": 100_000_000, "precondition.enabled": False}
 print("started", flush=True)
 try:
