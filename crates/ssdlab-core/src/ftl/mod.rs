@@ -656,11 +656,18 @@ impl Ftl {
                 BlockState::Free | BlockState::Erasing | BlockState::Bad
             )
         {
-            self.internal_error(format!(
-                "read of block {block} in state {state:?} with {pins} reads pinned"
-            ));
+            self.pin_violation(block, "queued", state, pins);
         }
         self.blocks.pins[b] = pins.wrapping_add(1);
+    }
+
+    /// A read pinned or unpinned `block` against the rules: recorded (kept off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn pin_violation(&mut self, block: u32, event: &str, state: BlockState, pins: u16) {
+        self.internal_error(format!(
+            "read of block {block} {event} in state {state:?} with {pins} reads pinned"
+        ));
     }
 
     /// A read of `block` completed: unpin it.
@@ -669,9 +676,8 @@ impl Ftl {
         let b = block as usize;
         let pins = self.blocks.pins[b];
         if pins == 0 {
-            self.internal_error(format!(
-                "read of block {block} completed with no read pinned"
-            ));
+            let state = self.blocks.state[b];
+            self.pin_violation(block, "completed", state, pins);
         }
         self.blocks.pins[b] = pins.saturating_sub(1);
     }
