@@ -4,6 +4,8 @@
 //! Every field is documented in `docs/config.md`; keep the two in step.
 
 mod derived;
+pub mod host_interface;
+pub use host_interface::HostInterfaceConfig;
 pub mod locate;
 mod overrides;
 pub use derived::{Derived, FastDiv, Geometry, RegionGeometry};
@@ -127,6 +129,10 @@ pub struct DeviceConfig {
     /// Probability that an erase fails (drawn per erase): the block is retired.
     #[serde(default)]
     pub erase_fail_rate: f64,
+    /// `[device.host_interface]`: the PCIe link and NVMe front end (timed mode); absent =
+    /// no link and no command cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_interface: Option<HostInterfaceConfig>,
 }
 
 impl DeviceConfig {
@@ -488,6 +494,9 @@ impl Config {
         }
         self.precondition.validate()?;
         self.scheduler.validate(&self.device.timing)?;
+        if let Some(h) = &self.device.host_interface {
+            h.validate()?;
+        }
         Derived::new(self)
     }
 

@@ -2,6 +2,7 @@
 //! and per-flow submission state (NVMe-style: one submission queue per flow).
 
 pub mod command;
+pub mod link;
 
 use crate::error::{Result, SimError};
 use crate::flash::NONE;
@@ -127,6 +128,8 @@ pub struct Request {
     /// Stage of a staged read plan the request is in, and operations parked for later stages.
     pub plan_stage: u8,
     pub parked_ops: u32,
+    /// The host interface's command this request is (`NONE` without an interface).
+    pub cmd: u32,
 }
 
 /// Requests in flight, in a slab of reusable slots (no allocation per request once warm).

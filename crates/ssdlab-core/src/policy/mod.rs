@@ -1,6 +1,7 @@
 //! The policy families, one directory each: GC victim selection ([`gc`]), free-block
 //! allocation ([`alloc`]), wear leveling ([`wear`]), host-page placement ([`placement`]),
-//! mapping ([`mapping`]) and erase suspension ([`suspend`]). A policy is one file (its
+//! mapping ([`mapping`]), erase suspension ([`suspend`]) and NVMe command arbitration
+//! ([`arbitration`]). A policy is one file (its
 //! `Params`, their checks and capabilities, and the policy itself) plus one registration
 //! line in its family's `policy_registry!` list (`registry.rs`).
 //!
@@ -12,6 +13,7 @@ mod registry;
 pub(crate) use registry::policy_registry;
 
 pub mod alloc;
+pub mod arbitration;
 pub mod gc;
 pub mod mapping;
 pub mod placement;
@@ -103,6 +105,11 @@ pub fn families() -> Vec<FamilyInfo> {
             table: "scheduler.erase_suspend",
             default: suspend::SuspendConfig::default().name(),
             policies: suspend::SuspendConfig::describe(),
+        },
+        FamilyInfo {
+            table: "device.host_interface.arbitration",
+            default: arbitration::ArbitrationConfig::default().name(),
+            policies: arbitration::ArbitrationConfig::describe(),
         },
     ]
 }

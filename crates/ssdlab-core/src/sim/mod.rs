@@ -155,6 +155,10 @@ pub struct Results {
     /// migration, journal write latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalSummary>,
+    /// `[device.host_interface]` (timed mode): the link's traffic, commands, per-flow
+    /// throughput and link bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_interface: Option<timed::HostInterfaceSummary>,
 }
 
 /// Detector decisions against the workload's truth.
@@ -474,6 +478,9 @@ impl Simulation {
                 ),
             ));
         }
+        if let Some(h) = &self.config.device.host_interface {
+            h.classes(workload.flows.len())?;
+        }
         let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
         let unit = self.derived.geometry.unit_bytes as u64;
@@ -554,6 +561,7 @@ impl Simulation {
             journal_latency: o.journal_latency.as_ref().map(stats::LatencySummary::of),
             journal_truth: None,
             journal_written: (0, 0),
+            host_interface: o.host_interface.take(),
         })
     }
 
@@ -630,6 +638,7 @@ impl Simulation {
             journal_latency: None,
             journal_truth: None,
             journal_written: (0, 0),
+            host_interface: None,
         })
     }
 
@@ -692,6 +701,7 @@ impl Simulation {
             suspend: phase.suspend,
             workload,
             journal,
+            host_interface: phase.host_interface,
             mapping: self.ftl.mapping_is_demand().then(|| {
                 stats::MappingSummary::of(
                     self.config.ftl.mapping.name(),
@@ -719,6 +729,7 @@ struct PhaseOutcome {
     /// The workload's ground truth (journal range in bytes; bytes written to it and in all).
     journal_truth: Option<(u64, u64)>,
     journal_written: (u64, u64),
+    host_interface: Option<timed::HostInterfaceSummary>,
 }
 
 impl Simulation {

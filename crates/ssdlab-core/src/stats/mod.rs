@@ -146,6 +146,16 @@ impl HostCounters {
             HostOp::Flush => self.flushes += 1,
         }
     }
+    /// Take back the request count of a read or write (a later part of a request the
+    /// host interface split: the request was counted once, its bytes are the parts').
+    pub fn uncount_request(&mut self, op: HostOp) {
+        match op {
+            HostOp::Read => self.reads -= 1,
+            HostOp::Write => self.writes -= 1,
+            _ => {}
+        }
+    }
+
     pub fn requests(&self) -> u64 {
         self.reads + self.writes + self.trims + self.flushes
     }

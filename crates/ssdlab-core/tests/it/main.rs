@@ -14,6 +14,7 @@ mod fuzz_config;
 mod gc_min_op;
 mod golden;
 mod host_commands;
+mod host_interface;
 mod integrity;
 mod layers;
 mod policies;

@@ -85,7 +85,7 @@ fn config_md_lists(text: &str) -> Lists {
 #[test]
 fn docs_list_the_registry_policies() {
     let want = registry();
-    assert_eq!(want.len(), 6, "{want:?}");
+    assert_eq!(want.len(), 7, "{want:?}");
     assert_eq!(readme_lists(&read("README.md")), want, "README.md");
     assert_eq!(
         config_md_lists(&read("docs/config.md")),

@@ -10,6 +10,7 @@
 //! in the buffer. A flush completes when every unit written before it is durable.
 
 use super::super::lookahead::Lookahead;
+use super::interface::{Action, HostInterface};
 use super::{Completion, Cx, Event};
 use crate::cache::WriteBuffer;
 use crate::config::{Config, Derived};
@@ -95,6 +96,8 @@ pub(super) struct HostFrontEnd {
     journal_truth: Option<(u32, u32)>,
     journal_waiters: VecDeque<(u64, u64)>,
     journal_latency: hdrhistogram::Histogram<u64>,
+    /// `[device.host_interface]`: submission queues, arbitration, the PCIe link.
+    iface: Option<HostInterface>,
 }
 
 impl HostFrontEnd {
@@ -123,7 +126,13 @@ impl HostFrontEnd {
             flow_names.push(f.name);
         }
         let n = flows.len();
+        let iface = cfg
+            .device
+            .host_interface
+            .as_ref()
+            .map(|h| HostInterface::new(h, n));
         HostFrontEnd {
+            iface,
             reqs: RequestTable::default(),
             flows,
             sources,
@@ -214,13 +223,27 @@ impl HostFrontEnd {
         self.reqs.get(id).span.lpns()
     }
 
+    /// Requests in flight (with the host interface: commands not yet completed to the host).
     pub fn in_flight(&self) -> u32 {
-        self.reqs.in_flight
+        match &self.iface {
+            None => self.reqs.in_flight,
+            Some(i) => i.in_flight(),
+        }
     }
 
     /// Every flow is exhausted and nothing is in flight.
     pub fn done(&self) -> bool {
-        self.reqs.in_flight == 0 && self.flows.iter().all(|f| f.exhausted)
+        self.in_flight() == 0 && self.flows.iter().all(|f| f.exhausted)
+    }
+
+    /// The host interface's figures over a phase `sim_time_ns` long, when there is one.
+    pub fn interface_summary(
+        &self,
+        cfg: &Config,
+        sim_time_ns: u64,
+    ) -> Option<super::interface::HostInterfaceSummary> {
+        let (i, h) = (self.iface.as_ref()?, cfg.device.host_interface.as_ref()?);
+        Some(i.summary(h, &self.flow_names, sim_time_ns))
     }
 
     /// Write-buffer units held (waiting for a page or in flight).
@@ -243,7 +266,12 @@ impl HostFrontEnd {
     }
 
     pub fn idle_epoch_is(&self, epoch: u32) -> bool {
-        epoch == self.idle_epoch && self.reqs.in_flight == 0 && !self.settling
+        epoch == self.idle_epoch && self.in_flight() == 0 && !self.settling
+    }
+
+    /// Time of the last completion so far.
+    pub fn last_completion_ns(&self) -> u64 {
+        self.last_completion_ns
     }
 
     /// The statistics of the phase: host counters, latencies, per-flow latencies, time of
@@ -343,6 +371,8 @@ impl HostFrontEnd {
         self.fetch_open(f, cx)
     }
 
+    /// The host submits `r` on flow `f`: to the device at once, or through the host
+    /// interface's submission queue.
     fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) -> Result<()> {
         let span = self.splitter.split(&r)?;
         self.flows[f].in_flight += 1;
@@ -351,7 +381,30 @@ impl HostFrontEnd {
             let (ftl, mut sink) = cx.parts();
             ftl.set_host_idle(false, &mut sink)?;
         }
+        match self.iface.as_mut() {
+            None => self.dispatch(f, r, span, NONE, cx),
+            Some(i) => {
+                i.submit(f, r, cx);
+                self.run_actions(cx)
+            }
+        }
+    }
+
+    /// The device takes request (or command) `r` of flow `f`.
+    fn dispatch(
+        &mut self,
+        f: usize,
+        r: HostRequest,
+        span: UnitSpan,
+        cmd_id: u32,
+        cx: &mut Cx,
+    ) -> Result<()> {
         let cmd = Command::decode(&r, span, cx.ftl, &self.buffer, &mut self.counters);
+        if cmd_id != NONE && self.iface.as_ref().is_some_and(|i| i.continues(cmd_id)) {
+            // A later part of a request split at the maximum transfer size: the host
+            // counts requests, the first part counted this one.
+            self.counters.uncount_request(r.op);
+        }
         let id = self.reqs.insert(Request {
             flow: f as u16,
             op: r.op,
@@ -364,6 +417,7 @@ impl HostFrontEnd {
             pending_ops: 0,
             plan_stage: 0,
             parked_ops: 0,
+            cmd: cmd_id,
         });
         match cmd {
             Command::Read(span) => {
@@ -447,8 +501,21 @@ impl HostFrontEnd {
         }
     }
 
+    /// The device is done with request `id`: it completes (or its completion crosses the
+    /// host interface).
     pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
         let r = self.reqs.remove(id);
+        match self.iface.as_mut() {
+            None => self.host_completed(r, cx),
+            Some(i) => {
+                i.device_done(r.cmd, cx);
+                Ok(())
+            }
+        }
+    }
+
+    /// The host sees request `r` complete: its latency, the flow's next request.
+    fn host_completed(&mut self, r: Request, cx: &mut Cx) -> Result<()> {
         let now = cx.now();
         let latency = now - r.submit_ns;
         self.completed.count(&r);
@@ -477,7 +544,7 @@ impl HostFrontEnd {
         let f = r.flow as usize;
         self.flows[f].in_flight -= 1;
         self.refill_closed(f, cx)?;
-        if self.reqs.in_flight == 0 && self.idle_gc_after_ns > 0 && !self.settling {
+        if self.in_flight() == 0 && self.idle_gc_after_ns > 0 && !self.settling {
             cx.q.schedule_in(
                 self.idle_gc_after_ns,
                 Event::Idle {
@@ -486,6 +553,66 @@ impl HostFrontEnd {
             );
         }
         Ok(())
+    }
+
+    /// A link direction's scheduled finish (host interface).
+    pub fn on_link(&mut self, dir: u8, gen: u32, cx: &mut Cx) -> Result<()> {
+        if let Some(i) = self.iface.as_mut() {
+            i.on_link(dir, gen, cx);
+        }
+        self.run_actions(cx)
+    }
+
+    /// The controller processed command `cmd` (host interface).
+    pub fn on_processed(&mut self, cmd: u32, cx: &mut Cx) -> Result<()> {
+        if let Some(i) = self.iface.as_mut() {
+            i.on_processed(cmd, cx);
+        }
+        self.run_actions(cx)
+    }
+
+    /// Carry out what the host interface asked: dispatch commands to the device, complete
+    /// requests to the host.
+    fn run_actions(&mut self, cx: &mut Cx) -> Result<()> {
+        loop {
+            let mut batch = match self.iface.as_mut() {
+                Some(i) if !i.actions.is_empty() => std::mem::take(&mut i.actions),
+                _ => return Ok(()),
+            };
+            for a in batch.drain(..) {
+                self.run_action(a, cx)?;
+            }
+            if let Some(i) = self.iface.as_mut().filter(|i| i.actions.is_empty()) {
+                i.actions = batch; // keep the allocation
+            }
+        }
+    }
+
+    fn run_action(&mut self, a: Action, cx: &mut Cx) -> Result<()> {
+        match a {
+            Action::Dispatch(f, r, id) => {
+                let span = self.splitter.split(&r)?;
+                self.dispatch(f as usize, r, span, id, cx)
+            }
+            Action::Completed(f, r, submit_ns) => {
+                let span = self.splitter.split(&r)?;
+                let req = Request {
+                    flow: f,
+                    op: r.op,
+                    stage: Stage::Completing,
+                    submit_ns,
+                    offset_bytes: r.offset_bytes,
+                    bytes: r.size_bytes,
+                    journal: r.journal,
+                    span,
+                    pending_ops: 0,
+                    plan_stage: 0,
+                    parked_ops: 0,
+                    cmd: NONE,
+                };
+                self.host_completed(req, cx)
+            }
+        }
     }
 
     /// Put a write's units into the buffer as space allows (oldest waiting write first).

@@ -30,6 +30,8 @@ use ssdlab_workload::{HostOp, Workload};
 
 mod die;
 mod host;
+mod interface;
+pub use interface::{FlowInterface, HostInterfaceSummary, LinkDirection};
 mod series;
 mod suspend;
 
@@ -52,6 +54,11 @@ enum Event {
     Complete { req: u32 },
     /// The host has been idle since the timer was set (ignored unless `epoch` is current).
     Idle { epoch: u32 },
+    /// A host-interface link direction's earliest transfer finishes (ignored unless `gen`
+    /// is the direction's current generation).
+    Link { dir: u8, gen: u32 },
+    /// The controller finished processing host-interface command `cmd`.
+    Processed { cmd: u32 },
 }
 
 /// Event-queue lanes (FIFOs beside the heap, `engine`): a request's completion after the
@@ -179,10 +186,13 @@ pub struct TimedOutcome {
     pub series: Vec<crate::stats::TimeSeriesRow>,
     /// Journal writes' latency until durable (workloads with a journal, spec 05).
     pub journal_latency: Option<hdrhistogram::Histogram<u64>>,
+    /// The host interface's figures (`[device.host_interface]`).
+    pub host_interface: Option<HostInterfaceSummary>,
 }
 
 pub struct TimedSim<'a> {
     ftl: &'a mut Ftl,
+    cfg: &'a Config,
     q: EventQueue<Event>,
     front: HostFrontEnd,
     dies: DieExecutor,
@@ -219,7 +229,7 @@ impl<'a> TimedSim<'a> {
     /// A timed run of `workload` on `ftl`; up to `threads` flows drawn on threads of their
     /// own ([`crate::Simulation::workload_threads`]).
     pub fn new(
-        cfg: &Config,
+        cfg: &'a Config,
         d: &Derived,
         ftl: &'a mut Ftl,
         workload: Workload,
@@ -236,6 +246,7 @@ impl<'a> TimedSim<'a> {
             series: None,
             series_interval_ns: cfg.output.timeseries_interval_ns,
             ftl,
+            cfg,
         }
     }
 
@@ -292,6 +303,8 @@ impl<'a> TimedSim<'a> {
         }
         progress.update(self.front.counters.requests(), self.q.now_ns());
         let journal_latency = self.front.take_journal_latency();
+        let last_ns = self.front.last_completion_ns();
+        let host_interface = self.front.interface_summary(self.cfg, last_ns);
         let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
         let (suspend, erases) = self.susp.finish();
         Ok(TimedOutcome {
@@ -308,6 +321,7 @@ impl<'a> TimedSim<'a> {
             worn_out,
             series,
             journal_latency,
+            host_interface,
         })
     }
 
@@ -344,6 +358,8 @@ impl<'a> TimedSim<'a> {
                         self.ftl.set_host_idle(true, &mut sink!(self))?;
                     }
                 }
+                Event::Link { dir, gen } => self.front.on_link(dir, gen, &mut cx!(self))?,
+                Event::Processed { cmd } => self.front.on_processed(cmd, &mut cx!(self))?,
             }
             self.dispatch_outbox()?;
             if self.ftl.lifetime_stamp_pending() {

@@ -1,0 +1,50 @@
+//! `round-robin`: NVMe's default arbitration. Queues are served in turn, up to `burst`
+//! commands from a queue before moving on; priority classes are ignored.
+
+use super::{check_burst, round_robin_in, Arbiter, ArbiterCtx};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Commands taken from one queue per turn (NVMe's arbitration burst): 1, 2, 4, … 64.
+    pub burst: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { burst: 1 }
+    }
+}
+
+impl crate::policy::PolicyParams for Params {
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        check_burst(self.burst)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct RoundRobin {
+    queues: Vec<u32>,
+    at: usize,
+    taken: u32,
+    burst: u32,
+}
+
+impl Arbiter for RoundRobin {
+    type Params = Params;
+
+    fn new(p: &Params, ctx: &ArbiterCtx) -> RoundRobin {
+        RoundRobin {
+            queues: (0..ctx.classes.len() as u32).collect(),
+            at: 0,
+            taken: 0,
+            burst: p.burst,
+        }
+    }
+
+    #[inline]
+    fn pick(&mut self, waiting: &[u32]) -> Option<u32> {
+        round_robin_in(&self.queues, waiting, &mut self.at, &mut self.taken, self.burst)
+    }
+}

@@ -1,0 +1,482 @@
+//! The host interface of the timed mode (`[device.host_interface]`): NVMe submission
+//! queues (one per flow), the controller's arbitration and command processing, and the
+//! PCIe link every command's packets and data cross.
+//!
+//! A command's steps, each a transfer on one direction of the link (`host::link`) or the
+//! controller's processor:
+//!
+//! 1. the host writes the submission entry and rings the doorbell (down: one dword);
+//! 2. the command waits in its flow's submission queue until the controller has a free
+//!    command slot (`max_commands_in_flight`) and the arbiter picks its queue;
+//! 3. the controller fetches the entry: a memory-read request (up), the 64-byte entry
+//!    (down);
+//! 4. the controller processes it (`command_ns`, one command at a time);
+//! 5. a write fetches its data (read requests up, data down), then goes to the front end;
+//!    other commands go to the front end at once (`HostFrontEnd::dispatch`);
+//! 6. when the front end is done, a read's data and the completion entry with its MSI-X
+//!    interrupt go up; a write's (trim's, flush's) completion goes up;
+//! 7. the host sees the completion: the request's latency ends, the slot is free.
+//!
+//! Requests larger than `max_data_transfer_bytes` are split into commands as the host
+//! driver splits them; the request completes with its last command.
+
+use super::{Cx, Event};
+use crate::config::HostInterfaceConfig;
+use crate::flash::NONE;
+use crate::host::link::{Dir, Direction, Wire, SQE_BYTES};
+use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
+use ssdlab_workload::{HostOp, HostRequest};
+use std::collections::VecDeque;
+
+/// The token of a transfer nothing waits for (a write's memory-read requests, which run
+/// beside its data).
+const DETACHED: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Doorbell,
+    FetchRequest,
+    FetchEntry,
+    WriteData,
+    /// With the front end.
+    Device,
+    Completion,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Cmd {
+    flow: u16,
+    step: Step,
+    req: HostRequest,
+    /// The request this command is a part of (`NONE`: the whole request).
+    parent: u32,
+    submit_ns: u64,
+    down_bytes: u64,
+    up_bytes: u64,
+}
+
+/// A request split into several commands.
+#[derive(Clone, Copy, Debug)]
+struct Parent {
+    req: HostRequest,
+    submit_ns: u64,
+    left: u32,
+}
+
+/// A slab of reusable slots.
+struct Slab<T> {
+    slots: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T: Copy> Slab<T> {
+    fn new() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    fn insert(&mut self, v: T) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = v;
+                i
+            }
+            None => {
+                self.slots.push(v);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn remove(&mut self, i: u32) -> T {
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Per-flow traffic over the interface.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowTraffic {
+    pub commands: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub link_down_bytes: u64,
+    pub link_up_bytes: u64,
+}
+
+/// What the front end must do for a command.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Action {
+    /// Hand the command to the device (decode, FTL): flow, request, command id.
+    Dispatch(u16, HostRequest, u32),
+    /// The host saw the completion of (the last command of) a request: flow, request,
+    /// host submission time.
+    Completed(u16, HostRequest, u64),
+}
+
+pub(super) struct HostInterface {
+    wire: Wire,
+    dirs: [Direction; 2],
+    gens: [u32; 2],
+    /// The time of each direction's scheduled event (`u64::MAX`: none).
+    due_ns: [u64; 2],
+    arbiter: ArbitrationPolicy,
+    /// Per flow: commands whose doorbell arrived, waiting to be fetched.
+    queues: Vec<VecDeque<u32>>,
+    waiting: Vec<u32>,
+    slots_used: u32,
+    max_slots: u32,
+    command_ns: u64,
+    processor_free_ns: u64,
+    max_transfer_bytes: u64,
+    cmds: Slab<Cmd>,
+    parents: Slab<Parent>,
+    done: Vec<u32>,
+    pub actions: Vec<Action>,
+    pub split_requests: u64,
+    pub traffic: Vec<FlowTraffic>,
+}
+
+impl HostInterface {
+    /// The interface for `flows` flows (their number checked against `flow_priority`
+    /// before the run: [`HostInterfaceConfig::classes`]).
+    pub fn new(cfg: &HostInterfaceConfig, flows: usize) -> HostInterface {
+        let mut classes = cfg.flow_priority.clone();
+        classes.resize(flows, Default::default());
+        let g = cfg.generation_factor();
+        HostInterface {
+            wire: Wire {
+                payload_bytes: cfg.max_payload_bytes,
+                read_request_bytes: cfg.max_read_request_bytes,
+                overhead_bytes: cfg.tlp_overhead_bytes,
+            },
+            dirs: [Direction::new(g, cfg.lanes), Direction::new(g, cfg.lanes)],
+            gens: [0; 2],
+            due_ns: [u64::MAX; 2],
+            arbiter: ArbitrationPolicy::new(&cfg.arbitration, &ArbiterCtx { classes }),
+            queues: (0..flows).map(|_| VecDeque::new()).collect(),
+            waiting: vec![0; flows],
+            slots_used: 0,
+            max_slots: cfg.max_commands_in_flight,
+            command_ns: cfg.command_ns,
+            processor_free_ns: 0,
+            max_transfer_bytes: cfg.max_data_transfer_bytes,
+            cmds: Slab::new(),
+            parents: Slab::new(),
+            done: Vec::new(),
+            actions: Vec::new(),
+            split_requests: 0,
+            traffic: vec![FlowTraffic::default(); flows],
+        }
+    }
+
+    /// Commands and requests held (submitted, not yet completed to the host).
+    pub fn in_flight(&self) -> u32 {
+        self.cmds.len() as u32
+    }
+
+    /// Command `id` is a later part of a split request (not its first).
+    pub fn continues(&self, id: u32) -> bool {
+        let c = &self.cmds.slots[id as usize];
+        c.parent != NONE
+            && c.req.offset_bytes != self.parents.slots[c.parent as usize].req.offset_bytes
+    }
+
+    /// The host submits request `r` of flow `f`: split at the maximum transfer size, each
+    /// command's doorbell goes down.
+    pub fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) {
+        let now = cx.now();
+        let m = self.max_transfer_bytes;
+        let data = matches!(r.op, HostOp::Read | HostOp::Write);
+        if !data || m == 0 || r.size_bytes <= m {
+            self.new_command(f, r, NONE, now, cx);
+            return;
+        }
+        let parts = r.size_bytes.div_ceil(m);
+        self.split_requests += 1;
+        let parent = self.parents.insert(Parent {
+            req: r,
+            submit_ns: now,
+            left: parts as u32,
+        });
+        for k in 0..parts {
+            let off = k * m;
+            let part = HostRequest {
+                offset_bytes: r.offset_bytes + off,
+                size_bytes: m.min(r.size_bytes - off),
+                ..r
+            };
+            self.new_command(f, part, parent, now, cx);
+        }
+    }
+
+    fn new_command(&mut self, f: usize, req: HostRequest, parent: u32, now: u64, cx: &mut Cx) {
+        let id = self.cmds.insert(Cmd {
+            flow: f as u16,
+            step: Step::Doorbell,
+            req,
+            parent,
+            submit_ns: now,
+            down_bytes: 0,
+            up_bytes: 0,
+        });
+        self.traffic[f].commands += 1;
+        let b = self.wire.doorbell();
+        self.send(Dir::Down, id, b, cx);
+    }
+
+    /// Start a transfer of `wire_bytes` for command `id` (or `DETACHED`).
+    fn send(&mut self, dir: Dir, id: u32, wire_bytes: u64, cx: &mut Cx) {
+        let now = cx.now();
+        if id != DETACHED {
+            let c = &mut self.cmds.slots[id as usize];
+            match dir {
+                Dir::Down => c.down_bytes += wire_bytes,
+                Dir::Up => c.up_bytes += wire_bytes,
+            }
+        }
+        self.dirs[dir as usize].start(now, wire_bytes, id);
+        self.reschedule(dir, cx);
+    }
+
+    /// Schedule the direction's next finish if it moved.
+    fn reschedule(&mut self, dir: Dir, cx: &mut Cx) {
+        let d = dir as usize;
+        let next = self.dirs[d].next_finish_ns().unwrap_or(u64::MAX);
+        if next == self.due_ns[d] {
+            return;
+        }
+        self.due_ns[d] = next;
+        self.gens[d] = self.gens[d].wrapping_add(1);
+        if next != u64::MAX {
+            cx.q.schedule_at(
+                next,
+                Event::Link {
+                    dir: d as u8,
+                    gen: self.gens[d],
+                },
+            );
+        }
+    }
+
+    /// A direction's scheduled finish: move every transfer done to its next step.
+    pub fn on_link(&mut self, d: u8, gen: u32, cx: &mut Cx) {
+        let d = d as usize;
+        if gen != self.gens[d] {
+            return;
+        }
+        let dir = if d == 0 { Dir::Down } else { Dir::Up };
+        self.due_ns[d] = u64::MAX;
+        let mut done = std::mem::take(&mut self.done);
+        self.dirs[d].finish_due(cx.now(), &mut done);
+        for &id in &done {
+            if id != DETACHED {
+                self.transferred(id, cx);
+            }
+        }
+        done.clear();
+        self.done = done;
+        self.reschedule(dir, cx);
+        self.fetch(cx);
+    }
+
+    /// Command `id`'s transfer is done: its next step.
+    fn transferred(&mut self, id: u32, cx: &mut Cx) {
+        let c = self.cmds.slots[id as usize];
+        let next = match c.step {
+            Step::Doorbell => {
+                self.queues[c.flow as usize].push_back(id);
+                self.waiting[c.flow as usize] += 1;
+                return;
+            }
+            Step::FetchRequest => {
+                let b = self.wire.data(SQE_BYTES);
+                self.send(Dir::Down, id, b, cx);
+                Step::FetchEntry
+            }
+            Step::FetchEntry => {
+                let at = cx.now().max(self.processor_free_ns) + self.command_ns;
+                self.processor_free_ns = at;
+                cx.q.schedule_at(at, Event::Processed { cmd: id });
+                Step::FetchEntry
+            }
+            Step::WriteData => {
+                self.actions.push(Action::Dispatch(c.flow, c.req, id));
+                Step::Device
+            }
+            Step::Device => unreachable!("a command with the front end has no transfer"),
+            Step::Completion => {
+                self.complete(id);
+                return;
+            }
+        };
+        self.cmds.slots[id as usize].step = next;
+    }
+
+    /// Fetch commands while slots are free and some queue has one (arbiter's order).
+    fn fetch(&mut self, cx: &mut Cx) {
+        while self.slots_used < self.max_slots {
+            let Some(q) = self.arbiter.pick(&self.waiting) else {
+                return;
+            };
+            let id = self.queues[q as usize]
+                .pop_front()
+                .expect("the arbiter picks a queue with a command");
+            self.waiting[q as usize] -= 1;
+            self.slots_used += 1;
+            self.cmds.slots[id as usize].step = Step::FetchRequest;
+            let b = self.wire.read_requests(SQE_BYTES);
+            self.send(Dir::Up, id, b, cx);
+        }
+    }
+
+    /// The controller processed command `id`: a write fetches its data, the others go to
+    /// the front end.
+    pub fn on_processed(&mut self, id: u32, cx: &mut Cx) {
+        let c = self.cmds.slots[id as usize];
+        if c.req.op == HostOp::Write && c.req.size_bytes > 0 {
+            self.cmds.slots[id as usize].step = Step::WriteData;
+            let req = self.wire.read_requests(c.req.size_bytes);
+            self.traffic[c.flow as usize].link_up_bytes += req;
+            self.send(Dir::Up, DETACHED, req, cx);
+            let data = self.wire.data(c.req.size_bytes);
+            self.send(Dir::Down, id, data, cx);
+        } else {
+            self.cmds.slots[id as usize].step = Step::Device;
+            self.actions.push(Action::Dispatch(c.flow, c.req, id));
+        }
+    }
+
+    /// The front end is done with command `id`: a read's data and the completion go up.
+    pub fn device_done(&mut self, id: u32, cx: &mut Cx) {
+        let c = self.cmds.slots[id as usize];
+        debug_assert_eq!(c.step, Step::Device);
+        let mut b = self.wire.completion();
+        if c.req.op == HostOp::Read && c.req.size_bytes > 0 {
+            b += self.wire.data(c.req.size_bytes);
+        }
+        self.cmds.slots[id as usize].step = Step::Completion;
+        self.send(Dir::Up, id, b, cx);
+    }
+
+    /// The host has command `id`'s completion: free its slot; the request completes with
+    /// its last command.
+    fn complete(&mut self, id: u32) {
+        let c = self.cmds.remove(id);
+        self.slots_used -= 1;
+        let t = &mut self.traffic[c.flow as usize];
+        t.link_down_bytes += c.down_bytes;
+        t.link_up_bytes += c.up_bytes;
+        match c.req.op {
+            HostOp::Read => t.read_bytes += c.req.size_bytes,
+            HostOp::Write => t.write_bytes += c.req.size_bytes,
+            _ => {}
+        }
+        if c.parent == NONE {
+            self.actions
+                .push(Action::Completed(c.flow, c.req, c.submit_ns));
+            return;
+        }
+        let p = &mut self.parents.slots[c.parent as usize];
+        p.left -= 1;
+        if p.left == 0 {
+            let p = self.parents.remove(c.parent);
+            self.actions
+                .push(Action::Completed(c.flow, p.req, p.submit_ns));
+        }
+    }
+}
+
+/// One direction of the link over the measured phase.
+#[derive(serde::Serialize, Debug, Clone, PartialEq)]
+pub struct LinkDirection {
+    /// Bytes on the wire (payload and TLP overhead).
+    pub wire_bytes: u64,
+    /// Share of the phase with a transfer in flight.
+    pub utilization: f64,
+}
+
+/// One flow (submission queue) over the host interface.
+#[derive(serde::Serialize, Debug, Clone, PartialEq)]
+pub struct FlowInterface {
+    pub flow: String,
+    pub priority: &'static str,
+    /// NVMe commands (a request split at the maximum transfer size is several).
+    pub commands: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Over the phase (10⁶ bytes per second).
+    pub read_mb_per_s: f64,
+    pub write_mb_per_s: f64,
+    /// Wire bytes of the flow's commands: host → device, device → host.
+    pub link_down_bytes: u64,
+    pub link_up_bytes: u64,
+}
+
+/// `host_interface` in results.json (present when the device has one, timed mode).
+#[derive(serde::Serialize, Debug, Clone, PartialEq)]
+pub struct HostInterfaceSummary {
+    /// e.g. "PCIe 3.0 x4".
+    pub link: String,
+    /// Each direction's rate after 128b/130b encoding, before TLP overhead (10⁹ B/s).
+    pub link_gb_per_s: f64,
+    pub arbitration: &'static str,
+    pub commands: u64,
+    /// Requests split into several commands at the maximum data transfer size.
+    pub split_requests: u64,
+    /// Host → device: doorbells, submission entries, write data.
+    pub down: LinkDirection,
+    /// Device → host: read data, completion entries, interrupts, read requests.
+    pub up: LinkDirection,
+    pub per_flow: Vec<FlowInterface>,
+}
+
+impl HostInterface {
+    /// The phase's figures, `sim_time_ns` long, for flows named `names`.
+    pub fn summary(
+        &self,
+        cfg: &HostInterfaceConfig,
+        names: &[String],
+        sim_time_ns: u64,
+    ) -> HostInterfaceSummary {
+        let t = sim_time_ns.max(1) as f64;
+        let rate = |bytes: u64| crate::stats::round6(bytes as f64 / t * 1e3);
+        let dir = |d: &Direction| LinkDirection {
+            wire_bytes: d.wire_bytes,
+            utilization: crate::stats::round6(d.busy_ns.min(sim_time_ns) as f64 / t),
+        };
+        let g = cfg.generation_factor();
+        HostInterfaceSummary {
+            link: format!("PCIe {}.0 x{}", cfg.pcie_generation, cfg.lanes),
+            link_gb_per_s: crate::stats::round6((64 * g * cfg.lanes as u64) as f64 / 65.0),
+            arbitration: cfg.arbitration.name(),
+            commands: self.traffic.iter().map(|f| f.commands).sum(),
+            split_requests: self.split_requests,
+            down: dir(&self.dirs[0]),
+            up: dir(&self.dirs[1]),
+            per_flow: self
+                .traffic
+                .iter()
+                .zip(names)
+                .enumerate()
+                .map(|(i, (f, name))| FlowInterface {
+                    flow: name.clone(),
+                    priority: cfg.flow_priority.get(i).copied().unwrap_or_default().name(),
+                    commands: f.commands,
+                    read_bytes: f.read_bytes,
+                    write_bytes: f.write_bytes,
+                    read_mb_per_s: rate(f.read_bytes),
+                    write_mb_per_s: rate(f.write_bytes),
+                    link_down_bytes: f.link_down_bytes,
+                    link_up_bytes: f.link_up_bytes,
+                })
+                .collect(),
+        }
+    }
+}
