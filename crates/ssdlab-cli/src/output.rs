@@ -239,6 +239,19 @@ pub fn summary(r: &Results) -> String {
         "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
         h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
     );
+    if let Some(hi) = &r.host_interface {
+        let _ = writeln!(
+            s,
+            "host link: {} ({:.2} GB/s per direction), {} commands ({} requests split), busy {:.1} % down, {:.1} % up; {}",
+            hi.link,
+            hi.link_gb_per_s,
+            hi.commands,
+            hi.split_requests,
+            hi.down.utilization * 100.0,
+            hi.up.utilization * 100.0,
+            hi.arbitration
+        );
+    }
     // Input the run did not replay as written: said here, not only in results.json.
     let w = &r.workload;
     let dropped: Vec<String> = [
