@@ -109,8 +109,61 @@ fn mapping_toml(rng: &mut Pcg64, name: &str, page_bytes: u32) -> String {
     }
 }
 
+/// A `[device.host_interface]` for a third of the timed cases, drawn from a stream of its
+/// own (the other draws, and so the regression seeds' configurations, stay as they were):
+/// few command slots, small transfer limits and random classes, so commands queue, split
+/// and cross the arbiter.
+fn host_interface_toml(seed: u64, text: &str) -> String {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x4e56_6d65);
+    if !text.contains("mode = \"timed\"") || !rng.gen_bool(1.0 / 3.0) {
+        return String::new();
+    }
+    let flows: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("flows = "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let wrr = rng.gen_bool(0.5);
+    let classes: Vec<String> = (0..rng.gen_range(0..=flows))
+        .map(|_| {
+            format!(
+                "\"{}\"",
+                ["urgent", "high", "medium", "low"].choose(rng).unwrap()
+            )
+        })
+        .collect();
+    let arbitration = if wrr {
+        format!(
+            "{{ policy = \"weighted-round-robin\", burst = {}, high_weight = {}, low_weight = {} }}\nflow_priority = [{}]",
+            [1, 2, 4].choose(rng).unwrap(),
+            rng.gen_range(1..=8u32),
+            rng.gen_range(1..=3u32),
+            classes.join(", ")
+        )
+    } else {
+        format!(
+            "{{ policy = \"round-robin\", burst = {} }}",
+            [1, 2, 64].choose(rng).unwrap()
+        )
+    };
+    format!(
+        "[device.host_interface]\npcie_generation = {}\nlanes = {}\ncommand_ns = {}\nmax_commands_in_flight = {}\nmax_data_transfer_bytes = {}\narbitration = {arbitration}\n",
+        rng.gen_range(3..=5u32),
+        [1, 4, 16].choose(rng).unwrap(),
+        [0u64, 1000, 20_000].choose(rng).unwrap(),
+        [1u32, 2, 7, 1024].choose(rng).unwrap(),
+        [0u64, 4096, 8192, 65536].choose(rng).unwrap(),
+    )
+}
+
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 fn draw(seed: u64) -> String {
+    let t = draw_device_and_work(seed);
+    let hi = host_interface_toml(seed, &t);
+    t + &hi
+}
+
+fn draw_device_and_work(seed: u64) -> String {
     let rng = &mut Pcg64::seed_from_u64(seed);
     let mode = if rng.gen_bool(0.5) {
         "timed"
@@ -457,6 +510,16 @@ fn swarm() {
         "{} failed:\n{}",
         failed.len(),
         list(&failed)
+    );
+    // The host interface is drawn (about a sixth of all cases): its paths are exercised.
+    let with_link = seeds
+        .iter()
+        .filter(|&&s| draw(s).contains("[device.host_interface]"))
+        .count();
+    assert!(
+        seeds.len() < 100 || with_link * 10 >= seeds.len(),
+        "{with_link} of {} cases drew a host interface",
+        seeds.len()
     );
     // A config error is not a failure, but rejections must not hide the cases.
     assert!(
