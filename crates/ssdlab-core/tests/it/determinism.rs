@@ -59,6 +59,28 @@ fn timed_results_are_byte_identical_for_the_same_seed() {
     assert_eq!(v["latency_ns"]["per_flow"].as_array().unwrap().len(), 2);
 }
 
+/// With a host interface (two flows in weighted round robin, few command slots, requests
+/// split at 8 KiB) the results stay byte-identical.
+#[test]
+fn timed_results_with_a_host_interface_are_byte_identical() {
+    let with_link = |seed| {
+        let mut c = small("timed", seed);
+        let mut t = toml::to_string(&c).unwrap();
+        t.push_str(
+            "[device.host_interface]\nlanes = 1\nmax_commands_in_flight = 4\nmax_data_transfer_bytes = 8192\narbitration = { policy = \"weighted-round-robin\" }\nflow_priority = [\"high\", \"low\"]\n",
+        );
+        c = Config::from_toml_str(&t, "small+link").unwrap();
+        c
+    };
+    let a = json(with_link(11));
+    assert_eq!(a, json(with_link(11)));
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let hi = &v["host_interface"];
+    assert!(hi["split_requests"].as_u64().unwrap() > 0, "{hi}");
+    assert_eq!(hi["per_flow"][0]["priority"], "high");
+    assert_ne!(a, json(small("timed", 11)));
+}
+
 #[test]
 fn functional_results_are_byte_identical_for_the_same_seed() {
     let a = json(small("functional", 5));
