@@ -8,9 +8,8 @@
 //! together / alone, MQSim's definition) and the fairness of each shared run (min slowdown /
 //! max slowdown).
 //!
-//! The device is `configs/nvme-pcie3-tlc.toml` with a PCIe 3.0 x4 host interface set here
-//! (so the study does not depend on the preset's own section) whose controller holds 16
-//! commands at once: fewer than the flows' 8 + 32, so commands wait in the submission
+//! The device is `configs/nvme-pcie3-tlc.toml` with its host interface (PCIe 3.0 x4 with the
+//! core's defaults when the preset has none) whose controller holds 16 commands at once: fewer than the flows' 8 + 32, so commands wait in the submission
 //! queues and the arbiter decides which flow's command is fetched next.
 
 use crate::{ExperimentError, Result};
@@ -131,6 +130,8 @@ impl MqParams {
         // defaults), with the study's command slots.
         let mut hi = base.device.host_interface.clone().unwrap_or_default();
         hi.max_commands_in_flight = SLOTS;
+        // The study gives each flow its class itself.
+        hi.flow_priority = Vec::new();
         base.device.host_interface = Some(hi);
         base.validate()?;
         Ok(MqParams {
@@ -197,6 +198,20 @@ impl MqParams {
         Ok(c)
     }
 
+    /// The burst of the round-robin runs.
+    pub fn rr_burst(&self) -> Result<u32> {
+        match self.config(Sharing::RoundRobin)?.device.host_interface {
+            Some(HostInterfaceConfig {
+                arbitration: ArbitrationConfig::RoundRobin(p),
+                ..
+            }) => Ok(p.burst),
+            _ => Err(ExperimentError::invalid(
+                "device.host_interface.arbitration",
+                "the round-robin runs have no round-robin arbitration",
+            )),
+        }
+    }
+
     /// The weights of the weighted-round-robin runs (high, medium, low) and the burst.
     pub fn wrr(&self) -> Result<weighted_round_robin::Params> {
         match self
@@ -208,7 +223,10 @@ impl MqParams {
                 arbitration: ArbitrationConfig::WeightedRoundRobin(p),
                 ..
             }) => Ok(p),
-            _ => unreachable!("config(WeightedRoundRobin) sets it"),
+            _ => Err(ExperimentError::invalid(
+                "device.host_interface.arbitration",
+                "the weighted-round-robin runs have no weighted-round-robin arbitration",
+            )),
         }
     }
 
@@ -222,6 +240,19 @@ impl MqParams {
             return Err(ExperimentError::invalid(
                 "mode",
                 "the study measures latency: the timed mode is needed",
+            ));
+        }
+        if !self.host_interface()?.flow_priority.is_empty() {
+            return Err(ExperimentError::invalid(
+                "device.host_interface.flow_priority",
+                format!(
+                    "the study sets each flow's class itself ({}) for its weighted-round-robin runs",
+                    self.flows
+                        .iter()
+                        .map(|f| format!("{} {}", f.name, f.priority.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
         for s in Sharing::ALL {
@@ -283,7 +314,7 @@ pub struct MqRow {
     pub gc: bool,
     pub sharing: Sharing,
     pub flow: &'static str,
-    /// Its class under weighted round robin (`medium`-less: the study's two classes).
+    /// Its submission queue's class under weighted round robin.
     pub priority: &'static str,
     /// Requests of the flow completed in the run.
     pub requests: u64,
@@ -326,6 +357,8 @@ pub struct MqReport {
     pub duration_ns: u64,
     pub slots: u32,
     pub flows: Vec<FlowSpec>,
+    /// Round robin's burst; weighted round robin's weights and burst.
+    pub rr_burst: u32,
     pub wrr: weighted_round_robin::Params,
     pub link: String,
     /// Wall time of the preconditioning: the sequential fill, then the random overwrites.
@@ -435,6 +468,7 @@ pub fn run(p: &MqParams, on_run: &(dyn Fn(&MqRun) + Sync)) -> Result<MqReport> {
         duration_ns: p.duration_ns,
         slots: p.host_interface()?.max_commands_in_flight,
         flows: p.flows.to_vec(),
+        rr_burst: p.rr_burst()?,
         wrr: p.wrr()?,
         link: {
             let h = p.host_interface()?;

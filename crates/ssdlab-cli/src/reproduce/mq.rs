@@ -102,10 +102,11 @@ fn markdown(r: &MqReport, p: &MqParams) -> String {
     let w = &r.wrr;
     let _ = writeln!(
         o,
-        "* Host interface: {}, one submission queue per flow, {} controller command slots (fewer than the flows' {} outstanding commands: the arbiter decides whose command is fetched); RR burst 1; WRR weights high {} / medium {} / low {}, burst {}.",
+        "* Host interface: {}, one submission queue per flow, {} controller command slots (fewer than the flows' {} outstanding commands: the arbiter decides whose command is fetched); RR burst {}; WRR weights high {} / medium {} / low {}, burst {}.",
         r.link,
         r.slots,
         r.flows.iter().map(|f| f.queue_depth).sum::<u32>(),
+        r.rr_burst,
         w.high_weight,
         w.medium_weight,
         w.low_weight,

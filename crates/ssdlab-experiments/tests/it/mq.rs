@@ -129,4 +129,14 @@ fn mq_refuses_a_bad_scale_and_a_missing_host_interface() {
     p.base.device.host_interface = None;
     let e = p.check().unwrap_err().to_string();
     assert!(e.starts_with("device.host_interface: "), "{e}");
+    // The study gives the flows their classes; one given by the user is refused, not
+    // silently replaced.
+    let mut p = MqParams::paper(16).unwrap();
+    let hi = p.base.device.host_interface.as_mut().unwrap();
+    hi.flow_priority = vec![ssdlab_core::policy::arbitration::Priority::Low];
+    let e = p.check().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "device.host_interface.flow_priority: the study sets each flow's class itself (reads high, writes low) for its weighted-round-robin runs"
+    );
 }
