@@ -552,6 +552,61 @@ fn reproduce_dftl_writes_its_table_csv_and_plot() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("scale"));
 }
 
+/// `reproduce mq` at its smallest scale: every file, the CSV's 12 rows in its documented
+/// columns (slowdown and fairness only for the shared runs), the tables and the shape
+/// check; a bad `--duration-ms` fails before any work.
+#[test]
+fn reproduce_mq_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-mq");
+    let o = ssdlab()
+        .args(["reproduce", "mq", "--scale", "16", "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("mq.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "gc,sharing,flow,priority,requests,iops,mb_per_s,mean_ns,p50_ns,p99_ns,p99_99_ns,max_ns,slowdown,fairness"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 12);
+    for r in &rows {
+        assert_eq!(r.len(), 14, "{r:?}");
+        let shared = r[1] != "alone";
+        assert_eq!(!r[12].is_empty(), shared, "{r:?}");
+        assert_eq!(!r[13].is_empty(), shared, "{r:?}");
+        assert_eq!(r[3], if r[2] == "reads" { "high" } else { "low" }, "{r:?}");
+    }
+    let md = std::fs::read_to_string(out.join("mq.md")).unwrap();
+    for part in [
+        "16 controller command slots",
+        "### No GC",
+        "### GC in effect",
+        "## Expected shape (MQSim, FAST 2018)",
+        "| GC vs no GC | GC makes interference worse",
+    ] {
+        assert!(md.contains(part), "{part}: {md}");
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("| WRR | reads | high |"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("mq.json")).unwrap()).unwrap();
+    assert_eq!(json["slots"], 16);
+    assert_eq!(json["runs"].as_array().unwrap().len(), 8);
+    assert!(std::fs::metadata(out.join("mq.svg")).unwrap().len() > 1000);
+    let o = ssdlab()
+        .args(["reproduce", "mq", "--duration-ms", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--duration-ms: 0: "), "{err}");
+}
+
 /// `reproduce slc` at its smallest scale with two fsync intervals: every file, the CSV
 /// header, zero journal bytes migrated, and the shape table.
 #[test]
@@ -1367,7 +1422,7 @@ fn sweep_names_the_grid_flag_and_rejects_bad_syntax_at_once() {
 #[test]
 fn reproduce_refuses_a_bad_scale_before_announcing_runs() {
     let out = temp_dir("bad-scale");
-    for (exp, scale) in [("dftl", "3"), ("wl", "64"), ("slc", "32")] {
+    for (exp, scale) in [("dftl", "3"), ("wl", "64"), ("slc", "32"), ("mq", "3")] {
         let o = ssdlab()
             .args(["reproduce", exp, "--scale", scale, "--out"])
             .arg(&out)
@@ -1788,7 +1843,7 @@ fn reproduce_experiments_share_their_common_arguments() {
         "-q, --quiet No per-run progress lines on stderr",
         "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
     ];
-    for exp in ["op", "ssr", "wl", "dftl", "slc"] {
+    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq"] {
         let o = ssdlab()
             .args(["reproduce", exp, "--help"])
             .output()

@@ -17,12 +17,16 @@
 //!   slc`).
 //! * [`wl`] — spec 03, wear leveling and lifetime: every algorithm on the Table-2 device
 //!   and the normal-distribution traces, to failure (`ssdlab reproduce wl`).
+//! * [`mq`] — issue 38, MQSim's multi-queue study: two flows (4 KiB random reads, 128 KiB
+//!   sequential writes) alone and together under round robin and weighted round robin,
+//!   without and with GC: slowdown and fairness (`ssdlab reproduce mq`).
 //! * [`run`] — one `ssdlab run`: configuration source with overrides, the output files'
 //!   text and a sweep point's headline row (the CLI and the Python binding share it).
 //!
 //! Every error names the option or configuration key at fault ([`ExperimentError`]).
 
 pub mod dftl;
+pub mod mq;
 pub mod op;
 pub mod run;
 pub mod slc;

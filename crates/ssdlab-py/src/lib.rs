@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 use ssdlab_core::sim::stop;
 use ssdlab_experiments::run::{self as one, ConfigSource, RunOptions};
-use ssdlab_experiments::{dftl, op, slc, ssr, wl};
+use ssdlab_experiments::{dftl, mq, op, slc, ssr, wl};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -202,7 +202,7 @@ fn json_to_toml_value(json: &str) -> PyResult<String> {
 }
 
 /// The experiments `reproduce` knows.
-const EXPERIMENTS: [&str; 5] = ["op", "ssr", "wl", "dftl", "slc"];
+const EXPERIMENTS: [&str; 6] = ["op", "ssr", "wl", "dftl", "slc", "mq"];
 
 /// Run experiment `name` (as `ssdlab reproduce NAME --scale … --seed … --set …`) on `jobs`
 /// threads (0: one per core) and return its table as CSV text.
@@ -275,6 +275,12 @@ fn reproduce(
                         ..dftl::DftlParams::paper()
                     };
                     dftl::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+                "mq" => {
+                    let mut p = mq::MqParams::paper(iscale).map_err(s)?;
+                    p.base = overridden(&p.base, "configs/nvme-pcie3-tlc.toml")?;
+                    p.base.seed = seed.unwrap_or(p.base.seed);
+                    mq::run(&p, &|_| {}).map_err(s)?.csv()
                 }
                 _ => {
                     let p = slc::SlcParams {

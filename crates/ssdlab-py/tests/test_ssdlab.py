@@ -167,10 +167,25 @@ def test_reproduce_op_returns_its_table():
     ]
     assert len(df) == 11 and df.op_ratio.tolist()[:2] == [0.0, 0.1]
     assert (df.waf >= 1).all()
-    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc"):
+    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq$"):
         ssdlab.reproduce("nope")
     with pytest.raises(ssdlab.SsdlabError, match="scale"):
         ssdlab.reproduce("op", scale=0.5)
+
+
+def test_reproduce_mq_returns_its_table():
+    df = ssdlab.reproduce("mq", scale=16)
+    assert list(df.columns) == [
+        "gc", "sharing", "flow", "priority", "requests", "iops", "mb_per_s", "mean_ns", "p50_ns", "p99_ns",
+        "p99_99_ns", "max_ns", "slowdown", "fairness",
+    ]
+    assert len(df) == 12
+    shared = df[df.sharing != "alone"]
+    assert shared.slowdown.notna().all() and df[df.sharing == "alone"].slowdown.isna().all()
+    rr = shared[(shared.sharing == "round-robin") & (shared.flow == "reads")]
+    assert (rr.slowdown > 1).all()
+    with pytest.raises(ssdlab.SsdlabError, match="scale: 3: "):
+        ssdlab.reproduce("mq", scale=3)
 
 
 GRID = {"ftl.gc_soft_free_blocks": [4, 8], "ftl.gc": [{"policy": "greedy"}, {"policy": "fifo"}]}

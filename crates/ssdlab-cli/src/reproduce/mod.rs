@@ -3,6 +3,7 @@
 //! `ssdlab-experiments` crate, this module only parses arguments and writes output.
 
 pub mod dftl;
+pub mod mq;
 pub mod op;
 pub mod slc;
 pub mod ssr;
@@ -171,6 +172,10 @@ pub enum Reproduce {
     /// Spec 05: SLC write buffer (slc-buffer) vs SLC buffer + journal region (slc-journal)
     /// on a 64 GiB TLC device under the ext4 model: fio with fsync 2…128, Filebench.
     Slc(slc::SlcArgs),
+    /// Issue 38: MQSim's multi-queue study on the PCIe 3.0 x4 TLC device: 4 KiB random
+    /// reads (QD 8) and 128 KiB sequential writes (QD 32), alone and together under round
+    /// robin and weighted round robin, without and with GC: slowdown and fairness.
+    Mq(mq::MqArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -180,5 +185,6 @@ pub fn run(args: &Args) -> Result<()> {
         Reproduce::Wl(a) => wl::run(a),
         Reproduce::Dftl(a) => dftl::run(a),
         Reproduce::Slc(a) => slc::run(a),
+        Reproduce::Mq(a) => mq::run(a),
     }
 }

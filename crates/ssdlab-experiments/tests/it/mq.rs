@@ -1,0 +1,142 @@
+//! Issue 38's multi-queue study (`reproduce mq`) at its smallest scale (fixed seed): the
+//! report's rows and their arithmetic (slowdown, fairness, throughput, Little's law), both
+//! flows issuing for the whole run, and the expected-shape checks that hold at this scale.
+
+use ssdlab_experiments::mq::{self, MqParams, MqReport, Sharing};
+
+/// 24 pages per block, 125 ms per run.
+const SCALE: u32 = 16;
+
+fn report() -> (MqParams, MqReport) {
+    let p = MqParams::paper(SCALE).unwrap();
+    let r = mq::run(&p, &|_| {}).unwrap();
+    (p, r)
+}
+
+#[test]
+fn mq_study_rows_arithmetic_and_shape() {
+    let (p, r) = report();
+    assert_eq!(p.duration_ns, 125_000_000);
+    assert_eq!(p.base.device.geometry.pages_per_block, 24);
+    let hi = p.base.device.host_interface.as_ref().unwrap();
+    assert_eq!(
+        (hi.pcie_generation, hi.lanes, hi.max_commands_in_flight),
+        (3, 4, 16)
+    );
+    // The duration is each flow's only limit (the generator's default of 100,000 requests
+    // would stop the reads early at scale 1).
+    for i in 0..2 {
+        let c = p.flow_config(i);
+        assert_eq!(
+            (c.requests, c.total_bytes, c.duration_ns),
+            (0, 0, p.duration_ns)
+        );
+    }
+
+    // 8 runs, 12 rows in (GC state, sharing, flow) order.
+    assert_eq!(r.runs.len(), 8);
+    let order: Vec<(bool, Sharing, &str)> =
+        r.rows.iter().map(|x| (x.gc, x.sharing, x.flow)).collect();
+    let mut want = Vec::new();
+    for gc in [false, true] {
+        for s in Sharing::ALL {
+            for f in ["reads", "writes"] {
+                want.push((gc, s, f));
+            }
+        }
+    }
+    assert_eq!(order, want);
+    let csv = r.csv();
+    assert_eq!(csv.lines().next().unwrap(), mq::CSV_HEADER);
+    assert_eq!(csv.lines().count(), 13);
+
+    for run in &r.runs {
+        // Every flow issued until the end of the run.
+        assert!(run.sim_time_ns >= p.duration_ns, "{run:?}");
+        assert!(run.link_down_utilization > 0.0 && run.link_up_utilization > 0.0);
+    }
+    for row in &r.rows {
+        let run = r
+            .runs
+            .iter()
+            .find(|x| {
+                x.gc == row.gc
+                    && x.sharing == row.sharing
+                    && x.flows.contains(&row.flow)
+                    && (x.flows.len() == 1) == (row.sharing == Sharing::Alone)
+            })
+            .unwrap();
+        let s = run.sim_time_ns as f64 / 1e9;
+        let block = if row.flow == "reads" { 4096 } else { 128 << 10 };
+        assert_eq!(row.requests, row.latency.count);
+        assert_eq!(row.iops, row.requests as f64 / s);
+        assert_eq!(row.mb_per_s, (row.requests * block) as f64 / s / 1e6);
+        let alone = r.row(row.gc, Sharing::Alone, row.flow).unwrap();
+        match row.sharing {
+            Sharing::Alone => assert_eq!((row.slowdown, row.fairness), (None, None)),
+            _ => {
+                assert_eq!(row.slowdown, Some(row.latency.mean / alone.latency.mean));
+                let other = if row.flow == "reads" {
+                    "writes"
+                } else {
+                    "reads"
+                };
+                let o = r.row(row.gc, row.sharing, other).unwrap().slowdown.unwrap();
+                let me = row.slowdown.unwrap();
+                assert_eq!(row.fairness, Some(me.min(o) / me.max(o)));
+            }
+        }
+    }
+    // Closed loop, one queue, no slot contention (QD 8 < 16 slots): Little's law for the
+    // reads alone, 8 in flight.
+    for gc in [false, true] {
+        let a = r.row(gc, Sharing::Alone, "reads").unwrap();
+        let in_flight = a.iops * a.latency.mean / 1e9;
+        assert!((in_flight - 8.0).abs() < 0.05, "{in_flight}");
+    }
+
+    // The expected shape: what holds at this scale (as at scale 1).
+    let shape = r.shape();
+    let holds = |group: &str, start: &str| {
+        let c = shape
+            .iter()
+            .find(|c| c.group == group && c.check.starts_with(start))
+            .unwrap_or_else(|| panic!("{group}: {start}: {shape:?}"));
+        c.holds
+    };
+    for g in ["no GC", "GC"] {
+        assert_eq!(holds(g, "design:"), Some(true), "{shape:?}");
+        assert_eq!(holds(g, "RR: the reads slow down"), Some(true), "{shape:?}");
+        assert_eq!(holds(g, "WRR protects"), Some(true), "{shape:?}");
+        // The writes do not pay: they are bound by the dies and link, not by slots.
+        assert_eq!(holds(g, "the write flow pays"), Some(false), "{shape:?}");
+    }
+    assert_eq!(holds("no GC", "RR: the writes slow down"), Some(true));
+    assert_eq!(holds("GC vs no GC", "GC makes"), Some(true), "{shape:?}");
+    // A failed check says why.
+    for c in shape.iter().filter(|c| c.holds == Some(false)) {
+        assert!(c.detail.contains("; "), "{c:?}");
+    }
+    let md = r.markdown();
+    assert!(md.contains("| WRR | reads | high |"), "{md}");
+}
+
+#[test]
+fn mq_refuses_a_bad_scale_and_a_missing_host_interface() {
+    let e = MqParams::paper(3).unwrap_err().to_string();
+    assert!(e.starts_with("scale: 3: a power of two up to 16"), "{e}");
+    let mut p = MqParams::paper(16).unwrap();
+    p.base.device.host_interface = None;
+    let e = p.check().unwrap_err().to_string();
+    assert!(e.starts_with("device.host_interface: "), "{e}");
+    // The study gives the flows their classes; one given by the user is refused, not
+    // silently replaced.
+    let mut p = MqParams::paper(16).unwrap();
+    let hi = p.base.device.host_interface.as_mut().unwrap();
+    hi.flow_priority = vec![ssdlab_core::policy::arbitration::Priority::Low];
+    let e = p.check().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "device.host_interface.flow_priority: the study sets each flow's class itself (reads high, writes low) for its weighted-round-robin runs"
+    );
+}
