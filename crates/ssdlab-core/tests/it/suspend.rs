@@ -339,7 +339,10 @@ fn split_suspend_penalty_key_names_both_new_keys() {
     assert!(e.contains(want), "{e}\nwant: {want}");
     // Not through the file reader (e.g. `--set` re-parsed): serde refuses it too.
     let e = toml::from_str::<Config>(text).unwrap_err().to_string();
-    assert!(e.contains("suspend_penalty_ns: split into erase_suspend_penalty_ns"), "{e}");
+    assert!(
+        e.contains("suspend_penalty_ns: split into erase_suspend_penalty_ns"),
+        "{e}"
+    );
     // `config show` writes the two new keys (and never the old one); they read back.
     let mut c = config("none");
     c.device.timing.tlc.program_suspend_penalty_ns = 5000;
@@ -458,7 +461,10 @@ fn run_extra(c: Config, extra: Vec<HostRequest>) -> (Vec<(HostOp, u64, u64)>, Er
         .iter()
         .map(|c| (c.op, c.submit_ns, c.complete_ns))
         .collect();
-    (done, s.erase_trace.first().expect("GC erased a block").clone())
+    (
+        done,
+        s.erase_trace.first().expect("GC erased a block").clone(),
+    )
 }
 
 fn preempting(policy: &str) -> Config {
@@ -517,7 +523,10 @@ fn programs_preempt_erases_at_the_policys_position() {
     let (done, e) = run_extra(config("ssr-static"), vec![]);
     let (t0, w0) = (e.start_ns, e.start_ns + C);
     assert_eq!((e.end_ns, e.suspensions), (w0 + 5 * L, 0));
-    assert!(done.iter().all(|d| d.2 <= t0), "the fill's requests are done");
+    assert!(
+        done.iter().all(|d| d.2 <= t0),
+        "the fill's requests are done"
+    );
     let (_, e) = run_extra(preempting("ssr-static"), vec![]);
     assert_eq!(e.start_ns, t0);
     let d = 2 * P + 3 * PR; // the fill's share of the erase's suspensions
@@ -536,7 +545,12 @@ fn programs_preempt_erases_at_the_policys_position() {
         // I-ES serves the third program of the fill in its first suspension (it arrives
         // during it), so its erase is one penalty P ahead at ta.
         ("ies", ta, 1, vec![1, 0, 1, 0, 0]),
-        ("ssr-static", w0 + d + 2 * L + 2_000_000, 2, vec![2, 0, 1, 0, 0]),
+        (
+            "ssr-static",
+            w0 + d + 2 * L + 2_000_000,
+            2,
+            vec![2, 0, 1, 0, 0],
+        ),
         // D-ES: the fill's suspensions at the ends of loops 1 and 2; then the end of loop 3.
         ("des", w0 + d + 3 * L, 2, vec![1, 1, 1, 0, 0]),
     ];

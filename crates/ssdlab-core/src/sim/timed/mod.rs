@@ -100,9 +100,7 @@ impl QueueSink<'_> {
             self.out.idle.push(die);
         } else if op.kind == OpKind::Read && matches!(op.cause, Cause::Host | Cause::Mapping) {
             self.out.read_waiting.push(die);
-        } else if self.out.programs_preempt
-            && op.kind == OpKind::Program
-            && op.cause == Cause::Host
+        } else if self.out.programs_preempt && op.kind == OpKind::Program && op.cause == Cause::Host
         {
             self.out.program_waiting.push(die);
         }
