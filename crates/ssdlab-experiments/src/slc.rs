@@ -502,10 +502,26 @@ impl SlcReport {
         for (mode, pm, pp) in [("data", -48.0, -56.0), ("ordered", -62.0, -41.0)] {
             let f = fs.first().copied().unwrap_or(2);
             let c = self.latency_change_pct(mode, f);
+            let runs = self.find("fio", mode, Some(f), "slc-buffer").zip(self.find(
+                "fio",
+                mode,
+                Some(f),
+                "slc-journal",
+            ));
+            let numbers = match (c, runs) {
+                (Some((m, p)), Some((b, j))) => format!(
+                    "mean {:.0} → {:.0} µs ({m:+.0} %), p99 {:.0} → {:.0} µs ({p:+.0} %)",
+                    b.journal_latency_mean_ns / 1e3,
+                    j.journal_latency_mean_ns / 1e3,
+                    b.journal_latency_p99_ns as f64 / 1e3,
+                    j.journal_latency_p99_ns as f64 / 1e3
+                ),
+                _ => "not run".into(),
+            };
             out.push((
                 format!("fio {mode}, N = {f}: journal write latency lower, mean and p99 (paper {pm:.0} % / {pp:.0} %)"),
                 c.map(|(m, p)| m < 0.0 && p < 0.0),
-                c.map_or("not run".into(), |(m, p)| format!("{m:+.0} % / {p:+.0} %")),
+                numbers,
             ));
         }
         let fb: Vec<(String, f64)> = ["data", "ordered"]

@@ -101,12 +101,12 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     );
     let _ = writeln!(
         o,
-        "* Timing: read {} us, program {} us, erase {} loops x {} ms, suspend penalty {} us, resume penalty {} us.",
+        "* Timing: read {} us, program {} us, erase {} loops x {} ms, erase-suspend penalty {} us, resume penalty {} us.",
         t.read_ns as f64 / 1e3,
         t.program_ns as f64 / 1e3,
         t.erase_loops.first().map_or(0, |e| e.1),
         t.erase_loop_ns as f64 / 1e6,
-        t.suspend_penalty_ns as f64 / 1e3,
+        t.erase_suspend_penalty_ns as f64 / 1e3,
         t.resume_penalty_ns as f64 / 1e3
     );
     let _ = writeln!(

@@ -567,12 +567,23 @@ fn erase_suspend_table<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Keys that moved: the erase-suspend parameters went from flat `[scheduler]` keys into the
-/// policy's own table (`erase_suspend = { policy = "…", … }`). An old key is refused with
-/// an error naming its file, line and the key to write instead.
+/// policy's own table (`erase_suspend = { policy = "…", … }`), and a cell mode's
+/// `suspend_penalty_ns` split into `erase_suspend_penalty_ns` and
+/// `program_suspend_penalty_ns`. An old key is refused with an error naming its file, line
+/// and the key(s) to write instead.
 fn refuse_moved_keys(text: &str, file: &str) -> Result<()> {
     let Ok(doc) = text.parse::<toml::Table>() else {
         return Ok(()); // the parser's own error follows
     };
+    if let Some(toml::Value::Table(t)) = doc.get("device").and_then(|d| d.get("timing")) {
+        for mode in CellMode::ALL {
+            if let Some(v) = t.get(mode.name()).and_then(|m| m.get("suspend_penalty_ns")) {
+                let key = format!("device.timing.{}.suspend_penalty_ns", mode.name());
+                let e = SimError::config(key, crate::flash::split_penalty_reason(v));
+                return Err(at_key_line(e, text, file));
+            }
+        }
+    }
     let Some(toml::Value::Table(s)) = doc.get("scheduler") else {
         return Ok(());
     };

@@ -13,7 +13,7 @@ use crate::ids::JobId;
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
 pub use oob::Oob;
-pub use timing::{CellTiming, TimingModel, TimingTable};
+pub use timing::{split_penalty_reason, CellTiming, SplitKey, TimingModel, TimingTable};
 
 /// Marker for "no unit" / "unmapped" in dense `u32` tables.
 pub const NONE: u32 = u32::MAX;

@@ -16,16 +16,48 @@ pub struct CellTiming {
     pub erase_loop_ns: u64,
     /// Erase loops as a step table of [from_pe_cycles, loops], first entry from 0.
     pub erase_loops: Vec<(u32, u32)>,
-    /// Cost of suspending an erase or program, paid when it is suspended, before the first
-    /// read can start (voltage recovery; Table 1 of the SSR paper: 100 µs).
+    /// Cost of suspending an erase, paid when it is suspended, before the first read (or
+    /// program) can start (voltage recovery; Table 1 of the SSR paper: 100 µs).
     #[serde(default)]
-    pub suspend_penalty_ns: u64,
+    pub erase_suspend_penalty_ns: u64,
+    /// Cost of suspending a program (`[scheduler] program_suspend`), paid when it is
+    /// suspended, before the first read can start.
+    #[serde(default)]
+    pub program_suspend_penalty_ns: u64,
+    /// Split into `erase_suspend_penalty_ns` and `program_suspend_penalty_ns`: refused.
+    #[doc(hidden)]
+    #[serde(
+        default,
+        skip_serializing,
+        rename = "suspend_penalty_ns",
+        deserialize_with = "split_penalty_key"
+    )]
+    pub moved_suspend_penalty_ns: SplitKey,
     /// Cost of resuming a suspended erase or program, paid before its remaining work
     /// continues (voltage re-ramp). Default 0: Table 1's penalty is charged whole at suspend.
     #[serde(default)]
     pub resume_penalty_ns: u64,
     /// Erase count at which a block is retired as bad.
     pub endurance_pe_cycles: u32,
+}
+
+/// A key that was split in two (`suspend_penalty_ns`); refused, its value never used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SplitKey;
+
+/// Why `suspend_penalty_ns` (value `value`) is refused, and what to write instead.
+pub fn split_penalty_reason(value: &dyn std::fmt::Display) -> String {
+    format!("split into erase_suspend_penalty_ns (suspending an erase) and program_suspend_penalty_ns (suspending a program): write both, e.g. erase_suspend_penalty_ns = {value} and program_suspend_penalty_ns = {value} (docs/erase-suspend.md)")
+}
+
+/// Serde side of the refusal (text that does not come through `Config::from_toml_str`,
+/// which names the file and line).
+fn split_penalty_key<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SplitKey, D::Error> {
+    let v = toml::Value::deserialize(d)?;
+    Err(serde::de::Error::custom(format!(
+        "suspend_penalty_ns: {}",
+        split_penalty_reason(&v)
+    )))
 }
 
 fn default_program_loops() -> u32 {
@@ -50,7 +82,9 @@ impl Default for TimingTable {
             program_loops: 10,
             erase_loop_ns: loop_us * 1000,
             erase_loops: vec![(0, loops)],
-            suspend_penalty_ns: 100_000,
+            erase_suspend_penalty_ns: 100_000,
+            program_suspend_penalty_ns: 100_000,
+            moved_suspend_penalty_ns: SplitKey,
             resume_penalty_ns: 0,
             endurance_pe_cycles: endurance,
         };
@@ -82,7 +116,8 @@ pub struct TimingModel {
     pub program_loops: [u32; 4],
     pub erase_loop_ns: [u64; 4],
     erase_loops: [Vec<(u32, u32)>; 4],
-    pub suspend_penalty_ns: [u64; 4],
+    pub erase_suspend_penalty_ns: [u64; 4],
+    pub program_suspend_penalty_ns: [u64; 4],
     pub endurance_pe_cycles: [u32; 4],
     pub command_overhead_ns: u64,
     channel_rate_mb_per_s: u64,
@@ -104,7 +139,8 @@ impl TimingModel {
             program_loops: CellMode::ALL.map(|m| t(m).program_loops),
             erase_loop_ns: each(&|m| t(m).erase_loop_ns),
             erase_loops: CellMode::ALL.map(|m| t(m).erase_loops.clone()),
-            suspend_penalty_ns: each(&|m| t(m).suspend_penalty_ns),
+            erase_suspend_penalty_ns: each(&|m| t(m).erase_suspend_penalty_ns),
+            program_suspend_penalty_ns: each(&|m| t(m).program_suspend_penalty_ns),
             endurance_pe_cycles: CellMode::ALL.map(|m| t(m).endurance_pe_cycles),
             command_overhead_ns,
             channel_rate_mb_per_s,

@@ -12,8 +12,9 @@
 //! kind and cell mode at the head of the chosen queue that target different planes of the
 //! die run together as one multi-plane operation. The suspender
 //! (`sim::timed::suspend`, policies in [`suspend`]) is asked whenever a read waits on a
-//! die running an erase; while the erase is suspended the die serves reads only
-//! ([`Scheduler::start_reads`]).
+//! die running an erase (and, with `programs_preempt`, whenever a host program does);
+//! while the erase is suspended the die serves reads ([`Scheduler::start_reads`]) and, if
+//! suspended for programs, host programs ([`Scheduler::start_programs`]).
 
 pub use crate::policy::suspend;
 
@@ -391,6 +392,51 @@ impl Scheduler {
         let d = &mut self.dies[die as usize];
         let max = max.min(MAX_PLANES_PER_DIE as u32) as usize;
         d.take_batch(Class::HostRead, max, planes)?;
+        Some(&d.running)
+    }
+
+    /// The queue host programs wait in: their own with read priority, else the host FIFO.
+    #[inline]
+    fn host_program_class(&self) -> Class {
+        if self.read_priority {
+            Class::HostWrite
+        } else {
+            Class::HostRead
+        }
+    }
+
+    /// Whether the next operation of `die`'s host-program queue is a host program (one that
+    /// may suspend an erase with `programs_preempt`).
+    #[inline]
+    pub fn host_program_waiting(&self, die: u32) -> bool {
+        self.dies[die as usize].queues[self.host_program_class() as usize]
+            .front()
+            .is_some_and(|o| o.kind == OpKind::Program && o.cause == Cause::Host)
+    }
+
+    /// Host programs queued on `die` (the programs a suspension for programs serves).
+    pub fn host_programs_queued(&self, die: u32) -> u32 {
+        let q = &self.dies[die as usize].queues[self.host_program_class() as usize];
+        q.iter()
+            .filter(|o| o.kind == OpKind::Program && o.cause == Cause::Host)
+            .count() as u32
+    }
+
+    /// While `die`'s erase is suspended for programs: start a batch of at most `max` host
+    /// programs from the head of their queue.
+    pub fn start_programs(&mut self, die: u32, max: u32) -> Option<&Batch> {
+        debug_assert!(!self.dies[die as usize].busy);
+        if max == 0 || !self.host_program_waiting(die) {
+            return None;
+        }
+        let planes = PlaneOf {
+            per_die: self.planes_per_die,
+            blocks_per_plane: self.blocks_per_plane,
+        };
+        let class = self.host_program_class();
+        let d = &mut self.dies[die as usize];
+        let max = max.min(MAX_PLANES_PER_DIE as u32) as usize;
+        d.take_batch(class, max, planes)?;
         Some(&d.running)
     }
 

@@ -9,7 +9,7 @@ use crate::common;
 
 use common::{flush, open, req};
 use ssdlab_core::config::{Mode, SuspendConfig};
-use ssdlab_core::policy::suspend::{ssr_dynamic, ssr_static};
+use ssdlab_core::policy::suspend::{ies, ssr_dynamic, ssr_static};
 use ssdlab_core::stats::EraseRecord;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
@@ -27,7 +27,7 @@ fn config(policy: &str) -> Config {
         (
             c.device.timing.tlc.erase_loop_ns,
             c.device.timing.tlc.erase_loops.clone(),
-            c.device.timing.tlc.suspend_penalty_ns
+            c.device.timing.tlc.erase_suspend_penalty_ns
         ),
         (L, vec![(0, 5)], P)
     );
@@ -326,11 +326,58 @@ fn moved_suspend_keys_name_the_new_key() {
     }
 }
 
-/// Program suspend: a read waiting on a program runs at the next ISPP loop boundary.
+/// `suspend_penalty_ns` split into an erase and a program penalty (issue 36): the old key
+/// is refused with file, line and both new names; `programs_preempt` is a parameter of the
+/// policies that suspend (not of `none`).
+#[test]
+fn split_suspend_penalty_key_names_both_new_keys() {
+    let text = "seed = 1\n[device.timing.slc]\nread_ns = 1\nprogram_ns = 2\nerase_loop_ns = 3\nerase_loops = [[0, 1]]\nendurance_pe_cycles = 9\nsuspend_penalty_ns = 5000\n";
+    let e = Config::from_toml_str(text, "x.toml")
+        .unwrap_err()
+        .to_string();
+    let want = "x.toml:8: device.timing.slc.suspend_penalty_ns: split into erase_suspend_penalty_ns (suspending an erase) and program_suspend_penalty_ns (suspending a program): write both, e.g. erase_suspend_penalty_ns = 5000 and program_suspend_penalty_ns = 5000";
+    assert!(e.contains(want), "{e}\nwant: {want}");
+    // Not through the file reader (e.g. `--set` re-parsed): serde refuses it too.
+    let e = toml::from_str::<Config>(text).unwrap_err().to_string();
+    assert!(
+        e.contains("suspend_penalty_ns: split into erase_suspend_penalty_ns"),
+        "{e}"
+    );
+    // `config show` writes the two new keys (and never the old one); they read back.
+    let mut c = config("none");
+    c.device.timing.tlc.program_suspend_penalty_ns = 5000;
+    let shown = c.to_toml_string();
+    assert!(
+        shown.contains("erase_suspend_penalty_ns = 100000")
+            && shown.contains("program_suspend_penalty_ns = 5000")
+            && !shown.contains("\nsuspend_penalty_ns"),
+        "{shown}"
+    );
+    assert_eq!(Config::from_toml_str(&shown, "shown.toml").unwrap(), c);
+    use ssdlab_core::config::SchedulerConfig;
+    let sched = |t: &str| toml::from_str::<SchedulerConfig>(t);
+    let e = sched("erase_suspend = { policy = \"none\", programs_preempt = true }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("programs_preempt"), "{e}");
+    let c = sched("erase_suspend = { policy = \"ies\", programs_preempt = true }").unwrap();
+    assert!(matches!(
+        c.erase_suspend,
+        SuspendConfig::Ies(ies::Params {
+            programs_preempt: true
+        })
+    ));
+}
+
+/// Program suspend: a read waiting on a program runs at the next ISPP loop boundary, after
+/// `program_suspend_penalty_ns`.
 #[test]
 fn program_suspend_at_loop_boundary() {
     let mut c = config("none");
     c.scheduler.program_suspend = true;
+    // A program's suspension pays its own penalty, not the erase's P.
+    let pp = 30_000;
+    c.device.timing.tlc.program_suspend_penalty_ns = pp;
     let prog = c.device.timing.tlc.program_ns;
     let loops = c.device.timing.tlc.program_loops as u64;
     let mut s = Simulation::new(c).unwrap();
@@ -353,7 +400,7 @@ fn program_suspend_at_loop_boundary() {
         .unwrap();
     let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
     let boundary = prog_start + 2 * prog / loops;
-    assert_eq!((read.submit_ns, read.complete_ns), (ta, boundary + P + R));
+    assert_eq!((read.submit_ns, read.complete_ns), (ta, boundary + pp + R));
     assert_eq!(r.suspend.unwrap().program_suspensions, 1);
     let fl = s
         .completions
@@ -362,7 +409,7 @@ fn program_suspend_at_loop_boundary() {
         .unwrap();
     assert_eq!(
         fl.complete_ns,
-        prog_start + prog + P + R + 1000,
+        prog_start + prog + pp + R + 1000,
         "the program resumes after the read; + buffer_access_ns"
     );
 }
@@ -378,6 +425,7 @@ fn suspend_tables_round_trip_through_toml() {
         safe_points: vec![(0, 7), (50, 3)],
         max_suspensions_per_erase: 4,
         max_erase_postponement_ns: 9_000,
+        programs_preempt: true,
     });
     configs.push(c);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
@@ -389,4 +437,166 @@ fn suspend_tables_round_trip_through_toml() {
         let back = Config::from_toml_str(&text, "shown.toml").unwrap();
         assert_eq!(back, c, "{text}");
     }
+}
+
+/// The fill of [`prep`] with the last overwrite cut to two units: GC starts when the host
+/// opens its last block but one, and erases a block without valid data while the host's
+/// open block still has free pages (so host programs need not wait for the erase).
+fn prep_room() -> Vec<HostRequest> {
+    let mut w = prep();
+    w[6] = req(HostOp::Write, 8, 2);
+    w
+}
+
+/// Completions (op, arrival, completion) after the fill of [`prep_room`] followed by
+/// `extra`, and the first erase.
+fn run_extra(c: Config, extra: Vec<HostRequest>) -> (Vec<(HostOp, u64, u64)>, EraseRecord) {
+    let mut s = Simulation::new(c).unwrap();
+    s.trace_completions = true;
+    let mut w = prep_room();
+    w.extend(extra);
+    s.run_workload_with(open(w), &mut NoProgress).unwrap();
+    let done = s
+        .completions
+        .iter()
+        .map(|c| (c.op, c.submit_ns, c.complete_ns))
+        .collect();
+    (
+        done,
+        s.erase_trace.first().expect("GC erased a block").clone(),
+    )
+}
+
+fn preempting(policy: &str) -> Config {
+    let mut c = config(policy);
+    c.scheduler.erase_suspend = match c.scheduler.erase_suspend {
+        SuspendConfig::Ies(mut p) => {
+            p.programs_preempt = true;
+            SuspendConfig::Ies(p)
+        }
+        SuspendConfig::Des(mut p) => {
+            p.programs_preempt = true;
+            SuspendConfig::Des(p)
+        }
+        SuspendConfig::SsrStatic(mut p) => {
+            p.programs_preempt = true;
+            SuspendConfig::SsrStatic(p)
+        }
+        SuspendConfig::SsrDynamic(mut p) => {
+            p.programs_preempt = true;
+            SuspendConfig::SsrDynamic(p)
+        }
+        other => other,
+    };
+    c
+}
+
+/// One host program on the die: command, one 4 KiB page over the channel, tPROG.
+const PR: u64 = C + 5120 + 660_000;
+
+fn write_flush_at(unit: u64, at_ns: u64) -> Vec<HostRequest> {
+    let mut w = req(HostOp::Write, unit, 1);
+    w.arrival_ns = at_ns;
+    let mut f = flush();
+    f.arrival_ns = at_ns;
+    vec![w, f]
+}
+
+/// The flush's completion (the program it waited for + `buffer_access_ns`).
+fn flush_done(done: &[(HostOp, u64, u64)], at_ns: u64) -> u64 {
+    done.iter()
+        .find(|d| d.0 == HostOp::Flush && d.1 == at_ns)
+        .expect("the flush completed")
+        .2
+}
+
+/// Spec 05's J2 mechanism (issue 36): with `programs_preempt` a host program waiting on a
+/// die whose erase runs suspends the erase at the policy's position, as a read does; the
+/// die pays the erase-suspend penalty, runs the program, and resumes the erase with exactly
+/// its remaining work. Every time is derived by hand from C, L, P and PR (one program).
+#[test]
+fn programs_preempt_erases_at_the_policys_position() {
+    // The fill: its last three programs are queued when the erase starts (at t0, work from
+    // w0). Without preemption they wait for the whole erase; with it (SSR(s), 10 safe
+    // points per loop) the first safe point, 0.1 L in, serves the two queued then, and the
+    // next one the third (queued when the first two freed buffer space).
+    let (done, e) = run_extra(config("ssr-static"), vec![]);
+    let (t0, w0) = (e.start_ns, e.start_ns + C);
+    assert_eq!((e.end_ns, e.suspensions), (w0 + 5 * L, 0));
+    assert!(
+        done.iter().all(|d| d.2 <= t0),
+        "the fill's requests are done"
+    );
+    let (_, e) = run_extra(preempting("ssr-static"), vec![]);
+    assert_eq!(e.start_ns, t0);
+    let d = 2 * P + 3 * PR; // the fill's share of the erase's suspensions
+    assert_eq!(
+        (e.end_ns, e.suspensions, e.penalties_ns),
+        (w0 + 5 * L + d, 2, 2 * P)
+    );
+    assert_eq!(e.suspensions_per_loop, vec![2, 0, 0, 0, 0]);
+    check_exec(&e);
+
+    // One more page, written and flushed at work position 2.33 L.
+    let ta = w0 + d + 2 * L + 1_650_000;
+    let end = w0 + d + 5 * L;
+    // (policy, suspension time, the fill's suspensions, suspensions per loop)
+    let cases = [
+        // I-ES serves the third program of the fill in its first suspension (it arrives
+        // during it), so its erase is one penalty P ahead at ta.
+        ("ies", ta, 1, vec![1, 0, 1, 0, 0]),
+        (
+            "ssr-static",
+            w0 + d + 2 * L + 2_000_000,
+            2,
+            vec![2, 0, 1, 0, 0],
+        ),
+        // D-ES: the fill's suspensions at the ends of loops 1 and 2; then the end of loop 3.
+        ("des", w0 + d + 3 * L, 2, vec![1, 1, 1, 0, 0]),
+    ];
+    for (policy, ts, k, per_loop) in cases {
+        let (done, e) = run_extra(preempting(policy), write_flush_at(15, ta));
+        assert_eq!(e.start_ns, t0, "{policy}");
+        assert_eq!(
+            flush_done(&done, ta),
+            ts + P + PR + 1000,
+            "{policy}: the program runs at the suspension"
+        );
+        assert_eq!(
+            (e.end_ns, e.suspensions, e.penalties_ns),
+            (end - (2 - k) * P + P + PR, k as u32 + 1, (k + 1) * P),
+            "{policy}: the erase resumes with exactly its remaining work"
+        );
+        assert_eq!(e.suspensions_per_loop, per_loop, "{policy}");
+        check_exec(&e);
+    }
+
+    // Off (the default): the program waits for the erase's end.
+    let (done, e) = run_extra(config("ssr-static"), write_flush_at(15, ta));
+    assert_eq!(e.end_ns, w0 + 5 * L);
+    assert!(flush_done(&done, ta) > e.end_ns);
+
+    // The guard applies as for reads: after two suspensions the program waits.
+    let mut c = preempting("ssr-static");
+    if let SuspendConfig::SsrStatic(p) = &mut c.scheduler.erase_suspend {
+        p.max_suspensions_per_erase = 2;
+    }
+    let (done, e) = run_extra(c, write_flush_at(15, ta));
+    assert_eq!((e.end_ns, e.suspensions), (end, 2));
+    assert_eq!(flush_done(&done, ta), end + PR + 1000);
+}
+
+/// The erase's penalty is `erase_suspend_penalty_ns`, a program's
+/// `program_suspend_penalty_ns`: each suspension pays its own.
+#[test]
+fn erase_and_program_suspensions_pay_their_own_penalty() {
+    let (p_erase, p_prog) = (70_000, 30_000);
+    let mut c = preempting("ies");
+    c.device.timing.tlc.erase_suspend_penalty_ns = p_erase;
+    c.device.timing.tlc.program_suspend_penalty_ns = p_prog;
+    let (_, e) = run_extra(c, vec![]);
+    let d = p_erase + 3 * PR; // one suspension (I-ES), three programs
+    assert_eq!(e.penalties_ns, p_erase);
+    assert_eq!(e.end_ns, e.start_ns + C + 5 * L + d);
+    check_exec(&e);
 }

@@ -67,6 +67,13 @@ fn erase_suspend_toml(rng: &mut Pcg64) -> String {
         }
         _ => {}
     }
+    if name != "none" {
+        // Drawn aside (`rng` not advanced): every other draw of a seed stays as it was.
+        let mut aside = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x9e37_79b9_7f4a_7c15);
+        if aside.gen_bool(0.5) {
+            t.push_str(", programs_preempt = true");
+        }
+    }
     if matches!(name, "des" | "ssr-static" | "ssr-dynamic") {
         if rng.gen_bool(0.3) {
             let _ = write!(t, ", max_suspensions_per_erase = {}", rng.gen_range(1..=4));
@@ -286,7 +293,8 @@ program_ns = {program_ns}
 program_loops = {program_loops}
 erase_loop_ns = {erase_loop_ns}
 erase_loops = [[0, {erase_loops}]]
-suspend_penalty_ns = {suspend_penalty_ns}
+erase_suspend_penalty_ns = {suspend_penalty_ns}
+program_suspend_penalty_ns = {suspend_penalty_ns}
 resume_penalty_ns = {resume_penalty_ns}
 endurance_pe_cycles = {endurance}
 [ftl]

@@ -48,7 +48,7 @@ fn policies_order_bounds_and_accounting() {
     let t = p.base.device.timing.get(p.base.device.cell_mode).clone();
     // A read arriving during the erase's command cycles also waits for them.
     let cmd = p.base.device.command_overhead_ns;
-    let (loop_ns, penalty) = (t.erase_loop_ns, t.suspend_penalty_ns + cmd);
+    let (loop_ns, penalty) = (t.erase_loop_ns, t.erase_suspend_penalty_ns + cmd);
     let mut p9999 = Vec::new();
     for policy in ["none", "des", "ssr-static", "ssr-dynamic", "ies"] {
         let (r, s) = run(&p, &pre, policy, 150_000, 70.0);

@@ -13,6 +13,9 @@ pub struct Params {
     pub max_suspensions_per_erase: u32,
     /// An erase is not suspended again once postponed this long in total (penalties included).
     pub max_erase_postponement_ns: u64,
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
 }
 
 impl crate::policy::PolicyParams for Params {}
@@ -20,6 +23,7 @@ impl crate::policy::PolicyParams for Params {}
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Des {
     guard: Guard,
+    programs_preempt: bool,
 }
 
 impl EraseSuspend for Des {
@@ -31,6 +35,7 @@ impl EraseSuspend for Des {
                 max_suspensions_per_erase: p.max_suspensions_per_erase,
                 max_erase_postponement_ns: p.max_erase_postponement_ns,
             },
+            programs_preempt: p.programs_preempt,
         }
     }
 
@@ -41,6 +46,10 @@ impl EraseSuspend for Des {
 
     fn points_per_loop(&self, _pe_cycles: u32) -> u32 {
         1
+    }
+
+    fn programs_preempt(&self) -> bool {
+        self.programs_preempt
     }
 
     fn guard(&self) -> Option<Guard> {

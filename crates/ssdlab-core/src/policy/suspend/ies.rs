@@ -6,21 +6,29 @@
 use super::{EraseSuspend, EraseView, Guard};
 use serde::{Deserialize, Serialize};
 
-/// No parameters (no starvation guard by definition).
+/// No starvation guard by definition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Params {}
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
+}
 
 impl crate::policy::PolicyParams for Params {}
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Ies;
+pub struct Ies {
+    programs_preempt: bool,
+}
 
 impl EraseSuspend for Ies {
     type Params = Params;
 
-    fn new(_: &Params, _: &()) -> Ies {
-        Ies
+    fn new(p: &Params, _: &()) -> Ies {
+        Ies {
+            programs_preempt: p.programs_preempt,
+        }
     }
 
     #[inline]
@@ -34,6 +42,10 @@ impl EraseSuspend for Ies {
 
     fn serves_late_reads(&self) -> bool {
         true
+    }
+
+    fn programs_preempt(&self) -> bool {
+        self.programs_preempt
     }
 
     fn guard(&self) -> Option<Guard> {

@@ -18,6 +18,9 @@
 //!
 //! `des`, `ssr-static` and `ssr-dynamic` honour a starvation guard ([`Guard`]: parameters
 //! `max_suspensions_per_erase`, `max_erase_postponement_ns`); `ies` has none by definition.
+//! With the parameter `programs_preempt = true` (every policy but `none`) a waiting host
+//! program suspends an erase as a read does: same positions, same guard; the die then
+//! serves the programs (and reads) queued at the suspension (`ies`: also later ones).
 //!
 //! Programs are suspended (option `program_suspend`) at ISPP program-loop boundaries with
 //! the same grid arithmetic ([`next_grid_point`] with one "loop" of `program_loops` points).
@@ -71,6 +74,11 @@ pub trait EraseSuspend: Sized {
     /// Whether reads that arrive while the erase is suspended are served in the same
     /// suspension; otherwise only the reads queued at the suspension moment are.
     fn serves_late_reads(&self) -> bool {
+        false
+    }
+    /// Whether a waiting host program may suspend an erase too (parameter
+    /// `programs_preempt`); otherwise only reads do.
+    fn programs_preempt(&self) -> bool {
         false
     }
     /// The starvation guard; `None`: unguarded (suspends even during urgent GC).
@@ -157,6 +165,12 @@ impl SuspendPolicy {
     #[inline]
     pub fn guard(&self) -> Option<Guard> {
         dispatch!(self, p => p.guard())
+    }
+
+    /// Whether waiting host programs may suspend an erase too (`programs_preempt`).
+    #[inline]
+    pub fn programs_preempt(&self) -> bool {
+        dispatch!(self, p => p.programs_preempt())
     }
 
     /// Whether the starvation guard applies (every policy but I-ES, which has none).

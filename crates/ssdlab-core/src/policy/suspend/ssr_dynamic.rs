@@ -16,6 +16,9 @@ pub struct Params {
     pub max_suspensions_per_erase: u32,
     /// Starvation guard: no suspension once postponed this long in total (0 = no limit).
     pub max_erase_postponement_ns: u64,
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
 }
 
 impl Default for Params {
@@ -24,6 +27,7 @@ impl Default for Params {
             safe_points: vec![(0, 30), (1000, 10)],
             max_suspensions_per_erase: 0,
             max_erase_postponement_ns: 0,
+            programs_preempt: false,
         }
     }
 }
@@ -43,6 +47,7 @@ impl crate::policy::PolicyParams for Params {
 pub struct SsrDynamic {
     table: Vec<(u32, u32)>,
     guard: Guard,
+    programs_preempt: bool,
 }
 
 impl EraseSuspend for SsrDynamic {
@@ -55,6 +60,7 @@ impl EraseSuspend for SsrDynamic {
                 max_suspensions_per_erase: p.max_suspensions_per_erase,
                 max_erase_postponement_ns: p.max_erase_postponement_ns,
             },
+            programs_preempt: p.programs_preempt,
         }
     }
 
@@ -65,6 +71,10 @@ impl EraseSuspend for SsrDynamic {
     #[inline]
     fn next_point(&self, v: &EraseView) -> Option<u64> {
         next_grid_point(v, self.points_per_loop(v.pe_cycles))
+    }
+
+    fn programs_preempt(&self) -> bool {
+        self.programs_preempt
     }
 
     fn guard(&self) -> Option<Guard> {

@@ -15,6 +15,9 @@ pub struct Params {
     pub max_suspensions_per_erase: u32,
     /// Starvation guard: no suspension once postponed this long in total (0 = no limit).
     pub max_erase_postponement_ns: u64,
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
 }
 
 impl Default for Params {
@@ -23,6 +26,7 @@ impl Default for Params {
             points_per_loop: 10,
             max_suspensions_per_erase: 0,
             max_erase_postponement_ns: 0,
+            programs_preempt: false,
         }
     }
 }
@@ -40,6 +44,7 @@ impl crate::policy::PolicyParams for Params {
 pub struct SsrStatic {
     n: u32,
     guard: Guard,
+    programs_preempt: bool,
 }
 
 impl EraseSuspend for SsrStatic {
@@ -52,6 +57,7 @@ impl EraseSuspend for SsrStatic {
                 max_suspensions_per_erase: p.max_suspensions_per_erase,
                 max_erase_postponement_ns: p.max_erase_postponement_ns,
             },
+            programs_preempt: p.programs_preempt,
         }
     }
 
@@ -62,6 +68,10 @@ impl EraseSuspend for SsrStatic {
 
     fn points_per_loop(&self, _pe_cycles: u32) -> u32 {
         self.n
+    }
+
+    fn programs_preempt(&self) -> bool {
+        self.programs_preempt
     }
 
     fn guard(&self) -> Option<Guard> {

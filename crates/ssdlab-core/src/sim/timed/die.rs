@@ -175,6 +175,35 @@ impl DieExecutor {
         Some(batch.len as u32)
     }
 
+    /// Start a batch of at most `max` host programs on `die` while its erase is suspended
+    /// for them (command + transfer, then tPROG, as any program; never itself suspended:
+    /// no suspension within a suspension); `None` when none waits.
+    pub fn start_programs(
+        &mut self,
+        die: u32,
+        max: u32,
+        q: &mut EventQueue<Event>,
+        t: &TimingModel,
+    ) -> Option<u32> {
+        let now = q.now_ns();
+        self.started_ns[die as usize] = now;
+        let batch = self.sched.start_programs(die, max)?;
+        let ch = self.channel_of[die as usize];
+        let xfer = self.pages_xfer_ns[batch.len];
+        let end = self.channels.reserve(ch, now + self.command_ns, xfer);
+        let prog = slowest_of(batch, &t.program_ns);
+        let n = batch.len as u32;
+        let gen = self.gen(die);
+        q.schedule_at(
+            end + prog,
+            Event::DieDone {
+                die: die as u16,
+                gen,
+            },
+        );
+        Some(n)
+    }
+
     /// The read batch of `die` is sensed: move its data over the channel.
     pub fn on_sensed(&mut self, die: u32, q: &mut EventQueue<Event>, t: &TimingModel) {
         let batch = &self.sched.dies[die as usize].running;

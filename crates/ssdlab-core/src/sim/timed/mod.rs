@@ -75,6 +75,11 @@ struct Outbox {
     idle: Vec<u32>,
     /// Busy dies that just got a host (or mapping) read: ask the suspend policy.
     read_waiting: Vec<u32>,
+    /// Busy dies that just got a host program, when programs preempt erases (the suspend
+    /// policy's `programs_preempt`; otherwise always empty): ask the suspend policy.
+    program_waiting: Vec<u32>,
+    /// Whether host programs are reported in `program_waiting`.
+    programs_preempt: bool,
     /// Operations of a later plan stage, with their request, in issue order.
     parked: Vec<(u32, NandOp)>,
 }
@@ -95,6 +100,9 @@ impl QueueSink<'_> {
             self.out.idle.push(die);
         } else if op.kind == OpKind::Read && matches!(op.cause, Cause::Host | Cause::Mapping) {
             self.out.read_waiting.push(die);
+        } else if self.out.programs_preempt && op.kind == OpKind::Program && op.cause == Cause::Host
+        {
+            self.out.program_waiting.push(die);
         }
     }
 }
@@ -237,12 +245,17 @@ impl<'a> TimedSim<'a> {
     ) -> TimedSim<'a> {
         let g = d.geometry;
         ftl.keep_pressure();
+        let susp = Suspender::new(cfg, g.dies);
+        let out = Outbox {
+            programs_preempt: susp.programs_preempt(),
+            ..Outbox::default()
+        };
         TimedSim {
             q: EventQueue::new(),
             front: HostFrontEnd::new(cfg, d, workload, threads),
             dies: DieExecutor::new(cfg, &g, &ftl.timing),
-            susp: Suspender::new(cfg, g.dies),
-            out: Outbox::default(),
+            susp,
+            out,
             series: None,
             series_interval_ns: cfg.output.timeseries_interval_ns,
             ftl,
@@ -386,10 +399,14 @@ impl<'a> TimedSim<'a> {
         self.series.as_ref().map_or(u64::MAX, |s| s.next_ns())
     }
 
-    /// Start dies that got work and let the suspend policy see reads waiting on busy dies.
+    /// Start dies that got work and let the suspend policy see reads (and, with
+    /// `programs_preempt`, host programs) waiting on busy dies.
     #[inline(always)]
     fn dispatch_outbox(&mut self) -> Result<()> {
-        if self.out.read_waiting.is_empty() && self.out.idle.is_empty() {
+        if self.out.read_waiting.is_empty()
+            && self.out.idle.is_empty()
+            && self.out.program_waiting.is_empty()
+        {
             return Ok(());
         }
         self.dispatch_outbox_work()
@@ -401,6 +418,9 @@ impl<'a> TimedSim<'a> {
             if let Some(die) = self.out.read_waiting.pop() {
                 self.susp
                     .read_arrived(die, &mut self.dies, &mut self.q, self.ftl);
+            } else if let Some(die) = self.out.program_waiting.pop() {
+                self.susp
+                    .program_arrived(die, &mut self.dies, &mut self.q, self.ftl);
             } else if let Some(die) = self.out.idle.pop() {
                 // A die can be listed more than once, or started since it was listed.
                 if !self.dies.sched.dies[die as usize].busy {
@@ -465,7 +485,7 @@ impl<'a> TimedSim<'a> {
         if erased {
             self.front.pump_buffer(&mut cx!(self))?;
         }
-        if self.out.read_waiting.is_empty() {
+        if self.out.read_waiting.is_empty() && self.out.program_waiting.is_empty() {
             // What the outbox would do first (its idle dies are a stack, and reads waiting
             // on busy dies go before them): start this die now, in the same order.
             self.start_die(die);

@@ -2,11 +2,14 @@
 //! exact work position, suspend points, serving reads while suspended, resume (spec 01,
 //! docs/erase-suspend.md).
 //!
-//! When a host (or mapping) read waits on a die whose erase runs, the suspend policy names
-//! a work position; at that point the die stops (its pending completion is cancelled
-//! through the die's generation counter), pays the suspend penalty, serves reads (those
-//! queued at the suspension, or all of them for I-ES), then resumes the remaining work
-//! after the resume penalty. Nothing but reads runs on a die while its erase is suspended.
+//! When a host (or mapping) read waits on a die whose erase runs — or, with the policy's
+//! `programs_preempt`, a host program — the suspend policy names a work position; at that
+//! point the die stops (its pending completion is cancelled through the die's generation
+//! counter), pays the suspend penalty (the erase's or the program's), serves reads (those
+//! queued at the suspension, or all of them for I-ES) and then, for an erase with
+//! `programs_preempt`, host programs (likewise), then resumes the remaining work after the
+//! resume penalty. Nothing else runs on a die while its erase is suspended; a program
+//! served in a suspension is not itself suspended.
 
 use super::die::{DieExecutor, LongStart};
 use super::Event;
@@ -61,6 +64,9 @@ struct LongOp {
     postponed_ns: u64,
     /// Reads the current suspension may still serve (`u32::MAX`: unbounded, I-ES).
     read_budget: u32,
+    /// Host programs the current suspension may still serve (erases with
+    /// `programs_preempt`; `u32::MAX`: unbounded, I-ES).
+    program_budget: u32,
     /// First read waiting on the running erase since it last became readable.
     wait_since_ns: Option<u64>,
     per_loop: [u16; MAX_ERASE_LOOPS as usize],
@@ -92,6 +98,7 @@ impl LongOp {
         suspended_at_ns: 0,
         postponed_ns: 0,
         read_budget: 0,
+        program_budget: 0,
         wait_since_ns: None,
         per_loop: [0; MAX_ERASE_LOOPS as usize],
     };
@@ -108,6 +115,8 @@ impl LongOp {
 pub(super) struct Suspender {
     long: Vec<LongOp>,
     policy: SuspendPolicy,
+    /// Waiting host programs suspend erases too (the policy's `programs_preempt`).
+    programs_preempt: bool,
     resume_penalty_ns: [u64; 4],
     max_suspensions_per_erase: u32,
     max_erase_postponement_ns: u64,
@@ -123,6 +132,7 @@ impl Suspender {
         let guard = policy.guard().unwrap_or_default();
         Suspender {
             long: vec![LongOp::IDLE; dies as usize],
+            programs_preempt: policy.programs_preempt(),
             policy,
             resume_penalty_ns: crate::config::CellMode::ALL
                 .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
@@ -151,6 +161,12 @@ impl Suspender {
 
     pub fn finish(self) -> (SuspendSummary, Vec<EraseRecord>) {
         (self.summary, self.erase_trace.unwrap_or_default())
+    }
+
+    /// Whether waiting host programs suspend erases (the caller reports their arrival).
+    #[inline]
+    pub fn programs_preempt(&self) -> bool {
+        self.programs_preempt
     }
 
     #[inline]
@@ -189,6 +205,31 @@ impl Suspender {
                 lo.wait_since_ns = Some(now);
             }
             self.try_suspend(die, dies, q, ftl);
+        } else if self.programs_waiting(die, dies) {
+            self.try_suspend(die, dies, q, ftl);
+        }
+    }
+
+    /// Whether host programs wait that may suspend `die`'s erase.
+    #[inline]
+    fn programs_waiting(&self, die: u32, dies: &DieExecutor) -> bool {
+        self.programs_preempt
+            && self.long[die as usize].kind == OpKind::Erase
+            && dies.sched.host_program_waiting(die)
+    }
+
+    /// A host program was queued on busy `die` (only with `programs_preempt`): if an erase
+    /// runs, the policy decides as for a read.
+    pub fn program_arrived(
+        &mut self,
+        die: u32,
+        dies: &mut DieExecutor,
+        q: &mut EventQueue<Event>,
+        ftl: &Ftl,
+    ) {
+        let lo = &self.long[die as usize];
+        if lo.phase == Phase::Running && lo.kind == OpKind::Erase && !lo.pending {
+            self.try_suspend(die, dies, q, ftl);
         }
     }
 
@@ -214,7 +255,8 @@ impl Suspender {
     }
 
     /// Ask the policy where `die`'s running erase (or program) should stop for the reads
-    /// waiting on it, and schedule the suspension.
+    /// (or, erases with `programs_preempt`, host programs) waiting on it, and schedule the
+    /// suspension.
     fn try_suspend(
         &mut self,
         die: u32,
@@ -300,7 +342,17 @@ impl Suspender {
         let now = q.now_ns();
         let late = self.policy.serves_late_reads();
         let queued = dies.sched.host_reads_queued(die);
-        let penalty = ftl.timing.suspend_penalty_ns[self.long[di].mode];
+        let mode = self.long[di].mode;
+        let (penalty, programs) = if self.long[di].kind == OpKind::Erase {
+            let programs = match self.programs_preempt {
+                false => 0,
+                true if late => u32::MAX,
+                true => dies.sched.host_programs_queued(die),
+            };
+            (ftl.timing.erase_suspend_penalty_ns[mode], programs)
+        } else {
+            (ftl.timing.program_suspend_penalty_ns[mode], 0)
+        };
         let lo = &mut self.long[di];
         let pos = lo.pending_pos_ns;
         debug_assert_eq!(pos, lo.position(now), "suspension off its point");
@@ -316,9 +368,11 @@ impl Suspender {
             let l = loop_of_position(pos, lo.loop_ns).min(lo.loops as usize - 1);
             lo.per_loop[l] += 1;
             lo.read_budget = if late { u32::MAX } else { queued };
+            lo.program_budget = programs;
             self.summary.erase_suspensions += 1;
         } else {
             lo.read_budget = queued;
+            lo.program_budget = 0;
             self.summary.program_suspensions += 1;
         }
         self.summary.penalty_ns_total += penalty;
@@ -358,7 +412,7 @@ impl Suspender {
     }
 
     /// A die with a suspended erase or program is free: serve a waiting read if the
-    /// suspension allows, otherwise resume.
+    /// suspension allows, else a waiting host program if it allows, otherwise resume.
     pub fn serve_or_resume(
         &mut self,
         die: u32,
@@ -368,11 +422,16 @@ impl Suspender {
     ) {
         let di = die as usize;
         let lo = &self.long[di];
-        let budget = lo.read_budget;
-        if let Some(n) = dies.start_reads(die, budget, q, &ftl.timing) {
+        let (reads, programs) = (lo.read_budget, lo.program_budget);
+        if let Some(n) = dies.start_reads(die, reads, q, &ftl.timing) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
                 lo.read_budget -= n;
+            }
+        } else if let Some(n) = dies.start_programs(die, programs, q, &ftl.timing) {
+            let lo = &mut self.long[di];
+            if lo.program_budget != u32::MAX {
+                lo.program_budget -= n;
             }
         } else {
             self.resume(die, dies, q, ftl);
@@ -404,11 +463,13 @@ impl Suspender {
                 gen,
             },
         );
-        // Reads that arrived during the suspension and were not served.
+        // Reads (or host programs) that arrived during the suspension and were not served.
         if dies.sched.host_read_waiting(die) {
             if erase {
                 self.long[di].wait_since_ns = Some(now);
             }
+            self.try_suspend(die, dies, q, ftl);
+        } else if self.programs_waiting(die, dies) {
             self.try_suspend(die, dies, q, ftl);
         }
     }
