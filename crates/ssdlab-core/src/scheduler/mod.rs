@@ -173,9 +173,10 @@ impl DieQueue {
     /// Pop a batch of up to `max` operations of one kind on distinct planes from
     /// `class`'s queue into `running`, and mark the die busy; `None` when the queue is
     /// empty. The head runs with, for each other plane of the die, that plane's first
-    /// operation in the queue (within [`PlaneOf::look_ahead`] entries) when it has the head's kind
-    /// and cell mode: the operations of one plane keep their order (a plane whose first
-    /// operation is of another kind adds nothing), those of different planes need none.
+    /// operation in the queue (within [`PlaneOf::look_ahead`] entries) when it has the
+    /// head's kind and cell mode: the operations of one plane keep their order (a plane
+    /// whose first operation is of another kind adds nothing), those of different planes
+    /// need none.
     #[inline(always)]
     fn take_batch(&mut self, class: Class, max: usize, planes: PlaneOf) -> Option<()> {
         let q = &mut self.queues[class as usize];
