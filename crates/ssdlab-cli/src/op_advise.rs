@@ -117,8 +117,8 @@ pub fn run(a: &Args) -> Result<()> {
         cfg.ftl.gc_soft_free_blocks,
     );
     println!(
-        "* Throughput and time: the {} dies work in parallel, each a serial resource (multi-plane batching and channel transfers are not modelled; against timed runs of 100 % random writes this is within -11 … +7 %: docs/op-model.md).",
-        g.dies
+        "* Throughput and time: the {} dies work in parallel, each running host programs on its {} planes at once and GC's reads, copies and erases one plane at a time, with command overheads and transfers (against timed runs of 100 % random writes on three devices this is within 10 %: docs/op-model.md).",
+        g.dies, g.planes_per_die
     );
     if let Some(n) = &adv.traffic_note {
         println!("* Note: {n}.");

@@ -95,6 +95,37 @@ impl<T: Copy> Ring<T> {
         Some(v)
     }
 
+    /// The value `k` places behind the front (`k < len`).
+    #[inline(always)]
+    pub fn get(&self, k: usize) -> &T {
+        debug_assert!(k < self.len as usize);
+        &self.ring[((self.head + k as u32) & self.mask()) as usize]
+    }
+
+    /// Remove the values at the positions from the front whose bits are set in `taken`
+    /// (all below `len`), keeping the others in order: the values ahead of the last one
+    /// taken move back over the gaps, so the cost is that position, not the length.
+    #[inline]
+    pub fn remove_at(&mut self, taken: u32) {
+        if taken == 0 {
+            return;
+        }
+        let last = 31 - taken.leading_zeros();
+        debug_assert!(last < self.len);
+        let mask = self.mask();
+        let mut to = last;
+        for from in (0..last).rev() {
+            if taken & (1 << from) == 0 {
+                self.ring[((self.head + to) & mask) as usize] =
+                    self.ring[((self.head + from) & mask) as usize];
+                to -= 1;
+            }
+        }
+        let n = taken.count_ones();
+        self.head = (self.head + n) & mask;
+        self.len -= n;
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         let mask = self.mask();
         (0..self.len).map(move |k| &self.ring[((self.head + k) & mask) as usize])
@@ -128,6 +159,37 @@ mod tests {
                 prop_assert_eq!(q.back(), model.back());
                 prop_assert!(q.iter().eq(model.iter()));
             }
+        }
+
+        /// Removing values from the middle keeps the others in order (against `Vec`).
+        #[test]
+        fn remove_at_keeps_the_rest_in_order(
+            pushed in 1usize..40,
+            popped in 0usize..20,
+            taken in any::<u32>(),
+        ) {
+            let mut q = Ring::default();
+            for i in 0..pushed + popped {
+                q.push_back(i);
+            }
+            for _ in 0..popped {
+                q.pop_front();
+            }
+            let window = pushed.min(32);
+            let taken = if window == 32 { taken } else { taken & ((1u32 << window) - 1) };
+            let mut model: Vec<usize> = q.iter().copied().collect();
+            let gets: Vec<usize> = (0..q.len()).map(|k| *q.get(k)).collect();
+            prop_assert_eq!(&gets, &model);
+            let mut k = 0;
+            model.retain(|_| {
+                k += 1;
+                k > 32 || taken & (1 << (k - 1)) == 0
+            });
+            q.remove_at(taken);
+            prop_assert!(q.iter().eq(model.iter()));
+            q.push_back(1000);
+            model.push(1000);
+            prop_assert!(q.iter().eq(model.iter()));
         }
     }
 }

@@ -47,8 +47,8 @@ use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::sim::stop;
 use ssdlab_core::{Config, Simulation};
 use ssdlab_model::{
-    effective_op_ratio, waf, AdvisorInput, AdvisorRow, GcPolicyModel, ModelError, NandTiming,
-    OpGrid, Requirement, Traffic,
+    die_ns_per_host_unit, effective_op_ratio, waf, AdvisorInput, AdvisorRow, DieModel,
+    GcPolicyModel, ModelError, NandTiming, OpGrid, Requirement, Traffic,
 };
 use ssdlab_workload::rng::{stream, tag};
 use ssdlab_workload::synthetic::AddressPattern;
@@ -326,6 +326,34 @@ pub fn unit_timing(cfg: &Config, d: &Derived) -> NandTiming {
     }
 }
 
+/// A die of `cfg` for the throughput model: its planes (host programs run on all of them
+/// at once when writes keep it busy: `engine.host_program_planes_mean` 2.0 on two-plane
+/// dies), command overhead and channel transfer per unit.
+pub fn die_model(cfg: &Config, d: &Derived) -> DieModel {
+    let g = &d.geometry;
+    DieModel {
+        planes: g.planes_per_die,
+        units_per_page: g.slots_per_page,
+        command_ns: cfg.device.command_overhead_ns as f64,
+        unit_transfer_ns: g.unit_bytes as f64 * 1e3 / cfg.device.channel_rate_mb_per_s as f64,
+    }
+}
+
+/// Sustained host write MB/s (10^6 B/s) of `cfg`'s dies at `waf`: the die model's busy
+/// time per host unit, the dies in parallel.
+pub fn die_write_mb_per_s(cfg: &Config, d: &Derived, waf: f64) -> Result<f64> {
+    let t = unit_timing(cfg, d);
+    let per = die_ns_per_host_unit(
+        waf,
+        d.geometry.units_per_block,
+        t.t_read_ns,
+        t.t_prog_ns,
+        t.t_erase_ns,
+        &die_model(cfg, d),
+    )?;
+    Ok(t.page_bytes as f64 * 1e3 / per * d.geometry.dies as f64)
+}
+
 /// The analytic prediction for one device.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ModelPoint {
@@ -366,16 +394,8 @@ pub fn model_point(
     )?;
     let scale = if host_writes == 0 { 0.0 } else { 1.0 };
     let spp = g.slots_per_page as f64;
-    // The dies work in parallel (multi-plane batching and transfers not modelled).
-    let mbps = ssdlab_model::sustained_write_bytes_per_sec(
-        waf,
-        b,
-        t.page_bytes,
-        t.t_read_ns,
-        t.t_prog_ns,
-        t.t_erase_ns,
-    )? / 1e6
-        * g.dies as f64;
+    // The dies work in parallel, each as the die model has it.
+    let mbps = die_write_mb_per_s(cfg, d, waf)?;
     Ok(ModelPoint {
         waf,
         effective_op_ratio: eff,
@@ -898,6 +918,7 @@ pub fn advise(cfg: &Config, p: &AdviseParams) -> Result<OpAdvice> {
         / d.logical_units as f64;
     let input = AdvisorInput {
         parallel_units: d.geometry.dies,
+        die: Some(die_model(cfg, &d)),
         policy,
         traffic,
         pages_per_block: b,
@@ -1014,16 +1035,16 @@ pub fn confirm(
                 }
             };
             row.device_op_ratio = c.device.over_provisioning_ratio;
-            // The functional run's serial time, spread over the dies as in the model.
-            let dies = dd.geometry.dies as f64;
+            // The simulated WAF through the model's dies.
             row.model = Some(m);
             match run_overwrites(&c, traffic, warmup, measured) {
                 Ok(s) => {
-                    let secs = s.time_ns as f64 / 1e9 / dies;
-                    let mbps = if secs > 0.0 {
-                        s.host_writes as f64 * unit_bytes / secs / 1e6
-                    } else {
-                        f64::INFINITY
+                    let mbps = match die_write_mb_per_s(&c, &dd, s.waf.max(1.0)) {
+                        Ok(x) => x,
+                        Err(e) => {
+                            row.error = Some(e.to_string());
+                            return row;
+                        }
                     };
                     row.sim_write_mb_per_s = Some(mbps);
                     row.waf_rel_err = Some(rel_err(m.waf, s.waf));
@@ -1033,10 +1054,7 @@ pub fn confirm(
                         Requirement::MaxTotalTime {
                             host_writes,
                             max_time_ns,
-                        } => {
-                            s.time_ns as f64 / dies / s.host_writes as f64 * host_writes as f64
-                                <= max_time_ns
-                        }
+                        } => host_writes as f64 * unit_bytes / (mbps * 1e6) * 1e9 <= max_time_ns,
                     });
                     row.sim = Some(s);
                 }

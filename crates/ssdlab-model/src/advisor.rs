@@ -11,13 +11,14 @@
 //! with `waf = None` and never meet a requirement.
 //!
 //! Throughput uses one serial resource:
-//! `page_bytes / (t_P·WAF + t_R·(WAF−1) + t_E·WAF/b)`; MB means 10^6 bytes.
+//! `page_bytes / (t_P·WAF + t_R·(WAF−1) + t_E·WAF/b)`, or with a [`DieModel`] the die's
+//! busy time per host unit ([`die_ns_per_host_unit`]); MB means 10^6 bytes.
 
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    check_b, cost::predict_costs, cost::sustained_write_bytes_per_sec, waf, GcPolicyModel,
-    ModelError, Traffic,
+    check_b, cost::die_ns_per_host_unit, cost::predict_costs, cost::sustained_write_bytes_per_sec,
+    waf, DieModel, GcPolicyModel, ModelError, Traffic,
 };
 
 /// NAND timing and geometry of the single serial resource.
@@ -132,9 +133,11 @@ pub struct AdvisorInput {
     /// Grid of nominal OP ratios.
     pub op_grid: OpGrid,
     /// Independent serial resources working at once (the device's dies; 1 = one serial
-    /// resource). Throughput scales by it and time divides by it: multi-plane batching and
-    /// channel transfers are not modelled.
+    /// resource). Throughput scales by it and time divides by it.
     pub parallel_units: u32,
+    /// Each resource is such a die (planes, command overheads, transfers); `None`: a
+    /// serial resource of `timing` alone.
+    pub die: Option<DieModel>,
 }
 
 /// One grid point of the cost/performance table.
@@ -188,6 +191,16 @@ fn validate(input: &AdvisorInput) -> Result<(), ModelError> {
         t.t_prog_ns,
         t.t_erase_ns,
     )?;
+    if let Some(die) = &input.die {
+        die_ns_per_host_unit(
+            1.0,
+            input.pages_per_block,
+            t.t_read_ns,
+            t.t_prog_ns,
+            t.t_erase_ns,
+            die,
+        )?;
+    }
     if !(input.logical_gb > 0.0 && input.logical_gb.is_finite()) {
         return Err(ModelError::invalid(
             "logical_gb",
@@ -270,20 +283,36 @@ pub fn advise(input: &AdvisorInput) -> Result<Advice, ModelError> {
             None => (0.0, None, false),
             Some(w) => {
                 let par = input.parallel_units.max(1) as f64;
-                let mbps = sustained_write_bytes_per_sec(
-                    w,
-                    b,
-                    t.page_bytes,
-                    t.t_read_ns,
-                    t.t_prog_ns,
-                    t.t_erase_ns,
-                )? / 1e6
-                    * par;
                 let volume = match input.requirement {
                     Requirement::MaxTotalTime { host_writes, .. } => host_writes,
                     _ => 1,
                 };
                 let mut c = predict_costs(w, volume, b, t.t_read_ns, t.t_prog_ns, t.t_erase_ns)?;
+                let mbps = match &input.die {
+                    Some(die) => {
+                        let per = die_ns_per_host_unit(
+                            w,
+                            b,
+                            t.t_read_ns,
+                            t.t_prog_ns,
+                            t.t_erase_ns,
+                            die,
+                        )?;
+                        c.time_ns = per * volume as f64;
+                        t.page_bytes as f64 * 1e9 / per / 1e6 * par
+                    }
+                    None => {
+                        sustained_write_bytes_per_sec(
+                            w,
+                            b,
+                            t.page_bytes,
+                            t.t_read_ns,
+                            t.t_prog_ns,
+                            t.t_erase_ns,
+                        )? / 1e6
+                            * par
+                    }
+                };
                 c.time_ns /= par;
                 let meets = match input.requirement {
                     Requirement::MaxWaf(m) => w <= m,
@@ -315,6 +344,7 @@ mod tests {
     fn paper_input(req: Requirement) -> AdvisorInput {
         AdvisorInput {
             parallel_units: 1,
+            die: None,
             policy: GcPolicyModel::Greedy,
             traffic: Traffic::Uniform,
             pages_per_block: 128,
@@ -338,6 +368,46 @@ mod tests {
 
     /// Dies work in parallel: four give four times the throughput and a quarter of the
     /// time, with the same WAF; a throughput four dies reach needs less OP.
+    /// With a die model the throughput and time are the die's busy time per host unit,
+    /// over the dies; a bad die parameter is named before any row.
+    #[test]
+    fn die_model_sets_throughput_and_time() {
+        let die = DieModel {
+            planes: 2,
+            units_per_page: 4,
+            command_ns: 1_000.0,
+            unit_transfer_ns: 5_000.0,
+        };
+        let mut input = paper_input(Requirement::MaxTotalTime {
+            host_writes: 1000,
+            max_time_ns: 1e12,
+        });
+        input.parallel_units = 4;
+        input.die = Some(die);
+        let a = advise(&input).unwrap();
+        let r = a.rows.iter().find(|r| r.waf.is_some()).unwrap();
+        let t = input.timing;
+        let per = die_ns_per_host_unit(
+            r.waf.unwrap(),
+            128,
+            t.t_read_ns,
+            t.t_prog_ns,
+            t.t_erase_ns,
+            &die,
+        )
+        .unwrap();
+        assert!((r.write_mb_per_s - 1024.0 * 1e3 / per * 4.0).abs() < 1e-9);
+        assert!((r.time_ns.unwrap() - per * 1000.0 / 4.0).abs() < 1e-6);
+        input.die = Some(DieModel {
+            unit_transfer_ns: -1.0,
+            ..die
+        });
+        assert!(advise(&input)
+            .unwrap_err()
+            .to_string()
+            .contains("die.unit_transfer_ns"));
+    }
+
     #[test]
     fn parallel_units_scale_throughput_and_time() {
         let one = advise(&paper_input(Requirement::MaxWaf(2.0))).unwrap();

@@ -109,9 +109,117 @@ pub fn sustained_write_bytes_per_sec(
     Ok(page_bytes as f64 * 1e9 / per.time_ns)
 }
 
+/// A die of the timed simulator for [`die_ns_per_host_unit`]: several planes, operations
+/// with a command overhead and the channel transfer of their data.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DieModel {
+    /// Planes per die: host programs run on all of them at once (one multi-plane
+    /// program), GC's reads, copies and erases on one plane at a time.
+    pub planes: u32,
+    /// Mapping units per NAND page (`b` and the unit times are per unit).
+    pub units_per_page: u32,
+    /// Command overhead of each operation (ns).
+    pub command_ns: f64,
+    /// Channel transfer of one unit (ns); the die waits for it.
+    pub unit_transfer_ns: f64,
+}
+
+/// Busy time of one die per host unit written (ns), writes keeping it busy, in the terms
+/// of [`predict_costs`] (`t_*` per unit as there, `b` in units):
+///
+/// * host programs: `planes` pages per program, `(c + planes·s·x + s·t_P) / (planes·s)`;
+/// * GC copies: `(WAF−1)/s` single-plane programs of `c + s·x + s·t_P`;
+/// * GC reads: one per victim page with a valid unit, `n = s·v / (1 − (1−v)^s)` units each
+///   (`v = (WAF−1)/WAF`, the victim's valid fraction): `(WAF−1)/n` reads of
+///   `c + s·t_R + n·x`;
+/// * erases: `WAF/b` of `c + t_E`;
+///
+/// with `s` units per page, `c` the command and `x` one unit's transfer.
+///
+/// # Errors
+/// As [`predict_costs`], plus `planes` or `units_per_page` zero and a negative or
+/// non-finite `command_ns` or `unit_transfer_ns` (named).
+pub fn die_ns_per_host_unit(
+    waf: f64,
+    pages_per_block: u32,
+    t_read_ns: f64,
+    t_prog_ns: f64,
+    t_erase_ns: f64,
+    die: &DieModel,
+) -> Result<f64, ModelError> {
+    predict_costs(waf, 1, pages_per_block, t_read_ns, t_prog_ns, t_erase_ns)?;
+    if die.planes == 0 {
+        return Err(ModelError::invalid("die.planes", 0.0, "must be > 0"));
+    }
+    if die.units_per_page == 0 {
+        return Err(ModelError::invalid(
+            "die.units_per_page",
+            0.0,
+            "must be > 0",
+        ));
+    }
+    for (name, v) in [
+        ("die.command_ns", die.command_ns),
+        ("die.unit_transfer_ns", die.unit_transfer_ns),
+    ] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(ModelError::invalid(name, v, "must be finite and >= 0"));
+        }
+    }
+    let s = die.units_per_page as f64;
+    let p = die.planes as f64;
+    let (c, x) = (die.command_ns, die.unit_transfer_ns);
+    let copies = waf - 1.0;
+    let host = (c + p * s * x + s * t_prog_ns) / (p * s);
+    let gc_programs = copies / s * (c + s * x + s * t_prog_ns);
+    let gc_reads = if copies > 0.0 {
+        let v = copies / waf;
+        let per_read = s * v / (1.0 - (1.0 - v).powf(s));
+        copies / per_read * (c + s * t_read_ns + per_read * x)
+    } else {
+        0.0
+    };
+    let erases = waf / pages_per_block as f64 * (c + t_erase_ns);
+    Ok(host + gc_programs + gc_reads + erases)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The die model by hand: WAF 2, 4 units per page (v = 1/2, 4·0.5/(1 − 0.5^4) = 32/15
+    /// units per read), 2 planes, command 1 µs, unit transfer 5 µs.
+    #[test]
+    fn die_model_by_hand() {
+        let die = DieModel {
+            planes: 2,
+            units_per_page: 4,
+            command_ns: 1_000.0,
+            unit_transfer_ns: 5_000.0,
+        };
+        let (r, p, e) = (10_000.0, 100_000.0, 1_000_000.0);
+        let got = die_ns_per_host_unit(2.0, 128, r, p, e, &die).unwrap();
+        let host = (1_000.0 + 8.0 * 5_000.0 + 400_000.0) / 8.0;
+        let gc_programs = (1_000.0 + 20_000.0 + 400_000.0) / 4.0;
+        let n = 32.0 / 15.0;
+        let gc_reads = (1_000.0 + 40_000.0 + n * 5_000.0) / n;
+        let erases = 2.0 / 128.0 * 1_001_000.0;
+        assert!((got - (host + gc_programs + gc_reads + erases)).abs() < 1e-6);
+        // One plane, no overheads, WAF 1: a program per unit and the erases.
+        let bare = DieModel {
+            planes: 1,
+            command_ns: 0.0,
+            unit_transfer_ns: 0.0,
+            ..die
+        };
+        let got = die_ns_per_host_unit(1.0, 128, r, p, e, &bare).unwrap();
+        assert!((got - (p + e / 128.0)).abs() < 1e-6);
+        let bad = DieModel { planes: 0, ..die };
+        assert!(die_ns_per_host_unit(2.0, 128, r, p, e, &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("die.planes"));
+    }
 
     #[test]
     fn paper_settings() {

@@ -39,7 +39,9 @@ pub mod greedy;
 pub mod lambert;
 
 pub use advisor::{advise, Advice, AdvisorInput, AdvisorRow, NandTiming, OpGrid, Requirement};
-pub use cost::{predict_costs, sustained_write_bytes_per_sec, CostPrediction};
+pub use cost::{
+    die_ns_per_host_unit, predict_costs, sustained_write_bytes_per_sec, CostPrediction, DieModel,
+};
 pub use lambert::lambert_w0;
 
 /// Largest pages-per-block accepted (keeps the greedy hot/cold solver bounded).

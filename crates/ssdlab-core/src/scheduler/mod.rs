@@ -8,9 +8,10 @@
 //! and GC keeps up when space runs short. Two kinds of pressure make reads take every
 //! other batch instead of all of them: a plane at its hard threshold, and host writes
 //! waiting for write-buffer space. A plane below its hard threshold makes GC urgent: it
-//! runs first, before reads (and is not suspended). Consecutive operations of the same
-//! kind and cell mode at the head of the chosen queue that target different planes of the
-//! die run together as one multi-plane operation. The suspender
+//! runs first, before reads (and is not suspended). The head of the chosen queue runs
+//! together with each other plane's first operation in that queue when it has the head's
+//! kind and cell mode, as one multi-plane operation (look-ahead: a plane's operations keep
+//! their order; those of different planes need none). The suspender
 //! (`sim::timed::suspend`, policies in [`suspend`]) is asked whenever a read waits on a
 //! die running an erase (and, with `programs_preempt`, whenever a host program does);
 //! while the erase is suspended the die serves reads ([`Scheduler::start_reads`]) and, if
@@ -170,9 +171,13 @@ impl DieQueue {
         }
     }
 
-    /// Pop a batch of up to `max` operations of one kind on distinct planes from the head
-    /// of `class`'s queue into `running`, and mark the die busy; `None` when the queue is
-    /// empty.
+    /// Pop a batch of up to `max` operations of one kind on distinct planes from
+    /// `class`'s queue into `running`, and mark the die busy; `None` when the queue is
+    /// empty. The head runs with, for each other plane of the die, that plane's first
+    /// operation in the queue (within [`PlaneOf::look_ahead`] entries) when it has the
+    /// head's kind and cell mode: the operations of one plane keep their order (a plane
+    /// whose first operation is of another kind adds nothing), those of different planes
+    /// need none.
     #[inline(always)]
     fn take_batch(&mut self, class: Class, max: usize, planes: PlaneOf) -> Option<()> {
         let q = &mut self.queues[class as usize];
@@ -184,25 +189,33 @@ impl DieQueue {
         self.busy = true;
         let limit = (planes.per_die as usize).min(max);
         // Planes are worked out only when an operation could join (often none waits).
-        let mut planes_used: u32 = 0;
-        while batch.len < limit {
-            let Some(next) = q.front() else { break };
-            // One kind and one cell mode per multi-plane operation; page offsets may differ
-            // (independent plane addressing).
-            if next.kind != first.kind || next.mode != first.mode {
-                break;
+        if limit > 1 && !q.is_empty() {
+            let all = planes.all();
+            // Planes whose first operation has been seen (taken, or of another kind).
+            let mut seen = planes.bit(first.block);
+            let mut taken: u32 = 0;
+            for k in 0..q.len().min(planes.look_ahead()) {
+                let next = q.get(k);
+                let plane_bit = planes.bit(next.block);
+                if seen & plane_bit != 0 {
+                    continue;
+                }
+                seen |= plane_bit;
+                // One kind and one cell mode per multi-plane operation; page offsets may
+                // differ (independent plane addressing).
+                if next.kind == first.kind && next.mode == first.mode {
+                    batch.ops[batch.len] = *next;
+                    batch.len += 1;
+                    taken |= 1 << k;
+                    if batch.len == limit {
+                        break;
+                    }
+                }
+                if seen == all {
+                    break;
+                }
             }
-            if planes_used == 0 {
-                planes_used = planes.bit(first.block);
-            }
-            let plane_bit = planes.bit(next.block);
-            if planes_used & plane_bit != 0 {
-                break;
-            }
-            planes_used |= plane_bit;
-            batch.ops[batch.len] = *next;
-            batch.len += 1;
-            q.advance();
+            q.remove_at(taken);
         }
         // The next batch from a deep queue (GC's: its front was written long ago, its
         // lines have left the caches). Two operations: one per plane on two-plane dies.
@@ -221,6 +234,21 @@ struct PlaneOf {
 }
 
 impl PlaneOf {
+    /// Queued operations (past the head) a die looks through for the other planes' first
+    /// operations of a multi-plane batch: 2 per plane, the most host programs a die holds
+    /// (`HOST_PROGRAMS_PER_PLANE`), so they are all seen; 16 (a bit each) at 8 planes.
+    /// A victim's copies are queued at once, so GC work of two planes rarely meets within it.
+    #[inline(always)]
+    fn look_ahead(self) -> usize {
+        2 * self.per_die as usize
+    }
+
+    /// Every plane of the die, as bits.
+    #[inline(always)]
+    fn all(self) -> u32 {
+        (1u32 << self.per_die) - 1
+    }
+
     /// No hardware divide: a multiply-high, then a mask when the planes per die are a
     /// power of two.
     #[inline(always)]
@@ -239,6 +267,9 @@ pub struct Scheduler {
     read_priority: bool,
     planes_per_die: u32,
     blocks_per_plane: FastDiv,
+    /// Host-program batches started, and the host programs in them (plane parallelism).
+    pub host_program_batches: u64,
+    pub host_programs: u64,
 }
 
 pub const EMPTY_OP: NandOp = NandOp {
@@ -276,6 +307,8 @@ impl Scheduler {
             read_priority: cfg.read_priority,
             planes_per_die: g.planes_per_die,
             blocks_per_plane: FastDiv::new(g.blocks_per_plane),
+            host_program_batches: 0,
+            host_programs: 0,
         }
     }
 
@@ -355,6 +388,10 @@ impl Scheduler {
             Class::Background if long => d.gc_streak = d.gc_streak.saturating_add(1),
             Class::HostWrite => d.gc_streak = 0,
             _ => {}
+        }
+        if d.running.kind() == OpKind::Program && d.running.ops[0].cause == Cause::Host {
+            self.host_program_batches += 1;
+            self.host_programs += d.running.len as u64;
         }
         Some(&d.running)
     }
@@ -632,6 +669,69 @@ mod tests {
             [[H].as_slice(), &[G; MAPPING_MAX_WAIT as usize], &[H, M]].concat(),
             "the reads first at each gap"
         );
+    }
+
+    /// Look-ahead (issue 36): each other plane's first queued operation of the head's kind
+    /// and cell mode joins the head's batch, past operations of the head's plane; a plane
+    /// whose first operation is of another kind adds nothing, so each plane keeps its order.
+    #[test]
+    fn multi_plane_batches_look_past_the_head() {
+        let cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        let g = cfg.validate().unwrap().geometry; // 2 planes per die, 8 blocks per plane
+        let mut s = Scheduler::new(&cfg.scheduler, &g);
+        let batches = |s: &mut Scheduler, ops: &[(OpKind, Cause, u32)]| {
+            for &(kind, cause, block) in ops {
+                s.enqueue(0, op(kind, cause, block));
+            }
+            let mut out = Vec::new();
+            while let Some(b) = s.start_next(0, || GcPressure::Normal, false) {
+                out.push(
+                    b.ops()
+                        .iter()
+                        .map(|o| (o.kind, o.block))
+                        .collect::<Vec<_>>(),
+                );
+                s.finish(0, 1);
+            }
+            out
+        };
+        use Cause::{Gc, Host};
+        use OpKind::{Erase as E, Program as P, Read as R};
+        // Host programs: two on plane 0 (blocks 0, 1), then one on plane 1 (block 8).
+        assert_eq!(
+            batches(&mut s, &[(P, Host, 0), (P, Host, 1), (P, Host, 8)]),
+            [vec![(P, 0), (P, 8)], vec![(P, 1)]],
+            "plane 1's program runs with plane 0's first"
+        );
+        assert_eq!((s.host_program_batches, s.host_programs), (2, 3));
+        // GC: plane 0 reads (block 1) between two programs, then plane 1's program joins
+        // the first; plane 0's second program stays behind its read.
+        assert_eq!(
+            batches(&mut s, &[(P, Gc, 0), (R, Gc, 1), (P, Gc, 2), (P, Gc, 9)]),
+            [vec![(P, 0), (P, 9)], vec![(R, 1)], vec![(P, 2)]]
+        );
+        // Plane 1's first operation is a read: its program (block 10) waits behind it, and
+        // the read then joins plane 0's read; plane 0's erase waits for its program.
+        assert_eq!(
+            batches(
+                &mut s,
+                &[(P, Gc, 0), (R, Gc, 9), (P, Gc, 10), (R, Gc, 1), (E, Gc, 2)]
+            ),
+            [
+                vec![(P, 0)],
+                vec![(R, 9), (R, 1)],
+                vec![(P, 10)],
+                vec![(E, 2)]
+            ]
+        );
+        // Beyond the look-ahead window (4 entries past the head on two planes) nothing
+        // joins: plane 1's program is 5 entries past the head, then 4.
+        let mut ops = vec![(P, Gc, 0); 6];
+        ops.push((P, Gc, 8));
+        let got = batches(&mut s, &ops);
+        assert_eq!(got.len(), 6);
+        assert_eq!(got[..2], [vec![(P, 0)], vec![(P, 0)]]);
+        assert_eq!(got[2], [(P, 0), (P, 8)]);
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub struct EngineSummary {
     /// Share of the phase each die was busy, averaged over dies.
     pub die_utilization_mean: f64,
     pub channel_utilization_mean: f64,
+    /// Host programs per host-program batch: the planes a host program runs on at once.
+    pub host_program_planes_mean: f64,
 }
 
 /// The deterministic results document (`results.json`).
@@ -555,6 +557,9 @@ impl Simulation {
                 events: o.events,
                 die_utilization_mean: mean(&o.die_busy_ns),
                 channel_utilization_mean: mean(&o.channel_busy_ns),
+                host_program_planes_mean: stats::round6(
+                    o.host_programs as f64 / o.host_program_batches.max(1) as f64,
+                ),
             }),
             suspend: Some(o.suspend),
             worn_out: o.worn_out,

@@ -183,6 +183,9 @@ pub struct TimedOutcome {
     pub events: u64,
     pub die_busy_ns: Vec<u64>,
     pub channel_busy_ns: Vec<u64>,
+    /// Host-program batches started in the phase and the host programs in them.
+    pub host_program_batches: u64,
+    pub host_programs: u64,
     /// Every completion in order, when tracing was on.
     pub completions: Vec<Completion>,
     pub suspend: SuspendSummary,
@@ -303,6 +306,8 @@ impl<'a> TimedSim<'a> {
         // FTL state handed to a later phase has no lost writes and no half-erased blocks.
         let die_busy_ns = self.dies.busy_ns();
         let channel_busy_ns = self.dies.channels.busy_ns().to_vec();
+        let host_program_batches = self.dies.sched.host_program_batches;
+        let host_programs = self.dies.sched.host_programs;
         let events = self.q.scheduled_count();
         if !worn_out {
             self.front.settling = true;
@@ -328,6 +333,8 @@ impl<'a> TimedSim<'a> {
             events,
             die_busy_ns,
             channel_busy_ns,
+            host_program_batches,
+            host_programs,
             completions,
             suspend,
             erases,
