@@ -543,6 +543,36 @@ fn reproduce_dftl_writes_its_table_csv_and_plot() {
         "{md}"
     );
     assert!(std::fs::metadata(out.join("dftl.svg")).unwrap().len() > 1000);
+    assert!(md.contains("tR 50 µs") && md.contains("Where the time goes"));
+    assert!(md.contains("mixed: log / dftl IOPS ≈ 1.15 (within ±15 %)"));
+    // The paper's timing (issue 36 item 5): tR 400 µs, the mixed ratio within ±25 %.
+    let paper = temp_dir("reproduce-dftl-paper");
+    let o = ssdlab()
+        .args(["reproduce", "dftl", "--scale", "32", "--requests", "2000"])
+        .args([
+            "--variants",
+            "dftl,dftl-partitioned-log",
+            "--timing",
+            "paper",
+        ])
+        .args(["-q", "--out"])
+        .arg(&paper)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(paper.join("dftl.md")).unwrap();
+    assert!(md.contains("tR 400 µs (`--timing paper`"), "{md}");
+    assert!(
+        md.contains("mixed: log / dftl IOPS ≈ 1.15 (within ±25 %)"),
+        "{md}"
+    );
+    let o = ssdlab()
+        .args(["reproduce", "dftl", "--timing", "fast", "--out"])
+        .arg(&paper)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--timing"));
     let o = ssdlab()
         .args(["reproduce", "dftl", "--scale", "3", "--out"])
         .arg(&out)

@@ -1,5 +1,6 @@
 //! The experiments' integration tests as one binary (one link instead of one per file).
 
+mod dftl;
 mod mq;
 mod op;
 mod slc;
