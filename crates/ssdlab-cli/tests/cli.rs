@@ -552,6 +552,82 @@ fn reproduce_dftl_writes_its_table_csv_and_plot() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("scale"));
 }
 
+/// `reproduce ssr` with a short read-intensity axis: its CSV and plot next to the QD 16
+/// panel's, the axis and the shape table in the report; bad axis flags refused before any
+/// work, naming the flag.
+#[test]
+fn reproduce_ssr_writes_its_intensity_axis() {
+    let out = temp_dir("reproduce-ssr");
+    let o = ssdlab()
+        .args([
+            "reproduce",
+            "ssr",
+            "--scale",
+            "64",
+            "--requests",
+            "3000",
+            "--intensity",
+            "0.25,2",
+            "--intensity-duration-ms",
+            "200",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("ssr-intensity.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "reads_per_cycle,read_interarrival_per_die_ns,offered_read_iops,policy,erase_postponement_max_ns,max_suspensions_per_erase,max_suspensions_per_loop,erases,safe_limit_violations,write_count,write_p99_9_ns,write_p99_99_ns,write_max_ns,write_mb_per_s,read_count,read_p99_99_ns,sim_time_ns"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2 * 5);
+    // 4 dies, 100 µs cycle: ρ 0.25 is a read every 400 µs per die, 10k reads/s in all.
+    assert_eq!(&rows[0][..4], ["0.25", "400000", "10000", "none"]);
+    assert_eq!(&rows[9][..4], ["2", "50000", "80000", "ssr-dynamic"]);
+    let md = std::fs::read_to_string(out.join("ssr.md")).unwrap();
+    for want in [
+        "## Read-intensity axis (issue 36)",
+        "Where the QD 16 panel sits:",
+        "Expected shape (issue 36, item 1)",
+        "| QD 16 fio | ρ of the QD 16 panel below",
+    ] {
+        assert!(md.contains(want), "{want}\n{md}");
+    }
+    assert!(
+        std::fs::metadata(out.join("ssr-intensity.svg"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+    assert!(out.join("ssr.csv").exists() && out.join("ssr.svg").exists());
+    for (args, flag) in [
+        (&["--intensity", "1,0.5"][..], "--intensity"),
+        (&["--intensity", "0,1"][..], "--intensity"),
+        (
+            &["--intensity-duration-ms", "0"][..],
+            "--intensity-duration-ms",
+        ),
+    ] {
+        let o = ssdlab()
+            .args(["reproduce", "ssr", "--scale", "64", "--out"])
+            .arg(&out)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("error: {flag}: ")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// `reproduce slc` at its smallest scale with two fsync intervals: every file, the CSV
 /// header, zero journal bytes migrated, and the shape table.
 #[test]
