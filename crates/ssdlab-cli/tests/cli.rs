@@ -593,7 +593,7 @@ fn reproduce_ssr_writes_its_intensity_axis() {
         "## Read-intensity axis (issue 36)",
         "Where the QD 16 panel sits:",
         "Expected shape (issue 36, item 1)",
-        "| QD 16 fio | ρ of the QD 16 panel below",
+        "| QD 16 fio | ρ < 1 and I-ES / SSR(d) postponement below",
     ] {
         assert!(md.contains(want), "{want}\n{md}");
     }
