@@ -13,10 +13,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 use ssdlab_core::config::SuspendConfig;
 use ssdlab_core::stats::{Latency, LatencySummary, SuspendSummary};
-use ssdlab_core::{Config, NoProgress, Simulation};
-use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
+use ssdlab_core::{Config, NoProgress, SimError, Simulation};
+use ssdlab_workload::synthetic::{self, AddressPattern, SyntheticConfig};
 use ssdlab_workload::tpcc::TpccConfig;
-use ssdlab_workload::WorkloadConfig;
+use ssdlab_workload::{WorkloadConfig, WorkloadContext};
 use std::time::Instant;
 
 /// The Table-1 preset.
@@ -74,6 +74,64 @@ pub struct SsrParams {
     pub requests: Vec<u64>,
     /// Record every erase (for the execution-time check; memory grows with the run).
     pub trace_erases: bool,
+    /// The read-intensity axis (issue 36); `None` runs only the two QD 16 workloads.
+    pub intensity: Option<IntensityParams>,
+}
+
+/// The read-intensity axis (issue 36, item 1): the paper's starvation argument is the read
+/// arrival rate against the suspend/resume overhead, which a closed QD 16 loop cannot reach
+/// (a die sees a read every ~0.8 ms there). Each point runs, per policy, two flows for a
+/// fixed simulated time: **open-loop Poisson 4 KiB random reads** at `ρ` reads per die per
+/// suspend + resume cycle (`erase_suspend_penalty_ns + resume_penalty_ns`, Table 1: 100 µs), i.e.
+/// a per-die inter-arrival time of cycle / ρ, and a **closed-loop 4 KiB random writer** at
+/// a fixed queue depth (it keeps the write buffer full, so a write waits for the flash to
+/// take data: its tail is how long GC, and the erase it waits for, hold the buffer up).
+#[derive(Clone, Debug, Serialize)]
+pub struct IntensityParams {
+    /// ρ: reads per die per suspend + resume cycle, one point each (ascending).
+    pub reads_per_cycle: Vec<f64>,
+    /// Queue depth of the writer.
+    pub writer_queue_depth: u32,
+    /// Simulated time of each run (both flows stop submitting then; what is in flight
+    /// completes).
+    pub duration_ns: u64,
+    /// `ftl.write_buffer_bytes` of these runs (`None`: the preset's).
+    pub write_buffer_bytes: Option<u64>,
+}
+
+impl IntensityParams {
+    /// The default axis: from the QD 16 panel's intensity (ρ ≈ 0.12) to ρ = 2, just below
+    /// a die's read ceiling (read + transfer ≈ 45 µs, ρ ≈ 2.2); 10 s of simulated time per
+    /// run at every scale (the write tail needs the writes; the scaled devices write less),
+    /// a 1 MiB write buffer (a full buffer within the first 0.1 s: the write tail is then
+    /// the flash's, where the preset's 64 MiB would take most of a run to fill).
+    pub fn paper() -> IntensityParams {
+        IntensityParams {
+            reads_per_cycle: vec![0.125, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
+            writer_queue_depth: 8,
+            duration_ns: 10_000_000_000,
+            write_buffer_bytes: Some(1 << 20),
+        }
+    }
+}
+
+/// Dies of `c`'s device.
+pub fn dies(c: &Config) -> u32 {
+    let g = &c.device.geometry;
+    g.channels * g.chips_per_channel * g.dies_per_chip
+}
+
+/// The suspend + resume cycle of `c`'s cell mode (the intensity axis's unit).
+pub fn suspend_cycle_ns(c: &Config) -> u64 {
+    let t = c.device.timing.get(c.device.cell_mode);
+    t.erase_suspend_penalty_ns + t.resume_penalty_ns
+}
+
+/// Time a die takes to serve one 4 KiB read (array read + channel transfer): the read
+/// ceiling of the axis is ρ = cycle / this.
+pub fn read_service_ns(c: &Config) -> u64 {
+    let t = c.device.timing.get(c.device.cell_mode);
+    t.read_ns + (4096.0 * 1e3 / c.device.channel_rate_mb_per_s as f64).round() as u64
 }
 
 impl SsrParams {
@@ -100,12 +158,14 @@ impl SsrParams {
                 ((1.02 * TAIL_SAMPLES / 1e-6 / w.read_share()).ceil() as u64).div_ceil(scale as u64)
             })
             .collect();
+        let intensity = Some(IntensityParams::paper());
         Ok(SsrParams {
             base,
             policies: SuspendConfig::NAMES
                 .iter()
                 .filter_map(|n| SuspendConfig::by_name(n))
                 .collect(),
+            intensity,
             workloads,
             requests,
             trace_erases: false,
@@ -177,6 +237,28 @@ pub struct SsrRun {
     pub write_ccdf: Vec<(u64, f64)>,
 }
 
+/// One policy at one point of the read-intensity axis.
+#[derive(Clone, Debug, Serialize)]
+pub struct IntensityRun {
+    pub policy: &'static str,
+    /// ρ: reads per die per suspend + resume cycle.
+    pub reads_per_cycle: f64,
+    /// Mean time between two reads at one die (cycle / ρ).
+    pub read_interarrival_per_die_ns: u64,
+    /// Offered read rate of the whole device (open loop).
+    pub offered_read_iops: f64,
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+    /// Host writes completed per second of simulated time (the writer is closed-loop:
+    /// what the device let it write).
+    pub write_mb_per_s: f64,
+    pub read_mb_per_s: f64,
+    pub suspend: SuspendSummary,
+    pub sim_time_ns: u64,
+    pub waf: f64,
+    pub wall_s: f64,
+}
+
 /// The whole experiment.
 #[derive(Clone, Debug, Serialize)]
 pub struct SsrReport {
@@ -186,6 +268,18 @@ pub struct SsrReport {
     pub start_wear: ssdlab_core::stats::WearSummary,
     pub runs_wall_s: f64,
     pub runs: Vec<SsrRun>,
+    /// The read-intensity axis (empty when not run), by ρ then policy.
+    pub intensity: Vec<IntensityRun>,
+    /// Its parameters and the device's figures that give the axis its meaning.
+    pub intensity_params: Option<IntensityParams>,
+    pub suspend_cycle_ns: u64,
+    pub read_service_ns: u64,
+    pub dies: u32,
+    /// Most safe points per loop of each SSR policy run, and the most erase loops of the
+    /// device (the SSR bound on suspensions per erase is their product).
+    pub safe_points_per_loop: Vec<(&'static str, u32)>,
+    pub max_erase_loops: u32,
+    pub intensity_wall_s: f64,
 }
 
 /// One row of `ssr.csv`.
@@ -255,6 +349,382 @@ impl SsrReport {
             );
         }
         s
+    }
+
+    /// The intensity run of `policy` at ρ = `rho`.
+    pub fn intensity_run(&self, policy: &str, rho: f64) -> Option<&IntensityRun> {
+        self.intensity
+            .iter()
+            .find(|r| r.policy == policy && r.reads_per_cycle == rho)
+    }
+
+    /// The axis's points (ρ), ascending, as run.
+    pub fn intensity_points(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.intensity.iter().map(|r| r.reads_per_cycle).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+
+    /// ρ of a QD 16 panel run: its reads per die per suspend + resume cycle.
+    pub fn qd16_reads_per_cycle(&self, r: &SsrRun) -> f64 {
+        if r.sim_time_ns == 0 || self.dies == 0 {
+            return 0.0;
+        }
+        r.read.count as f64 / self.dies as f64 * self.suspend_cycle_ns as f64 / r.sim_time_ns as f64
+    }
+
+    /// Whether the paper's erase-postponement order I-ES > SSR(s), SSR(d) > D-ES holds at ρ
+    /// (`None` when a policy is missing).
+    pub fn postponement_order_at(&self, rho: f64) -> Option<bool> {
+        let v = |pol: &str| {
+            self.intensity_run(pol, rho)
+                .map(|r| r.suspend.erase_postponement_max_ns)
+        };
+        let (i, s, d, e) = (v("ies")?, v("ssr-static")?, v("ssr-dynamic")?, v("des")?);
+        Some(i > s.max(d) && s.min(d) > e)
+    }
+
+    /// Whether the paper's write-tail order W_I-ES > W_SSR(s), W_SSR(d) > W_D-ES (p99.99)
+    /// holds at ρ.
+    pub fn write_order_at(&self, rho: f64) -> Option<bool> {
+        let v = |pol: &str| self.intensity_run(pol, rho).map(|r| r.write.p99_99);
+        let (i, s, d, e) = (v("ies")?, v("ssr-static")?, v("ssr-dynamic")?, v("des")?);
+        Some(i > s.max(d) && s.min(d) > e)
+    }
+
+    /// The spec's write-tail order (its corrections: I-ES worst, D-ES best among the
+    /// suspending policies, SSR(s) vs SSR(d) free): W_I-ES > W_SSR(s), W_SSR(d) ≥ W_D-ES.
+    pub fn write_spec_order_at(&self, rho: f64) -> Option<bool> {
+        let v = |pol: &str| self.intensity_run(pol, rho).map(|r| r.write.p99_99);
+        let (i, s, d, e) = (v("ies")?, v("ssr-static")?, v("ssr-dynamic")?, v("des")?);
+        Some(i > s.max(d) && s.min(d) >= e)
+    }
+
+    /// The lowest ρ from which `order` holds at every higher point of the axis (`None`: it
+    /// does not hold at the highest point).
+    pub fn onset(&self, order: impl Fn(f64) -> Option<bool>) -> Option<f64> {
+        let mut onset = None;
+        for rho in self.intensity_points().into_iter().rev() {
+            if order(rho) == Some(true) {
+                onset = Some(rho);
+            } else {
+                break;
+            }
+        }
+        onset
+    }
+
+    /// `ssr-intensity.csv`: one row per point and policy.
+    pub fn intensity_csv(&self) -> String {
+        let mut s = String::from("reads_per_cycle,read_interarrival_per_die_ns,offered_read_iops,policy,erase_postponement_max_ns,max_suspensions_per_erase,max_suspensions_per_loop,erases,safe_limit_violations,write_count,write_p99_9_ns,write_p99_99_ns,write_max_ns,write_mb_per_s,read_count,read_p99_99_ns,sim_time_ns\n");
+        for r in &self.intensity {
+            s += &format!(
+                "{},{},{:.0},{},{},{},{},{},{},{},{},{},{},{:.3},{},{},{}\n",
+                r.reads_per_cycle,
+                r.read_interarrival_per_die_ns,
+                r.offered_read_iops,
+                r.policy,
+                r.suspend.erase_postponement_max_ns,
+                r.suspend.max_suspensions_per_erase,
+                r.suspend.max_suspensions_per_loop,
+                r.suspend.erases,
+                r.suspend.erases_exceeding_safe_limit,
+                r.write.count,
+                r.write.p99_9,
+                r.write.p99_99,
+                r.write.max,
+                r.write_mb_per_s,
+                r.read.count,
+                r.read.p99_99,
+                r.sim_time_ns
+            );
+        }
+        s
+    }
+
+    /// The intensity axis as markdown: what ρ means here, the table, where the orders
+    /// appear, and where the QD 16 panel sits on the axis.
+    pub fn intensity_markdown(&self) -> String {
+        let Some(ip) = &self.intensity_params else {
+            return String::new();
+        };
+        if self.intensity.is_empty() {
+            return String::new();
+        }
+        let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
+        let cycle_us = self.suspend_cycle_ns as f64 / 1e3;
+        let mut s = String::from("\n## Read-intensity axis (issue 36)\n\n");
+        s += &format!(
+            "ρ = reads per die per suspend + resume cycle ({cycle_us:.0} µs here): at ρ ≥ 1 a die gets a read at least as often as one suspension costs, the paper's condition for I-ES to starve erases (its 3.2 GB/s, one 4 KiB read every 1.19 µs, is ρ ≈ 5 per die on its 16 dies). Each run: **open-loop Poisson 4 KiB random reads** at ρ · {} dies / {cycle_us:.0} µs, and a **closed-loop 4 KiB random writer at queue depth {}**, for {:.1} s of simulated time, write buffer {}. A die serves at most one read per {:.0} µs (read + transfer), so ρ ≤ {:.2} is the read ceiling (the device's dies, not the 4 × 800 MB/s channels or a host link, are the limit; the preset has no `[device.host_interface]`).\n\n",
+            self.dies,
+            ip.writer_queue_depth,
+            ip.duration_ns as f64 / 1e9,
+            match ip.write_buffer_bytes {
+                Some(b) => format!("{} KiB (so a run reaches a full buffer at once; the preset's 64 MiB would take most of the run to fill)", b >> 10),
+                None => "as the preset".into(),
+            },
+            self.read_service_ns as f64 / 1e3,
+            self.suspend_cycle_ns as f64 / self.read_service_ns.max(1) as f64,
+        );
+        s += "| ρ | read inter-arrival per die µs | offered reads kIOPS | policy | erase postponement max ms | max susp./erase | max susp./loop | erases | safe-limit violations | writes | write p99.9 ms | write p99.99 ms | write max ms | host write MB/s | read p99.99 ms |\n";
+        s += "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        for r in &self.intensity {
+            let p = &r.suspend;
+            s += &format!(
+                "| {} | {:.0} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} |\n",
+                r.reads_per_cycle,
+                r.read_interarrival_per_die_ns as f64 / 1e3,
+                r.offered_read_iops / 1e3,
+                r.policy,
+                ms(p.erase_postponement_max_ns),
+                p.max_suspensions_per_erase,
+                p.max_suspensions_per_loop,
+                p.erases,
+                p.erases_exceeding_safe_limit,
+                r.write.count,
+                ms(r.write.p99_9),
+                ms(r.write.p99_99),
+                ms(r.write.max),
+                r.write_mb_per_s,
+                ms(r.read.p99_99)
+            );
+        }
+        let thin: Vec<String> = self
+            .intensity
+            .iter()
+            .filter(|r| (r.write.count as f64) * 1e-4 < TAIL_SAMPLES)
+            .map(|r| {
+                format!(
+                    "{}@{}: {:.1}",
+                    r.policy,
+                    r.reads_per_cycle,
+                    r.write.count as f64 * 1e-4
+                )
+            })
+            .collect();
+        if !thin.is_empty() {
+            s += &format!("\nNote: write p99.99 rests on fewer than {TAIL_SAMPLES} samples beyond it in these runs (samples): {}.\n", thin.join(", "));
+        }
+        let at = |o: Option<f64>| {
+            o.map_or("at no point of the axis".to_string(), |x| {
+                format!("from ρ = {x} on")
+            })
+        };
+        s += &format!(
+            "\nErase postponement order I-ES > SSR(s), SSR(d) > D-ES: {}. Write p99.99 order W_I-ES > W_SSR > W_D-ES (the paper's S4): {}.\n",
+            at(self.onset(|x| self.postponement_order_at(x))),
+            at(self.onset(|x| self.write_order_at(x)))
+        );
+        let qd: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.policy == "ies")
+            .map(|r| {
+                let rho = self.qd16_reads_per_cycle(r);
+                format!(
+                    "{} ρ = {rho:.3} (a read every {:.2} ms per die)",
+                    r.workload,
+                    if rho > 0.0 {
+                        self.suspend_cycle_ns as f64 / rho / 1e6
+                    } else {
+                        f64::INFINITY
+                    }
+                )
+            })
+            .collect();
+        if !qd.is_empty() {
+            s += &format!(
+                "\n**Where the QD 16 panel sits:** {}. A closed loop of 16 requests, of which the writes hold slots while they wait for the buffer, keeps only a few reads in flight over {} dies, so an I-ES suspension serves one or two reads and resumes: its erase postponement stays close to SSR(d)'s and no plane's free pool runs dry, so I-ES cannot be the worst writer there. The starvation needs the reads to arrive faster than a suspend/resume cycle, which only the axis above reaches.\n",
+                qd.join("; "),
+                self.dies
+            );
+        }
+        s
+    }
+
+    /// The expected-shape checks: (panel, check, holds, numbers).
+    pub fn shape(&self) -> Vec<(String, String, Option<bool>, String)> {
+        let mut out = Vec::new();
+        let pts = self.intensity_points();
+        let fast: Vec<f64> = pts.iter().copied().filter(|&x| x >= 1.0).collect();
+        let grp = "intensity".to_string();
+        let post = |pol: &str, x: f64| {
+            self.intensity_run(pol, x)
+                .map(|r| r.suspend.erase_postponement_max_ns as f64 / 1e6)
+        };
+        let list = |f: &dyn Fn(f64) -> Option<String>| -> String {
+            fast.iter()
+                .map(|&x| format!("ρ {x}: {}", f(x).unwrap_or_else(|| "not run".into())))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let all_fast = |f: &dyn Fn(f64) -> Option<bool>| -> Option<bool> {
+            if fast.is_empty() {
+                return None;
+            }
+            fast.iter()
+                .map(|&x| f(x))
+                .collect::<Option<Vec<bool>>>()
+                .map(|v| v.iter().all(|b| *b))
+        };
+        // 1: postponement order wherever reads outpace the cycle.
+        let four = |x: f64, get: &dyn Fn(&str, f64) -> Option<f64>, unit: &str| -> Option<String> {
+            Some(format!(
+                "I-ES {:.2} / SSR(d) {:.2} / SSR(s) {:.2} / D-ES {:.2} {unit}",
+                get("ies", x)?,
+                get("ssr-dynamic", x)?,
+                get("ssr-static", x)?,
+                get("des", x)?
+            ))
+        };
+        out.push((
+            grp.clone(),
+            "erase postponement (max): I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1".to_string(),
+            all_fast(&|x| self.postponement_order_at(x)),
+            format!(
+                "{}; order from ρ = {}",
+                list(&|x| four(x, &post, "ms")),
+                self.onset(|x| self.postponement_order_at(x))
+                    .map_or("–".into(), |x| x.to_string())
+            ),
+        ));
+        // 2: I-ES's postponement grows relative to SSR's and D-ES's as ρ rises past 1.
+        let ratio = |x: f64, other: &str| Some(post("ies", x)? / post(other, x)?.max(1e-9));
+        let rising = |other: &str| -> Option<bool> {
+            let v: Option<Vec<f64>> = fast.iter().map(|&x| ratio(x, other)).collect();
+            let v = v?;
+            (v.len() >= 2).then(|| v.windows(2).all(|w| w[1] > w[0]))
+        };
+        out.push((
+            grp.clone(),
+            "I-ES / SSR(d) and I-ES / D-ES postponement rise with ρ over ρ ≥ 1 (no bound)"
+                .to_string(),
+            match (rising("ssr-dynamic"), rising("des")) {
+                (Some(a), Some(b)) => Some(a && b),
+                _ => None,
+            },
+            list(&|x| {
+                Some(format!(
+                    "{:.2}× / {:.2}×",
+                    ratio(x, "ssr-dynamic")?,
+                    ratio(x, "des")?
+                ))
+            }),
+        ));
+        // 3: SSR bounded by its safe points at every ρ; I-ES beyond SSR(d)'s bound at the top.
+        let bound_ok = self.safe_points_per_loop.iter().all(|(pol, n)| {
+            self.intensity.iter().filter(|r| r.policy == *pol).all(|r| {
+                r.suspend.max_suspensions_per_loop <= *n
+                    && r.suspend.max_suspensions_per_erase <= n * self.max_erase_loops
+                    && r.suspend.erases_exceeding_safe_limit == 0
+            })
+        });
+        let top = pts.last().copied();
+        let ies_top = top
+            .and_then(|x| self.intensity_run("ies", x))
+            .map(|r| r.suspend.max_suspensions_per_erase);
+        let max_bound = self
+            .safe_points_per_loop
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .unwrap_or(0)
+            * self.max_erase_loops;
+        out.push((
+            grp.clone(),
+            "SSR's suspensions per erase stay within N × loops at every ρ (no safe-limit violation); I-ES's exceed it at the top".to_string(),
+            if self.safe_points_per_loop.is_empty() || ies_top.is_none() {
+                None
+            } else {
+                Some(bound_ok && ies_top > Some(max_bound))
+            },
+            format!(
+                "{}; I-ES at ρ {}: {}",
+                self.safe_points_per_loop
+                    .iter()
+                    .map(|(pol, n)| {
+                        let m = self.intensity.iter().filter(|r| r.policy == *pol).map(|r| r.suspend.max_suspensions_per_erase).max().unwrap_or(0);
+                        format!("{pol} max {m} ≤ {}", n * self.max_erase_loops)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                top.map_or("–".into(), |x| x.to_string()),
+                ies_top.map_or("not run".into(), |n| n.to_string())
+            ),
+        ));
+        // 4: the paper's S4 on the write tail (strict), then the spec's corrected order.
+        let wp = |pol: &str, x: f64| {
+            self.intensity_run(pol, x)
+                .map(|r| r.write.p99_99 as f64 / 1e6)
+        };
+        let s4 = all_fast(&|x| self.write_order_at(x));
+        let ties = fast.iter().any(|&x| {
+            let e = wp("des", x);
+            e.is_some() && (wp("ssr-static", x) == e || wp("ssr-dynamic", x) == e)
+        });
+        out.push((
+            grp.clone(),
+            "write p99.99: I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1 (paper S4, strict)".to_string(),
+            s4,
+            format!(
+                "{}; order from ρ = {}{}",
+                list(&|x| four(x, &wp, "ms")),
+                self.onset(|x| self.write_order_at(x))
+                    .map_or("–".into(), |x| x.to_string()),
+                if s4 == Some(false) && ties {
+                    ". Fails on ties: SSR's and D-ES's p99.99 are the same write (host pages go to any plane, so a die held by an erase is written around: a postponement shorter than the tail all policies share does not show; only I-ES's outlasts it)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+        out.push((
+            grp.clone(),
+            "write p99.99: I-ES worst, D-ES best (≤) of the suspending policies at every ρ ≥ 1 (spec 01's corrected order)".to_string(),
+            all_fast(&|x| self.write_spec_order_at(x)),
+            format!(
+                "order from ρ = {}",
+                self.onset(|x| self.write_spec_order_at(x))
+                    .map_or("–".into(), |x| x.to_string())
+            ),
+        ));
+        // 5: host write throughput: I-ES lowest of the suspending policies.
+        let tp = |pol: &str, x: f64| self.intensity_run(pol, x).map(|r| r.write_mb_per_s);
+        out.push((
+            grp.clone(),
+            "host write MB/s: I-ES lowest of the suspending policies at every ρ ≥ 1".to_string(),
+            all_fast(&|x| {
+                let i = tp("ies", x)?;
+                Some(
+                    ["des", "ssr-static", "ssr-dynamic"]
+                        .iter()
+                        .all(|p| tp(p, x).is_some_and(|v| v > i)),
+                )
+            }),
+            list(&|x| four(x, &tp, "MB/s")),
+        ));
+        // 6: the QD 16 panel is in the axis's low-intensity regime: I-ES's postponement
+        // over SSR(d)'s there is below the axis's at ρ = 1.
+        let at_one = fast.first().and_then(|&x| ratio(x, "ssr-dynamic"));
+        for w in SsrWorkload::ALL {
+            let (Some(i), Some(d)) = (self.run("ies", w), self.run("ssr-dynamic", w)) else {
+                continue;
+            };
+            let rho = self.qd16_reads_per_cycle(i);
+            let q = i.suspend.erase_postponement_max_ns as f64
+                / (d.suspend.erase_postponement_max_ns as f64).max(1.0);
+            out.push((
+                format!("QD 16 {}", w.name()),
+                "ρ < 1 and I-ES / SSR(d) postponement below the axis's at its first ρ ≥ 1 (why I-ES is not the worst writer there)".to_string(),
+                at_one.map(|a| rho < 1.0 && q < a),
+                format!(
+                    "ρ = {rho:.3}; I-ES / SSR(d) postponement {q:.2}× (QD 16) vs {}",
+                    at_one.map_or("–".into(), |a| format!("{a:.2}× (axis, ρ = {})", fast[0]))
+                ),
+            ));
+        }
+        out
     }
 
     /// The markdown table (latencies in µs) with the suspension statistics.
@@ -347,7 +817,12 @@ use ssdlab_core::stats::hdr;
 
 /// Precondition the device once and run every policy on every workload.
 /// `on_run` is called after each run (progress).
-pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport> {
+/// `on_intensity` after each run of the read-intensity axis.
+pub fn run(
+    p: &SsrParams,
+    on_run: &(dyn Fn(&SsrRun) + Sync),
+    on_intensity: &(dyn Fn(&IntensityRun) + Sync),
+) -> Result<SsrReport> {
     if p.requests.len() != p.workloads.len() {
         return Err(ExperimentError::invalid(
             "requests",
@@ -399,6 +874,12 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
             Ok(run)
         })
         .collect::<Result<Vec<_>>>()?;
+    let runs_wall_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let intensity = match &p.intensity {
+        Some(ip) => run_intensity(p, ip, &base, on_intensity)?,
+        None => Vec::new(),
+    };
     let g = &p.base.device.geometry;
     Ok(SsrReport {
         scale_note: if (g.chips_per_channel, g.pages_per_block) == (4, 768) {
@@ -411,7 +892,131 @@ pub fn run(p: &SsrParams, on_run: &(dyn Fn(&SsrRun) + Sync)) -> Result<SsrReport
         },
         precondition_wall_s,
         start_wear,
-        runs_wall_s: t.elapsed().as_secs_f64(),
+        runs_wall_s,
         runs,
+        intensity,
+        intensity_params: p.intensity.clone(),
+        suspend_cycle_ns: suspend_cycle_ns(&p.base),
+        read_service_ns: read_service_ns(&p.base),
+        dies: dies(&p.base),
+        safe_points_per_loop: p
+            .policies
+            .iter()
+            .filter_map(|pol| match p.policy_config(pol) {
+                SuspendConfig::SsrStatic(q) => Some((pol.name(), q.points_per_loop)),
+                SuspendConfig::SsrDynamic(q) => Some((
+                    pol.name(),
+                    q.safe_points.iter().map(|e| e.1).max().unwrap_or(0),
+                )),
+                _ => None,
+            })
+            .collect(),
+        max_erase_loops: {
+            let t = p.base.device.timing.get(p.base.device.cell_mode);
+            t.erase_loops.iter().map(|e| e.1).max().unwrap_or(0)
+        },
+        intensity_wall_s: t.elapsed().as_secs_f64(),
     })
+}
+
+/// The intensity axis's runs (ρ ascending, policies in `p.policies` order), from clones of
+/// the preconditioned `base`.
+fn run_intensity(
+    p: &SsrParams,
+    ip: &IntensityParams,
+    base: &Simulation,
+    on_run: &(dyn Fn(&IntensityRun) + Sync),
+) -> Result<Vec<IntensityRun>> {
+    let cycle = suspend_cycle_ns(&p.base);
+    if cycle == 0 {
+        return Err(ExperimentError::invalid(
+            "device.timing.erase_suspend_penalty_ns",
+            "the read-intensity axis is in suspend + resume cycles, which are 0 here",
+        ));
+    }
+    if ip.writer_queue_depth == 0 || ip.duration_ns == 0 {
+        return Err(ExperimentError::invalid(
+            "intensity",
+            "the writer's queue depth and the duration must be > 0",
+        ));
+    }
+    if let Some(r) = ip
+        .reads_per_cycle
+        .iter()
+        .find(|r| !(**r > 0.0 && r.is_finite()))
+    {
+        return Err(ExperimentError::invalid(
+            "intensity",
+            format!("reads per cycle {r}: must be > 0"),
+        ));
+    }
+    let n_dies = dies(&p.base) as f64;
+    let jobs: Vec<(f64, &SuspendConfig)> = ip
+        .reads_per_cycle
+        .iter()
+        .flat_map(|&rho| p.policies.iter().map(move |pol| (rho, pol)))
+        .collect();
+    jobs.par_iter()
+        .map(|&(rho, pol)| -> Result<IntensityRun> {
+            let t = Instant::now();
+            let offered = n_dies * rho * 1e9 / cycle as f64;
+            let mut c = p.base.clone();
+            c.scheduler.erase_suspend = p.policy_config(pol);
+            c.precondition.enabled = false;
+            if let Some(b) = ip.write_buffer_bytes {
+                c.ftl.write_buffer_bytes = b;
+            }
+            let readers = SyntheticConfig {
+                read_percent: 100.0,
+                block_size_bytes: 4096,
+                pattern: AddressPattern::Uniform,
+                open_loop_iops: offered,
+                requests: 0,
+                duration_ns: ip.duration_ns,
+                ..Default::default()
+            };
+            let writer = SyntheticConfig {
+                read_percent: 0.0,
+                block_size_bytes: 4096,
+                pattern: AddressPattern::Uniform,
+                queue_depth: ip.writer_queue_depth,
+                requests: 0,
+                duration_ns: ip.duration_ns,
+                ..Default::default()
+            };
+            c.workload = WorkloadConfig::Synthetic(readers.clone());
+            let mut sim = Simulation::from_state(c, base)?;
+            let ctx = sim.workload_context();
+            let mut w = synthetic::build(&readers, &ctx).map_err(SimError::from)?;
+            // The writer's own random stream (the same seed would replay the readers' offsets).
+            let wctx = WorkloadContext {
+                seed: ctx.seed ^ 0x5772_6974_6572,
+                ..ctx
+            };
+            let mut wf = synthetic::build(&writer, &wctx).map_err(SimError::from)?;
+            wf.flows[0].name = "writer".into();
+            w.flows[0].name = "readers".into();
+            w.flows.append(&mut wf.flows);
+            let r = sim.run_workload_with(w, &mut NoProgress)?;
+            let l = r.latency_ns.ok_or_else(|| {
+                ExperimentError::invalid("mode", "the SSR runs need the timed mode")
+            })?;
+            let run = IntensityRun {
+                policy: pol.name(),
+                reads_per_cycle: rho,
+                read_interarrival_per_die_ns: (cycle as f64 / rho).round() as u64,
+                offered_read_iops: offered,
+                read: l.read,
+                write: l.write,
+                write_mb_per_s: r.host.write_mb_per_s,
+                read_mb_per_s: r.host.read_mb_per_s,
+                suspend: r.suspend.unwrap_or_default(),
+                sim_time_ns: r.host.sim_time_ns,
+                waf: r.waf,
+                wall_s: t.elapsed().as_secs_f64(),
+            };
+            on_run(&run);
+            Ok(run)
+        })
+        .collect()
 }

@@ -255,7 +255,9 @@ fn reproduce(
                     if let Some(n) = requests {
                         p.requests = vec![n; p.workloads.len()];
                     }
-                    ssr::run(&p, &|_| {}).map_err(s)?.csv()
+                    // `ssr.csv` only: the read-intensity axis (its own CSV) is the CLI's.
+                    p.intensity = None;
+                    ssr::run(&p, &|_| {}, &|_| {}).map_err(s)?.csv()
                 }
                 "wl" => {
                     let p = wl::WlParams {

@@ -1,8 +1,9 @@
 //! `ssdlab reproduce ssr`: the erase-suspend experiment of spec 01 (see
 //! `docs/erase-suspend.md`). Prints a markdown report and writes `ssr.md`, `ssr.csv`,
-//! `ssr.json` and `ssr.svg` (log-scale CCDF of read and write latency per policy) to `--out`.
+//! `ssr.json`, `ssr.svg` (log-scale CCDF of read and write latency per policy),
+//! `ssr-intensity.csv` and `ssr-intensity.svg` (the read-intensity axis) to `--out`.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use plotters::prelude::*;
 use ssdlab_core::config::SuspendConfig;
@@ -23,6 +24,16 @@ pub struct SsrArgs {
     /// Requests per run (overrides the default derived from the p99.9999 sample target).
     #[arg(long)]
     requests: Option<u64>,
+    /// Points of the read-intensity axis: reads per die per suspend + resume cycle (ρ),
+    /// comma-separated, ascending (default 0.125,0.25,0.5,0.75,1,1.5,2).
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_intensity")]
+    intensity: Option<Vec<f64>>,
+    /// Simulated milliseconds per run of the read-intensity axis (default 10000).
+    #[arg(long)]
+    intensity_duration_ms: Option<u64>,
+    /// Skip the read-intensity axis (only the two QD 16 workloads).
+    #[arg(long)]
+    no_intensity: bool,
 }
 
 pub fn run(a: &SsrArgs) -> Result<()> {
@@ -42,7 +53,42 @@ pub fn run(a: &SsrArgs) -> Result<()> {
         }
         p.requests = vec![n; p.workloads.len()];
     }
-    let staged = super::stage(&a.common.out("ssr"), "ssr")?;
+    if a.no_intensity {
+        p.intensity = None;
+    }
+    if let Some(ip) = p.intensity.as_mut() {
+        if let Some(v) = &a.intensity {
+            if v.is_empty() || v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+                bail!("--intensity: every point must be a number > 0 (reads per die per suspend + resume cycle)");
+            }
+            if v.windows(2).any(|w| w[1] <= w[0]) {
+                bail!("--intensity: points must be ascending without repeats");
+            }
+            ip.reads_per_cycle = v.clone();
+        }
+        if let Some(ms) = a.intensity_duration_ms {
+            if ms == 0 {
+                bail!("--intensity-duration-ms: must be > 0");
+            }
+            ip.duration_ns = ms * 1_000_000;
+        }
+        if exp::suspend_cycle_ns(&p.base) == 0 {
+            bail!("the read-intensity axis counts reads per suspend + resume cycle, which is 0 here (device.timing.*.erase_suspend_penalty_ns + resume_penalty_ns); pass --no-intensity");
+        }
+    }
+    let out = a.common.out("ssr");
+    let staged = crate::output::StagedDir::new(
+        &out,
+        &[
+            "ssr.json",
+            "ssr.md",
+            "ssr.csv",
+            "ssr.svg",
+            "ssr-intensity.csv",
+            "ssr-intensity.svg",
+        ],
+    )
+    .with_context(|| format!("--out {}", out.display()))?;
     let pool = a.common.pool(2)?;
     let quiet = a.common.quiet;
     if !quiet {
@@ -69,9 +115,28 @@ pub fn run(a: &SsrArgs) -> Result<()> {
             );
         }
     };
-    let report = pool.install(|| exp::run(&p, &progress))?;
+    let progress_i = move |r: &exp::IntensityRun| {
+        if !quiet {
+            eprintln!(
+                "  rho {:<5} {:<11}: erase postponement max {:>8.1} ms, write p99.99 {:>9.1} ms, {:.2} MB/s written, {:.1} s wall",
+                r.reads_per_cycle,
+                r.policy,
+                r.suspend.erase_postponement_max_ns as f64 / 1e6,
+                r.write.p99_99 as f64 / 1e6,
+                r.write_mb_per_s,
+                r.wall_s
+            );
+        }
+    };
+    let report = pool.install(|| exp::run(&p, &progress, &progress_i))?;
     let total_wall = wall.elapsed().as_secs_f64();
     let md = markdown(&report, &p, total_wall);
+    if !report.intensity.is_empty() {
+        let dir = staged.path();
+        super::write(&dir.join("ssr-intensity.csv"), &report.intensity_csv())?;
+        plot_intensity(&report, &dir.join("ssr-intensity.svg"))
+            .context("drawing ssr-intensity.svg")?;
+    }
     super::write_outputs(staged, "ssr", &md, &report.csv(), &report, |svg| {
         plot(&report, svg)
     })
@@ -143,12 +208,102 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     let n_at = |pe: u32| ssr_table.iter().rfind(|e| e.0 <= pe).map_or(0, |e| e.1);
     let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state: P/E cycles per block min {}, mean {:.2}, max {}, so SSR(d) starts with N = {}..{} safe points per loop.\n", r.precondition_wall_s, w.erase_count_min, w.erase_count_mean, w.erase_count_max, n_at(w.erase_count_max), n_at(w.erase_count_min));
     o += &r.markdown();
+    o += &r.intensity_markdown();
+    o += &super::shape_section(
+        "issue 36, item 1",
+        Some("panel"),
+        &r.shape(),
+        r.runs.len() + r.intensity.len(),
+        r.runs_wall_s + r.intensity_wall_s,
+    );
     let _ = writeln!(
         o,
-        "\nRuns: {:.1} s wall; whole command {:.1} s.",
-        r.runs_wall_s, total_wall_s
+        "\nQD 16 runs: {:.1} s wall; intensity axis: {:.1} s wall; whole command {:.1} s.",
+        r.runs_wall_s, r.intensity_wall_s, total_wall_s
     );
     o
+}
+
+/// The read-intensity axis: erase postponement, write p99.99 (both log scale) and host
+/// write MB/s against ρ, one line per policy.
+fn plot_intensity(r: &SsrReport, path: &Path) -> Result<()> {
+    let root = SVGBackend::new(path, (1500, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((1, 3));
+    let pts = r.intensity_points();
+    let (x0, x1) = (
+        pts.first().copied().unwrap_or(0.1),
+        pts.last().copied().unwrap_or(1.0),
+    );
+    type Get = fn(&exp::IntensityRun) -> f64;
+    let specs: [(&str, &str, Get); 3] = [
+        ("erase postponement (max)", "ms", |x| {
+            x.suspend.erase_postponement_max_ns as f64 / 1e6
+        }),
+        ("write p99.99", "ms", |x| x.write.p99_99 as f64 / 1e6),
+        ("host write throughput", "MB/s", |x| x.write_mb_per_s),
+    ];
+    let policies: Vec<&str> = {
+        let mut v: Vec<&str> = Vec::new();
+        for x in &r.intensity {
+            if !v.contains(&x.policy) {
+                v.push(x.policy);
+            }
+        }
+        v
+    };
+    for (area, (title, unit, get)) in panels.iter().zip(specs) {
+        let series: Vec<(&str, Vec<(f64, f64)>)> = policies
+            .iter()
+            .map(|pol| {
+                let v = r
+                    .intensity
+                    .iter()
+                    .filter(|x| x.policy == *pol)
+                    .map(|x| (x.reads_per_cycle, get(x)))
+                    .filter(|p| p.1 > 0.0)
+                    .collect();
+                (*pol, v)
+            })
+            .collect();
+        let ys = series.iter().flat_map(|s| s.1.iter().map(|p| p.1));
+        let (lo, hi) = ys.fold((f64::INFINITY, 0f64), |(a, b), y| (a.min(y), b.max(y)));
+        let (lo, hi) = if lo.is_finite() && hi > 0.0 {
+            (lo, hi)
+        } else {
+            (0.1, 1.0)
+        };
+        let caption = format!("{title} (log) vs reads per die per suspend+resume cycle");
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (x0 * 0.9..x1 * 1.1).log_scale(),
+                (lo * 0.8..hi * 1.25).log_scale(),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("rho (1 = one read per suspend+resume cycle)")
+            .y_desc(unit)
+            .draw()?;
+        for (i, (pol, v)) in series.iter().enumerate() {
+            let c = super::COLORS[i % super::COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(v.iter().copied(), c.stroke_width(2)))?
+                .label(*pol)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], c));
+            chart.draw_series(v.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
 }
 
 /// 2 x 2 panels (workload x read/write): CCDF of latency, both axes log scale.

@@ -193,3 +193,95 @@ fn base_erase_suspend_table_gives_its_policy_parameters() {
     }
     assert_eq!(p.policies.len(), SuspendConfig::NAMES.len());
 }
+
+/// Issue 36, item 1: the read-intensity axis. Open-loop reads at ρ reads per die per
+/// suspend + resume cycle next to a closed-loop writer: below one read per cycle (the QD 16
+/// panel's regime) I-ES postpones an erase about as long as SSR(d); at ρ = 2 its
+/// postponement runs away from SSR's and D-ES's, and SSR's suspensions stay within its safe
+/// points while I-ES's do not.
+#[test]
+fn intensity_axis_starves_erases_under_ies_where_reads_outpace_the_cycle() {
+    let mut p = SsrParams::paper(SCALE).unwrap();
+    p.workloads.clear();
+    p.requests.clear();
+    let ip = p.intensity.as_mut().unwrap();
+    ip.reads_per_cycle = vec![0.125, 2.0];
+    ip.duration_ns = 3_000_000_000;
+    let r = ssdlab_experiments::ssr::run(&p, &|_| {}, &|_| {}).unwrap();
+    // The axis: every policy at every point, in ρ then policy order.
+    assert_eq!(r.intensity.len(), 2 * 5);
+    assert_eq!(r.intensity_points(), vec![0.125, 2.0]);
+    assert_eq!(
+        (r.dies, r.suspend_cycle_ns, r.read_service_ns),
+        (4, 100_000, 45_120)
+    );
+    assert_eq!(r.max_erase_loops, 5);
+    assert_eq!(
+        r.safe_points_per_loop,
+        vec![("ssr-static", 10), ("ssr-dynamic", 30)]
+    );
+    for x in &r.intensity {
+        let rho = x.reads_per_cycle;
+        assert_eq!(x.read_interarrival_per_die_ns, (100_000.0 / rho) as u64);
+        assert_eq!(x.offered_read_iops, 4.0 * rho * 10_000.0);
+        // Poisson arrivals over 3 s: the reads offered were the reads done (±3 %).
+        let want = x.offered_read_iops * 3.0;
+        assert!(
+            (x.read.count as f64 - want).abs() < 0.03 * want,
+            "{} at {rho}: {} reads, {want} offered",
+            x.policy,
+            x.read.count
+        );
+        assert!(x.write.count > 1000 && x.write_mb_per_s > 0.5, "{x:?}");
+        assert!(x.sim_time_ns >= 3_000_000_000);
+        if x.policy == "none" {
+            assert_eq!(x.suspend.erase_suspensions, 0);
+            assert_eq!(x.suspend.erase_postponement_max_ns, 0);
+        }
+    }
+    let post = |pol: &str, rho: f64| {
+        r.intensity_run(pol, rho)
+            .unwrap()
+            .suspend
+            .erase_postponement_max_ns
+    };
+    // Reads faster than the cycle: I-ES > SSR(d) > SSR(s) > D-ES > none.
+    let top: Vec<u64> = ["ies", "ssr-dynamic", "ssr-static", "des", "none"]
+        .iter()
+        .map(|p| post(p, 2.0))
+        .collect();
+    assert!(top.windows(2).all(|w| w[0] > w[1]), "ρ = 2: {top:?}");
+    assert_eq!(r.postponement_order_at(2.0), Some(true));
+    // I-ES's postponement grows away from SSR's and D-ES's.
+    let ratio = |other: &str, rho: f64| post("ies", rho) as f64 / post(other, rho) as f64;
+    assert!(ratio("ssr-dynamic", 2.0) > 1.5 * ratio("ssr-dynamic", 0.125));
+    assert!(ratio("des", 2.0) > 1.5 * ratio("des", 0.125));
+    // SSR stays within its safe points (N per loop, N × 5 per erase) at every intensity;
+    // I-ES goes past SSR(d)'s 150 once reads outpace the cycle.
+    for x in r.intensity.iter().filter(|x| x.policy.starts_with("ssr")) {
+        let n = if x.policy == "ssr-static" { 10 } else { 30 };
+        assert!(x.suspend.max_suspensions_per_loop <= n, "{x:?}");
+        assert!(x.suspend.max_suspensions_per_erase <= 5 * n, "{x:?}");
+        assert_eq!(x.suspend.erases_exceeding_safe_limit, 0);
+    }
+    let ies_top = r.intensity_run("ies", 2.0).unwrap();
+    assert!(ies_top.suspend.max_suspensions_per_erase > 150);
+    assert!(ies_top.suspend.erases_exceeding_safe_limit > 0);
+    // The report: a CSV row per run, the shape rows for the axis.
+    let csv = r.intensity_csv();
+    assert_eq!(csv.lines().count(), 1 + 10);
+    assert!(csv.starts_with("reads_per_cycle,read_interarrival_per_die_ns,"));
+    let shape = r.shape();
+    let row = |start: &str| {
+        shape
+            .iter()
+            .find(|c| c.0 == "intensity" && c.1.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}: {shape:?}"))
+    };
+    assert_eq!(row("erase postponement (max)").2, Some(true));
+    assert_eq!(row("SSR's suspensions per erase").2, Some(true));
+    assert!(row("write p99.99").2.is_some());
+    assert!(row("host write MB/s").2.is_some());
+    let md = r.intensity_markdown();
+    assert!(md.contains("Erase postponement order I-ES > SSR(s), SSR(d) > D-ES: from ρ = 2 on"));
+}
