@@ -2,5 +2,6 @@
 
 mod mq;
 mod op;
+mod slc;
 mod ssr;
 mod wl;

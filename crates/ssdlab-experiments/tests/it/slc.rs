@@ -1,0 +1,63 @@
+//! Spec 05's experiment (`reproduce slc`) at its smallest scale (2 planes, fixed seed): the
+//! NAND pages each commit programs, counted by hand from the ext4 model, the CSV's
+//! columns, and the shape checks' one-line reasons (docs/slc-journal.md).
+
+use ssdlab_experiments::slc::{self, SlcParams};
+
+#[test]
+fn slc_pages_per_commit_csv_and_shape_reasons() {
+    let p = SlcParams {
+        scale: 16,
+        fsync_every: vec![2, 4],
+        filebench_requests: 2_000,
+        ..SlcParams::paper()
+    };
+    let r = slc::run(&p, &|_| {}).unwrap();
+    assert_eq!(r.runs.len(), 2 * 2 * (2 + 4));
+    // Pages per commit (4 KiB blocks, 16 KiB pages, a flush pads a page):
+    // data, N writes of 8 KiB: journal 1 + 3N blocks, then the commit block, then the
+    // previous transaction's 3N blocks home (2 data + 1 metadata per write):
+    //   N = 2: 2 + 1 + 2 = 5 pages, N = 4: 4 + 1 + 3 = 8;
+    // ordered: 2N data blocks home, journal 1 + N metadata blocks, the commit block, N
+    // metadata blocks home: N = 2: 1 + 1 + 1 + 1 = 4, N = 4: 2 + 2 + 1 + 1 = 6.
+    for (mode, n, pages) in [
+        ("data", 2, 5.0),
+        ("data", 4, 8.0),
+        ("ordered", 2, 4.0),
+        ("ordered", 4, 6.0),
+    ] {
+        for pol in slc::POLICIES {
+            let run = r.find("fio", mode, Some(n), pol).unwrap();
+            assert!(
+                (run.pages_per_commit() - pages).abs() < 0.01,
+                "{mode} N = {n} {pol}: {} pages per commit",
+                run.pages_per_commit()
+            );
+            // Two flushes per commit, one commit per N writes of the 96 MiB of app data.
+            assert_eq!(
+                run.flushes,
+                2 * (96 << 20) / (8192 * n as u64),
+                "{mode} {n}"
+            );
+        }
+    }
+    let csv = r.csv();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert_eq!(&header[header.len() - 2..], ["host_pages", "flushes"]);
+    for row in csv.lines().skip(1) {
+        assert_eq!(row.split(',').count(), header.len(), "{row}");
+    }
+    // A failing check says why in its numbers; a holding one does not.
+    for (name, ok, numbers) in r.shape() {
+        if name.starts_with("fio data: gain") || name.starts_with("fio ordered: gain") {
+            assert_eq!(
+                ok == Some(false),
+                numbers.contains(" — why: a commit waits whole program rounds on the die,"),
+                "{name}: {numbers}"
+            );
+        }
+        if name.starts_with("fewer bytes to TLC") {
+            assert_eq!(ok == Some(false), numbers.contains(" — why: "), "{numbers}");
+        }
+    }
+}
