@@ -39,10 +39,11 @@ pub const JOURNAL_BLOCKS_PER_PLANE: u32 = 11;
 const BASELINE_REGIONS: &str = r#"regions = [{ name = "data", content = "data" }, { name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = 24, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }]"#;
 
 /// `slc-journal`'s regions: `24 − journal` blocks per plane of buffer, `journal` of journal
-/// region (the thresholds of `configs/slc-journal-64g.toml`).
-fn journal_regions(journal: u32) -> String {
+/// region (the thresholds of `configs/slc-journal-64g.toml`), its pages on the stripe
+/// cursor the regions share or on its own (`own_stripe`).
+fn journal_regions(journal: u32, own_stripe: bool) -> String {
     format!(
-        r#"regions = [{{ name = "data", content = "data" }}, {{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {}, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }}, {{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {journal}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}]"#,
+        r#"regions = [{{ name = "data", content = "data" }}, {{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {}, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }}, {{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {journal}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1, own_stripe = {own_stripe} }}]"#,
         SLC_BLOCKS_PER_PLANE - journal
     )
 }
@@ -62,6 +63,9 @@ pub struct SlcParams {
     /// `slc-journal`'s journal region in SLC blocks per plane (1 MiB each at 16 KiB
     /// pages); its buffer keeps the rest of the 24.
     pub journal_blocks_per_plane: u32,
+    /// The journal region's pages take planes from a stripe cursor of its own (region key
+    /// `own_stripe`): no GC copies where pages per commit alias with the stripe.
+    pub journal_own_stripe: bool,
     pub seed: Option<u64>,
     pub sets: Vec<String>,
 }
@@ -73,6 +77,7 @@ impl SlcParams {
             fsync_every: FSYNC_EVERY.to_vec(),
             filebench_requests: 400_000,
             journal_blocks_per_plane: JOURNAL_BLOCKS_PER_PLANE,
+            journal_own_stripe: false,
             seed: None,
             sets: Vec::new(),
         }
@@ -151,7 +156,7 @@ impl SlcParams {
                     if policy == "slc-buffer" {
                         BASELINE_REGIONS.to_string()
                     } else {
-                        journal_regions(self.journal_blocks_per_plane)
+                        journal_regions(self.journal_blocks_per_plane, self.journal_own_stripe)
                     }
                 }
                 "mode" if line.contains('"') && !line.contains("timed") => {

@@ -30,6 +30,11 @@ pub struct SlcArgs {
     /// region's GC copies (docs/slc-journal.md).
     #[arg(long, default_value_t = exp::JOURNAL_BLOCKS_PER_PLANE)]
     journal_blocks_per_plane: u32,
+    /// The journal region's pages take planes from a stripe cursor of their own (region key
+    /// `own_stripe`) instead of the one all host pages share: no GC copies where a commit's
+    /// pages alias with the 32-plane stripe (docs/slc-journal.md).
+    #[arg(long)]
+    journal_own_stripe: bool,
 }
 
 pub fn run(a: &SlcArgs) -> Result<()> {
@@ -38,6 +43,7 @@ pub fn run(a: &SlcArgs) -> Result<()> {
         fsync_every: a.fsync_every.clone(),
         filebench_requests: a.filebench_requests,
         journal_blocks_per_plane: a.journal_blocks_per_plane,
+        journal_own_stripe: a.journal_own_stripe,
         seed: a.common.seed,
         sets: a.common.sets.clone(),
     };
