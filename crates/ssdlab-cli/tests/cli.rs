@@ -758,7 +758,7 @@ fn reproduce_slc_writes_its_table_csv_and_plot() {
     for part in [
         "scaled down by 16): TLC 4.0 GiB logical, 16 KiB pages, 2 planes;",
         "`slc-buffer` 24 blocks of buffer (48 MiB in all)",
-        "+ 11 of journal region (22 MiB: 2 × the 8 MiB journal",
+        "+ 11 of journal region (22 MiB for the 8 MiB journal: its padded ring",
         "96 MiB of application data",
     ] {
         assert!(md.contains(part), "{part}: {md}");
@@ -769,6 +769,36 @@ fn reproduce_slc_writes_its_table_csv_and_plot() {
         "{header}"
     );
     assert!(std::fs::metadata(out.join("slc.svg")).unwrap().len() > 1000);
+}
+
+/// `reproduce slc --journal-blocks-per-plane` outside 4..=20 fails before any work, with
+/// one line naming the flag.
+#[test]
+fn reproduce_slc_refuses_a_journal_region_that_cannot_fit() {
+    let out = temp_dir("slc-bad-journal");
+    for bad in ["3", "21"] {
+        let o = ssdlab()
+            .args([
+                "reproduce",
+                "slc",
+                "--journal-blocks-per-plane",
+                bad,
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: --journal-blocks-per-plane: {bad}: must be 4..=20"
+            )),
+            "{err}"
+        );
+        assert!(!out.join("slc.csv").exists());
+    }
 }
 
 /// `run --request-log`: one row per request, in CSV under zstd, each completing after it

@@ -25,6 +25,16 @@ pub struct SlcArgs {
     /// Requests per Filebench run.
     #[arg(long, default_value_t = 400_000)]
     filebench_requests: u64,
+    /// `slc-journal`'s journal region in SLC blocks per plane (4 ..= 20; the buffer keeps
+    /// the rest of the 24). Below 11 the padded journal ring no longer fits and the
+    /// region's GC copies (docs/slc-journal.md).
+    #[arg(long, default_value_t = exp::JOURNAL_BLOCKS_PER_PLANE)]
+    journal_blocks_per_plane: u32,
+    /// The journal region's pages take planes from a stripe cursor of their own (region key
+    /// `own_stripe`) instead of the one all host pages share: no GC copies where a commit's
+    /// pages alias with the 32-plane stripe (docs/slc-journal.md).
+    #[arg(long)]
+    journal_own_stripe: bool,
 }
 
 pub fn run(a: &SlcArgs) -> Result<()> {
@@ -32,6 +42,8 @@ pub fn run(a: &SlcArgs) -> Result<()> {
         scale: a.scale,
         fsync_every: a.fsync_every.clone(),
         filebench_requests: a.filebench_requests,
+        journal_blocks_per_plane: a.journal_blocks_per_plane,
+        journal_own_stripe: a.journal_own_stripe,
         seed: a.common.seed,
         sets: a.common.sets.clone(),
     };
@@ -76,7 +88,7 @@ fn markdown(r: &SlcReport) -> String {
     let d = &r.device;
     let _ = writeln!(
         o,
-        "* Device (configs/slc-journal-64g.toml{}): {} {} logical, {} pages, {} planes; SLC per plane: `slc-buffer` {} blocks of buffer ({} in all), `slc-journal` {} blocks of buffer ({}) + {} of journal region ({}: 2 × the {} journal + the region's reserve); SLC 20/200/2000 µs, TLC 5× slower; migration only after 100 ms of host idle time; timed mode, no power-loss protection (a flush waits for NAND).",
+        "* Device (configs/slc-journal-64g.toml{}): {} {} logical, {} pages, {} planes; SLC per plane: `slc-buffer` {} blocks of buffer ({} in all), `slc-journal` {} blocks of buffer ({}) + {} of journal region ({} for the {} journal: its padded ring, up to 2 ×, + the region's reserve); SLC 20/200/2000 µs, TLC 5× slower; migration only after 100 ms of host idle time; timed mode, no power-loss protection (a flush waits for NAND).",
         if r.scale > 1 { format!(", scaled down by {}", r.scale) } else { String::new() },
         d.cell_mode.to_uppercase(),
         exp::size_text(d.logical_bytes),

@@ -364,6 +364,9 @@ pub struct RegionGeometry {
     pub relocate_to: u8,
     /// Relocate only while the host is idle, and then everything (`drain_when_idle`).
     pub drain_when_idle: bool,
+    /// Host pages take planes from a stripe cursor of the region's own (`own_stripe`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub own_stripe: bool,
     #[serde(skip)]
     pub gc: GcConfig,
 }
@@ -387,6 +390,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         gc_soft_free_blocks: None,
         gc_hard_free_blocks: None,
         drain_when_idle: false,
+        own_stripe: false,
     }];
     let list: &[RegionConfig] = if f.regions.is_empty() {
         &default
@@ -499,6 +503,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             reserve_blocks_per_plane: 0,
             relocate_to: i as u8,
             drain_when_idle: r.drain_when_idle,
+            own_stripe: r.own_stripe,
             gc: r.gc.clone().unwrap_or_else(|| f.gc.clone()),
         });
     }

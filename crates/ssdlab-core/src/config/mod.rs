@@ -207,6 +207,12 @@ pub struct RegionConfig {
     /// write buffer migrating to TLC, spec 05); needs `relocate_to` another region.
     #[serde(default)]
     pub drain_when_idle: bool,
+    /// Host pages of this region visit the planes in stripe order on a cursor of their own
+    /// (a write stream with its own die rotation) instead of the one the other regions
+    /// share, so they spread evenly over the planes whatever is written between them (a
+    /// journal region: docs/slc-journal.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_stripe: bool,
 }
 
 /// `[ftl]`.

@@ -62,7 +62,10 @@ impl Ftl {
             for pass in 0..2 {
                 let mut over_share = false;
                 for _ in 0..self.stripe.order.len() {
-                    let plane = self.stripe.next_plane();
+                    let plane = match &mut self.region_stripes[t.region as usize] {
+                        Some(own) => own.next_plane(),
+                        None => self.stripe.next_plane(),
+                    };
                     if !accept(plane) {
                         continue;
                     }

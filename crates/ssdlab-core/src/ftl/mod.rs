@@ -223,6 +223,8 @@ pub struct Ftl {
     placement: Placement,
     /// Plane ids in stripe order, and the next host page's.
     stripe: host::Stripe,
+    /// The cursors of regions with `own_stripe`, by region id (`None`: the shared one).
+    region_stripes: Vec<Option<host::Stripe>>,
     jobs: Jobs,
     health: Health,
     pub integrity: Option<Integrity>,
@@ -320,6 +322,14 @@ impl Ftl {
                 },
             ),
             stripe: host::Stripe::new(d.stripe_planes.clone()),
+            region_stripes: d
+                .regions
+                .iter()
+                .map(|r| {
+                    r.own_stripe
+                        .then(|| host::Stripe::new(d.stripe_planes.clone()))
+                })
+                .collect(),
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
             health: Health::new(cfg),
             integrity: cfg
