@@ -53,6 +53,21 @@ fn runs_to_failure_with_a_row_per_run_and_ratios_to_ga() {
         shape.iter().any(|s| s.2.is_none()),
         "PET/DP checks say not run"
     );
+    // Every failing check says why, in one line (issue 36, item 6); the 3x check fails at
+    // this size, with GA's even-wear bound.
+    let failing: Vec<_> = shape.iter().filter(|s| s.2 == Some(false)).collect();
+    assert!(
+        failing
+            .iter()
+            .any(|s| s.1.starts_with("EPET-TH90 first bad")),
+        "{shape:?}"
+    );
+    for (_, name, _, detail) in failing {
+        assert!(
+            detail.contains(" — why: ") && !detail.contains('\n'),
+            "{name}: {detail}"
+        );
+    }
 }
 
 #[test]
