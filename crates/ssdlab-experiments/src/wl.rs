@@ -542,7 +542,7 @@ impl WlReport {
             };
             add(
                 "EPET gap <= 1 % of lifetime (PET's for comparison)",
-                (!epet.is_empty()).then(|| over.is_empty()),
+                (!epet.is_empty()).then_some(over.is_empty()),
                 format!(
                     "EPET {} %; PET {} %{why}",
                     gaps.join(", "),

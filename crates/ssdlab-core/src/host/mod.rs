@@ -132,6 +132,34 @@ pub struct Request {
     pub cmd: u32,
 }
 
+impl Request {
+    /// Request `r` of flow `flow` covering `span`, at `stage`, submitted at `submit_ns`;
+    /// `cmd` is its host-interface command (`NONE` without an interface).
+    pub fn new(
+        flow: u16,
+        r: &HostRequest,
+        span: UnitSpan,
+        stage: Stage,
+        submit_ns: u64,
+        cmd: u32,
+    ) -> Request {
+        Request {
+            flow,
+            op: r.op,
+            stage,
+            submit_ns,
+            offset_bytes: r.offset_bytes,
+            bytes: r.size_bytes,
+            journal: r.journal,
+            span,
+            pending_ops: 0,
+            plan_stage: 0,
+            parked_ops: 0,
+            cmd,
+        }
+    }
+}
+
 /// Requests in flight, in a slab of reusable slots (no allocation per request once warm).
 #[derive(Default)]
 pub struct RequestTable {

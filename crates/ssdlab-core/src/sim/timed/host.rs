@@ -405,20 +405,14 @@ impl HostFrontEnd {
             // counts requests, the first part counted this one.
             self.counters.uncount_request(r.op);
         }
-        let id = self.reqs.insert(Request {
-            flow: f as u16,
-            op: r.op,
-            stage: Stage::Reading,
-            submit_ns: cx.now(),
-            offset_bytes: r.offset_bytes,
-            bytes: r.size_bytes,
-            journal: r.journal,
+        let id = self.reqs.insert(Request::new(
+            f as u16,
+            &r,
             span,
-            pending_ops: 0,
-            plan_stage: 0,
-            parked_ops: 0,
-            cmd: cmd_id,
-        });
+            Stage::Reading,
+            cx.now(),
+            cmd_id,
+        ));
         match cmd {
             Command::Read(span) => {
                 if self.read_units(span, id, cx)? == 0 {
@@ -596,20 +590,7 @@ impl HostFrontEnd {
             }
             Action::Completed(f, r, submit_ns) => {
                 let span = self.splitter.split(&r)?;
-                let req = Request {
-                    flow: f,
-                    op: r.op,
-                    stage: Stage::Completing,
-                    submit_ns,
-                    offset_bytes: r.offset_bytes,
-                    bytes: r.size_bytes,
-                    journal: r.journal,
-                    span,
-                    pending_ops: 0,
-                    plan_stage: 0,
-                    parked_ops: 0,
-                    cmd: NONE,
-                };
+                let req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
                 self.host_completed(req, cx)
             }
         }

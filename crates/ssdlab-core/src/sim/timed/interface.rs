@@ -37,6 +37,8 @@ enum Step {
     Doorbell,
     FetchRequest,
     FetchEntry,
+    /// On the controller's processor.
+    Processing,
     WriteData,
     /// With the front end.
     Device,
@@ -304,13 +306,15 @@ impl HostInterface {
                 let at = cx.now().max(self.processor_free_ns) + self.command_ns;
                 self.processor_free_ns = at;
                 cx.q.schedule_at(at, Event::Processed { cmd: id });
-                Step::FetchEntry
+                Step::Processing
             }
             Step::WriteData => {
                 self.actions.push(Action::Dispatch(c.flow, c.req, id));
                 Step::Device
             }
-            Step::Device => unreachable!("a command with the front end has no transfer"),
+            Step::Processing | Step::Device => {
+                unreachable!("a command on the processor or with the front end has no transfer")
+            }
             Step::Completion => {
                 self.complete(id);
                 return;
@@ -340,6 +344,7 @@ impl HostInterface {
     /// the front end.
     pub fn on_processed(&mut self, id: u32, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
+        debug_assert_eq!(c.step, Step::Processing);
         if c.req.op == HostOp::Write && c.req.size_bytes > 0 {
             self.cmds.slots[id as usize].step = Step::WriteData;
             let req = self.wire.read_requests(c.req.size_bytes);
