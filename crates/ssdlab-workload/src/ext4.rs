@@ -259,6 +259,7 @@ impl Ext4Source {
             self.stats.add_written(n * BLOCK, journal);
         }
         self.queue.push_back(HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op,
             offset_bytes: block * BLOCK,
@@ -269,6 +270,7 @@ impl Ext4Source {
 
     fn flush(&mut self) {
         self.queue.push_back(HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: HostOp::Flush,
             offset_bytes: 0,

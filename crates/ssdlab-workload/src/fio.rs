@@ -1013,6 +1013,7 @@ impl RequestSource for FioSource {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         if let Some(arrival_ns) = self.pending_flush.take() {
             return Ok(Some(HostRequest {
+                tag: 0,
                 arrival_ns,
                 op: HostOp::Flush,
                 offset_bytes: 0,
@@ -1076,6 +1077,7 @@ impl RequestSource for FioSource {
             }
         }
         Ok(Some(HostRequest {
+            tag: 0,
             arrival_ns,
             op,
             offset_bytes: offset,

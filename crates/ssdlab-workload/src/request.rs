@@ -35,4 +35,7 @@ pub struct HostRequest {
     /// traffic (the ext4 model; blkparse requests of `journal_process`). Only counted
     /// against the journal detector (spec 05), never used to place data.
     pub journal: Option<bool>,
+    /// The submitter's own name for the request, handed back with its completion
+    /// (`ssdlab serve`: the server's request slot); 0 for workloads.
+    pub tag: u32,
 }

@@ -442,6 +442,7 @@ impl SyntheticSource {
 impl RequestSource for SyntheticSource {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         let mut r = HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: 0,

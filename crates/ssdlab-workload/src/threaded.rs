@@ -85,6 +85,7 @@ impl Drop for Slot {
 }
 
 const EMPTY: HostRequest = HostRequest {
+    tag: 0,
     arrival_ns: 0,
     op: HostOp::Write,
     offset_bytes: 0,

@@ -292,6 +292,7 @@ impl RequestSource for TpccSource {
         if self.flush_due {
             self.flush_due = false;
             return Ok(Some(HostRequest {
+                tag: 0,
                 arrival_ns: 0,
                 op: HostOp::Flush,
                 offset_bytes: 0,
@@ -310,6 +311,7 @@ impl RequestSource for TpccSource {
                 self.flush_due = true;
             }
             return Ok(Some(HostRequest {
+                tag: 0,
                 arrival_ns: 0,
                 op: HostOp::Write,
                 offset_bytes: off,
@@ -329,6 +331,7 @@ impl RequestSource for TpccSource {
             e.first + self.rng.gen_range(0..e.hot)
         };
         Ok(Some(HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: if read { HostOp::Read } else { HostOp::Write },
             offset_bytes: page * p.page_bytes,

@@ -102,6 +102,13 @@ impl<E: Copy> EventQueue<E> {
         self.heap[i] = e;
     }
 
+    /// Move the clock to `time_ns` without an event (never back, never past the next
+    /// event): what is scheduled from now on counts from there.
+    pub fn advance_to(&mut self, time_ns: SimTime) {
+        debug_assert!(self.peek_time_ns().is_none_or(|t| t >= time_ns));
+        self.now_ns = self.now_ns.max(time_ns);
+    }
+
     /// Schedule `event` `delay_ns` from now.
     #[inline]
     pub fn schedule_in(&mut self, delay_ns: SimTime, event: E) {

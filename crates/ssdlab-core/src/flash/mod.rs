@@ -4,6 +4,7 @@
 
 mod blocks;
 mod bus;
+mod data;
 mod oob;
 mod timing;
 
@@ -12,6 +13,7 @@ use crate::ids::JobId;
 
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
+pub use data::SlotData;
 pub use oob::Oob;
 pub use timing::{split_penalty_reason, CellTiming, SplitKey, TimingModel, TimingTable};
 

@@ -405,10 +405,72 @@ impl Ftl {
         }
     }
 
+    /// A host write tagged `tag` (its request's [`ssdlab_workload::HostRequest::tag`])
+    /// puts `lpn` in a buffer: its new version, and with [`Ftl::store_data`] its bytes
+    /// staged from the request's payload.
+    #[inline]
+    pub fn new_version_for(&mut self, lpn: u32, tag: u32) -> u32 {
+        let v = self.new_version(lpn);
+        if let Some(d) = self.data.as_mut() {
+            d.stage(lpn, v, tag, self.table.lookup(lpn));
+        }
+        v
+    }
+
+    /// Keep the bytes the host writes, with the slots that hold them (`ssdlab serve`).
+    /// Needs integrity versions (`integrity = true`): they say which bytes a slot holds.
+    pub fn store_data(&mut self) -> Result<()> {
+        if self.integrity.is_none() {
+            return Err(SimError::config(
+                "integrity",
+                "storing the host's data needs integrity versions (integrity = true)",
+            ));
+        }
+        if self.data.is_none() {
+            let g = &self.geo;
+            self.data = Some(Box::new(crate::flash::SlotData::new(
+                g.blocks,
+                g.pages_per_block * g.slots_per_page,
+                g.unit_bytes,
+            )));
+        }
+        Ok(())
+    }
+
+    /// The stored bytes, when [`Ftl::store_data`] is on.
+    pub fn data(&self) -> Option<&crate::flash::SlotData> {
+        self.data.as_deref()
+    }
+
+    /// The stored bytes, mutably (a server puts a write's payload here before submitting it).
+    pub fn data_mut(&mut self) -> Option<&mut crate::flash::SlotData> {
+        self.data.as_deref_mut()
+    }
+
+    /// The bytes a read of `lpn` returns ([`Ftl::store_data`]): from the buffer when it
+    /// holds the unit at `buffered` (waiting, or in flight to its slot), else from the
+    /// slot the mapping names; `None` reads as zeros (never written, trimmed, unmapped).
+    pub fn read_data(&self, lpn: u32, buffered: Option<u32>) -> Option<&[u8]> {
+        let d = self.data.as_deref()?;
+        if let Some(v) = buffered {
+            if let Some(b) = d.staged_bytes(lpn, v) {
+                return Some(b);
+            }
+        }
+        let slot = self.table.lookup(lpn);
+        if slot == NONE {
+            return None;
+        }
+        d.slot_bytes(slot)
+    }
+
     /// Deallocate `lpn` (a demand-based mapping records the change like a write).
     pub fn trim<S: NandSink>(&mut self, lpn: u32, sink: &mut S) -> Result<()> {
         if let Some(i) = self.integrity.as_mut() {
             i.on_trim(lpn);
+        }
+        if let Some(d) = self.data.as_mut() {
+            d.unstage(lpn);
         }
         let old = self.table.update(lpn, NONE);
         if old != NONE {

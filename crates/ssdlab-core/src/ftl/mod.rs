@@ -228,6 +228,9 @@ pub struct Ftl {
     jobs: Jobs,
     health: Health,
     pub integrity: Option<Integrity>,
+    /// The bytes the host stored, by physical slot (`ssdlab serve`; needs integrity
+    /// versions): [`Ftl::store_data`].
+    data: Option<Box<crate::flash::SlotData>>,
     pub counters: FtlCounters,
     /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
     program_seq: u64,
@@ -335,6 +338,7 @@ impl Ftl {
             integrity: cfg
                 .integrity
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
+            data: None,
             counters: FtlCounters::default(),
             program_seq: 0,
             rng: stream(cfg.seed, tag::FTL),
@@ -822,6 +826,9 @@ impl Ftl {
             self.oob.version[slot as usize] = v;
             if let Some(check) = self.integrity.as_mut() {
                 check.on_place(lpn, old, slot, v);
+            }
+            if let Some(d) = self.data.as_mut() {
+                note(&mut self.internal, d.program(lpn, v, slot));
             }
         }
     }

@@ -130,6 +130,8 @@ pub struct Request {
     pub parked_ops: u32,
     /// The host interface's command this request is (`NONE` without an interface).
     pub cmd: u32,
+    /// The submitter's tag ([`HostRequest::tag`]).
+    pub tag: u32,
 }
 
 impl Request {
@@ -156,6 +158,7 @@ impl Request {
             plan_stage: 0,
             parked_ops: 0,
             cmd,
+            tag: r.tag,
         }
     }
 }
@@ -221,6 +224,7 @@ mod tests {
 
     fn req(off: u64, size: u64) -> HostRequest {
         HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: off,

@@ -158,8 +158,14 @@ impl<'a> FunctionalDriver<'a> {
     /// Write one unit from the host.
     #[inline(always)]
     pub fn write_unit(&mut self, lpn: u32) -> Result<()> {
+        self.write_unit_tagged(lpn, 0)
+    }
+
+    /// Write one unit of the host request tagged `tag` ([`Ftl::new_version_for`]).
+    #[inline(always)]
+    pub fn write_unit_tagged(&mut self, lpn: u32, tag: u32) -> Result<()> {
         self.units_written += 1;
-        let version = self.ftl.new_version(lpn);
+        let version = self.ftl.new_version_for(lpn, tag);
         // Journal and other units are packed apart (`slc-journal`).
         if self.separate_journal
             && self.packer.n > 0
@@ -271,7 +277,7 @@ impl<'a> FunctionalDriver<'a> {
                     self.read_span(command::one_unit(lpn))?;
                 }
                 for lpn in span.lpns() {
-                    self.write_unit(lpn)?;
+                    self.write_unit_tagged(lpn, req.tag)?;
                 }
             }
             Command::Trim(span) => {

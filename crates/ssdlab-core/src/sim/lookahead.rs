@@ -47,6 +47,7 @@ impl Lookahead {
             },
         };
         let empty = HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: 0,
@@ -165,6 +166,7 @@ mod tests {
             }
             self.next += 1;
             Ok(Some(HostRequest {
+                tag: 0,
                 arrival_ns: 0,
                 op: HostOp::Write,
                 offset_bytes: (self.next - 1) * 4096,

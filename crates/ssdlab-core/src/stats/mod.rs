@@ -64,6 +64,7 @@ fn bucket_value(index: usize) -> u64 {
 /// bucket, a few instructions per completion. [`LatencyRecorder::into_latency`] builds the
 /// histograms once; they hold the same counts in the same buckets as if every latency had
 /// been recorded into them, so every figure drawn from them is the same.
+#[derive(Clone)]
 pub struct LatencyRecorder {
     /// Read, write, flush.
     counts: [Vec<u64>; 3],

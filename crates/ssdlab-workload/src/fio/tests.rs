@@ -38,6 +38,7 @@ fn err_of(text: &str) -> (u64, String) {
 
 fn req(op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {
+        tag: 0,
         arrival_ns: 0,
         op,
         offset_bytes,
@@ -56,6 +57,7 @@ bs=4k\n\n[seq]\nrw=write\nsize=16k\nfsync=2\niodepth=4\n";
     assert_eq!(w.flows[0].arrival, Arrival::Closed { queue_depth: 4 });
     assert_eq!(w.duration_ns, None);
     let f = HostRequest {
+        tag: 0,
         arrival_ns: 0,
         op: HostOp::Flush,
         offset_bytes: 0,

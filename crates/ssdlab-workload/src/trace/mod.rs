@@ -449,6 +449,7 @@ impl TraceSource {
         let arrival_ns = self.arrival(p.ts);
         self.replayed += 1;
         Ok(Step::Emit(HostRequest {
+            tag: 0,
             arrival_ns,
             op: p.op,
             offset_bytes,

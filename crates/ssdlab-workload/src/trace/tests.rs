@@ -68,6 +68,7 @@ fn drain(c: &TraceWorkloadConfig) -> Vec<HostRequest> {
 
 fn req(arrival_ns: u64, op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {
+        tag: 0,
         arrival_ns,
         op,
         offset_bytes,

@@ -556,6 +556,9 @@ impl Ftl {
                 let v = self.oob.version[src as usize];
                 self.oob.version[dst as usize] = v;
                 check.on_place(lpn, src, dst, v);
+                if let Some(d) = self.data.as_mut() {
+                    d.copy(src, dst);
+                }
             }
         } else {
             self.relocate_tpage(lpn, dst);

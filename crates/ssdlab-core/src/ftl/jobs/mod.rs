@@ -462,6 +462,9 @@ impl Ftl {
         let b = block as usize;
         debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
         self.blocks.erase_count[b] += 1;
+        if let Some(d) = self.data.as_mut() {
+            d.erase(block);
+        }
         self.blocks.valid_units[b] = 0;
         self.blocks.next_page[b] = 0;
         self.blocks.programmed[b] = 0;

@@ -274,6 +274,60 @@ impl HostFrontEnd {
         self.last_completion_ns
     }
 
+    /// Keep completions for [`HostFrontEnd::drain_completions`] (a server replies to them).
+    pub fn collect_completions(&mut self) {
+        self.completions.get_or_insert_with(Vec::new);
+    }
+
+    /// Move the completions kept so far into `into`.
+    pub fn drain_completions(&mut self, into: &mut Vec<Completion>) {
+        if let Some(c) = self.completions.as_mut() {
+            into.append(c);
+        }
+    }
+
+    /// Version of `lpn` the write buffer holds (waiting or in flight), if any.
+    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+        self.buffer.lookup(lpn)
+    }
+
+    /// A request from outside the workload (a server's client) on flow 0, now.
+    pub fn submit_external(&mut self, r: HostRequest, cx: &mut Cx) -> Result<()> {
+        self.submit(0, r, cx)
+    }
+
+    /// The statistics so far, as [`HostFrontEnd::finish`] gives them at the end (without
+    /// completions), the phase going on.
+    #[allow(clippy::type_complexity)]
+    pub fn snapshot(
+        &self,
+    ) -> (
+        HostCounters,
+        Latency,
+        Vec<(String, Latency)>,
+        u64,
+        Option<hdrhistogram::Histogram<u64>>,
+    ) {
+        let latency = self.latency.clone().into_latency();
+        let per_flow: Vec<Latency> = if self.per_flow.is_empty() {
+            vec![latency.clone()]
+        } else {
+            self.per_flow
+                .iter()
+                .map(|r| r.clone().into_latency())
+                .collect()
+        };
+        let journal = (self.journal_truth.is_some() || !self.journal_latency.is_empty())
+            .then(|| self.journal_latency.clone());
+        (
+            self.counters,
+            latency,
+            self.flow_names.iter().cloned().zip(per_flow).collect(),
+            self.last_completion_ns,
+            journal,
+        )
+    }
+
     /// The statistics of the phase: host counters, latencies, per-flow latencies, time of
     /// the last completion, completions traced.
     #[allow(clippy::type_complexity)]
@@ -332,6 +386,7 @@ impl HostFrontEnd {
                 break;
             }
             let mut r = HostRequest {
+                tag: 0,
                 arrival_ns: 0,
                 op: HostOp::Read,
                 offset_bytes: 0,
@@ -527,6 +582,7 @@ impl HostFrontEnd {
                 complete_ns: now,
                 offset_bytes: r.offset_bytes,
                 size_bytes: r.bytes,
+                tag: r.tag,
             };
             if let Some(sink) = self.sink.as_mut() {
                 sink(&c);
@@ -614,7 +670,10 @@ impl HostFrontEnd {
             while done < r.span.count {
                 let lpn = r.span.first + done;
                 let ftl = &mut *cx.ftl;
-                if !self.buffer.try_insert(lpn, || ftl.new_version(lpn)) {
+                if !self
+                    .buffer
+                    .try_insert(lpn, || ftl.new_version_for(lpn, r.tag))
+                {
                     break; // no room: a program completion calls again
                 }
                 done += 1;

@@ -162,6 +162,8 @@ pub struct Completion {
     pub complete_ns: u64,
     pub offset_bytes: u64,
     pub size_bytes: u64,
+    /// The request's [`ssdlab_workload::HostRequest::tag`].
+    pub tag: u32,
 }
 
 /// Receives every completion of a timed run as it happens (a request log).
@@ -236,6 +238,8 @@ macro_rules! cx {
     };
 }
 
+mod served;
+
 impl<'a> TimedSim<'a> {
     /// A timed run of `workload` on `ftl`; up to `threads` flows drawn on threads of their
     /// own ([`crate::Simulation::workload_threads`]).
@@ -280,6 +284,13 @@ impl<'a> TimedSim<'a> {
     /// Run until every flow is exhausted and every request has completed (or the device
     /// wears out), then let the device settle.
     pub fn run(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
+        self.begin()?;
+        self.event_loop(progress, true)?;
+        self.finish(progress)
+    }
+
+    /// Start the phase: the time series and every flow's first requests.
+    pub fn begin(&mut self) -> Result<()> {
         if self.series_interval_ns > 0 {
             self.series = Some(series::Sampler::new(
                 self.series_interval_ns,
@@ -290,8 +301,12 @@ impl<'a> TimedSim<'a> {
             ));
         }
         self.front.start(&mut cx!(self))?;
-        self.dispatch_outbox()?;
-        self.event_loop(progress, true)?;
+        self.dispatch_outbox()
+    }
+
+    /// End the phase (every request completed, or the device worn out): the figures,
+    /// after the device settles.
+    pub fn finish(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
         let series = self.series.take().map(|s| s.rows).unwrap_or_default();
         let worn_out = self.ftl.worn_out();
         if self.front.in_flight() > 0 && !worn_out {
@@ -361,6 +376,30 @@ impl<'a> TimedSim<'a> {
                 }
                 next_sample_ns = self.next_sample_ns();
             }
+            self.handle(ev)?;
+            if self.ftl.lifetime_stamp_pending() {
+                self.ftl
+                    .stamp_lifetime("workload", now, self.front.counters.write_units);
+                worn_out = self.ftl.worn_out();
+            }
+            debug_assert_eq!(worn_out, self.ftl.worn_out());
+            if until_host_done && (self.front.done() || worn_out) {
+                break;
+            }
+            since_report += 1;
+            if since_report == 1 << 16 {
+                since_report = 0;
+                super::stop::check()?;
+                progress.update(self.front.counters.requests(), self.q.now_ns());
+            }
+        }
+        Ok(())
+    }
+
+    /// Handle event `ev` at `now`, then start the dies it gave work.
+    #[inline(always)]
+    fn handle(&mut self, ev: Event) -> Result<()> {
+        {
             match ev {
                 Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
                 Event::Sensed { die } => {
@@ -381,24 +420,8 @@ impl<'a> TimedSim<'a> {
                 Event::Link { dir, gen } => self.front.on_link(dir, gen, &mut cx!(self))?,
                 Event::Processed { cmd } => self.front.on_processed(cmd, &mut cx!(self))?,
             }
-            self.dispatch_outbox()?;
-            if self.ftl.lifetime_stamp_pending() {
-                self.ftl
-                    .stamp_lifetime("workload", now, self.front.counters.write_units);
-                worn_out = self.ftl.worn_out();
-            }
-            debug_assert_eq!(worn_out, self.ftl.worn_out());
-            if until_host_done && (self.front.done() || worn_out) {
-                break;
-            }
-            since_report += 1;
-            if since_report == 1 << 16 {
-                since_report = 0;
-                super::stop::check()?;
-                progress.update(self.front.counters.requests(), self.q.now_ns());
-            }
         }
-        Ok(())
+        self.dispatch_outbox()
     }
 
     /// When the time series takes its next sample (never without one).
@@ -517,6 +540,7 @@ mod tests {
                 name: "t".into(),
                 arrival: Arrival::Closed { queue_depth: 1 },
                 source: Box::new(VecSource::new(vec![HostRequest {
+                    tag: 0,
                     arrival_ns: 0,
                     op: HostOp::Read,
                     offset_bytes: lpn * 4096,
@@ -540,6 +564,7 @@ mod tests {
                         .iter()
                         .enumerate()
                         .map(|(i, &t)| HostRequest {
+                            tag: 0,
                             arrival_ns: t,
                             op: HostOp::Write,
                             offset_bytes: i as u64 * 4096,
@@ -643,6 +668,7 @@ mod tests {
         d.ftl.staged_read_hook = Some(8);
         let before = d.clock.time_ns;
         d.submit(&HostRequest {
+            tag: 0,
             arrival_ns: 0,
             op: HostOp::Read,
             offset_bytes: 5 * 4096,
@@ -669,6 +695,7 @@ mod tests {
                 source: Box::new(VecSource::new(
                     ops.iter()
                         .map(|&(op, lpn)| HostRequest {
+                            tag: 0,
                             arrival_ns: 0,
                             op,
                             offset_bytes: lpn * 4096,

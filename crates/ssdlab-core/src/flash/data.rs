@@ -1,0 +1,239 @@
+//! The bytes the host stored (`ssdlab serve`): kept with the physical slot the FTL put
+//! each unit in, so they move exactly as the FTL moves units — host programs, GC,
+//! wear-leveling and migration copies — and a mapping bug hands a client the wrong bytes.
+//!
+//! * A block's bytes are one allocation (`slots_per_block × unit_bytes`, zeroed, made on
+//!   the block's first program and freed by its erase): a stored GiB costs about a GiB
+//!   times the share of the block's slots still holding data (GC keeps that near the
+//!   device's valid ratio), plus the write buffer's units.
+//! * A host write's bytes wait by request tag ([`SlotData::put_payload`]) until its units
+//!   enter the write buffer; there a unit's bytes wait by unit ([`SlotData::stage`],
+//!   merged with the unit's current bytes when the write covers it only in part) until
+//!   its page program is issued and they move into the slot ([`SlotData::program`]).
+//! * Never-written, trimmed and unmapped units read as zeros.
+//!
+//! Integrity versions ride along (the FTL checks every read against them): the staged
+//! bytes carry the version they belong to, and a program of another version is an error.
+
+use std::collections::HashMap;
+
+/// Bytes of a host write waiting for its units to enter the write buffer.
+#[derive(Clone)]
+struct Payload {
+    offset_bytes: u64,
+    bytes: Vec<u8>,
+}
+
+#[derive(Clone)]
+pub struct SlotData {
+    unit_bytes: usize,
+    slots_per_block: usize,
+    /// Per block: the bytes of its slots (`None` until its first program since an erase).
+    blocks: Vec<Option<Box<[u8]>>>,
+    /// Units in a write buffer whose program is not issued yet: unit → (version, bytes).
+    staged: HashMap<u32, (u32, Box<[u8]>)>,
+    /// Host writes submitted and not yet in the buffer, by request tag.
+    payloads: HashMap<u32, Payload>,
+    /// Blocks holding bytes now.
+    blocks_held: u64,
+    /// A unit's bytes on their way from one slot to another.
+    scratch: Vec<u8>,
+}
+
+impl SlotData {
+    pub fn new(blocks: u32, slots_per_block: u32, unit_bytes: u32) -> SlotData {
+        SlotData {
+            unit_bytes: unit_bytes as usize,
+            slots_per_block: slots_per_block as usize,
+            blocks: (0..blocks).map(|_| None).collect(),
+            staged: HashMap::new(),
+            payloads: HashMap::new(),
+            blocks_held: 0,
+            scratch: vec![0; unit_bytes as usize],
+        }
+    }
+
+    /// Bytes held in blocks and in the buffer (the memory the stored data costs).
+    pub fn held_bytes(&self) -> u64 {
+        self.blocks_held * (self.slots_per_block * self.unit_bytes) as u64
+            + (self.staged.len() * self.unit_bytes) as u64
+    }
+
+    /// The bytes of a host write tagged `tag` at `offset_bytes`, until its units enter the
+    /// write buffer.
+    pub fn put_payload(&mut self, tag: u32, offset_bytes: u64, bytes: Vec<u8>) {
+        self.payloads.insert(
+            tag,
+            Payload {
+                offset_bytes,
+                bytes,
+            },
+        );
+    }
+
+    /// Forget the payload of `tag` (the write completed: every unit is in the buffer).
+    pub fn drop_payload(&mut self, tag: u32) {
+        self.payloads.remove(&tag);
+    }
+
+    fn block_and_offset(&self, slot: u32) -> (usize, usize) {
+        let s = slot as usize;
+        (
+            s / self.slots_per_block,
+            (s % self.slots_per_block) * self.unit_bytes,
+        )
+    }
+
+    /// The bytes of `slot`, if its block holds any.
+    pub fn slot_bytes(&self, slot: u32) -> Option<&[u8]> {
+        let (b, off) = self.block_and_offset(slot);
+        self.blocks[b]
+            .as_deref()
+            .map(|d| &d[off..off + self.unit_bytes])
+    }
+
+    fn slot_bytes_mut(&mut self, slot: u32) -> &mut [u8] {
+        let (b, off) = self.block_and_offset(slot);
+        let len = self.slots_per_block * self.unit_bytes;
+        if self.blocks[b].is_none() {
+            self.blocks_held += 1;
+        }
+        let d = self.blocks[b].get_or_insert_with(|| vec![0u8; len].into_boxed_slice());
+        &mut d[off..off + self.unit_bytes]
+    }
+
+    /// The staged bytes of `lpn`, if the buffer holds them at `version`.
+    pub fn staged_bytes(&self, lpn: u32, version: u32) -> Option<&[u8]> {
+        match self.staged.get(&lpn) {
+            Some((v, d)) if *v == version => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Unit `lpn` entered the write buffer at `version` for the write tagged `tag`. The
+    /// part of the unit the write does not cover keeps the unit's current bytes: those it
+    /// has in the buffer, else those of `mapped_slot` (its slot on flash, or `NONE`).
+    pub fn stage(&mut self, lpn: u32, version: u32, tag: u32, mapped_slot: u32) {
+        let u = self.unit_bytes;
+        let mut unit = match self.staged.remove(&lpn) {
+            Some((_, d)) => d,
+            None => match (mapped_slot != super::NONE)
+                .then(|| self.slot_bytes(mapped_slot))
+                .flatten()
+            {
+                Some(c) => c.to_vec().into_boxed_slice(),
+                None => vec![0u8; u].into_boxed_slice(),
+            },
+        };
+        if let Some(p) = self.payloads.get(&tag) {
+            let start = lpn as u64 * u as u64;
+            let lo = start.max(p.offset_bytes);
+            let hi = (start + u as u64).min(p.offset_bytes + p.bytes.len() as u64);
+            if lo < hi {
+                let (a, b) = ((lo - start) as usize, (hi - start) as usize);
+                let src = (lo - p.offset_bytes) as usize;
+                unit[a..b].copy_from_slice(&p.bytes[src..src + (b - a)]);
+            }
+        }
+        self.staged.insert(lpn, (version, unit));
+    }
+
+    /// The program of `lpn` at `version` into `slot` was issued: its bytes move there.
+    pub fn program(&mut self, lpn: u32, version: u32, slot: u32) -> Result<(), String> {
+        match self.staged.remove(&lpn) {
+            Some((v, d)) if v == version => {
+                self.slot_bytes_mut(slot).copy_from_slice(&d);
+                Ok(())
+            }
+            Some((v, d)) => {
+                self.staged.insert(lpn, (v, d));
+                Err(format!(
+                    "data of unit {lpn}: version {version} programmed, version {v} staged"
+                ))
+            }
+            None => Err(format!(
+                "data of unit {lpn}: version {version} programmed, nothing staged"
+            )),
+        }
+    }
+
+    /// A copy moved the unit in `src` to `dst`.
+    pub fn copy(&mut self, src: u32, dst: u32) {
+        let mut unit = std::mem::take(&mut self.scratch);
+        match self.slot_bytes(src) {
+            Some(d) => unit.copy_from_slice(d),
+            None => unit.fill(0),
+        }
+        self.slot_bytes_mut(dst).copy_from_slice(&unit);
+        self.scratch = unit;
+    }
+
+    /// `lpn` was trimmed: its buffered bytes go.
+    pub fn unstage(&mut self, lpn: u32) {
+        self.staged.remove(&lpn);
+    }
+
+    /// `block` was erased: its bytes go.
+    pub fn erase(&mut self, block: u32) {
+        if self.blocks[block as usize].take().is_some() {
+            self.blocks_held -= 1;
+        }
+    }
+
+    /// Power is cut: the write buffer and the payloads are lost; in every block only the
+    /// slots before `durable_slots(block)` keep their bytes.
+    pub fn power_cut(&mut self, durable_slots: impl Fn(u32) -> usize) {
+        self.staged.clear();
+        self.payloads.clear();
+        for (b, d) in self.blocks.iter_mut().enumerate() {
+            if let Some(bytes) = d.as_mut() {
+                let keep = durable_slots(b as u32) * self.unit_bytes;
+                if keep == 0 {
+                    *d = None;
+                    self.blocks_held -= 1;
+                } else {
+                    bytes[keep..].fill(0);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes follow a unit from the buffer into its slot, through a copy, and go with the
+    /// erase; a partial write keeps the rest of the unit.
+    #[test]
+    fn bytes_follow_the_unit() {
+        let mut d = SlotData::new(4, 8, 16);
+        d.put_payload(7, 16 + 4, vec![0xAB; 8]); // unit 1, bytes 4..12
+        d.put_payload(1, 16, vec![1; 16]);
+        d.stage(1, 2, 1, super::super::NONE);
+        d.stage(1, 3, 7, super::super::NONE); // merged with version 2's bytes
+        let mut want = [1u8; 16];
+        want[4..12].fill(0xAB);
+        assert_eq!(d.staged_bytes(1, 3), Some(&want[..]));
+        assert_eq!(d.staged_bytes(1, 2), None);
+        assert!(d.program(1, 2, 9).is_err(), "another version is an error");
+        d.program(1, 3, 9).unwrap();
+        assert_eq!(d.slot_bytes(9), Some(&want[..]));
+        assert_eq!(d.slot_bytes(8), Some(&[0u8; 16][..]), "same block, zeroed");
+        assert_eq!(d.slot_bytes(0), None);
+        d.copy(9, 17);
+        d.erase(1);
+        assert_eq!(d.slot_bytes(9), None);
+        assert_eq!(d.slot_bytes(17), Some(&want[..]));
+        assert_eq!(d.held_bytes(), 8 * 16);
+        d.power_cut(|b| if b == 2 { 1 } else { 0 });
+        assert_eq!(
+            d.slot_bytes(17),
+            Some(&[0u8; 16][..]),
+            "slot 1 of block 2 was not durable"
+        );
+        assert_eq!(d.held_bytes(), 8 * 16);
+        d.power_cut(|_| 0);
+        assert_eq!(d.held_bytes(), 0);
+    }
+}
