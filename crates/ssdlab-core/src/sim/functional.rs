@@ -266,6 +266,11 @@ impl<'a> FunctionalDriver<'a> {
         Ok(())
     }
 
+    /// Version of `lpn` the packer holds (a unit not yet programmed), if any.
+    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+        self.packer.lookup(lpn)
+    }
+
     /// Apply one host request (its meaning: [`Command`]).
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;

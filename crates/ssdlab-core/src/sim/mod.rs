@@ -4,6 +4,7 @@
 
 pub mod functional;
 pub(crate) mod lookahead;
+pub mod serve;
 pub mod stop;
 pub mod timed;
 
@@ -229,6 +230,10 @@ pub enum RunStatus {
     /// The device could no longer hold its logical capacity; the figures cover the run up
     /// to that point (requests in flight then are not counted).
     WornOut,
+    /// `ssdlab serve` is still serving: the figures so far.
+    Serving,
+    /// `ssdlab serve`: power was cut; the figures up to the cut.
+    PowerCut,
 }
 
 /// Bad blocks and lifetime events.
@@ -525,49 +530,10 @@ impl Simulation {
         let mut o = sim.run(progress)?;
         self.completions = std::mem::take(&mut o.completions);
         self.erase_trace = std::mem::take(&mut o.erases);
-        let t = o.sim_time_ns.max(1) as f64;
-        let mean = |v: &[u64]| {
-            if v.is_empty() {
-                0.0
-            } else {
-                stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t)
-            }
-        };
-        let per_flow = o
-            .per_flow
-            .iter()
-            .map(|(name, l)| FlowLatency {
-                flow: name.clone(),
-                latency: OpLatency::of(l),
-            })
-            .collect();
-        let ops = OpLatency::of(&o.latency);
+        let phase = timed_phase(&mut o);
         self.last_latency = Some(o.latency);
         self.last_timeseries = std::mem::take(&mut o.series);
-        Ok(PhaseOutcome {
-            host: o.host,
-            latency: Some(LatencyBlock {
-                read: ops.read,
-                write: ops.write,
-                flush: ops.flush,
-                per_flow,
-            }),
-            sim_time_ns: o.sim_time_ns,
-            engine: Some(EngineSummary {
-                events: o.events,
-                die_utilization_mean: mean(&o.die_busy_ns),
-                channel_utilization_mean: mean(&o.channel_busy_ns),
-                host_program_planes_mean: stats::round6(
-                    o.host_programs as f64 / o.host_program_batches.max(1) as f64,
-                ),
-            }),
-            suspend: Some(o.suspend),
-            worn_out: o.worn_out,
-            journal_latency: o.journal_latency.as_ref().map(stats::LatencySummary::of),
-            journal_truth: None,
-            journal_written: (0, 0),
-            host_interface: o.host_interface.take(),
-        })
+        Ok(phase)
     }
 
     /// The measured phase in the functional mode: the flows round-robin, one request at a
@@ -647,6 +613,42 @@ impl Simulation {
         })
     }
 
+    /// What the results document is assembled from, borrowed field by field.
+    fn view(&self) -> View<'_> {
+        View {
+            config: &self.config,
+            derived: &self.derived,
+            ftl: &self.ftl,
+            precondition: &self.precondition,
+        }
+    }
+
+    /// The results document of a measured phase whose FTL counters changed by `c`.
+    fn assemble(
+        &self,
+        phase: PhaseOutcome,
+        c: &FtlCounters,
+        workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
+    ) -> Results {
+        self.view().assemble(phase, c, workload)
+    }
+
+    /// Per-region figures now.
+    pub fn region_summaries(&self) -> Vec<RegionSummary> {
+        self.view().region_summaries()
+    }
+}
+
+/// What the results document is assembled from: a simulation's parts, borrowed apart so a
+/// phase running on its FTL can assemble them too (`sim::serve`).
+pub(crate) struct View<'a> {
+    pub config: &'a Config,
+    pub derived: &'a Derived,
+    pub ftl: &'a Ftl,
+    pub precondition: &'a Option<PreconditionSummary>,
+}
+
+impl View<'_> {
     /// The results document of a measured phase whose FTL counters changed by `c`.
     fn assemble(
         &self,
@@ -722,6 +724,51 @@ impl Simulation {
     }
 }
 
+/// The measured figures of a timed phase (its latencies and time series stay in `o`).
+fn timed_phase(o: &mut timed::TimedOutcome) -> PhaseOutcome {
+    let t = o.sim_time_ns.max(1) as f64;
+    let mean = |v: &[u64]| {
+        if v.is_empty() {
+            0.0
+        } else {
+            stats::round6(v.iter().sum::<u64>() as f64 / v.len() as f64 / t)
+        }
+    };
+    let per_flow = o
+        .per_flow
+        .iter()
+        .map(|(name, l)| FlowLatency {
+            flow: name.clone(),
+            latency: OpLatency::of(l),
+        })
+        .collect();
+    let ops = OpLatency::of(&o.latency);
+    PhaseOutcome {
+        host: o.host,
+        latency: Some(LatencyBlock {
+            read: ops.read,
+            write: ops.write,
+            flush: ops.flush,
+            per_flow,
+        }),
+        sim_time_ns: o.sim_time_ns,
+        engine: Some(EngineSummary {
+            events: o.events,
+            die_utilization_mean: mean(&o.die_busy_ns),
+            channel_utilization_mean: mean(&o.channel_busy_ns),
+            host_program_planes_mean: stats::round6(
+                o.host_programs as f64 / o.host_program_batches.max(1) as f64,
+            ),
+        }),
+        suspend: Some(o.suspend.clone()),
+        worn_out: o.worn_out,
+        journal_latency: o.journal_latency.as_ref().map(stats::LatencySummary::of),
+        journal_truth: None,
+        journal_written: (0, 0),
+        host_interface: o.host_interface.take(),
+    }
+}
+
 /// What a measured phase produced, before the results document is assembled.
 struct PhaseOutcome {
     host: HostCounters,
@@ -737,7 +784,7 @@ struct PhaseOutcome {
     host_interface: Option<timed::HostInterfaceSummary>,
 }
 
-impl Simulation {
+impl View<'_> {
     /// The `journal` section: with an SLC placement or a journal in the workload.
     fn journal_summary(&self, phase: &PhaseOutcome, c: &FtlCounters) -> Option<JournalSummary> {
         use crate::ftl::placement::PlacementConfig as P;

@@ -21,6 +21,7 @@ mod policies;
 mod policy_docs;
 mod precondition;
 mod regions;
+mod serve;
 mod slc;
 mod suspend;
 mod swarm;

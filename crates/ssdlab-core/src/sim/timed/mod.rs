@@ -306,7 +306,15 @@ impl<'a> TimedSim<'a> {
 
     /// End the phase (every request completed, or the device worn out): the figures,
     /// after the device settles.
-    pub fn finish(mut self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
+    pub fn finish(self, progress: &mut dyn Progress) -> Result<TimedOutcome> {
+        self.finish_with_ftl(progress).map(|(o, _)| o)
+    }
+
+    /// [`TimedSim::finish`], handing back the FTL it ran on.
+    pub fn finish_with_ftl(
+        mut self,
+        progress: &mut dyn Progress,
+    ) -> Result<(TimedOutcome, &'a mut Ftl)> {
         let series = self.series.take().map(|s| s.rows).unwrap_or_default();
         let worn_out = self.ftl.worn_out();
         if self.front.in_flight() > 0 && !worn_out {
@@ -340,7 +348,7 @@ impl<'a> TimedSim<'a> {
         let host_interface = self.front.interface_summary(self.cfg, last_ns);
         let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
         let (suspend, erases) = self.susp.finish();
-        Ok(TimedOutcome {
+        let outcome = TimedOutcome {
             host,
             latency,
             per_flow,
@@ -357,7 +365,8 @@ impl<'a> TimedSim<'a> {
             series,
             journal_latency,
             host_interface,
-        })
+        };
+        Ok((outcome, self.ftl))
     }
 
     /// Process events until the queue is empty or, with `until_host_done`, until every flow

@@ -1,0 +1,303 @@
+//! A measured phase whose requests come from outside (`ssdlab serve`): a server submits
+//! its clients' requests with their bytes, steps the simulation, and answers the
+//! completions it drains with the bytes the device returns. The phase uses the one host
+//! command path of every workload (`host::command`), in either mode: timed (requests
+//! arrive at the current simulated time and complete in simulated order) or functional
+//! (each completes at once).
+//!
+//! The host's bytes live with the physical slots that hold them (`flash::SlotData`, kept
+//! by the FTL), so they move with every program and copy the FTL makes.
+
+use super::functional::FunctionalDriver;
+use super::timed::{Completion, TimedSim};
+use super::{
+    diff, timed_phase, PhaseOutcome, PreconditionSummary, Results, RunStatus, Simulation, View,
+};
+use crate::config::{Config, Derived, Mode};
+use crate::error::Result;
+use crate::ftl::{Ftl, FtlCounters};
+use crate::stats::TimeSeriesRow;
+use ssdlab_workload::replay::VecSource;
+use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
+
+/// The name of the served flow in the results.
+pub const FLOW_NAME: &str = "served";
+
+enum Inner<'s> {
+    Timed(Box<TimedSim<'s>>),
+    Functional(Box<FunctionalDriver<'s>>),
+}
+
+/// A phase served to clients outside ([`Simulation::serve`]).
+pub struct Served<'s> {
+    inner: Inner<'s>,
+    config: &'s Config,
+    derived: &'s Derived,
+    precondition: &'s Option<PreconditionSummary>,
+    /// The FTL's counters when the phase began.
+    before: FtlCounters,
+    /// Functional mode: completions not yet drained.
+    done: Vec<Completion>,
+}
+
+impl Simulation {
+    /// Serve a measured phase to clients outside, keeping their bytes (`integrity = true`
+    /// is required: versions say which bytes a slot holds).
+    pub fn serve(&mut self) -> Result<Served<'_>> {
+        self.ftl.store_data()?;
+        let before = self.ftl.counters_now();
+        let inner = match self.config.mode {
+            Mode::Timed => {
+                let workload = Workload {
+                    flows: vec![Flow {
+                        name: FLOW_NAME.into(),
+                        arrival: Arrival::Open,
+                        source: Box::new(VecSource::new(Vec::new())),
+                    }],
+                    duration_ns: None,
+                    stats: Default::default(),
+                };
+                let mut t = TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload, 0);
+                t.collect_completions();
+                t.begin()?;
+                Inner::Timed(Box::new(t))
+            }
+            Mode::Functional => Inner::Functional(Box::new(
+                FunctionalDriver::new(&mut self.ftl)
+                    .with_power_loss_protection(self.config.ftl.power_loss_protection),
+            )),
+        };
+        Ok(Served {
+            inner,
+            config: &self.config,
+            derived: &self.derived,
+            precondition: &self.precondition,
+            before,
+            done: Vec::new(),
+        })
+    }
+}
+
+impl Served<'_> {
+    fn ftl(&self) -> &Ftl {
+        match &self.inner {
+            Inner::Timed(t) => t.ftl(),
+            Inner::Functional(d) => d.ftl,
+        }
+    }
+
+    fn ftl_mut(&mut self) -> &mut Ftl {
+        match &mut self.inner {
+            Inner::Timed(t) => t.ftl_mut(),
+            Inner::Functional(d) => d.ftl,
+        }
+    }
+
+    /// Simulated time now.
+    pub fn now_ns(&self) -> u64 {
+        match &self.inner {
+            Inner::Timed(t) => t.now_ns(),
+            Inner::Functional(d) => d.clock.time_ns,
+        }
+    }
+
+    /// Time of the next event (never in the functional mode: requests complete at once).
+    pub fn next_event_ns(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Timed(t) => t.next_event_ns(),
+            Inner::Functional(_) => None,
+        }
+    }
+
+    /// Move the clock to `time_ns`, no later than the next event (real-time serving).
+    pub fn advance_to(&mut self, time_ns: u64) {
+        match &mut self.inner {
+            Inner::Timed(t) => t.advance_to(time_ns),
+            Inner::Functional(d) => d.clock.time_ns = d.clock.time_ns.max(time_ns),
+        }
+    }
+
+    /// Handle the next event; false when there is none.
+    pub fn step(&mut self) -> Result<bool> {
+        match &mut self.inner {
+            Inner::Timed(t) => t.step(),
+            Inner::Functional(_) => Ok(false),
+        }
+    }
+
+    /// Submit `r` now (its `arrival_ns` is set to now), with the bytes of a write. Its
+    /// `tag` comes back with its completion; tags of requests in flight must differ.
+    pub fn submit(&mut self, mut r: HostRequest, payload: Option<Vec<u8>>) -> Result<()> {
+        r.arrival_ns = self.now_ns();
+        if let Some(bytes) = payload {
+            if let Some(d) = self.ftl_mut().data_mut() {
+                d.put_payload(r.tag, r.offset_bytes, bytes);
+            }
+        }
+        match &mut self.inner {
+            Inner::Timed(t) => t.submit_now(r),
+            Inner::Functional(d) => {
+                let submit_ns = d.clock.time_ns;
+                d.submit(&r)?;
+                self.done.push(Completion {
+                    flow: 0,
+                    op: r.op,
+                    submit_ns,
+                    complete_ns: d.clock.time_ns,
+                    offset_bytes: r.offset_bytes,
+                    size_bytes: r.size_bytes,
+                    tag: r.tag,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Move the completions since the last call into `into`, in completion order. A
+    /// completed write's payload is forgotten (its units are in the buffer).
+    pub fn drain_completions(&mut self, into: &mut Vec<Completion>) {
+        let from = into.len();
+        match &mut self.inner {
+            Inner::Timed(t) => t.drain_completions(into),
+            Inner::Functional(_) => into.append(&mut self.done),
+        }
+        for c in &into[from..] {
+            if c.op == HostOp::Write {
+                if let Some(d) = self.ftl_mut().data_mut() {
+                    d.drop_payload(c.tag);
+                }
+            }
+        }
+    }
+
+    /// Version of `lpn` the driver's buffer holds, if any.
+    fn buffered(&self, lpn: u32) -> Option<u32> {
+        match &self.inner {
+            Inner::Timed(t) => t.buffered(lpn),
+            Inner::Functional(d) => d.buffered(lpn),
+        }
+    }
+
+    /// The bytes a read of `size_bytes` at `offset_bytes` returns now (call it when the
+    /// read completes), appended to `out`.
+    pub fn read_data(&self, offset_bytes: u64, size_bytes: u64, out: &mut Vec<u8>) {
+        let u = self.derived.geometry.unit_bytes as u64;
+        let ftl = self.ftl();
+        let mut at = offset_bytes;
+        let end = offset_bytes + size_bytes;
+        while at < end {
+            let lpn = (at / u) as u32;
+            let (lo, hi) = ((at % u) as usize, (end - lpn as u64 * u).min(u) as usize);
+            match ftl.read_data(lpn, self.buffered(lpn)) {
+                Some(bytes) => out.extend_from_slice(&bytes[lo..hi]),
+                None => out.resize(out.len() + (hi - lo), 0),
+            }
+            at = lpn as u64 * u + hi as u64;
+        }
+    }
+
+    /// Requests submitted and not complete.
+    pub fn in_flight(&self) -> u32 {
+        match &self.inner {
+            Inner::Timed(t) => t.in_flight(),
+            Inner::Functional(_) => 0,
+        }
+    }
+
+    /// Memory the stored bytes take.
+    pub fn data_bytes(&self) -> u64 {
+        self.ftl().data().map_or(0, |d| d.held_bytes())
+    }
+
+    fn view(&self) -> View<'_> {
+        View {
+            config: self.config,
+            derived: self.derived,
+            ftl: self.ftl(),
+            precondition: self.precondition,
+        }
+    }
+
+    fn results_of(&self, phase: PhaseOutcome, status: RunStatus) -> Results {
+        let c = diff(&self.ftl().counters_now(), &self.before);
+        let mut r = self.view().assemble(phase, &c, Default::default());
+        if r.status == RunStatus::Completed {
+            r.status = status;
+        }
+        r
+    }
+
+    /// The phase's figures so far (status `serving`) and its time series.
+    pub fn results(&self) -> (Results, Vec<TimeSeriesRow>) {
+        self.results_with(RunStatus::Serving)
+    }
+
+    fn results_with(&self, status: RunStatus) -> (Results, Vec<TimeSeriesRow>) {
+        match &self.inner {
+            Inner::Timed(t) => {
+                let mut o = t.outcome_now();
+                let phase = timed_phase(&mut o);
+                (self.results_of(phase, status), o.series)
+            }
+            Inner::Functional(d) => (self.results_of(functional_phase(d), status), Vec::new()),
+        }
+    }
+
+    /// Power is cut now: the phase's figures up to here (status `power_cut`; nothing
+    /// settles). The FTL keeps what was durable for [`Simulation::power_on`].
+    pub fn cut(self) -> (Results, Vec<TimeSeriesRow>) {
+        self.results_with(RunStatus::PowerCut)
+    }
+
+    /// End the phase (nothing in flight): the device settles (buffered units are
+    /// programmed, background work finishes), then the figures.
+    pub fn finish(self) -> Result<(Results, Vec<TimeSeriesRow>)> {
+        let Served {
+            inner,
+            config,
+            derived,
+            precondition,
+            before,
+            ..
+        } = self;
+        let (phase, series, ftl): (PhaseOutcome, Vec<TimeSeriesRow>, &Ftl) = match inner {
+            Inner::Timed(t) => {
+                let (mut o, ftl) = (*t).finish_with_ftl(&mut super::NoProgress)?;
+                let series = std::mem::take(&mut o.series);
+                (timed_phase(&mut o), series, ftl)
+            }
+            Inner::Functional(d) => {
+                let mut d = *d;
+                let phase = functional_phase(&d);
+                if !d.worn_out() {
+                    d.flush()?;
+                }
+                (phase, Vec::new(), d.ftl)
+            }
+        };
+        let c = diff(&ftl.counters_now(), &before);
+        let view = View {
+            config,
+            derived,
+            ftl,
+            precondition,
+        };
+        Ok((view.assemble(phase, &c, Default::default()), series))
+    }
+}
+
+/// The functional phase's figures (no latency).
+fn functional_phase(d: &FunctionalDriver) -> PhaseOutcome {
+    PhaseOutcome {
+        host: d.host,
+        latency: None,
+        sim_time_ns: d.clock.time_ns,
+        engine: None,
+        suspend: None,
+        worn_out: d.worn_out(),
+        journal_latency: None,
+        journal_truth: None,
+        journal_written: (0, 0),
+        host_interface: None,
+    }
+}
