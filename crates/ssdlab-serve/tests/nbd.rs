@@ -59,10 +59,18 @@ impl Harness {
         init(&mut data);
         let log2 = Arc::clone(&log);
         std::thread::spawn(move || device(rx, data, mode, log2));
-        let opts = ListenOptions { socket: Some(path.clone()), tcp: None, max_connections };
+        let opts = ListenOptions {
+            socket: Some(path.clone()),
+            tcp: None,
+            max_connections,
+        };
         let server = listen(&opts, export(), tx).expect("listen");
         assert_eq!(server.socket_path(), Some(path.as_path()));
-        Harness { server: Some(server), path, log }
+        Harness {
+            server: Some(server),
+            path,
+            log,
+        }
     }
 
     fn log(&self) -> Vec<String> {
@@ -76,7 +84,11 @@ impl Harness {
             if let Some(l) = self.log().into_iter().find(|l| pred(l)) {
                 return l;
             }
-            assert!(start.elapsed() < TIMEOUT, "timed out waiting for {what}; log: {:#?}", self.log());
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "timed out waiting for {what}; log: {:#?}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -93,7 +105,11 @@ impl Drop for Harness {
 
 fn socket_path() -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
-    std::env::temp_dir().join(format!("ssdlab-nbd-{}-{}.sock", std::process::id(), N.fetch_add(1, Ordering::SeqCst)))
+    std::env::temp_dir().join(format!(
+        "ssdlab-nbd-{}-{}.sock",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ))
 }
 
 /// The in-memory device loop: bytes in a Vec, every event logged.
@@ -151,7 +167,9 @@ fn device(rx: Receiver<Event>, mut data: Vec<u8>, mode: Mode, log: Log) {
                 }
             }
             Event::Disconnected { conn, why } => {
-                log.lock().unwrap().push(format!("disconnected {conn} {why:?}"));
+                log.lock()
+                    .unwrap()
+                    .push(format!("disconnected {conn} {why:?}"));
                 conns.remove(&conn);
             }
         }
@@ -186,7 +204,11 @@ fn greet(s: &mut (impl Read + Write), client_flags: u32) {
     let g = read_n(s, 18);
     assert_eq!(&g[..8], b"NBDMAGIC");
     assert_eq!(&g[8..16], b"IHAVEOPT");
-    assert_eq!(&g[16..18], &[0, 3], "handshake flags FIXED_NEWSTYLE | NO_ZEROES");
+    assert_eq!(
+        &g[16..18],
+        &[0, 3],
+        "handshake flags FIXED_NEWSTYLE | NO_ZEROES"
+    );
     s.write_all(&client_flags.to_be_bytes()).unwrap();
 }
 
@@ -219,7 +241,12 @@ fn info_data(name: &str, infos: &[u16]) -> Vec<u8> {
 }
 
 /// Sends INFO/GO and collects the replies up to the final one: (INFO payloads, final type).
-fn info_or_go(s: &mut (impl Read + Write), option: u32, name: &str, infos: &[u16]) -> (Vec<Vec<u8>>, u32) {
+fn info_or_go(
+    s: &mut (impl Read + Write),
+    option: u32,
+    name: &str,
+    infos: &[u16],
+) -> (Vec<Vec<u8>>, u32) {
     send_opt(s, option, &info_data(name, infos));
     let mut got = Vec::new();
     loop {
@@ -242,7 +269,15 @@ fn connect_go(path: &Path) -> UnixStream {
     s
 }
 
-fn request(s: &mut impl Write, flags: u16, kind: u16, cookie: u64, offset: u64, len: u32, payload: &[u8]) {
+fn request(
+    s: &mut impl Write,
+    flags: u16,
+    kind: u16,
+    cookie: u64,
+    offset: u64,
+    len: u32,
+    payload: &[u8],
+) {
     let mut b = Vec::with_capacity(28 + payload.len());
     b.extend_from_slice(&NBD_REQUEST_MAGIC.to_be_bytes());
     b.extend_from_slice(&flags.to_be_bytes());
@@ -257,12 +292,24 @@ fn request(s: &mut impl Write, flags: u16, kind: u16, cookie: u64, offset: u64, 
 /// One simple reply header: (errno, cookie).
 fn read_reply(s: &mut impl Read) -> (u32, u64) {
     let h = read_n(s, 16);
-    assert_eq!(be32(&h), NBD_SIMPLE_REPLY_MAGIC, "simple reply magic in {h:?}");
+    assert_eq!(
+        be32(&h),
+        NBD_SIMPLE_REPLY_MAGIC,
+        "simple reply magic in {h:?}"
+    );
     (be32(&h[4..]), be64(&h[8..]))
 }
 
 fn write_ok(s: &mut UnixStream, cookie: u64, offset: u64, payload: &[u8]) {
-    request(s, 0, NBD_CMD_WRITE, cookie, offset, payload.len() as u32, payload);
+    request(
+        s,
+        0,
+        NBD_CMD_WRITE,
+        cookie,
+        offset,
+        payload.len() as u32,
+        payload,
+    );
     assert_eq!(read_reply(s), (0, cookie));
 }
 
@@ -277,14 +324,19 @@ fn expect_closed(s: &mut UnixStream) {
     let mut b = [0u8; 64];
     match s.read(&mut b) {
         Ok(0) => {}
-        Ok(n) => panic!("expected the server to close, got {n} more bytes: {:?}", &b[..n]),
+        Ok(n) => panic!(
+            "expected the server to close, got {n} more bytes: {:?}",
+            &b[..n]
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
         Err(e) => panic!("expected the server to close, got {e}"),
     }
 }
 
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
-    (0..len).map(|i| seed.wrapping_add((i % 251) as u8)).collect()
+    (0..len)
+        .map(|i| seed.wrapping_add((i % 251) as u8))
+        .collect()
 }
 
 // ---- Handshake ---------------------------------------------------------------------------
@@ -303,8 +355,12 @@ fn go_replies_are_byte_exact_and_enter_transmission() {
     assert_eq!(infos, vec![export_info.to_vec(), block_info.to_vec()]);
 
     // GO by name asking for name and description too.
-    let (mut infos, last) =
-        info_or_go(&mut s, NBD_OPT_GO, "ssd", &[NBD_INFO_NAME, NBD_INFO_DESCRIPTION, NBD_INFO_BLOCK_SIZE]);
+    let (mut infos, last) = info_or_go(
+        &mut s,
+        NBD_OPT_GO,
+        "ssd",
+        &[NBD_INFO_NAME, NBD_INFO_DESCRIPTION, NBD_INFO_BLOCK_SIZE],
+    );
     assert_eq!(last, NBD_REP_ACK);
     infos.sort();
     let mut want = vec![
@@ -369,7 +425,10 @@ fn list_then_abort() {
     send_opt(&mut s, NBD_OPT_LIST, &[]);
     let (opt, ty, data) = read_opt_reply(&mut s);
     assert_eq!((opt, ty), (NBD_OPT_LIST, NBD_REP_SERVER));
-    assert_eq!(data, [&[0u8, 0, 0, 3][..], b"ssd", b"simulated SSD"].concat());
+    assert_eq!(
+        data,
+        [&[0u8, 0, 0, 3][..], b"ssd", b"simulated SSD"].concat()
+    );
     assert_eq!(read_opt_reply(&mut s), (NBD_OPT_LIST, NBD_REP_ACK, vec![]));
     // LIST with data is invalid, negotiation goes on.
     send_opt(&mut s, NBD_OPT_LIST, b"x");
@@ -399,7 +458,10 @@ fn unsupported_options_get_err_unsup_and_go_still_works() {
         assert_eq!((o, ty), (opt, NBD_REP_ERR_UNSUP), "option {opt}");
     }
     // Unknown export: an error, negotiation goes on; malformed GO: invalid.
-    assert_eq!(info_or_go(&mut s, NBD_OPT_GO, "other", &[]), (vec![], NBD_REP_ERR_UNKNOWN));
+    assert_eq!(
+        info_or_go(&mut s, NBD_OPT_GO, "other", &[]),
+        (vec![], NBD_REP_ERR_UNKNOWN)
+    );
     send_opt(&mut s, NBD_OPT_GO, &[0, 0, 0, 9, b'a']);
     assert_eq!(read_opt_reply(&mut s).1, NBD_REP_ERR_INVALID);
     assert_eq!(info_or_go(&mut s, NBD_OPT_GO, "", &[]).1, NBD_REP_ACK);
@@ -444,7 +506,15 @@ fn write_flush_trim_zero_and_read_back() {
     let h = Harness::start(Mode::Immediate);
     let mut s = connect_go(&h.path);
     let data = pattern(7, 8192);
-    request(&mut s, NBD_CMD_FLAG_FUA, NBD_CMD_WRITE, 10, 4096, 8192, &data);
+    request(
+        &mut s,
+        NBD_CMD_FLAG_FUA,
+        NBD_CMD_WRITE,
+        10,
+        4096,
+        8192,
+        &data,
+    );
     assert_eq!(read_reply(&mut s), (0, 10));
     request(&mut s, 0, NBD_CMD_FLUSH, 11, 0, 0, &[]);
     assert_eq!(read_reply(&mut s), (0, 11));
@@ -452,8 +522,19 @@ fn write_flush_trim_zero_and_read_back() {
     // The largest allowed read and write (the maximum block size).
     let big = pattern(3, MAX_BLOCK as usize);
     write_ok(&mut s, 13, SIZE - u64::from(MAX_BLOCK), &big);
-    assert_eq!(read_ok(&mut s, 14, SIZE - u64::from(MAX_BLOCK), MAX_BLOCK), big);
-    request(&mut s, NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE, NBD_CMD_WRITE_ZEROES, 15, 4096, 4096, &[]);
+    assert_eq!(
+        read_ok(&mut s, 14, SIZE - u64::from(MAX_BLOCK), MAX_BLOCK),
+        big
+    );
+    request(
+        &mut s,
+        NBD_CMD_FLAG_FUA | NBD_CMD_FLAG_NO_HOLE,
+        NBD_CMD_WRITE_ZEROES,
+        15,
+        4096,
+        4096,
+        &[],
+    );
     assert_eq!(read_reply(&mut s), (0, 15));
     request(&mut s, 0, NBD_CMD_TRIM, 16, 0, 512, &[]);
     assert_eq!(read_reply(&mut s), (0, 16));
@@ -461,9 +542,14 @@ fn write_flush_trim_zero_and_read_back() {
     assert_eq!(&back[..4096], &[0u8; 4096][..]);
     assert_eq!(&back[4096..], &data[4096..]);
     let log = h.log();
-    assert!(log.contains(&"cmd 0 Write cookie=10 off=4096 len=8192 fua=true no_hole=false data=8192".to_string()));
-    assert!(log.contains(&"cmd 0 WriteZeroes cookie=15 off=4096 len=4096 fua=true no_hole=true data=0".to_string()));
-    assert!(log.contains(&"cmd 0 Flush cookie=11 off=0 len=0 fua=false no_hole=false data=0".to_string()));
+    assert!(log.contains(
+        &"cmd 0 Write cookie=10 off=4096 len=8192 fua=true no_hole=false data=8192".to_string()
+    ));
+    assert!(log.contains(
+        &"cmd 0 WriteZeroes cookie=15 off=4096 len=4096 fua=true no_hole=true data=0".to_string()
+    ));
+    assert!(log
+        .contains(&"cmd 0 Flush cookie=11 off=0 len=0 fua=false no_hole=false data=0".to_string()));
 }
 
 #[test]
@@ -481,7 +567,11 @@ fn replies_go_out_of_order_matched_by_cookie() {
     for _ in 0..4 {
         let (errno, cookie) = read_reply(&mut s);
         assert_eq!(errno, 0);
-        assert_eq!(read_n(&mut s, 4096), vec![cookie as u8; 4096], "data of cookie {cookie}");
+        assert_eq!(
+            read_n(&mut s, 4096),
+            vec![cookie as u8; 4096],
+            "data of cookie {cookie}"
+        );
         order.push(cookie);
     }
     assert_eq!(order, vec![4, 3, 2, 1]);
@@ -494,20 +584,34 @@ fn invalid_requests_get_errors_and_the_connection_stays_usable() {
     let end = SIZE;
     // (flags, type, offset, length, payload, expected errno)
     let cases: Vec<(u16, u16, u64, u32, Vec<u8>, u32)> = vec![
-        (0, 9, 0, 512, vec![], NBD_EINVAL),                               // unknown command
-        (0, NBD_CMD_CACHE, 0, 512, vec![], NBD_EINVAL),                   // not advertised
-        (NBD_CMD_FLAG_DF, NBD_CMD_READ, 0, 512, vec![], NBD_EINVAL),      // flag not negotiated
-        (1 << 9, NBD_CMD_WRITE, 0, 512, vec![1; 512], NBD_EINVAL),        // unknown flag
-        (NBD_CMD_FLAG_NO_HOLE, NBD_CMD_TRIM, 0, 512, vec![], NBD_EINVAL), // NO_HOLE not for TRIM
-        (0, NBD_CMD_READ, end - 512, 1024, vec![], NBD_EINVAL),           // read beyond the end
-        (0, NBD_CMD_TRIM, end, 512, vec![], NBD_EINVAL),                  // trim beyond the end
-        (0, NBD_CMD_WRITE, end - 512, 1024, vec![2; 1024], NBD_ENOSPC),   // write beyond the end
-        (0, NBD_CMD_WRITE_ZEROES, end, 512, vec![], NBD_ENOSPC),          // zeroes beyond the end
-        (0, NBD_CMD_READ, 100, 512, vec![], NBD_EINVAL),                  // unaligned offset
-        (0, NBD_CMD_WRITE, 0, 100, vec![3; 100], NBD_EINVAL),             // unaligned length
-        (0, NBD_CMD_READ, 0, 0, vec![], NBD_EINVAL),                      // zero length
-        (0, NBD_CMD_READ, 0, MAX_BLOCK + 512, vec![], NBD_EINVAL),        // over the maximum
-        (0, NBD_CMD_WRITE, 0, MAX_BLOCK + 512, vec![4; MAX_BLOCK as usize + 512], NBD_EINVAL),
+        (0, 9, 0, 512, vec![], NBD_EINVAL),             // unknown command
+        (0, NBD_CMD_CACHE, 0, 512, vec![], NBD_EINVAL), // not advertised
+        (NBD_CMD_FLAG_DF, NBD_CMD_READ, 0, 512, vec![], NBD_EINVAL), // flag not negotiated
+        (1 << 9, NBD_CMD_WRITE, 0, 512, vec![1; 512], NBD_EINVAL), // unknown flag
+        (
+            NBD_CMD_FLAG_NO_HOLE,
+            NBD_CMD_TRIM,
+            0,
+            512,
+            vec![],
+            NBD_EINVAL,
+        ), // NO_HOLE not for TRIM
+        (0, NBD_CMD_READ, end - 512, 1024, vec![], NBD_EINVAL), // read beyond the end
+        (0, NBD_CMD_TRIM, end, 512, vec![], NBD_EINVAL), // trim beyond the end
+        (0, NBD_CMD_WRITE, end - 512, 1024, vec![2; 1024], NBD_ENOSPC), // write beyond the end
+        (0, NBD_CMD_WRITE_ZEROES, end, 512, vec![], NBD_ENOSPC), // zeroes beyond the end
+        (0, NBD_CMD_READ, 100, 512, vec![], NBD_EINVAL), // unaligned offset
+        (0, NBD_CMD_WRITE, 0, 100, vec![3; 100], NBD_EINVAL), // unaligned length
+        (0, NBD_CMD_READ, 0, 0, vec![], NBD_EINVAL),    // zero length
+        (0, NBD_CMD_READ, 0, MAX_BLOCK + 512, vec![], NBD_EINVAL), // over the maximum
+        (
+            0,
+            NBD_CMD_WRITE,
+            0,
+            MAX_BLOCK + 512,
+            vec![4; MAX_BLOCK as usize + 512],
+            NBD_EINVAL,
+        ),
         (0, NBD_CMD_FLUSH, 512, 0, vec![], NBD_EINVAL), // flush offset must be 0
     ];
     for (i, (flags, kind, offset, len, payload, errno)) in cases.into_iter().enumerate() {
@@ -519,7 +623,12 @@ fn invalid_requests_get_errors_and_the_connection_stays_usable() {
     // stream is still in sync.
     assert_eq!(read_ok(&mut s, 1, 0, 1024), vec![0u8; 1024]);
     assert_eq!(read_ok(&mut s, 2, end - 512, 512), vec![0u8; 512]);
-    assert_eq!(h.log().iter().filter(|l| l.starts_with("cmd")).count(), 2, "{:?}", h.log());
+    assert_eq!(
+        h.log().iter().filter(|l| l.starts_with("cmd")).count(),
+        2,
+        "{:?}",
+        h.log()
+    );
 }
 
 #[test]
@@ -533,7 +642,10 @@ fn bad_request_magic_closes_only_that_connection() {
     bad.write_all(&junk).unwrap();
     expect_closed(&mut bad);
     let line = h.wait_log("bad connection's end", |l| l.starts_with("disconnected 1"));
-    assert_eq!(line, "disconnected 1 Some(\"bad request magic 0x12345678, closing\")");
+    assert_eq!(
+        line,
+        "disconnected 1 Some(\"bad request magic 0x12345678, closing\")"
+    );
     assert_eq!(read_ok(&mut good, 2, 0, 512), pattern(5, 512));
 }
 
@@ -546,7 +658,10 @@ fn truncated_header_closes_the_connection() {
     s.shutdown(std::net::Shutdown::Write).unwrap();
     expect_closed(&mut s);
     let line = h.wait_log("end", |l| l.starts_with("disconnected 0"));
-    assert!(line.contains("truncated request header (10 of 28 bytes)"), "{line}");
+    assert!(
+        line.contains("truncated request header (10 of 28 bytes)"),
+        "{line}"
+    );
     let mut s = connect_go(&h.path);
     assert_eq!(read_ok(&mut s, 1, 0, 512), vec![0u8; 512]);
 }
@@ -561,10 +676,18 @@ fn disconnect_mid_write_payload_keeps_earlier_data_and_other_clients() {
     request(&mut s, 0, NBD_CMD_WRITE, 2, 4096, 8192, &pattern(1, 1000));
     drop(s);
     let line = h.wait_log("end", |l| l.starts_with("disconnected 1"));
-    assert!(line.contains("client disconnected in the middle of the 8192-byte payload of WRITE cookie 0x2"), "{line}");
+    assert!(
+        line.contains(
+            "client disconnected in the middle of the 8192-byte payload of WRITE cookie 0x2"
+        ),
+        "{line}"
+    );
     assert_eq!(read_ok(&mut other, 3, 0, 4096), pattern(9, 4096));
     assert_eq!(read_ok(&mut other, 4, 4096, 8192), vec![0u8; 8192]);
-    assert!(!h.log().iter().any(|l| l.contains("cookie=2")), "the partial write reached the device");
+    assert!(
+        !h.log().iter().any(|l| l.contains("cookie=2")),
+        "the partial write reached the device"
+    );
 }
 
 #[test]
@@ -603,7 +726,10 @@ fn sixty_four_connections_at_once() {
             assert_eq!(&g, b"NBDMAGIC");
             break;
         }
-        assert!(start.elapsed() < TIMEOUT, "no connection accepted after one closed");
+        assert!(
+            start.elapsed() < TIMEOUT,
+            "no connection accepted after one closed"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -617,7 +743,10 @@ fn disc_with_a_reply_outstanding_still_gets_the_reply() {
     request(&mut s, 0, NBD_CMD_DISC, 78, 0, 0, &[]);
     h.wait_log("the read", |l| l.contains("cookie=77"));
     std::thread::sleep(Duration::from_millis(30));
-    assert!(!h.log().iter().any(|l| l.starts_with("disconnected")), "disconnected before the reply");
+    assert!(
+        !h.log().iter().any(|l| l.starts_with("disconnected")),
+        "disconnected before the reply"
+    );
     gate_tx.send(()).unwrap();
     assert_eq!(read_reply(&mut s), (0, 77));
     assert_eq!(read_n(&mut s, 512), vec![0xab; 512]);
@@ -632,9 +761,18 @@ fn shutdown_closes_connections_and_removes_the_socket() {
     assert_eq!(read_ok(&mut s, 1, 0, 512), vec![0u8; 512]);
     // A second server on the same live socket is refused.
     let (tx, _rx) = mpsc::channel();
-    let opts = ListenOptions { socket: Some(h.path.clone()), tcp: None, max_connections: 4 };
-    let err = listen(&opts, export(), tx.clone()).err().expect("second listen must fail");
-    assert!(err.to_string().contains("another server is listening"), "{err}");
+    let opts = ListenOptions {
+        socket: Some(h.path.clone()),
+        tcp: None,
+        max_connections: 4,
+    };
+    let err = listen(&opts, export(), tx.clone())
+        .err()
+        .expect("second listen must fail");
+    assert!(
+        err.to_string().contains("another server is listening"),
+        "{err}"
+    );
     h.server.take().unwrap().shutdown();
     expect_closed(&mut s);
     assert!(!h.path.exists(), "socket file left behind");
@@ -647,7 +785,9 @@ fn shutdown_closes_connections_and_removes_the_socket() {
     greet(&mut s, 3);
     server.shutdown();
     std::fs::write(&h.path, b"not a socket").unwrap();
-    let err = listen(&opts, export(), tx).err().expect("a regular file must not be replaced");
+    let err = listen(&opts, export(), tx)
+        .err()
+        .expect("a regular file must not be replaced");
     assert!(err.to_string().contains("is not a socket"), "{err}");
 }
 
@@ -657,7 +797,11 @@ fn tcp_listener_and_bad_options() {
     let log: Log = Arc::default();
     let log2 = Arc::clone(&log);
     std::thread::spawn(move || device(rx, vec![0; SIZE as usize], Mode::Immediate, log2));
-    let opts = ListenOptions { socket: None, tcp: Some("127.0.0.1:0".parse().unwrap()), max_connections: 4 };
+    let opts = ListenOptions {
+        socket: None,
+        tcp: Some("127.0.0.1:0".parse().unwrap()),
+        max_connections: 4,
+    };
     let server = listen(&opts, export(), tx.clone()).unwrap();
     let addr = server.tcp_addr().unwrap();
     assert_ne!(addr.port(), 0);
@@ -672,9 +816,16 @@ fn tcp_listener_and_bad_options() {
     assert_eq!(read_n(&mut s, 512), vec![6; 512]);
     server.shutdown();
 
-    let none = ListenOptions { socket: None, tcp: None, max_connections: 4 };
+    let none = ListenOptions {
+        socket: None,
+        tcp: None,
+        max_connections: 4,
+    };
     assert!(listen(&none, export(), tx.clone()).is_err());
-    let bad = Export { min_block_bytes: 3, ..export() };
+    let bad = Export {
+        min_block_bytes: 3,
+        ..export()
+    };
     let err = listen(&opts, bad, tx).err().unwrap();
     assert!(err.to_string().contains("min_block_bytes 3"), "{err}");
 }
@@ -701,8 +852,15 @@ fn nbdinfo_sees_size_block_sizes_and_flags() {
     }
     let h = Harness::start(Mode::Immediate);
     let uri = format!("nbd+unix:///ssd?socket={}", h.path.display());
-    let out = std::process::Command::new("timeout").args(["20", "nbdinfo", "--json", &uri]).output().unwrap();
-    assert!(out.status.success(), "nbdinfo failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new("timeout")
+        .args(["20", "nbdinfo", "--json", &uri])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "nbdinfo failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = &v["exports"][0];
     assert_eq!(e["export-size"], SIZE, "{v:#}");
@@ -733,12 +891,115 @@ fn qemu_io_writes_and_reads_back() {
     let uri = format!("nbd+unix:///ssd?socket={}", h.path.display());
     let out = std::process::Command::new("timeout")
         .args(["30", "qemu-io", "-f", "raw", &uri])
-        .args(["-c", "write -P 0x5a 4096 64k", "-c", "flush", "-c", "read -P 0x5a 4096 64k"])
-        .args(["-c", "write -z 4096 4k", "-c", "read -P 0 4096 4k", "-c", "discard 0 4k"])
+        .args([
+            "-c",
+            "write -P 0x5a 4096 64k",
+            "-c",
+            "flush",
+            "-c",
+            "read -P 0x5a 4096 64k",
+        ])
+        .args([
+            "-c",
+            "write -z 4096 4k",
+            "-c",
+            "read -P 0 4096 4k",
+            "-c",
+            "discard 0 4k",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "qemu-io failed: {stdout} {}", String::from_utf8_lossy(&out.stderr));
-    assert!(!stdout.contains("failed") && !stdout.contains("Pattern verification"), "{stdout}");
-    h.wait_log("qemu-io's write", |l| l.contains("Write") && l.contains("len=65536"));
+    assert!(
+        out.status.success(),
+        "qemu-io failed: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !stdout.contains("failed") && !stdout.contains("Pattern verification"),
+        "{stdout}"
+    );
+    h.wait_log("qemu-io's write", |l| {
+        l.contains("Write") && l.contains("len=65536")
+    });
+}
+
+#[test]
+fn nbdcopy_round_trips_a_file_over_several_connections() {
+    if !have("nbdcopy") {
+        return;
+    }
+    let h = Harness::start(Mode::Immediate);
+    let uri = format!("nbd+unix:///ssd?socket={}", h.path.display());
+    let input = h.path.with_extension("in");
+    let output = h.path.with_extension("out");
+    let data: Vec<u8> = (0..SIZE as usize)
+        .map(|i| (i / 512 * 7 + i % 13) as u8)
+        .collect();
+    std::fs::write(&input, &data).unwrap();
+    for (from, to) in [
+        (input.to_str().unwrap(), uri.as_str()),
+        (uri.as_str(), output.to_str().unwrap()),
+    ] {
+        let out = std::process::Command::new("timeout")
+            .args([
+                "30",
+                "nbdcopy",
+                "--connections=4",
+                "--requests=8",
+                "--request-size=65536",
+                from,
+                to,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nbdcopy {from} {to}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let back = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_file(&input);
+    let _ = std::fs::remove_file(&output);
+    assert!(back == data, "the file read back differs");
+    // nbdcopy used several connections at once (CAN_MULTI_CONN).
+    assert!(h.log().iter().any(|l| l == "connected 1"), "{:?}", h.log());
+}
+
+#[test]
+fn fio_nbd_engine_writes_and_verifies_at_queue_depth_16() {
+    if !have("fio") {
+        return;
+    }
+    let h = Harness::start(Mode::Immediate);
+    let uri = format!("nbd+unix:///ssd?socket={}", h.path.display());
+    let out = std::process::Command::new("timeout")
+        .args([
+            "60",
+            "fio",
+            "--name=t",
+            "--ioengine=nbd",
+            &format!("--uri={uri}"),
+        ])
+        .args([
+            "--rw=randwrite",
+            "--bs=4k",
+            "--iodepth=16",
+            "--size=1M",
+            "--verify=crc32c",
+        ])
+        .args(["--do_verify=1", "--verify_fatal=1", "--output-format=terse"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fio failed: {} {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        h.log().iter().filter(|l| l.contains(" Read ")).count() >= 256,
+        "fio did not read back"
+    );
 }

@@ -2,7 +2,7 @@
 //!
 //! Real software (fio's nbd engine via libnbd, qemu-img/qemu-io, nbdcopy, nbdinfo, nbdfuse)
 //! connects over a Unix socket (or TCP), negotiates with the fixed newstyle handshake
-//! ([`handshake`]), then sends requests that each connection parses and validates
+//! (`handshake.rs`), then sends requests that each connection parses and validates
 //! ([`proto::validate`]) before handing them to the device loop as [`Event::Command`]s over
 //! one `std::sync::mpsc` channel. The device answers through the connection's [`Replies`];
 //! the connection writes simple replies in the order the device completes them (out of
