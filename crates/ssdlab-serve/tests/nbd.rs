@@ -989,7 +989,13 @@ fn fio_nbd_engine_writes_and_verifies_at_queue_depth_16() {
             "--size=1M",
             "--verify=crc32c",
         ])
-        .args(["--do_verify=1", "--verify_fatal=1", "--output-format=terse"])
+        .args([
+            "--do_verify=1",
+            "--verify_fatal=1",
+            "--verify_state_save=0",
+            "--output-format=terse",
+        ])
+        .current_dir(std::env::temp_dir())
         .output()
         .unwrap();
     assert!(
