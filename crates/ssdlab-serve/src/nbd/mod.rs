@@ -1,1 +1,207 @@
-//! placeholder
+//! The NBD (Network Block Device) server of `ssdlab serve`, std only.
+//!
+//! Real software (fio's nbd engine via libnbd, qemu-img/qemu-io, nbdcopy, nbdinfo, nbdfuse)
+//! connects over a Unix socket (or TCP), negotiates with the fixed newstyle handshake
+//! (`handshake.rs`), then sends requests that each connection parses and validates
+//! ([`proto::validate`]) before handing them to the device loop as [`Event::Command`]s over
+//! one `std::sync::mpsc` channel. The device answers through the connection's [`Replies`];
+//! the connection writes simple replies in the order the device completes them (out of
+//! order, matched by cookie). The protocol reference is `doc/proto.md` of
+//! github.com/NetworkBlockDevice/nbd.
+//!
+//! What the server negotiates: handshake flags `FIXED_NEWSTYLE | NO_ZEROES`; options
+//! `NBD_OPT_GO`, `NBD_OPT_INFO`, `NBD_OPT_EXPORT_NAME`, `NBD_OPT_LIST`, `NBD_OPT_ABORT`
+//! (everything else, structured replies and TLS included, gets `NBD_REP_ERR_UNSUP`);
+//! transmission flags `HAS_FLAGS | SEND_FLUSH | SEND_FUA | SEND_TRIM | SEND_WRITE_ZEROES |
+//! CAN_MULTI_CONN` ([`proto::TRANSMISSION_FLAGS`]). One export, reachable under its name and
+//! under the default name "".
+//!
+//! Threads: one acceptor per listener; per connection a reader (handshake, then requests)
+//! and a writer fed by a channel, so a client that does not read its replies never blocks
+//! the device loop or the other clients.
+//!
+//! What the device loop sees, per connection that reaches the transmission phase:
+//! `Connected` (once, before its first command), `Command`s, and `Disconnected` (once, after
+//! the last command it forwarded and after the replies to all of them were written or could
+//! no longer be written). Connections that end during the handshake (a `NBD_OPT_LIST`
+//! probe, a bad client) produce no events. Connection ids are assigned 0, 1, 2, … in the
+//! order the connections are accepted (ids of connections that never reached transmission
+//! are not seen by the device).
+//!
+//! Bad clients are logged with one `eprintln!` line naming the connection and why
+//! (`serve: connection 3: bad request magic 0x12345678, closing`) and never affect the
+//! other connections.
+
+mod conn;
+mod handshake;
+mod listener;
+pub mod proto;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+
+pub use listener::{listen, Server};
+
+/// The one export the server offers: the simulated SSD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    /// Export name (clients may also use the default name "").
+    pub name: String,
+    /// Human-readable description (`NBD_INFO_DESCRIPTION`, `NBD_OPT_LIST`).
+    pub description: String,
+    /// Export size; a multiple of `min_block_bytes`.
+    pub size_bytes: u64,
+    /// Minimum block size: a power of two, 1..=65536. Requests whose offset or length is not
+    /// a multiple of it are refused with `NBD_EINVAL`.
+    pub min_block_bytes: u32,
+    /// Preferred block size: a power of two, at least max(min_block_bytes, 512).
+    pub preferred_block_bytes: u32,
+    /// Maximum payload of a READ or WRITE: at least `preferred_block_bytes`, at most 32 MiB
+    /// ([`proto::MAX_BLOCK_BYTES_CAP`]).
+    pub max_block_bytes: u32,
+}
+
+impl Export {
+    /// Checks the constraints proto.md puts on the advertised sizes ("Size constraints").
+    pub fn validate(&self) -> Result<(), String> {
+        let (min, pref, max) = (
+            self.min_block_bytes,
+            self.preferred_block_bytes,
+            self.max_block_bytes,
+        );
+        if !min.is_power_of_two() || min > 65536 {
+            return Err(format!(
+                "min_block_bytes {min} must be a power of two between 1 and 65536"
+            ));
+        }
+        if !pref.is_power_of_two() || pref < min.max(512) {
+            return Err(format!(
+                "preferred_block_bytes {pref} must be a power of two of at least max(min_block_bytes, 512) = {}",
+                min.max(512)
+            ));
+        }
+        if max < pref || max > proto::MAX_BLOCK_BYTES_CAP {
+            return Err(format!(
+                "max_block_bytes {max} must be between preferred_block_bytes ({pref}) and {}",
+                proto::MAX_BLOCK_BYTES_CAP
+            ));
+        }
+        if !self.size_bytes.is_multiple_of(u64::from(min)) {
+            return Err(format!(
+                "size_bytes {} is not a multiple of min_block_bytes {min}",
+                self.size_bytes
+            ));
+        }
+        if self.name.len() > 4096 || self.description.len() > 4096 {
+            return Err("name and description must be at most 4096 bytes (proto.md)".into());
+        }
+        Ok(())
+    }
+}
+
+/// The kind of a command handed to the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmdKind {
+    /// Reply with exactly `length_bytes` bytes of data.
+    Read,
+    /// `data` holds the `length_bytes` bytes to write.
+    Write,
+    /// Make every write already replied to (on any connection) durable, then reply.
+    Flush,
+    /// Discard the range (a hint; reads of it are then unspecified).
+    Trim,
+    /// Zero the range (`no_hole`: keep it allocated).
+    WriteZeroes,
+}
+
+/// A validated request: within the export, aligned to the minimum block size, length > 0
+/// (except `Flush`: offset and length 0), READ/WRITE lengths at most `max_block_bytes`
+/// (TRIM and WRITE_ZEROES may be longer: they carry no payload).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Connection id (as in [`Event::Connected`]).
+    pub conn: u32,
+    /// The client's opaque cookie (handle); pass it back to [`Replies`].
+    pub cookie: u64,
+    pub kind: CmdKind,
+    pub offset_bytes: u64,
+    pub length_bytes: u32,
+    /// Force unit access: reply only once the data is durable. Only set on Write, Trim and
+    /// WriteZeroes (clients may send it on other commands; it is dropped there).
+    pub fua: bool,
+    /// WriteZeroes only: the range must stay allocated.
+    pub no_hole: bool,
+    /// Write payload (`length_bytes` bytes); empty for other kinds.
+    pub data: Vec<u8>,
+}
+
+/// What the device loop receives.
+#[derive(Debug)]
+pub enum Event {
+    /// A connection entered the transmission phase; answer its commands through `replies`.
+    Connected { conn: u32, replies: Replies },
+    /// A validated command.
+    Command(Command),
+    /// The connection ended; no more commands will come from it. `why` is `None` for a
+    /// clean end (`NBD_CMD_DISC` or the client closing between requests), else the reason.
+    /// Replies sent for it afterwards are ignored.
+    Disconnected { conn: u32, why: Option<String> },
+}
+
+/// The reply side of one connection (cheap to clone). Sending after the connection is gone
+/// is silently ignored. Each forwarded command must be answered exactly once: the
+/// connection closes after `NBD_CMD_DISC` once it has written as many device replies as it
+/// forwarded commands.
+#[derive(Clone)]
+pub struct Replies {
+    tx: Sender<conn::WriterMsg>,
+}
+
+impl std::fmt::Debug for Replies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Replies")
+    }
+}
+
+impl Replies {
+    /// Success. `data` is the read data (exactly the command's `length_bytes`) for a Read,
+    /// empty for everything else. Copies `data`; see [`Replies::ok_vec`] to hand over a
+    /// buffer instead.
+    pub fn ok(&self, cookie: u64, data: &[u8]) {
+        self.ok_vec(cookie, data.to_vec());
+    }
+
+    /// Success, handing over the read data buffer (no copy).
+    pub fn ok_vec(&self, cookie: u64, data: Vec<u8>) {
+        let _ = self.tx.send(conn::WriterMsg::Reply {
+            cookie,
+            errno: 0,
+            data,
+            device: true,
+        });
+    }
+
+    /// Failure with an NBD error value (`proto::NBD_E*`, e.g. [`proto::NBD_EIO`]); no data
+    /// is sent. An `errno` of 0 is sent as `NBD_EIO` (0 would mean success).
+    pub fn error(&self, cookie: u64, errno: u32) {
+        let errno = if errno == 0 { proto::NBD_EIO } else { errno };
+        let _ = self.tx.send(conn::WriterMsg::Reply {
+            cookie,
+            errno,
+            data: Vec::new(),
+            device: true,
+        });
+    }
+}
+
+/// Where to listen; at least one of `socket` and `tcp`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenOptions {
+    /// Unix socket path. A stale socket file is replaced only if nothing listens on it.
+    pub socket: Option<PathBuf>,
+    /// TCP address (port 0 picks a free port; see [`Server::tcp_addr`]).
+    pub tcp: Option<SocketAddr>,
+    /// Simultaneous connections; more are accepted and closed at once (logged).
+    pub max_connections: u32,
+}
