@@ -12,6 +12,7 @@ mod policies;
 mod progress;
 mod reproduce;
 mod request_log;
+mod serve;
 mod sweep;
 
 use anyhow::{Context, Result};
@@ -83,6 +84,9 @@ enum Command {
     /// Every policy family (GC, allocation, wear leveling, placement, mapping, erase
     /// suspend), its policies and their parameters with defaults.
     Policies(policies::Args),
+    /// Serve the simulated SSD over NBD (a Unix socket) to real software: fio, qemu,
+    /// nbdcopy, a filesystem through nbdfuse; results on SIGTERM (docs/serve.md).
+    Serve(serve::Args),
 }
 
 #[derive(Subcommand)]
@@ -122,7 +126,7 @@ fn main() {
     let cli = Cli::parse();
     if matches!(
         cli.command,
-        Command::Run { .. } | Command::Reproduce(_) | Command::Sweep(_)
+        Command::Run { .. } | Command::Reproduce(_) | Command::Sweep(_) | Command::Serve(_)
     ) {
         interrupt::install();
     }
@@ -165,6 +169,7 @@ fn main() {
         Command::Compare(args) => compare::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Policies(args) => policies::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     if let Err(e) = result {
         if let Some((signal, status)) = interrupt::received() {

@@ -3,7 +3,139 @@
 //! * [`nbd`] — the NBD protocol (fixed newstyle handshake, simple replies) and the server's
 //!   listeners and connections, std only; it hands validated commands to the device loop
 //!   over a channel and writes the replies it gets back.
-//! * `device` — the device loop: the simulation, its clock (virtual or real time), the
-//!   data the clients stored, results, power cuts.
+//! * [`device`] — the device loop: the simulation, its clock (virtual or real time), the
+//!   commands in flight, power cuts.
+//! * [`trace`] — `--record-trace`: the requests as a blkparse trace `ssdlab run` replays.
+//! * [`power`] — power-on after a cut (the FTL's recovery).
+//! * [`output`] — results.json (with its `serve` section), latency.csv, timeseries.csv,
+//!   written atomically.
 
+pub mod device;
 pub mod nbd;
+pub mod output;
+pub mod power;
+pub mod trace;
+
+pub use device::{request_power_cut, LoopOptions, ServeSummary, TimeMode};
+
+use ssdlab_core::{Config, NoProgress, Simulation};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+/// Everything `ssdlab serve` is asked.
+pub struct ServeOptions {
+    pub socket: Option<PathBuf>,
+    pub tcp: Option<SocketAddr>,
+    /// The smallest request the export accepts (default: the mapping unit); smaller than
+    /// the unit means partial units, read-modify-written as the FTL does.
+    pub min_block_bytes: Option<u32>,
+    pub out_dir: PathBuf,
+    pub record_trace: Option<PathBuf>,
+    pub max_connections: u32,
+    pub time: TimeMode,
+    pub grace: std::time::Duration,
+    pub stats_interval: Option<std::time::Duration>,
+    pub exit_on_disconnect: bool,
+    pub power_cut_after_requests: Option<u64>,
+    /// The config file's name (the export's description).
+    pub label: String,
+}
+
+/// The export of a device: its logical capacity in blocks the client may use.
+pub fn export_of(
+    sim: &Simulation,
+    min_block: Option<u32>,
+    label: &str,
+) -> Result<nbd::Export, String> {
+    let unit = sim.derived.geometry.unit_bytes;
+    let min = min_block.unwrap_or(unit);
+    if !min.is_power_of_two() || min < 512 || min > unit {
+        return Err(format!(
+            "--min-block {min}: a power of two from 512 to the mapping unit ({unit} bytes)"
+        ));
+    }
+    let e = nbd::Export {
+        name: "ssdlab".into(),
+        description: format!("ssdlab simulated SSD ({label})"),
+        size_bytes: sim.derived.logical_bytes / min as u64 * min as u64,
+        min_block_bytes: min,
+        preferred_block_bytes: unit.max(512),
+        max_block_bytes: nbd::proto::MAX_BLOCK_BYTES_CAP,
+    };
+    e.validate()?;
+    Ok(e)
+}
+
+/// Serve `config` until stopped: check everything, precondition, listen, run the device
+/// loop, write the results into `opts.out_dir`. Errors are one line for the user.
+pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, String> {
+    // Versions say which bytes a slot holds (and are the OOB sequence numbers a
+    // recovery uses); integrity checking comes with them.
+    config.integrity = true;
+    if opts.power_cut_after_requests.is_some() {
+        power::check_supported(&config).map_err(|e| e.to_string())?;
+    }
+    if opts.socket.is_none() && opts.tcp.is_none() {
+        return Err("serve: give --socket PATH (and/or --tcp ADDR)".into());
+    }
+    if let TimeMode::Realtime { dilation } = opts.time {
+        if !(dilation.is_finite() && dilation > 0.0) {
+            return Err(format!("--dilation {dilation}: a positive number"));
+        }
+    }
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(|e| format!("creating {}: {e}", opts.out_dir.display()))?;
+    let trace = match &opts.record_trace {
+        Some(p) => Some(
+            trace::TraceWriter::create(p)
+                .map_err(|e| format!("--record-trace {}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let mut sim = Simulation::new(config).map_err(|e| format!("{}: {e}", opts.label))?;
+    let export = export_of(&sim, opts.min_block_bytes, &opts.label)?;
+    sim.precondition(&mut NoProgress)
+        .map_err(|e| format!("{}: {e}", opts.label))?;
+    let (tx, rx) = mpsc::channel();
+    let server = nbd::listen(
+        &nbd::ListenOptions {
+            socket: opts.socket.clone(),
+            tcp: opts.tcp,
+            max_connections: opts.max_connections,
+        },
+        export.clone(),
+        tx,
+    )
+    .map_err(|e| format!("serve: listening: {e}"))?;
+    if let Some(p) = server.socket_path() {
+        eprintln!(
+            "serve: {} bytes on unix:{} (nbd+unix:///?socket={})",
+            export.size_bytes,
+            p.display(),
+            p.display()
+        );
+    }
+    if let Some(a) = server.tcp_addr() {
+        eprintln!("serve: {} bytes on nbd://{a}", export.size_bytes);
+    }
+    let mut files = output::Files {
+        dir: opts.out_dir.clone(),
+    };
+    let lp = LoopOptions {
+        time: opts.time,
+        grace: opts.grace,
+        stats_interval: opts.stats_interval,
+        exit_on_disconnect: opts.exit_on_disconnect,
+        power_cut_after_requests: opts.power_cut_after_requests,
+        trace,
+    };
+    let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run_and_take_trace(&mut sim);
+    server.shutdown();
+    if let Some(mut t) = trace {
+        if let Some(e) = t.finish() {
+            return Err(format!("--record-trace: {e}"));
+        }
+    }
+    result.map_err(|e| format!("{}: {e}", opts.label))
+}

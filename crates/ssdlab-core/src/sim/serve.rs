@@ -196,6 +196,16 @@ impl Served<'_> {
         }
     }
 
+    /// The mapping unit (requests are split into units of this many bytes).
+    pub fn unit_bytes(&self) -> u64 {
+        self.derived.geometry.unit_bytes as u64
+    }
+
+    /// Whether the write buffer is protected against power loss (`ftl.power_loss_protection`).
+    pub fn power_loss_protection(&self) -> bool {
+        self.config.ftl.power_loss_protection
+    }
+
     /// Requests submitted and not complete.
     pub fn in_flight(&self) -> u32 {
         match &self.inner {

@@ -24,6 +24,9 @@ impl Rng {
     }
 }
 
+/// A request in flight: op, offset, size, the bytes a read must return.
+type InFlight = (HostOp, u64, u64, Vec<u8>);
+
 /// Run `requests` random requests against a served phase, at most `depth` in flight on
 /// disjoint ranges, and check every read against the model; returns the results.
 fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_core::Results {
@@ -36,7 +39,7 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
     let mut served = sim.serve().unwrap();
     let mut rng = Rng(seed | 1);
     // In flight: tag → (op, offset, size, expected bytes for reads).
-    let mut flight: Vec<Option<(HostOp, u64, u64, Vec<u8>)>> = vec![None; depth];
+    let mut flight: Vec<Option<InFlight>> = vec![None; depth];
     let mut done = Vec::new();
     let (mut submitted, mut reads_checked) = (0, 0);
     let sector = 512u64;
