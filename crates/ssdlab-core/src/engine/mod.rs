@@ -44,6 +44,10 @@ impl<E> Entry<E> {
     }
 }
 
+/// Sequence bit of events that go after every other event of their instant
+/// ([`EventQueue::schedule_last_at`]).
+const LAST_OF_INSTANT: u64 = 1 << 63;
+
 /// The event queue and the simulated clock.
 pub struct EventQueue<E: Copy> {
     /// Binary min-heap on `(time_ns, seq)`: `heap[i]` fires no later than its children
@@ -87,6 +91,12 @@ impl<E: Copy> EventQueue<E> {
             event,
         };
         self.next_seq += 1;
+        self.push(e);
+    }
+
+    /// Put `e` in the heap.
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
         // Sift up: parents later than `e` move down one level; `e` is written once.
         let mut i = self.heap.len();
         self.heap.push(e);
@@ -107,6 +117,22 @@ impl<E: Copy> EventQueue<E> {
     pub fn advance_to(&mut self, time_ns: SimTime) {
         debug_assert!(self.peek_time_ns().is_none_or(|t| t >= time_ns));
         self.now_ns = self.now_ns.max(time_ns);
+    }
+
+    /// Schedule `event` at `time_ns` after every other event of that instant, whenever
+    /// scheduled (such events keep their own order): a host request's arrival sees the
+    /// device as every event of its instant left it. The rule a server that admits requests
+    /// between events follows too, so its recorded trace replays in the same order.
+    #[inline]
+    pub fn schedule_last_at(&mut self, time_ns: SimTime, event: E) {
+        debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
+        let e = Entry {
+            time_ns: time_ns.max(self.now_ns),
+            seq: self.next_seq | LAST_OF_INSTANT,
+            event,
+        };
+        self.next_seq += 1;
+        self.push(e);
     }
 
     /// Schedule `event` `delay_ns` from now.

@@ -127,8 +127,16 @@ impl Served<'_> {
 
     /// Submit `r` now (its `arrival_ns` is set to now), with the bytes of a write. Its
     /// `tag` comes back with its completion; tags of requests in flight must differ.
+    ///
+    /// Every event of the current instant is handled first: a request arrives after the
+    /// events of its instant, as an open-loop arrival does (`schedule_last_at`), so a
+    /// trace of the served requests replays in the same order.
     pub fn submit(&mut self, mut r: HostRequest, payload: Option<Vec<u8>>) -> Result<()> {
-        r.arrival_ns = self.now_ns();
+        let now = self.now_ns();
+        while self.next_event_ns().is_some_and(|t| t <= now) {
+            self.step()?;
+        }
+        r.arrival_ns = now;
         if let Some(bytes) = payload {
             if let Some(d) = self.ftl_mut().data_mut() {
                 d.put_payload(r.tag, r.offset_bytes, bytes);

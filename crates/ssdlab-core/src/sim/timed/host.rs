@@ -408,7 +408,7 @@ impl HostFrontEnd {
             Some(r) if self.duration_ns.is_none_or(|d| r.arrival_ns < d) => {
                 self.flows[f].next = Some(r);
                 let at = r.arrival_ns.max(cx.now());
-                cx.q.schedule_at(at, Event::Arrival { flow: f as u16 });
+                cx.q.schedule_last_at(at, Event::Arrival { flow: f as u16 });
             }
             _ => self.flows[f].exhausted = true,
         }

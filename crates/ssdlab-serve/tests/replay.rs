@@ -1,0 +1,247 @@
+//! `ssdlab serve` in process, driven by a raw pipelined NBD client: the data a client
+//! reads back is what it wrote (through GC), and `--record-trace` replayed by `ssdlab
+//! run`'s sequence gives the same FTL counters as the served run.
+
+use ssdlab_core::Config;
+use ssdlab_serve::nbd::proto::*;
+use ssdlab_serve::{serve, ServeOptions, TimeMode};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// 2 planes × 24 blocks × 16 pages of 16 KiB: 12 MiB raw, 8 MiB logical.
+const DEVICE: &str = r#"
+seed = 5
+mode = "timed"
+[device]
+over_provisioning_ratio = 0.5
+channel_rate_mb_per_s = 800
+command_overhead_ns = 1000
+[device.geometry]
+channels = 1
+chips_per_channel = 1
+dies_per_chip = 2
+planes_per_die = 2
+blocks_per_plane = 24
+pages_per_block = 16
+page_size_bytes = 16384
+mapping_unit_bytes = 4096
+[ftl]
+gc_soft_free_blocks = 3
+gc_hard_free_blocks = 2
+write_buffer_bytes = 262144
+[precondition]
+enabled = false
+"#;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ssdlab-replay-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read_n(s: &mut UnixStream, n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; n];
+    s.read_exact(&mut b).expect("read from server");
+    b
+}
+
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes(b[..4].try_into().unwrap())
+}
+
+/// Connect and negotiate (fixed newstyle, NO_ZEROES, OPT_GO) once the socket appears.
+fn connect_go(path: &Path) -> UnixStream {
+    let t0 = Instant::now();
+    let mut s = loop {
+        match UnixStream::connect(path) {
+            Ok(s) => break s,
+            Err(_) if t0.elapsed() < Duration::from_secs(30) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("server never listened: {e}"),
+        }
+    };
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let g = read_n(&mut s, 18);
+    assert_eq!(&g[..8], b"NBDMAGIC");
+    s.write_all(&3u32.to_be_bytes()).unwrap();
+    let mut o = Vec::new();
+    o.extend_from_slice(b"IHAVEOPT");
+    o.extend_from_slice(&NBD_OPT_GO.to_be_bytes());
+    o.extend_from_slice(&6u32.to_be_bytes());
+    o.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // name "", no info requests
+    s.write_all(&o).unwrap();
+    loop {
+        let h = read_n(&mut s, 20);
+        let len = be32(&h[16..]) as usize;
+        read_n(&mut s, len);
+        if be32(&h[12..]) == NBD_REP_ACK {
+            return s;
+        }
+    }
+}
+
+fn send(s: &mut UnixStream, kind: u16, flags: u16, cookie: u64, off: u64, len: u32, data: &[u8]) {
+    let mut b = Vec::with_capacity(28 + data.len());
+    b.extend_from_slice(&NBD_REQUEST_MAGIC.to_be_bytes());
+    b.extend_from_slice(&flags.to_be_bytes());
+    b.extend_from_slice(&kind.to_be_bytes());
+    b.extend_from_slice(&cookie.to_be_bytes());
+    b.extend_from_slice(&off.to_be_bytes());
+    b.extend_from_slice(&len.to_be_bytes());
+    b.extend_from_slice(data);
+    s.write_all(&b).unwrap();
+}
+
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// A pipelined client (queue depth 8, disjoint ranges in flight): writes three times the
+/// capacity, reads (checked against its own model), trims, flushes and FUA writes.
+fn client(path: &Path, logical: u64) -> u64 {
+    let mut s = connect_go(path);
+    let mut model = vec![0u8; logical as usize];
+    let mut rng = Xorshift(0x9e3779b97f4a7c15);
+    let unit = 4096u64;
+    let units = logical / unit;
+    let mut flight: HashMap<u64, (u16, u64, u32)> = HashMap::new();
+    let (mut sent, mut checked, mut written) = (0u64, 0u64, 0u64);
+    let target = 3 * logical;
+    while written < target || !flight.is_empty() {
+        if written < target && flight.len() < 8 {
+            let n = 1 + rng.next() % 4;
+            let first = rng.next() % (units - n);
+            let (off, len) = (first * unit, (n * unit) as u32);
+            let busy = flight
+                .values()
+                .any(|&(_, o, l)| off < o + l as u64 && o < off + len as u64);
+            if !busy {
+                sent += 1;
+                let cookie = sent;
+                let kind = match rng.next() % 20 {
+                    0..=11 => NBD_CMD_WRITE,
+                    12..=16 => NBD_CMD_READ,
+                    17 => NBD_CMD_TRIM,
+                    _ => NBD_CMD_FLUSH,
+                };
+                match kind {
+                    NBD_CMD_WRITE => {
+                        let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+                        model[off as usize..off as usize + len as usize].copy_from_slice(&data);
+                        let fua = if rng.next() % 8 == 0 {
+                            NBD_CMD_FLAG_FUA
+                        } else {
+                            0
+                        };
+                        send(&mut s, kind, fua, cookie, off, len, &data);
+                        written += len as u64;
+                    }
+                    NBD_CMD_TRIM => {
+                        model[off as usize..off as usize + len as usize].fill(0);
+                        send(&mut s, kind, 0, cookie, off, len, &[]);
+                    }
+                    NBD_CMD_FLUSH => send(&mut s, kind, 0, cookie, 0, 0, &[]),
+                    _ => send(&mut s, kind, 0, cookie, off, len, &[]),
+                }
+                let range = if kind == NBD_CMD_FLUSH {
+                    (0, 0)
+                } else {
+                    (off, len)
+                };
+                flight.insert(cookie, (kind, range.0, range.1));
+                continue;
+            }
+        }
+        let h = read_n(&mut s, 16);
+        assert_eq!(be32(&h), NBD_SIMPLE_REPLY_MAGIC);
+        assert_eq!(be32(&h[4..]), 0, "error reply");
+        let cookie = u64::from_be_bytes(h[8..16].try_into().unwrap());
+        let (kind, off, len) = flight.remove(&cookie).expect("known cookie");
+        if kind == NBD_CMD_READ {
+            let got = read_n(&mut s, len as usize);
+            assert!(
+                got[..] == model[off as usize..off as usize + len as usize],
+                "read of {len} bytes at {off} differs from what was written"
+            );
+            checked += 1;
+        }
+    }
+    send(&mut s, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+    checked
+}
+
+fn options(dir: &Path, trace: Option<PathBuf>) -> ServeOptions {
+    ServeOptions {
+        socket: Some(dir.join("s.sock")),
+        tcp: None,
+        min_block_bytes: None,
+        out_dir: dir.join("out"),
+        record_trace: trace,
+        max_connections: 8,
+        time: TimeMode::Virtual,
+        grace: Duration::from_micros(100),
+        stats_interval: None,
+        exit_on_disconnect: true,
+        power_cut_after_requests: None,
+        label: "replay-test".into(),
+    }
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn data_reads_back_and_the_recorded_trace_replays_to_the_same_ftl_counters() {
+    let dir = scratch("trace");
+    let trace = dir.join("served.blktrace");
+    let cfg = Config::from_toml_str(DEVICE, "device").unwrap();
+    let logical = cfg.validate().unwrap().logical_bytes;
+    let opts = options(&dir, Some(trace.clone()));
+    let sock = opts.socket.clone().unwrap();
+    let server = std::thread::spawn(move || serve(cfg, opts));
+    let checked = client(&sock, logical);
+    let summary = server.join().unwrap().expect("serve");
+    assert!(checked > 100, "{checked} reads checked");
+    assert!(summary.commands.fua > 0 && summary.commands.trim > 0);
+    let served = json(&dir.join("out/results.json"));
+    assert!(served["gc"]["copied_units"].as_u64().unwrap() > 0, "GC ran");
+
+    // Replay the trace on the same device, as `ssdlab run` would.
+    let text = format!(
+        "{DEVICE}integrity = true\n[workload]\nkind = \"trace\"\nformat = \"blkparse\"\npath = \"{}\"\n",
+        trace.display()
+    );
+    let text = text.replacen("seed = 5\n", "seed = 5\nintegrity = true\n", 1);
+    let text = text.replace("integrity = true\n[workload]", "[workload]");
+    let cfg = Config::from_toml_str(&text, "replay").unwrap();
+    let mut sim = ssdlab_core::Simulation::new(cfg).unwrap();
+    let replayed =
+        serde_json::to_value(sim.run_workload(&mut ssdlab_core::NoProgress).unwrap()).unwrap();
+    for key in ["nand", "gc", "waf", "wear"] {
+        assert_eq!(served[key], replayed[key], "{key}: served vs replayed");
+    }
+    for key in [
+        "reads",
+        "writes",
+        "trims",
+        "flushes",
+        "write_units",
+        "rmw_reads",
+    ] {
+        assert_eq!(served["host"][key], replayed["host"][key], "host.{key}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
