@@ -54,12 +54,28 @@ pub struct Args {
     /// Cut power after this many client requests (also: SIGUSR1 at any time).
     #[arg(long)]
     power_cut_after_requests: Option<u64>,
+    /// The clients' journal as bytes LO:HI (e.g. ext4's extent from `debugfs -R "stat
+    /// <8>"`): the journal detector (spec 05) is scored against it (results.json `journal`).
+    #[arg(long, value_name = "LO:HI", value_parser = parse_range)]
+    journal_range: Option<(u64, u64)>,
     /// Most simultaneous connections.
     #[arg(long, default_value_t = 256)]
     max_connections: u32,
     /// Override a config key (as `run --set`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s}: expected LO:HI (bytes)"))?;
+    let lo: u64 = lo.trim().parse().map_err(|e| format!("{lo}: {e}"))?;
+    let hi: u64 = hi.trim().parse().map_err(|e| format!("{hi}: {e}"))?;
+    if hi <= lo {
+        return Err(format!("{s}: HI must be above LO"));
+    }
+    Ok((lo, hi))
 }
 
 extern "C" fn on_usr1(_: libc::c_int) {
@@ -108,6 +124,7 @@ pub fn run(a: &Args) -> Result<()> {
         exit_on_disconnect: a.exit_on_disconnect,
         power_cut_after_requests: a.power_cut_after_requests,
         label: src.label.clone(),
+        journal_range: a.journal_range,
     };
     let s = ssdlab_serve::serve(cfg, opts).map_err(anyhow::Error::msg)?;
     eprintln!(

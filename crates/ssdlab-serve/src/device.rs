@@ -63,6 +63,8 @@ pub struct LoopOptions {
     /// Cut power after this many client commands (of the current power cycle).
     pub power_cut_after_requests: Option<u64>,
     pub trace: Option<TraceWriter>,
+    /// The clients' journal (bytes `lo..hi`): the journal detector is scored against it.
+    pub journal_range: Option<(u64, u64)>,
 }
 
 static POWER_CUT: AtomicBool = AtomicBool::new(false);
@@ -265,6 +267,7 @@ impl<'r> DeviceLoop<'r> {
         loop {
             let end = {
                 let mut served = sim.serve()?;
+                served.set_journal_truth(self.opts.journal_range);
                 self.start = Instant::now();
                 let end = self.cycle(&mut served)?;
                 match end {

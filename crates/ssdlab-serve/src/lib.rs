@@ -40,6 +40,9 @@ pub struct ServeOptions {
     pub power_cut_after_requests: Option<u64>,
     /// The config file's name (the export's description).
     pub label: String,
+    /// The clients' journal (bytes `lo..hi`, e.g. ext4's from `debugfs`): the journal
+    /// detector (spec 05) is scored against it in results.json's `journal` section.
+    pub journal_range: Option<(u64, u64)>,
 }
 
 /// The export of a device: its logical capacity in blocks the client may use.
@@ -129,6 +132,7 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         exit_on_disconnect: opts.exit_on_disconnect,
         power_cut_after_requests: opts.power_cut_after_requests,
         trace,
+        journal_range: opts.journal_range,
     };
     let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run_and_take_trace(&mut sim);
     server.shutdown();

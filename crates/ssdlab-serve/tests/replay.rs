@@ -196,6 +196,7 @@ fn options(dir: &Path, trace: Option<PathBuf>) -> ServeOptions {
         exit_on_disconnect: true,
         power_cut_after_requests: None,
         label: "replay-test".into(),
+        journal_range: None,
     }
 }
 

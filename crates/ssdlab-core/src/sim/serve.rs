@@ -38,6 +38,8 @@ pub struct Served<'s> {
     before: FtlCounters,
     /// Functional mode: completions not yet drained.
     done: Vec<Completion>,
+    /// The clients' journal (bytes), when known: the journal detector is scored against it.
+    journal_truth: Option<(u64, u64)>,
 }
 
 impl Simulation {
@@ -74,6 +76,7 @@ impl Simulation {
             precondition: &self.precondition,
             before,
             done: Vec::new(),
+            journal_truth: None,
         })
     }
 }
@@ -204,6 +207,15 @@ impl Served<'_> {
         }
     }
 
+    /// Score the journal detector (spec 05) against the clients' journal, bytes `lo..hi`
+    /// (e.g. a filesystem's journal extent): results.json's `journal` section.
+    pub fn set_journal_truth(&mut self, range_bytes: Option<(u64, u64)>) {
+        self.journal_truth = range_bytes;
+        let u = self.unit_bytes();
+        let units = range_bytes.map(|(lo, hi)| ((lo / u) as u32, hi.div_ceil(u) as u32));
+        self.ftl_mut().set_journal_truth(units);
+    }
+
     /// The mapping unit (requests are split into units of this many bytes).
     pub fn unit_bytes(&self) -> u64 {
         self.derived.geometry.unit_bytes as u64
@@ -236,7 +248,8 @@ impl Served<'_> {
         }
     }
 
-    fn results_of(&self, phase: PhaseOutcome, status: RunStatus) -> Results {
+    fn results_of(&self, mut phase: PhaseOutcome, status: RunStatus) -> Results {
+        phase.journal_truth = self.journal_truth;
         let c = diff(&self.ftl().counters_now(), &self.before);
         let mut r = self.view().assemble(phase, &c, Default::default());
         if r.status == RunStatus::Completed {
@@ -276,6 +289,7 @@ impl Served<'_> {
             derived,
             precondition,
             before,
+            journal_truth,
             ..
         } = self;
         let (phase, series, ftl): (PhaseOutcome, Vec<TimeSeriesRow>, &Ftl) = match inner {
@@ -293,6 +307,8 @@ impl Served<'_> {
                 (phase, Vec::new(), d.ftl)
             }
         };
+        let mut phase = phase;
+        phase.journal_truth = journal_truth;
         let c = diff(&ftl.counters_now(), &before);
         let view = View {
             config,
