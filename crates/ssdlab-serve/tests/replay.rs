@@ -246,3 +246,61 @@ fn data_reads_back_and_the_recorded_trace_replays_to_the_same_ftl_counters() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Real time with a dilation of 10 000: a reply never leaves before its simulated
+/// completion × 10 000 after the start, so the client's own latency reads as the device's
+/// (scaled); and with `--stats-interval` results.json appears while serving, status
+/// `serving`.
+#[test]
+fn realtime_replies_wait_for_their_dilated_completion_and_stats_come_while_serving() {
+    let dir = scratch("realtime");
+    let cfg = Config::from_toml_str(DEVICE, "device").unwrap();
+    let mut opts = options(&dir, None);
+    let k = 10_000.0;
+    opts.time = TimeMode::Realtime { dilation: k };
+    opts.stats_interval = Some(Duration::from_millis(100));
+    let sock = opts.socket.clone().unwrap();
+    let out = opts.out_dir.clone();
+    let server = std::thread::spawn(move || serve(cfg, opts));
+    let mut s = connect_go(&sock);
+    let mut client_ns = Vec::new();
+    for i in 0..6u64 {
+        let t = Instant::now();
+        if i % 2 == 0 {
+            send(&mut s, NBD_CMD_WRITE, 0, i, i * 4096, 4096, &[i as u8; 4096]);
+        } else {
+            send(&mut s, NBD_CMD_READ, 0, i, (i - 1) * 4096, 4096, &[]);
+        }
+        let h = read_n(&mut s, 16);
+        assert_eq!(be32(&h[4..]), 0);
+        if i % 2 == 1 {
+            assert_eq!(read_n(&mut s, 4096), vec![(i - 1) as u8; 4096]);
+        }
+        client_ns.push(t.elapsed().as_nanos() as u64);
+    }
+    // Stats while serving.
+    let t0 = Instant::now();
+    while !out.join("results.json").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no results while serving");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let during = json(&out.join("results.json"));
+    assert_eq!(during["status"], "serving");
+    send(&mut s, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+    let summary = server.join().unwrap().expect("serve");
+    let r = json(&out.join("results.json"));
+    assert_eq!(r["status"], "completed");
+    assert_eq!(summary.time_mode, "realtime");
+    // The device's fastest request, dilated, is a floor under every client latency.
+    let min_sim_ns = ["read", "write"]
+        .iter()
+        .map(|op| r["latency_ns"][op]["min"].as_u64().unwrap_or(u64::MAX))
+        .min()
+        .unwrap();
+    let floor = (min_sim_ns as f64 * k * 0.9) as u64;
+    assert!(min_sim_ns > 0 && min_sim_ns < u64::MAX);
+    for (i, &c) in client_ns.iter().enumerate() {
+        assert!(c >= floor, "request {i}: {c} ns on the wall, floor {floor} ns");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
