@@ -247,3 +247,45 @@ impl Ftl {
         Ok((ftl, sum))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TINY_TOML;
+
+    /// Interrupted erases are done again (counted, timed, wear + 1; a block reaching its
+    /// endurance is retired, as `erase_done` would); a block retired before the cut stays
+    /// retired; both stay out of the pools.
+    #[test]
+    fn recover_redoes_interrupted_erases_and_keeps_retired_blocks() {
+        let mut c = Config::from_toml_str(TINY_TOML, "tiny").unwrap();
+        c.integrity = true;
+        let d = c.validate().unwrap();
+        let mut old = Ftl::new(&c, &d).unwrap();
+        let mode = old.blocks.cell_mode[0];
+        let endurance = old.timing.endurance_pe_cycles[mode.index()];
+        old.blocks.state[1] = BlockState::Erasing;
+        old.blocks.erase_count[1] = 5;
+        old.blocks.state[2] = BlockState::Erasing;
+        old.blocks.erase_count[2] = endurance - 1;
+        old.blocks.state[3] = BlockState::Bad;
+        old.counters.blocks_retired = 1;
+        let (ftl, sum) = Ftl::recover(&c, &d, old).unwrap();
+        assert_eq!(ftl.blocks.state[1], BlockState::Free);
+        assert_eq!(ftl.blocks.erase_count[1], 6);
+        assert_eq!(
+            ftl.blocks.state[2],
+            BlockState::Bad,
+            "worn out by the redone erase"
+        );
+        assert_eq!(ftl.blocks.state[3], BlockState::Bad);
+        assert_eq!(ftl.counters.blocks_retired, 2);
+        assert_eq!(ftl.plane_state(0, 0).usable_blocks, 6);
+        assert_eq!(ftl.free_blocks(0, 0), 6);
+        let t = &ftl.timing;
+        // One die: both erases one after the other (TINY has no command overhead).
+        let want = t.erase_ns(mode, 5) + t.erase_ns(mode, endurance - 1);
+        assert_eq!((sum.erases, sum.pages_scanned, sum.time_ns), (2, 0, want));
+        assert!(ftl.lifetime().first_bad_block.is_some());
+    }
+}
