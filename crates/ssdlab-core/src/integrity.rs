@@ -94,6 +94,15 @@ impl Integrity {
         self.log.push_back((lpn, e));
     }
 
+    /// After a power cut (`Ftl::recover`): the recovered version of every unit (0: none);
+    /// versions go on from `before`'s, so they stay unique.
+    pub(crate) fn restore(&mut self, expected: Vec<u32>, before: &Integrity) {
+        debug_assert_eq!(expected.len(), self.expected.len());
+        self.expected = expected;
+        self.next_version = before.next_version;
+        self.checked_reads = before.checked_reads;
+    }
+
     /// A host write of `lpn` arrived: its new version.
     pub fn on_write(&mut self, lpn: u32) -> u32 {
         let v = self.next_version;

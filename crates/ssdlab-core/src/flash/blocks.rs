@@ -64,6 +64,9 @@ pub struct BlockTable {
     pub pins: Vec<u16>,
     /// Retire instead of erasing once its data has moved (a program on it failed).
     pub doomed: Vec<bool>,
+    /// Closed by a power-on recovery with only its first `programmed` pages written (the
+    /// rest stay unused until its erase, which clears this).
+    pub sealed: Vec<bool>,
 }
 
 impl BlockTable {
@@ -81,6 +84,7 @@ impl BlockTable {
             closed_seq: vec![0; n],
             pins: vec![0; n],
             doomed: vec![false; n],
+            sealed: vec![false; n],
         }
     }
 

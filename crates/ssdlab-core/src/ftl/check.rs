@@ -95,7 +95,8 @@ impl Ftl {
                     bt.valid_units[b]
                 ));
             }
-            if s == BlockState::Full && done != r.geo.pages_per_block {
+            let sealed = bt.sealed[b] && done == next;
+            if s == BlockState::Full && done != r.geo.pages_per_block && !sealed {
                 return Err(format!("block {b} is full with {done} pages programmed"));
             }
             if s == BlockState::Erasing && bt.pins[b] != 0 {

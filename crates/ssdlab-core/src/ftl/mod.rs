@@ -24,6 +24,7 @@ mod health;
 mod host;
 mod jobs;
 mod pressure;
+mod recover;
 pub mod region;
 pub mod translation;
 
@@ -32,6 +33,7 @@ pub mod translation;
 pub use crate::policy::{alloc, gc, mapping, placement, wear};
 
 pub use health::{LifeEvent, Lifetime};
+pub use recover::{power_cut_supported, RecoverySummary};
 
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};

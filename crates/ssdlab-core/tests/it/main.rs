@@ -19,6 +19,7 @@ mod integrity;
 mod layers;
 mod policies;
 mod policy_docs;
+mod power_cut;
 mod precondition;
 mod regions;
 mod serve;

@@ -469,6 +469,16 @@ impl Ftl {
         self.blocks.next_page[b] = 0;
         self.blocks.programmed[b] = 0;
         self.blocks.doomed[b] = false;
+        self.blocks.sealed[b] = false;
+        if !self.oob.version.is_empty() {
+            // The OOB of an erased page reads as empty: a slot this cycle leaves unwritten
+            // (padding, a copy whose unit was rewritten meanwhile) must not show the unit
+            // it held before, or a power-on scan would take that for data.
+            let first = self.geo.first_slot_of_block(block) as usize;
+            let n = self.geo.units_per_block as usize;
+            self.oob.version[first..first + n].fill(0);
+            self.oob.lpn[first..first + n].fill(NONE);
+        }
         let Owner::Job { job } = op.owner else {
             return Err(SimError::Internal {
                 what: format!("erase of block {block} has no job"),

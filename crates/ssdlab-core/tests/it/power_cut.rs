@@ -1,0 +1,449 @@
+//! Power cuts: the next power-on rebuilds the FTL from the OOB of what was durably
+//! programmed (`Ftl::recover`). A hand-checked functional case with exact counts; random
+//! cut points in a timed phase driven event by event; unsupported configurations.
+
+use crate::common;
+
+use common::{closed, flush, req};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use ssdlab_core::config::{Config, Mode};
+use ssdlab_core::flash::{BlockState, OpKind};
+use ssdlab_core::ftl::{power_cut_supported, Ftl, RecoverySummary};
+use ssdlab_core::sim::functional::FunctionalDriver;
+use ssdlab_core::sim::timed::{Completion, TimedSim};
+use ssdlab_core::{NoProgress, SimError};
+use ssdlab_workload::rng::SimRng;
+use ssdlab_workload::{HostOp, HostRequest};
+use std::collections::{BTreeSet, HashMap};
+
+/// The core's tiny test device (`testutil::TINY_TOML`) with pages of 4 units: 1 die,
+/// 2 planes × 8 blocks × 4 pages.
+const TINY4_TOML: &str = r#"
+seed = 7
+integrity = true
+[device]
+over_provisioning_ratio = 2.0
+channel_rate_mb_per_s = 800
+command_overhead_ns = 0
+[device.geometry]
+channels = 1
+chips_per_channel = 1
+dies_per_chip = 1
+planes_per_die = 2
+blocks_per_plane = 8
+pages_per_block = 4
+page_size_bytes = 16384
+mapping_unit_bytes = 4096
+[ftl]
+gc_soft_free_blocks = 2
+gc_hard_free_blocks = 1
+write_buffer_bytes = 32768
+"#;
+
+fn unit_bytes(tag: u32) -> Vec<u8> {
+    vec![tag as u8; 4096]
+}
+
+/// Units 0..6 written and flushed (two pages: one full, one padded), then units 0 and 1
+/// rewritten without a flush (they wait in the one-page packer): the recovery maps exactly
+/// the flushed versions, scans exactly the two programmed pages, and a second recovery
+/// finds the same; the recovered device then takes a workload with GC and integrity checks.
+#[test]
+fn recovery_maps_exactly_the_flushed_versions() {
+    let c = Config::from_toml_str(TINY4_TOML, "tiny").unwrap();
+    let d = c.validate().unwrap();
+    let mut ftl = Ftl::new(&c, &d).unwrap();
+    ftl.store_data().unwrap();
+    {
+        let mut drv = FunctionalDriver::new(&mut ftl);
+        for (tag, lpn) in (1..).zip([0u32, 1, 2, 3, 4, 5, 0, 1]) {
+            drv.ftl
+                .data_mut()
+                .unwrap()
+                .put_payload(tag, lpn as u64 * 4096, unit_bytes(tag));
+            drv.write_unit_tagged(lpn, tag).unwrap();
+            if lpn == 5 {
+                drv.flush().unwrap(); // versions 1..=6 durable
+            }
+        }
+        // Versions 7 (unit 0) and 8 (unit 1) wait in the packer when the power goes.
+        assert_eq!(drv.stored_version(0), Some(7));
+    }
+    let programs = ftl.counters.nand.total(OpKind::Program);
+    assert_eq!(programs, 2, "a full page and a padded one");
+    let before = ftl.counters;
+    let (rec, sum) = Ftl::recover(&c, &d, ftl).unwrap();
+    let t = &rec.timing;
+    let mode = rec.blocks.cell_mode[0];
+    // Two pages read (array read + 16 KiB at 800 MB/s = 20,480 ns each) on the one die.
+    let page_ns = t.read_ns[mode.index()] + 20_480;
+    assert_eq!(t.transfer_ns(16384), 20_480);
+    assert_eq!(
+        sum,
+        RecoverySummary {
+            pages_scanned: 2,
+            erases: 0,
+            time_ns: 2 * page_ns,
+            units_recovered: 6,
+            blocks_closed_partial: 2,
+        }
+    );
+    for lpn in 0..6u32 {
+        assert_eq!(rec.flash_version(lpn), Some(lpn + 1), "unit {lpn}");
+        let want = unit_bytes(lpn + 1);
+        assert_eq!(
+            rec.read_data(lpn, None),
+            Some(&want[..]),
+            "bytes of unit {lpn}"
+        );
+    }
+    assert_eq!(rec.flash_version(6), None);
+    assert_eq!(rec.counters, before, "the device's counters carry over");
+    rec.check_invariants().unwrap();
+    let sealed: Vec<usize> = (0..rec.blocks.len())
+        .filter(|&b| rec.blocks.sealed[b])
+        .collect();
+    assert_eq!(sealed.len(), 2);
+    for &b in &sealed {
+        assert_eq!(
+            rec.blocks.programmed[b], 1,
+            "block {b}: one durable page, sealed"
+        );
+    }
+
+    // A second cut right away finds the same (the sealed blocks' unused pages are not read).
+    let (mut rec, sum2) = Ftl::recover(&c, &d, rec).unwrap();
+    assert_eq!(sum2, sum);
+    assert_eq!(rec.flash_version(0), Some(1));
+
+    // The recovered device works: versions go on (9, …), GC reclaims the sealed blocks,
+    // every read is checked against the recovered versions.
+    rec.set_check_every_ops(64);
+    let units = rec.logical_units();
+    let mut drv = FunctionalDriver::new(&mut rec);
+    assert_eq!(drv.ftl.new_version(20), 9, "versions stay unique");
+    for i in 0..6 * units {
+        drv.submit(&req(HostOp::Write, ((i * 7) % units) as u64, 1))
+            .unwrap();
+    }
+    drv.submit(&flush()).unwrap();
+    drv.submit(&req(HostOp::Read, 0, units as u64)).unwrap();
+    assert!(drv.ftl.counters.gc_invocations > before.gc_invocations);
+    assert!(
+        (0..rec.blocks.len()).all(|b| !rec.blocks.sealed[b] || rec.blocks.programmed[b] == 1),
+        "an erase clears the seal"
+    );
+    rec.check_invariants().unwrap();
+}
+
+/// Demand-based mappings keep the table in translation pages on flash: not recovered
+/// yet, refused before any work; so is a device without integrity versions.
+#[test]
+fn unsupported_configurations_are_refused_naming_the_key() {
+    let text = TINY4_TOML
+        .replace("blocks_per_plane = 8", "blocks_per_plane = 40")
+        .replace("page_size_bytes = 16384", "page_size_bytes = 4096")
+        + "mapping = { policy = \"dftl\", entry_bytes = 1024, cmt_bytes = 4096 }\n"
+        + "regions = [{ name = \"data\", content = \"data\" }, "
+        + "{ name = \"map\", content = \"translation\", blocks_per_plane = 12 }]\n";
+    let c = Config::from_toml_str(&text, "dftl").unwrap();
+    let d = c.validate().unwrap();
+    let key_of = |e: SimError| match e {
+        SimError::Config { key, reason } => {
+            assert!(!reason.is_empty());
+            key
+        }
+        other => panic!("not a config error: {other}"),
+    };
+    assert_eq!(key_of(power_cut_supported(&c).unwrap_err()), "ftl.mapping");
+    let old = Ftl::new(&c, &d).unwrap();
+    assert_eq!(
+        key_of(Ftl::recover(&c, &d, old).err().unwrap()),
+        "ftl.mapping"
+    );
+
+    let mut c = Config::from_toml_str(TINY4_TOML, "tiny").unwrap();
+    c.integrity = false;
+    assert_eq!(key_of(power_cut_supported(&c).unwrap_err()), "integrity");
+}
+
+/// A small timed device with integrity whose random workloads run GC.
+fn timed_config() -> Config {
+    let mut c = common::tiny(2, 8, 4, 2, 3.0);
+    let min = c.validate().unwrap().min_over_provisioning_ratio;
+    c.device.over_provisioning_ratio = min * 1.3;
+    c.integrity = true;
+    c.mode = Mode::Timed;
+    c
+}
+
+/// What the host saw before the cut.
+#[derive(Default)]
+struct Seen {
+    /// Versions each unit was ever given (polled from the buffer and the map).
+    written: HashMap<u32, BTreeSet<u32>>,
+    /// Per unit, the newest version a completed flush covered.
+    floor: HashMap<u32, u32>,
+    /// Units trimmed at some point (trims are not durable: an older version may return).
+    trimmed: BTreeSet<u32>,
+}
+
+fn poll(sim: &TimedSim, units: u32, seen: &mut Seen) {
+    for lpn in 0..units {
+        let v = sim.buffered(lpn).or_else(|| sim.ftl().flash_version(lpn));
+        if let Some(v) = v.filter(|&v| v != 0) {
+            seen.written.entry(lpn).or_default().insert(v);
+        }
+        if let Some(v) = sim.ftl().flash_version(lpn).filter(|&v| v != 0) {
+            seen.written.entry(lpn).or_default().insert(v);
+        }
+    }
+}
+
+/// Run random requests (at most 4 in flight) and cut the power after `cut_events` events.
+fn run_and_cut(c: &Config, ftl: &mut Ftl, seed: u64, n_ops: usize, cut_events: u64) -> Seen {
+    let d = c.validate().unwrap();
+    let units = ftl.logical_units();
+    let mut rng = SimRng::seed_from_u64(seed);
+    let mut sim = TimedSim::new(c, &d, ftl, closed(vec![], 1), 0);
+    sim.begin().unwrap();
+    sim.collect_completions();
+    let mut seen = Seen::default();
+    // Flushes submitted and not completed: tag → the newest version of each unit then.
+    let mut flushes: HashMap<u32, HashMap<u32, u32>> = HashMap::new();
+    let mut done: Vec<Completion> = Vec::new();
+    let (mut submitted, mut events) = (0usize, 0u64);
+    loop {
+        while sim.in_flight() < 4 && submitted < n_ops {
+            let tag = submitted as u32 + 1;
+            let roll = rng.gen_range(0..10);
+            let lpn = rng.gen_range(0..units);
+            let n = rng.gen_range(1..4u32).min(units - lpn);
+            let mut r = match roll {
+                0..=5 => req(HostOp::Write, lpn as u64, n as u64),
+                6 | 7 => req(HostOp::Read, lpn as u64, n as u64),
+                8 => req(HostOp::Trim, lpn as u64, n as u64),
+                _ => flush(),
+            };
+            r.tag = tag;
+            if r.op == HostOp::Trim {
+                seen.trimmed.extend(lpn..lpn + n);
+            }
+            if r.op == HostOp::Flush {
+                // The flush covers every unit in the buffer now (its mark).
+                let mut newest = HashMap::new();
+                for u in 0..units {
+                    if let Some(v) = sim.buffered(u).or_else(|| sim.ftl().flash_version(u)) {
+                        newest.insert(u, v);
+                    }
+                }
+                flushes.insert(tag, newest);
+            }
+            sim.submit_now(r).unwrap();
+            submitted += 1;
+            poll(&sim, units, &mut seen);
+        }
+        if events == cut_events || !sim.step().unwrap() {
+            break;
+        }
+        events += 1;
+        poll(&sim, units, &mut seen);
+        sim.drain_completions(&mut done);
+        for comp in done.drain(..) {
+            if let Some(newest) = flushes.remove(&comp.tag) {
+                for (u, v) in newest {
+                    let f = seen.floor.entry(u).or_default();
+                    *f = (*f).max(v);
+                }
+            }
+        }
+    }
+    seen // the TimedSim is dropped here: power gone
+}
+
+/// Units whose newest version's program was in flight when the power went (mapped to a
+/// page not yet programmed).
+fn in_flight_units(ftl: &Ftl) -> BTreeSet<u32> {
+    let g = ftl.geo;
+    (0..ftl.logical_units())
+        .filter(|&lpn| {
+            let slot = ftl.slot_of(lpn);
+            slot != u32::MAX && {
+                let b = g.block_of_slot(slot);
+                (slot - g.first_slot_of_block(b)) / g.slots_per_page
+                    >= ftl.blocks.programmed[b as usize]
+            }
+        })
+        .collect()
+}
+
+/// Check the recovered FTL against what the host saw; returns the units lost to the
+/// known gap (a flushed version whose block GC erased while the unit's newer version was
+/// only in flight).
+fn check_recovered(
+    rec: &Ftl,
+    seen: &Seen,
+    in_flight: &BTreeSet<u32>,
+) -> std::result::Result<u32, String> {
+    rec.check_invariants()?;
+    let mut gap = 0;
+    for lpn in 0..rec.logical_units() {
+        let v = rec.flash_version(lpn).unwrap_or(0);
+        if v != 0 && !seen.written.get(&lpn).is_some_and(|w| w.contains(&v)) {
+            return Err(format!("unit {lpn} recovered at v{v}, never written to it"));
+        }
+        let floor = seen.floor.get(&lpn).copied().unwrap_or(0);
+        if !seen.trimmed.contains(&lpn) && v < floor {
+            let newer = seen.written[&lpn].range(floor + 1..).next().is_some();
+            if in_flight.contains(&lpn) && newer {
+                gap += 1; // the known gap (ARCHITECTURE.md, Known gaps)
+                continue;
+            }
+            return Err(format!(
+                "unit {lpn} recovered at v{v}, older than v{floor} a flush acknowledged"
+            ));
+        }
+    }
+    Ok(gap)
+}
+
+/// After the recovery a short random workload runs on the device with every read checked.
+fn run_after(c: &Config, rec: &mut Ftl, seed: u64) {
+    let d = c.validate().unwrap();
+    let units = rec.logical_units();
+    let mut rng = SimRng::seed_from_u64(seed ^ 0x5eed);
+    let mut reqs: Vec<HostRequest> = (0..60)
+        .map(|_| {
+            let lpn = rng.gen_range(0..units);
+            let n = rng.gen_range(1..4u32).min(units - lpn) as u64;
+            match rng.gen_range(0..3) {
+                0 => req(HostOp::Read, lpn as u64, n),
+                _ => req(HostOp::Write, lpn as u64, n),
+            }
+        })
+        .collect();
+    reqs.push(req(HostOp::Read, 0, units as u64));
+    let n = reqs.len() as u64;
+    let out = TimedSim::new(c, &d, rec, closed(reqs, 3), 0)
+        .run(&mut NoProgress)
+        .unwrap();
+    assert_eq!(out.host.requests(), n, "every request completed");
+    rec.check_invariants().unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Cut the power of a timed phase after a random number of events; the recovered
+    /// FTL passes the checker, every unit holds a version written to it and never one
+    /// older than a completed flush covered (trimmed units aside), and the device works on.
+    #[test]
+    fn random_cuts_lose_no_flushed_write(seed in any::<u64>(), n_ops in 20..600usize, cut in 0..20000u64) {
+        let c = timed_config();
+        let d = c.validate().unwrap();
+        let mut ftl = Ftl::new(&c, &d).unwrap();
+        ftl.set_check_every_ops(256);
+        let seen = run_and_cut(&c, &mut ftl, seed, n_ops, cut);
+        let in_flight = in_flight_units(&ftl);
+        // What the scan must find: the programmed pages of blocks neither retired nor
+        // being erased; each interrupted erase done again.
+        let erasing: Vec<usize> = (0..ftl.blocks.len())
+            .filter(|&b| ftl.blocks.state[b] == BlockState::Erasing)
+            .collect();
+        let scanned: u64 = (0..ftl.blocks.len())
+            .filter(|&b| !matches!(ftl.blocks.state[b], BlockState::Erasing | BlockState::Bad))
+            .map(|b| ftl.blocks.programmed[b] as u64)
+            .sum();
+        let mut wear = ftl.blocks.erase_count.clone();
+        for &b in &erasing {
+            wear[b] += 1;
+        }
+        let (mut rec, sum) = Ftl::recover(&c, &d, ftl).unwrap();
+        prop_assert_eq!(sum.units_recovered, rec.mapped_units());
+        prop_assert_eq!(sum.pages_scanned, scanned);
+        prop_assert_eq!(sum.erases, erasing.len() as u64);
+        prop_assert_eq!(&rec.blocks.erase_count, &wear);
+        check_recovered(&rec, &seen, &in_flight).map_err(TestCaseError::fail)?;
+        run_after(&c, &mut rec, seed);
+    }
+}
+
+/// The known gap, pinned: host units are mapped when their program is issued, which
+/// invalidates the older copy at once; here GC collected the block of unit 5's flushed
+/// version 6 (nothing valid to copy) and was erasing it when the power went, while the
+/// rewrite (version 115) was still being programmed. The recovery finds neither. When the
+/// model keeps an older copy until its rewrite is durable this test fails: update
+/// ARCHITECTURE.md's Known gaps and delete it.
+#[test]
+fn known_gap_a_flushed_version_erased_under_an_in_flight_rewrite() {
+    let c = timed_config();
+    let d = c.validate().unwrap();
+    let mut ftl = Ftl::new(&c, &d).unwrap();
+    let seen = run_and_cut(&c, &mut ftl, 1553394775403180569, 124, 152);
+    assert_eq!(seen.floor.get(&5), Some(&6));
+    let in_flight = in_flight_units(&ftl);
+    assert!(in_flight.contains(&5));
+    let old_block = (0..ftl.blocks.len())
+        .find(|&b| ftl.blocks.state[b] == BlockState::Erasing)
+        .unwrap();
+    let first = old_block * ftl.geo.units_per_block as usize;
+    assert!(ftl.oob.lpn[first..first + ftl.geo.units_per_block as usize].contains(&5));
+    let (rec, _) = Ftl::recover(&c, &d, ftl).unwrap();
+    assert_eq!(rec.flash_version(5), None, "lost");
+    assert_eq!(check_recovered(&rec, &seen, &in_flight), Ok(1));
+}
+
+/// Functional mode programs at once: after a flush everything is durable and the recovery
+/// must give back every unit's version and bytes exactly, over many GC cycles with padded
+/// pages — the slots a cycle leaves unwritten (padding) must not show the unit they held
+/// in an earlier cycle (an erase empties the OOB).
+#[test]
+fn a_flushed_functional_device_comes_back_exactly() {
+    let c = Config::from_toml_str(TINY4_TOML, "tiny").unwrap();
+    let d = c.validate().unwrap();
+    let mut ftl = Ftl::new(&c, &d).unwrap();
+    ftl.store_data().unwrap();
+    let units = ftl.logical_units();
+    let mut rng = SimRng::seed_from_u64(11);
+    for round in 0..30u32 {
+        let mut drv = FunctionalDriver::new(&mut ftl);
+        for tag in 1..=40u32 {
+            let lpn = rng.gen_range(0..units);
+            let tag = round * 100 + tag;
+            let bytes = vec![(tag % 251) as u8 + 1; 4096];
+            drv.ftl
+                .data_mut()
+                .unwrap()
+                .put_payload(tag, lpn as u64 * 4096, bytes);
+            drv.write_unit_tagged(lpn, tag).unwrap();
+            if rng.gen_range(0..4) == 0 {
+                drv.flush().unwrap();
+            }
+        }
+        drv.flush().unwrap();
+        let want: Vec<_> = (0..units)
+            .map(|u| {
+                (
+                    ftl.flash_version(u),
+                    ftl.read_data(u, None).map(|b| b.to_vec()),
+                )
+            })
+            .collect();
+        let (rec, _) = Ftl::recover(&c, &d, ftl).unwrap();
+        for (u, w) in want.iter().enumerate() {
+            let got = (
+                rec.flash_version(u as u32),
+                rec.read_data(u as u32, None).map(|b| b.to_vec()),
+            );
+            assert!(
+                got == *w,
+                "round {round}: unit {u}: {:?} recovered, {:?} stored",
+                got.0,
+                w.0
+            );
+        }
+        ftl = rec;
+    }
+    assert!(ftl.counters.gc_invocations > 20);
+}
