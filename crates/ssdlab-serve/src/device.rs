@@ -65,6 +65,8 @@ pub struct LoopOptions {
     pub trace: Option<TraceWriter>,
     /// The clients' journal (bytes `lo..hi`): the journal detector is scored against it.
     pub journal_range: Option<(u64, u64)>,
+    /// Why this device cannot have its power cut (a SIGUSR1 is then logged and ignored).
+    pub power_cut_refused: Option<String>,
 }
 
 static POWER_CUT: AtomicBool = AtomicBool::new(false);
@@ -296,7 +298,7 @@ impl<'r> DeviceLoop<'r> {
                 unreachable!()
             };
             self.power_cut_answers();
-            let recovery = crate::power::power_on(sim)?;
+            let recovery = crate::power::power_on(sim, self.summary.power_cycle)?;
             self.summary.recoveries.push(recovery);
             self.summary.power_cycle += 1;
             self.cycle_commands = 0;
@@ -338,7 +340,12 @@ impl<'r> DeviceLoop<'r> {
                 return Ok(CycleEnd::Stop);
             }
             if POWER_CUT.load(Ordering::Relaxed) {
-                return Ok(CycleEnd::PowerCut);
+                if let Some(why) = &self.opts.power_cut_refused {
+                    eprintln!("serve: power cut refused: {why}");
+                    POWER_CUT.store(false, Ordering::Relaxed);
+                } else {
+                    return Ok(CycleEnd::PowerCut);
+                }
             }
             if self.opts.exit_on_disconnect && self.ever_connected && self.conns.is_empty() {
                 return Ok(CycleEnd::Stop);

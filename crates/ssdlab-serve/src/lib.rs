@@ -76,8 +76,9 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
     // Versions say which bytes a slot holds (and are the OOB sequence numbers a
     // recovery uses); integrity checking comes with them.
     config.integrity = true;
-    if opts.power_cut_after_requests.is_some() {
-        power::check_supported(&config).map_err(|e| e.to_string())?;
+    let power_cut_refused = power::check_supported(&config).err().map(|e| e.to_string());
+    if let (Some(why), Some(_)) = (&power_cut_refused, opts.power_cut_after_requests) {
+        return Err(format!("--power-cut-after-requests: {why}"));
     }
     if opts.socket.is_none() && opts.tcp.is_none() {
         return Err("serve: give --socket PATH (and/or --tcp ADDR)".into());
@@ -133,6 +134,7 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         power_cut_after_requests: opts.power_cut_after_requests,
         trace,
         journal_range: opts.journal_range,
+        power_cut_refused,
     };
     let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run_and_take_trace(&mut sim);
     server.shutdown();

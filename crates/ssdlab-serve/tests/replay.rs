@@ -267,7 +267,15 @@ fn realtime_replies_wait_for_their_dilated_completion_and_stats_come_while_servi
     for i in 0..6u64 {
         let t = Instant::now();
         if i % 2 == 0 {
-            send(&mut s, NBD_CMD_WRITE, 0, i, i * 4096, 4096, &[i as u8; 4096]);
+            send(
+                &mut s,
+                NBD_CMD_WRITE,
+                0,
+                i,
+                i * 4096,
+                4096,
+                &[i as u8; 4096],
+            );
         } else {
             send(&mut s, NBD_CMD_READ, 0, i, (i - 1) * 4096, 4096, &[]);
         }
@@ -281,7 +289,10 @@ fn realtime_replies_wait_for_their_dilated_completion_and_stats_come_while_servi
     // Stats while serving.
     let t0 = Instant::now();
     while !out.join("results.json").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "no results while serving");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no results while serving"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let during = json(&out.join("results.json"));
@@ -300,7 +311,92 @@ fn realtime_replies_wait_for_their_dilated_completion_and_stats_come_while_servi
     let floor = (min_sim_ns as f64 * k * 0.9) as u64;
     assert!(min_sim_ns > 0 && min_sim_ns < u64::MAX);
     for (i, &c) in client_ns.iter().enumerate() {
-        assert!(c >= floor, "request {i}: {c} ns on the wall, floor {floor} ns");
+        assert!(
+            c >= floor,
+            "request {i}: {c} ns on the wall, floor {floor} ns"
+        );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn reply(s: &mut UnixStream) -> (u32, u64) {
+    let h = read_n(s, 16);
+    assert_eq!(be32(&h), NBD_SIMPLE_REPLY_MAGIC);
+    (
+        be32(&h[4..]),
+        u64::from_be_bytes(h[8..16].try_into().unwrap()),
+    )
+}
+
+/// A power cut after a given number of requests: what a flush (or FUA) acknowledged
+/// survives, an unflushed rewrite reads as its old or its new bytes, the old connection is
+/// refused (`ESHUTDOWN`), a new one is served the recovered device, and each power cycle's
+/// figures are kept.
+#[test]
+fn a_power_cut_keeps_what_a_flush_acknowledged() {
+    let dir = scratch("cut");
+    let cfg = Config::from_toml_str(DEVICE, "device").unwrap();
+    let mut opts = options(&dir, None);
+    // 40 writes, a flush, 10 FUA writes, then the cut on the 20th unflushed rewrite.
+    opts.power_cut_after_requests = Some(40 + 1 + 10 + 20);
+    let sock = opts.socket.clone().unwrap();
+    let out = opts.out_dir.clone();
+    let server = std::thread::spawn(move || serve(cfg, opts));
+    let mut s = connect_go(&sock);
+    let unit = |u: u64, v: u8| vec![v ^ (u as u8); 4096];
+    let mut cookie = 0;
+    let mut call = |s: &mut UnixStream, kind: u16, flags: u16, off: u64, data: &[u8]| {
+        cookie += 1;
+        let len = if kind == NBD_CMD_FLUSH { 0 } else { 4096 };
+        send(s, kind, flags, cookie, off, len, data);
+        reply(s).0
+    };
+    for u in 0..40 {
+        assert_eq!(call(&mut s, NBD_CMD_WRITE, 0, u * 4096, &unit(u, 1)), 0);
+    }
+    assert_eq!(call(&mut s, NBD_CMD_FLUSH, 0, 0, &[]), 0);
+    for u in 40..50 {
+        assert_eq!(
+            call(
+                &mut s,
+                NBD_CMD_WRITE,
+                NBD_CMD_FLAG_FUA,
+                u * 4096,
+                &unit(u, 3)
+            ),
+            0
+        );
+    }
+    let mut errors = 0;
+    for u in 0..20 {
+        let e = call(&mut s, NBD_CMD_WRITE, 0, u * 4096, &unit(u, 2));
+        errors += (e != 0) as u32;
+    }
+    // The cut came with the last of them: this connection's device is gone.
+    assert_eq!(call(&mut s, NBD_CMD_READ, 0, 0, &[]), NBD_ESHUTDOWN);
+    let mut t = connect_go(&sock);
+    for u in 0..50u64 {
+        send(&mut t, NBD_CMD_READ, 0, 1000 + u, u * 4096, 4096, &[]);
+        assert_eq!(reply(&mut t), (0, 1000 + u));
+        let got = read_n(&mut t, 4096);
+        let ok = match u {
+            0..=19 => got == unit(u, 1) || got == unit(u, 2),
+            20..=39 => got == unit(u, 1),
+            _ => got == unit(u, 3),
+        };
+        assert!(ok, "unit {u} after the cut: {:?}…", &got[..4]);
+    }
+    send(&mut s, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+    send(&mut t, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+    let summary = server.join().unwrap().expect("serve");
+    assert!(
+        errors <= 1,
+        "{errors} rewrites failed: at most the one in flight at the cut"
+    );
+    assert_eq!(summary.power_cycle, 2);
+    assert!(summary.recoveries[0]["pages_scanned"].as_u64().unwrap() > 0);
+    let first = json(&out.join("power-cycle-1/results.json"));
+    assert_eq!(first["status"], "power_cut");
+    assert_eq!(json(&out.join("results.json"))["status"], "completed");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -133,6 +133,9 @@ impl Ftl {
             }
             let op = self.fill_host_page(r, plane, (block, page), lpns, versions, token);
             self.issue(sink, op)?;
+            if self.held.is_some() {
+                self.hold_overwritten::<S>(token);
+            }
             if self.trans.active() {
                 self.host_updates(lpns);
             }

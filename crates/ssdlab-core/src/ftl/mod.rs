@@ -233,6 +233,9 @@ pub struct Ftl {
     /// The bytes the host stored, by physical slot (`ssdlab serve`; needs integrity
     /// versions): [`Ftl::store_data`].
     data: Option<Box<crate::flash::SlotData>>,
+    /// Blocks holding a unit's previous version, pinned against their erase until the
+    /// program of its overwrite completes ([`Ftl::hold_overwritten_until_durable`]).
+    held: Option<Box<HeldOverwrites>>,
     pub counters: FtlCounters,
     /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
     program_seq: u64,
@@ -253,6 +256,15 @@ pub struct Ftl {
     /// stage 0), a staged plan of known shape on the page-mapped test device.
     #[cfg(test)]
     pub(crate) staged_read_hook: Option<u32>,
+}
+
+/// The blocks of overwritten units' previous versions, per host program in flight.
+#[derive(Clone, Default)]
+struct HeldOverwrites {
+    /// The page being filled.
+    page: Vec<u32>,
+    /// Buffer page token → the blocks its program holds.
+    by_token: std::collections::HashMap<u32, Vec<u32>>,
 }
 
 /// Keep the first broken control-plane rule in `internal` (the field, borrowed alone so
@@ -341,6 +353,7 @@ impl Ftl {
                 .integrity
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
             data: None,
+            held: None,
             counters: FtlCounters::default(),
             program_seq: 0,
             rng: stream(cfg.seed, tag::FTL),
@@ -732,6 +745,11 @@ impl Ftl {
                 Ok(())
             }
             OpKind::Program => {
+                if let (false, Owner::HostProgram { token }) = (S::IMMEDIATE, op.owner) {
+                    if self.held.is_some() {
+                        self.release_overwritten(token);
+                    }
+                }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
                     if !op.fails() {
                         self.apply_copies(job, op);
@@ -822,6 +840,9 @@ impl Ftl {
         let old = self.table.update(lpn, slot);
         if old != NONE {
             self.invalidate(old);
+            if let Some(h) = self.held.as_mut() {
+                h.page.push(self.geo.block_of_slot(old));
+            }
         }
         self.oob.store(slot as usize, lpn);
         if let Some(v) = version {
@@ -904,6 +925,47 @@ impl Ftl {
         for s in self.ps[self.blocks.rp[b] as usize].open.iter_mut() {
             if *s == block {
                 *s = NONE;
+            }
+        }
+    }
+
+    /// Crash consistency (`ssdlab serve`, power cuts): a host program's overwritten units
+    /// keep their previous versions — their blocks pinned against GC's erase, as a read
+    /// pins them — until the program completes, so a cut never loses a unit's last durable
+    /// version while its rewrite is in flight. Off by default: without power cuts it only
+    /// delays erases.
+    pub fn hold_overwritten_until_durable(&mut self) {
+        self.held.get_or_insert_with(Default::default);
+    }
+
+    /// The host page just issued with `token` (timed sinks) holds the blocks of the
+    /// versions it overwrote until its program completes.
+    fn hold_overwritten<S: NandSink>(&mut self, token: u32) {
+        let Some(mut h) = self.held.take() else {
+            return;
+        };
+        if !S::IMMEDIATE && !h.page.is_empty() {
+            for &b in &h.page {
+                self.pin(b);
+            }
+            let blocks = std::mem::take(&mut h.page);
+            h.by_token.insert(token, blocks);
+        }
+        h.page.clear();
+        self.held = Some(h);
+    }
+
+    /// The program of buffer page `token` completed: its overwritten versions may go.
+    fn release_overwritten(&mut self, token: u32) {
+        let Some(blocks) = self.held.as_mut().and_then(|h| h.by_token.remove(&token)) else {
+            return;
+        };
+        for b in blocks {
+            self.unpin(b);
+            if self.blocks.pins[b as usize] == 0
+                && self.blocks.state[b as usize] == BlockState::Victim
+            {
+                self.wake_block(b);
             }
         }
     }

@@ -47,6 +47,7 @@ impl Simulation {
     /// is required: versions say which bytes a slot holds).
     pub fn serve(&mut self) -> Result<Served<'_>> {
         self.ftl.store_data()?;
+        self.ftl.hold_overwritten_until_durable();
         let before = self.ftl.counters_now();
         let inner = match self.config.mode {
             Mode::Timed => {
@@ -78,6 +79,18 @@ impl Simulation {
             done: Vec::new(),
             journal_truth: None,
         })
+    }
+}
+
+impl Simulation {
+    /// Power comes back after a cut: the FTL rebuilds itself from what was durably
+    /// programmed ([`Ftl::recover`]); the recovery's figures.
+    pub fn power_on(&mut self) -> Result<crate::ftl::RecoverySummary> {
+        let placeholder = Ftl::new(&self.config, &self.derived)?;
+        let old = std::mem::replace(&mut self.ftl, placeholder);
+        let (ftl, summary) = Ftl::recover(&self.config, &self.derived, old)?;
+        self.ftl = ftl;
+        Ok(summary)
     }
 }
 
