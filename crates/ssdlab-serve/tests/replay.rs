@@ -140,7 +140,7 @@ fn client(path: &Path, logical: u64) -> u64 {
                     NBD_CMD_WRITE => {
                         let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
                         model[off as usize..off as usize + len as usize].copy_from_slice(&data);
-                        let fua = if rng.next() % 8 == 0 {
+                        let fua = if rng.next().is_multiple_of(8) {
                             NBD_CMD_FLAG_FUA
                         } else {
                             0
