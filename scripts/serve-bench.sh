@@ -44,7 +44,7 @@ j = json.load(open('$dir/$2.json'))['jobs'][0]
 print(round(j['read']['iops'] + j['write']['iops']))"
 }
 
-"$bin" serve configs/serve-small.toml --socket "$dir/ssdlab.sock" --out "$dir/out" \
+"$bin" serve configs/serve-small.toml --socket "$dir/ssdlab.sock" --out "$dir/out" ${SERVE_ARGS:-} \
     2>"$dir/serve.log" &
 pids+=($!)
 wait_for "$dir/ssdlab.sock"

@@ -102,6 +102,13 @@ pub struct ServeSummary {
     /// Realtime: replies later than 20 µs after their due time, and the worst lateness.
     pub late_replies: u64,
     pub max_late_ns: u64,
+    /// Virtual time: waits for clients after replies, and those that ran out of grace
+    /// (the simulation then went on without the requests it waited for).
+    pub grace_waits: u64,
+    pub grace_timeouts: u64,
+    /// Requests in flight on the device, averaged over simulated time (the queue depth
+    /// the device saw; with fio at QD N in virtual time, close to N when the grace holds).
+    pub mean_queue_depth: f64,
     /// Power cycles so far (1 + power cuts) and what each recovery did.
     pub power_cycle: u32,
     pub recoveries: Vec<serde_json::Value>,
@@ -210,6 +217,9 @@ pub struct DeviceLoop<'r> {
     next_stats: Option<Instant>,
     /// Virtual time: replies sent since clients last sent, and until when to wait.
     owed: u32,
+    /// Σ requests in flight × simulated time, and the time it was last added to.
+    depth_area: u128,
+    depth_at_ns: u64,
     grace_until: Option<Instant>,
 }
 
@@ -242,6 +252,8 @@ impl<'r> DeviceLoop<'r> {
             next_stats,
             owed: 0,
             grace_until: None,
+            depth_area: 0,
+            depth_at_ns: 0,
         }
     }
 
@@ -271,17 +283,20 @@ impl<'r> DeviceLoop<'r> {
                 let mut served = sim.serve()?;
                 served.set_journal_truth(self.opts.journal_range);
                 self.start = Instant::now();
+                (self.depth_area, self.depth_at_ns) = (0, 0);
                 let end = self.cycle(&mut served)?;
                 match end {
                     CycleEnd::Stop => {
                         self.drain_all(&mut served)?;
                         self.summary.stored_data_bytes = served.data_bytes();
+                        self.note_depth(&served);
                         let (r, series) = served.finish()?;
                         self.report(&r, &series, None)?;
                         return Ok(());
                     }
                     CycleEnd::PowerCut => {
                         self.summary.stored_data_bytes = served.data_bytes();
+                        self.note_depth(&served);
                         let (r, series) = if sim_has_plp(&served) {
                             // A power-loss-protected buffer is programmed on the capacitors.
                             self.drain_all(&mut served)?;
@@ -367,6 +382,7 @@ impl<'r> DeviceLoop<'r> {
         }
         self.next_stats = Some(Instant::now() + every);
         self.summary.stored_data_bytes = served.data_bytes();
+        self.note_depth(served);
         let (r, series) = served.results();
         self.report(&r, &series, None)
     }
@@ -405,6 +421,31 @@ impl<'r> DeviceLoop<'r> {
         }
     }
 
+    /// Add the requests in flight since the last call to the queue-depth average.
+    fn note_depth(&mut self, served: &Served) {
+        let now = served.now_ns();
+        if now > self.depth_at_ns {
+            self.depth_area += served.in_flight() as u128 * (now - self.depth_at_ns) as u128;
+            self.depth_at_ns = now;
+        }
+        if now > 0 {
+            let qd = self.depth_area as f64 / now as f64;
+            self.summary.mean_queue_depth = (qd * 1e3).round() / 1e3;
+        }
+    }
+
+    /// Handle the next event, keeping the queue-depth average.
+    fn step(&mut self, served: &mut Served) -> Result<bool, SimError> {
+        let next = served.next_event_ns();
+        if let Some(t) = next {
+            if t > self.depth_at_ns {
+                self.depth_area += served.in_flight() as u128 * (t - self.depth_at_ns) as u128;
+                self.depth_at_ns = t;
+            }
+        }
+        served.step()
+    }
+
     fn turn_virtual(&mut self, served: &mut Served) -> Result<(), SimError> {
         self.intake(served)?;
         if served.next_event_ns().is_none() {
@@ -418,10 +459,12 @@ impl<'r> DeviceLoop<'r> {
                 self.wait(served, until - now)?;
                 return Ok(());
             }
+            self.summary.grace_waits += 1;
+            self.summary.grace_timeouts += (self.owed > 0) as u64;
             self.grace_until = None;
             self.owed = 0;
         }
-        served.step()?;
+        self.step(served)?;
         let replied = self.answer(served)?;
         if replied > 0 && !self.opts.grace.is_zero() {
             self.owed += replied;
@@ -438,7 +481,7 @@ impl<'r> DeviceLoop<'r> {
         // Events now due, then the clock to now, then new requests (arriving now).
         let target = self.sim_now_from_wall(dilation);
         while served.next_event_ns().is_some_and(|t| t <= target) {
-            served.step()?;
+            self.step(served)?;
             self.answer_realtime(served, dilation)?;
         }
         served.advance_to(target.max(served.now_ns()));
@@ -703,7 +746,7 @@ impl<'r> DeviceLoop<'r> {
     /// Step until nothing is in flight, answering (the end of a power cycle with power).
     fn drain_all(&mut self, served: &mut Served) -> Result<(), SimError> {
         while served.in_flight() > 0 {
-            if !served.step()? {
+            if !self.step(served)? {
                 break;
             }
             self.answer(served)?;
