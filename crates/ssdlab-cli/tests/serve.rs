@@ -114,13 +114,19 @@ impl Server {
 
     /// SIGTERM, exit 0 within the timeout, the socket gone; results.json parsed.
     fn stop(&mut self) -> serde_json::Value {
-        let mut child = self.child.take().expect("server running");
+        let child = self.child.as_ref().expect("server running");
         // SAFETY: a signal to the process this test started (still ours: not yet waited).
         assert_eq!(
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
             0
         );
-        let st = wait_bounded(&mut child, TIMEOUT, "ssdlab serve after SIGTERM");
+        self.exited("ssdlab serve after SIGTERM")
+    }
+
+    /// The server exits by itself (0) within the timeout, the socket gone; results.json.
+    fn exited(&mut self, what: &str) -> serde_json::Value {
+        let mut child = self.child.take().expect("server running");
+        let st = wait_bounded(&mut child, TIMEOUT, what);
         assert!(st.success(), "serve exited {st}: {}", self.stderr());
         assert!(!self.sock.exists(), "socket file left behind");
         let out = self.dir.join("out");
@@ -355,6 +361,51 @@ fn qemu_io_write_read_discard_flush_zero() {
     assert!(u(&c["flush"]) >= 1, "{res:#}");
     assert_eq!(res["host"]["trim_bytes"], 65536, "{res:#}");
     assert_eq!(res["serve"]["connections"], 2, "{res:#}");
+}
+
+#[test]
+fn qemu_io_sub_unit_requests_with_min_block_512_then_exit_on_disconnect() {
+    if !have("qemu-io") {
+        return;
+    }
+    let mut srv = Server::start("qemu512", &["--min-block", "512", "--exit-on-disconnect"]);
+    let uri = srv.uri();
+    // Within one 4 KiB unit and across two: read-modify-writes of partial units.
+    let cmds = [
+        "write -P 0x11 0 8k",
+        "write -P 0x22 512 512",
+        "write -P 0x33 3584 1k",
+        "read -P 0x11 0 512",
+        "read -P 0x22 512 512",
+        "read -P 0x11 1024 2560",
+        "read -P 0x33 3584 1k",
+        "read -P 0x11 4608 3584",
+        "write -z 1536 512",
+        "read -P 0 1536 512",
+        "read -P 0x11 2048 1536",
+    ];
+    let mut args = vec!["-f", "raw", &uri];
+    for c in &cmds {
+        args.extend(["-c", c]);
+    }
+    let out = tool_ok(&srv.dir, 60, "qemu-io", &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("failed"), "{stdout}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains(" bytes at offset "))
+            .count(),
+        cmds.len(),
+        "{stdout}"
+    );
+    // The only client left: the server writes its results and exits by itself.
+    let res = srv.exited("ssdlab serve --exit-on-disconnect after qemu-io");
+    let c = &res["serve"]["commands"];
+    assert_eq!(c["write"], 3, "{res:#}");
+    assert_eq!(c["write_bytes"], 8192 + 512 + 1024, "{res:#}");
+    assert_eq!(c["write_zeroes"], 1, "{res:#}");
+    assert!(u(&res["host"]["rmw_reads"]) > 0, "{res:#}");
 }
 
 // ---- 3. nbdcopy, nbdinfo -------------------------------------------------------------------
