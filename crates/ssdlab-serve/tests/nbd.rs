@@ -322,15 +322,21 @@ fn read_ok(s: &mut UnixStream, cookie: u64, offset: u64, len: u32) -> Vec<u8> {
 /// The server closed the connection: EOF (or a reset) within the timeout, no more bytes.
 fn expect_closed(s: &mut UnixStream) {
     let mut b = [0u8; 64];
-    match s.read(&mut b) {
-        Ok(0) => {}
-        Ok(n) => panic!(
-            "expected the server to close, got {n} more bytes: {:?}",
-            &b[..n]
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
-        Err(e) => panic!("expected the server to close, got {e}"),
+    // A read on a socket with a timeout fails with EINTR after any signal (also a stop and
+    // continue of this process): read again, a bounded number of times.
+    for _ in 0..100 {
+        match s.read(&mut b) {
+            Ok(0) => return,
+            Ok(n) => panic!(
+                "expected the server to close, got {n} more bytes: {:?}",
+                &b[..n]
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => panic!("expected the server to close, got {e}"),
+        }
     }
+    panic!("reading for the close: interrupted 100 times");
 }
 
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
