@@ -7,7 +7,9 @@
 #   scripts/serve-bench.sh [SSDLAB_BINARY] [SECONDS]
 #
 # Default binary: target/release/ssdlab (build it first: cargo build --release). The device
-# is configs/serve-small.toml (256 MiB), first filled by fio so reads hit data.
+# is configs/serve-small.toml (256 MiB) preconditioned (filled and overwritten once, so
+# reads go to NAND and writes meet GC); nbdkit's memory disk is first filled by fio.
+# SERVE_ARGS adds options to `ssdlab serve` (e.g. "--grace-us 0").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/release/ssdlab}"
@@ -30,11 +32,14 @@ wait_for() { # socket
     exit 1
 }
 
-# fio job against socket $1: fill, then the measured mix; prints IOPS (read + write).
+# fio job against socket $1 (filled first with "fill"): the measured mix; prints IOPS
+# (read + write).
 measure() {
     local uri="nbd+unix:///?socket=$1"
-    fio --name=fill --ioengine=nbd --uri="$uri" --rw=write --bs=1m --iodepth=4 \
-        --size=256m --output-format=terse >/dev/null
+    if [ "${3:-}" = fill ]; then
+        fio --name=fill --ioengine=nbd --uri="$uri" --rw=write --bs=1m --iodepth=4 \
+            --size=256m --output-format=terse >/dev/null
+    fi
     fio --name=mix --ioengine=nbd --uri="$uri" --rw=randrw --rwmixread=70 --bs=4k \
         --iodepth=16 --size=256m --time_based --runtime="$secs" --ramp_time=2 \
         --output-format=json --output="$dir/$2.json" >/dev/null
@@ -44,18 +49,25 @@ j = json.load(open('$dir/$2.json'))['jobs'][0]
 print(round(j['read']['iops'] + j['write']['iops']))"
 }
 
-"$bin" serve configs/serve-small.toml --socket "$dir/ssdlab.sock" --out "$dir/out" ${SERVE_ARGS:-} \
+"$bin" serve configs/serve-small.toml --socket "$dir/ssdlab.sock" --out "$dir/out" \
+    --set precondition.enabled=true ${SERVE_ARGS:-} \
     2>"$dir/serve.log" &
 pids+=($!)
 wait_for "$dir/ssdlab.sock"
 ssdlab_iops="$(measure "$dir/ssdlab.sock" ssdlab)"
 kill -TERM "${pids[0]}"
 wait "${pids[0]}" || true
+python3 -c "
+import json
+s = json.load(open('$dir/out/results.json'))['serve']
+print(f\"ssdlab serve: the device saw a mean queue depth of {s['mean_queue_depth']} \"
+      f\"({s['grace_timeouts']} of {s['grace_waits']} grace waits ran out)\")"
+
 
 nbdkit -f -U "$dir/nbdkit.sock" memory 256M &
 pids+=($!)
 wait_for "$dir/nbdkit.sock"
-nbdkit_iops="$(measure "$dir/nbdkit.sock" nbdkit)"
+nbdkit_iops="$(measure "$dir/nbdkit.sock" nbdkit fill)"
 
 python3 -c "
 s, n = $ssdlab_iops, $nbdkit_iops

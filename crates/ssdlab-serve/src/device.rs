@@ -210,8 +210,10 @@ pub struct DeviceLoop<'r> {
     ever_connected: bool,
     flight: InFlight,
     summary: ServeSummary,
-    /// Commands of this power cycle (for `power_cut_after_requests`).
+    /// Commands of this power cycle (for `power_cut_after_requests`), and whether they
+    /// reached it (this loop's own cut; SIGUSR1 sets the process-wide one).
     cycle_commands: u64,
+    cut_due: bool,
     start: Instant,
     completions: Vec<Completion>,
     next_stats: Option<Instant>,
@@ -247,6 +249,7 @@ impl<'r> DeviceLoop<'r> {
             flight: InFlight::default(),
             summary,
             cycle_commands: 0,
+            cut_due: false,
             start: Instant::now(),
             completions: Vec::new(),
             next_stats,
@@ -317,6 +320,7 @@ impl<'r> DeviceLoop<'r> {
             self.summary.recoveries.push(recovery);
             self.summary.power_cycle += 1;
             self.cycle_commands = 0;
+            self.cut_due = false;
             POWER_CUT.store(false, Ordering::Relaxed);
         }
     }
@@ -354,10 +358,11 @@ impl<'r> DeviceLoop<'r> {
             if stop::stop_requested() {
                 return Ok(CycleEnd::Stop);
             }
-            if POWER_CUT.load(Ordering::Relaxed) {
+            if self.cut_due || POWER_CUT.load(Ordering::Relaxed) {
                 if let Some(why) = &self.opts.power_cut_refused {
                     eprintln!("serve: power cut refused: {why}");
                     POWER_CUT.store(false, Ordering::Relaxed);
+                    self.cut_due = false;
                 } else {
                     return Ok(CycleEnd::PowerCut);
                 }
@@ -456,7 +461,11 @@ impl<'r> DeviceLoop<'r> {
         if let Some(until) = self.grace_until {
             let now = Instant::now();
             if self.owed > 0 && now < until {
-                self.wait(served, until - now)?;
+                // Clients answer within microseconds: a sleep and a wake-up would cost
+                // more than the wait, so poll the channel, yielding the CPU between polls.
+                if !self.intake(served)? {
+                    std::thread::yield_now();
+                }
                 return Ok(());
             }
             self.summary.grace_waits += 1;
@@ -714,7 +723,7 @@ impl<'r> DeviceLoop<'r> {
             .power_cut_after_requests
             .is_some_and(|n| self.cycle_commands >= n && self.summary.power_cycle == 1)
         {
-            request_power_cut();
+            self.cut_due = true;
         }
         Ok(())
     }

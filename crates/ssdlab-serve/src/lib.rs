@@ -76,6 +76,8 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
     // Versions say which bytes a slot holds (and are the OOB sequence numbers a
     // recovery uses); integrity checking comes with them.
     config.integrity = true;
+    // A power cut must never lose a unit's last durable version (docs/serve.md).
+    config.ftl.hold_overwritten_until_durable = true;
     let power_cut_refused = power::check_supported(&config).err().map(|e| e.to_string());
     if let (Some(why), Some(_)) = (&power_cut_refused, opts.power_cut_after_requests) {
         return Err(format!("--power-cut-after-requests: {why}"));
@@ -98,6 +100,14 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         None => None,
     };
     let mut sim = Simulation::new(config).map_err(|e| format!("{}: {e}", opts.label))?;
+    // The device as served (integrity and the hold on): `ssdlab run` of this file with
+    // the recorded trace replays the session.
+    output::write_atomic(
+        &opts.out_dir,
+        "config.resolved.toml",
+        ssdlab_experiments::run::resolved_toml(&sim.config, &sim.derived).as_bytes(),
+    )
+    .map_err(|e| format!("writing {}: {e}", opts.out_dir.display()))?;
     let export = export_of(&sim, opts.min_block_bytes, &opts.label)?;
     sim.precondition(&mut NoProgress)
         .map_err(|e| format!("{}: {e}", opts.label))?;

@@ -166,9 +166,13 @@ fn client(path: &Path, logical: u64) -> u64 {
         }
         let h = read_n(&mut s, 16);
         assert_eq!(be32(&h), NBD_SIMPLE_REPLY_MAGIC);
-        assert_eq!(be32(&h[4..]), 0, "error reply");
         let cookie = u64::from_be_bytes(h[8..16].try_into().unwrap());
         let (kind, off, len) = flight.remove(&cookie).expect("known cookie");
+        assert_eq!(
+            be32(&h[4..]),
+            0,
+            "error reply to command {kind} at {off}+{len}"
+        );
         if kind == NBD_CMD_READ {
             let got = read_n(&mut s, len as usize);
             assert!(
@@ -227,6 +231,12 @@ fn data_reads_back_and_the_recorded_trace_replays_to_the_same_ftl_counters() {
     );
     let text = text.replacen("seed = 5\n", "seed = 5\nintegrity = true\n", 1);
     let text = text.replace("integrity = true\n[workload]", "[workload]");
+    // As served (out/config.resolved.toml says so too).
+    let text = text.replacen(
+        "[ftl]\n",
+        "[ftl]\nhold_overwritten_until_durable = true\n",
+        1,
+    );
     let cfg = Config::from_toml_str(&text, "replay").unwrap();
     let mut sim = ssdlab_core::Simulation::new(cfg).unwrap();
     let replayed =

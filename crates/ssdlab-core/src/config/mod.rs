@@ -250,6 +250,10 @@ pub struct FtlConfig {
     /// padded partial page. Off (the default): a flush waits until every unit written
     /// before it is programmed.
     pub power_loss_protection: bool,
+    /// Keep a unit's previous version (its block pinned against GC's erase) until the
+    /// program of its overwrite completes, so a power cut never loses the last durable
+    /// version of a unit whose rewrite is in flight (`ssdlab serve` turns it on).
+    pub hold_overwritten_until_durable: bool,
     /// Copy programs a GC job keeps in flight (timed mode; 0 = no limit, the default: a
     /// victim's copies are queued at once and the scheduler interleaves them with host
     /// programs). A small window makes GC slower than the die could run it.
@@ -277,6 +281,7 @@ impl Default for FtlConfig {
             write_buffer_bytes: 16 << 20,
             buffer_access_ns: 1_000,
             power_loss_protection: false,
+            hold_overwritten_until_durable: false,
             gc_window_pages: 0,
             idle_gc_after_ns: 0,
             idle_gc_free_blocks: 0,

@@ -375,6 +375,9 @@ impl Ftl {
             pressure: Pressure::new(g.dies),
         };
         ftl.ops_until_check = ftl.check_every_ops;
+        if cfg.ftl.hold_overwritten_until_durable {
+            ftl.hold_overwritten_until_durable();
+        }
         ftl.bulk = ftl.per_unit_features().iter().all(|&(_, on)| !on);
         for r in &ftl.regions {
             for plane in 0..g.planes {

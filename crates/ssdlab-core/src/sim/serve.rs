@@ -47,7 +47,6 @@ impl Simulation {
     /// is required: versions say which bytes a slot holds).
     pub fn serve(&mut self) -> Result<Served<'_>> {
         self.ftl.store_data()?;
-        self.ftl.hold_overwritten_until_durable();
         let before = self.ftl.counters_now();
         let inner = match self.config.mode {
             Mode::Timed => {

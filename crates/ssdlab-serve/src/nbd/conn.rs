@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::handshake::{self, Outcome};
 use super::listener::{Shared, Stream};
+use super::out::Out;
 use super::proto::*;
 use super::{CmdKind, Command, Event, Replies};
 
@@ -30,6 +31,10 @@ pub(crate) enum WriterMsg {
         data: Vec<u8>,
         device: bool,
     },
+    /// The rest of a reply the socket took only in part (`out.rs`): the next bytes to write.
+    Raw { bytes: Vec<u8>, device: bool },
+    /// A reply went out directly: see whether every device reply is written.
+    Check,
     /// The reader stopped after forwarding this many commands: close once that many device
     /// replies are written.
     ReaderDone { forwarded: u64 },
@@ -103,15 +108,19 @@ fn serve(
             "cannot clear the socket's read timeout ({e}), closing"
         ));
     }
+    let out = Arc::new(Out::new(&write_half, tx.clone()));
+    let writer_out = Arc::clone(&out);
     let writer = match std::thread::Builder::new()
         .name(format!("nbd-write-{id}"))
-        .spawn(move || write_replies(write_half, rx))
+        .spawn(move || write_replies(write_half, rx, &writer_out))
     {
         Ok(w) => w,
         Err(e) => return log(&format!("cannot start the writer thread ({e}), closing")),
     };
     let events = &shared.events;
-    let replies = Replies { tx: tx.clone() };
+    let replies = Replies {
+        out: Arc::clone(&out),
+    };
     let mut why = None;
     let mut forwarded = 0u64;
     if events.send(Event::Connected { conn: id, replies }).is_err() {
@@ -203,12 +212,7 @@ fn serve(
                         if rejections == MAX_LOGGED_REJECTIONS { " (further rejections not logged)" } else { "" }
                     ));
                 }
-                let _ = tx.send(WriterMsg::Reply {
-                    cookie: h.cookie,
-                    errno,
-                    data: Vec::new(),
-                    device: false,
-                });
+                out.reply(h.cookie, errno, Vec::new(), false);
             }
         }
     }
@@ -279,28 +283,47 @@ fn command_name(kind: u16) -> String {
     }
 }
 
-/// The writer thread: writes replies as they come, batching those that are queued together
-/// into one write. Ends once the reader is done and every forwarded command was answered,
-/// on `Close`, or on a write error (`Some(why)`). Shuts the socket down when it ends.
-fn write_replies(mut stream: Stream, rx: Receiver<WriterMsg>) -> Option<String> {
-    let why = write_loop(&mut stream, &rx)
+/// The writer thread: writes the replies queued to it (those the socket did not take at
+/// once, `out.rs`), batching those queued together into one write. Ends once the reader is
+/// done and every forwarded command was answered, on `Close`, or on a write error
+/// (`Some(why)`). Shuts the socket down when it ends.
+fn write_replies(mut stream: Stream, rx: Receiver<WriterMsg>, out: &Out) -> Option<String> {
+    let why = write_loop(&mut stream, &rx, out)
         .err()
         .map(|e| format!("write error ({e}), closing"));
+    out.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
     stream.shutdown();
     why
 }
 
-fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>) -> io::Result<()> {
+/// `k` queued messages are fully written.
+fn written_out(out: &Out, k: u64) {
+    if k > 0 {
+        out.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= k;
+    }
+}
+
+fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>, out: &Out) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES + SMALL_DATA_BYTES + REPLY_HEADER_BYTES);
     let mut expected: Option<u64> = None;
     let mut written = 0u64;
+    // Device replies written: the writer's own and those that went out directly.
+    let all_written = |written: u64| {
+        written
+            + out
+                .state
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .direct_device_replies
+    };
     loop {
-        if expected.is_some_and(|n| written >= n) {
+        if expected.is_some_and(|n| all_written(written) >= n) {
             return Ok(());
         }
         let Ok(mut msg) = rx.recv() else {
             return Ok(());
         };
+        let mut in_buf = 0u64;
         loop {
             match msg {
                 WriterMsg::Reply {
@@ -310,24 +333,41 @@ fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>) -> io::Result<()> {
                     device,
                 } => {
                     buf.extend_from_slice(&reply_header(cookie, errno));
+                    in_buf += 1;
                     if data.len() <= SMALL_DATA_BYTES {
                         buf.extend_from_slice(&data);
                         if buf.len() >= BATCH_BYTES {
                             stream.write_all(&buf)?;
                             buf.clear();
+                            written_out(out, std::mem::take(&mut in_buf));
                         }
                     } else {
                         write_two(stream, &buf, &data)?;
                         buf.clear();
+                        written_out(out, std::mem::take(&mut in_buf));
                     }
                     if device {
                         written += 1;
                     }
                 }
-                WriterMsg::ReaderDone { forwarded } => expected = Some(forwarded),
+                WriterMsg::Raw { bytes, device } => {
+                    buf.extend_from_slice(&bytes);
+                    in_buf += 1;
+                    if device {
+                        written += 1;
+                    }
+                }
+                WriterMsg::Check => {}
+                WriterMsg::ReaderDone { forwarded } => {
+                    expected = Some(forwarded);
+                    out.state
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .expecting = true;
+                }
                 WriterMsg::Close => return Ok(()),
             }
-            if expected.is_some_and(|n| written >= n) {
+            if expected.is_some_and(|n| all_written(written) >= n) {
                 break;
             }
             match rx.try_recv() {
@@ -340,6 +380,7 @@ fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>) -> io::Result<()> {
             stream.write_all(&buf)?;
             buf.clear();
         }
+        written_out(out, in_buf);
     }
 }
 

@@ -35,11 +35,11 @@
 mod conn;
 mod handshake;
 mod listener;
+mod out;
 pub mod proto;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::mpsc::Sender;
 
 pub use listener::{listen, Server};
 
@@ -155,7 +155,7 @@ pub enum Event {
 /// forwarded commands.
 #[derive(Clone)]
 pub struct Replies {
-    tx: Sender<conn::WriterMsg>,
+    out: std::sync::Arc<out::Out>,
 }
 
 impl std::fmt::Debug for Replies {
@@ -174,24 +174,14 @@ impl Replies {
 
     /// Success, handing over the read data buffer (no copy).
     pub fn ok_vec(&self, cookie: u64, data: Vec<u8>) {
-        let _ = self.tx.send(conn::WriterMsg::Reply {
-            cookie,
-            errno: 0,
-            data,
-            device: true,
-        });
+        self.out.reply(cookie, 0, data, true);
     }
 
     /// Failure with an NBD error value (`proto::NBD_E*`, e.g. [`proto::NBD_EIO`]); no data
     /// is sent. An `errno` of 0 is sent as `NBD_EIO` (0 would mean success).
     pub fn error(&self, cookie: u64, errno: u32) {
         let errno = if errno == 0 { proto::NBD_EIO } else { errno };
-        let _ = self.tx.send(conn::WriterMsg::Reply {
-            cookie,
-            errno,
-            data: Vec::new(),
-            device: true,
-        });
+        self.out.reply(cookie, errno, Vec::new(), true);
     }
 }
 
