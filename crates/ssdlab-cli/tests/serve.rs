@@ -898,3 +898,156 @@ fn ext4_on_nbdfuse_and_a_loop_device() {
         "most of the free space trimmed: {res:#}"
     );
 }
+
+/// The ext4 test's prerequisites; false (with a message) when a tool or root is missing.
+fn fs_stack_possible() -> bool {
+    for t in [
+        "nbdfuse",
+        "losetup",
+        "mkfs.ext4",
+        "fsck.ext4",
+        "mount",
+        "umount",
+        "fusermount3",
+        "fio",
+    ] {
+        if !have(t) {
+            return false;
+        }
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipping: not root (losetup and mount need it)");
+        return false;
+    }
+    if !Path::new("/dev/fuse").exists() {
+        println!("skipping: no /dev/fuse");
+        return false;
+    }
+    if !quiet("losetup", &["--find"]) {
+        println!("skipping: no free loop device (losetup --find failed)");
+        return false;
+    }
+    true
+}
+
+/// nbdfuse on a new connection to `srv`, and a 4 KiB-sector loop device over it.
+fn attach(srv: &Server, fs: &mut FsStack, tag: &str) -> String {
+    let fuse_dir = srv.dir.join(format!("fuse-{tag}"));
+    std::fs::create_dir_all(&fuse_dir).unwrap();
+    let image = fuse_dir.join("nbd");
+    let err = srv.dir.join(format!("nbdfuse-{tag}.err"));
+    fs.nbdfuse = Some(
+        Command::new("nbdfuse")
+            .arg(&fuse_dir)
+            .arg(srv.uri())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&err).unwrap())
+            .spawn()
+            .expect("start nbdfuse"),
+    );
+    fs.fuse_dir = Some(fuse_dir.clone());
+    let up = wait_until(TIMEOUT, || {
+        std::fs::metadata(&image).is_ok_and(|m| m.len() == SIZE)
+    });
+    assert!(up, "{} did not appear", image.display());
+    let out = tool_ok(
+        &srv.dir,
+        30,
+        "losetup",
+        &[
+            "--find",
+            "--show",
+            "--sector-size",
+            "4096",
+            "--direct-io=on",
+            image.to_str().unwrap(),
+        ],
+    );
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(dev.starts_with("/dev/loop"), "{dev}");
+    fs.loop_dev = Some(dev.clone());
+    dev
+}
+
+/// A power cut in the middle of a write burst on a mounted ext4: after the next power-on
+/// (the FTL rebuilt from what was durable) the journal replays at mount and `fsck.ext4
+/// -fn` finds the filesystem clean; a file written and synced before the cut reads back.
+#[test]
+fn ext4_survives_a_power_cut_in_a_write_burst() {
+    if !fs_stack_possible() {
+        return;
+    }
+    let mut srv = Server::start("ext4-cut", &[]);
+    let mnt = srv.dir.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mnt_s = mnt.to_str().unwrap().to_string();
+    let mut fs = FsStack::default();
+    let dev = attach(&srv, &mut fs, "before");
+    tool_ok(&srv.dir, 60, "mkfs.ext4", &["-q", &dev]);
+    tool_ok(&srv.dir, 30, "mount", &[&dev, &mnt_s]);
+    fs.mounted = Some(mnt.clone());
+    // A file written and synced before the cut: it must survive.
+    let kept: Vec<u8> = (0..1 << 20)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(mnt.join("kept"), &kept).unwrap();
+    tool_ok(&srv.dir, 30, "sync", &[]);
+
+    // The burst: fio writes with fsyncs; the power goes about half a second in.
+    let dir_arg = format!("--directory={mnt_s}");
+    let mut burst = Command::new("timeout")
+        .args([
+            "-k",
+            "5",
+            "60",
+            "fio",
+            "--name=burst",
+            &dir_arg,
+            "--ioengine=psync",
+        ])
+        .args([
+            "--rw=randwrite",
+            "--bs=16k",
+            "--size=64m",
+            "--fsync=8",
+            "--numjobs=2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start fio");
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = srv.child.as_ref().unwrap().id() as i32;
+    // SAFETY: a signal to the server this test started (not yet waited for).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGUSR1) }, 0);
+    // fio meets I/O errors (the device it wrote to is gone): it ends, in error.
+    let _ = wait_bounded(&mut burst, Duration::from_secs(70), "fio after the cut");
+    // Take the old stack down (its device lost power: writes fail, unmount still works).
+    fs.teardown();
+
+    // Power on: a new connection sees the recovered device.
+    let dev = attach(&srv, &mut fs, "after");
+    tool_ok(&srv.dir, 60, "mount", &[&dev, &mnt_s]); // replays the journal
+    fs.mounted = Some(mnt.clone());
+    assert!(
+        std::fs::read(mnt.join("kept")).unwrap() == kept,
+        "the synced file survived"
+    );
+    tool_ok(&srv.dir, 30, "umount", &[&mnt_s]);
+    fs.mounted = None;
+    let out = tool_ok(&srv.dir, 60, "fsck.ext4", &["-fn", &dev]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(" files ("), "{text}");
+    fs.teardown();
+    let res = srv.stop();
+    assert_eq!(res["serve"]["power_cycle"], 2, "{res:#}");
+    let rec = &res["serve"]["recoveries"][0];
+    assert!(u(&rec["pages_scanned"]) > 0, "{res:#}");
+    let first: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(srv.dir.join("out/power-cycle-1/results.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["status"], "power_cut");
+}
