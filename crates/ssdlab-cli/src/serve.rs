@@ -44,7 +44,8 @@ pub struct Args {
     /// Write the results every this many seconds (wall clock).
     #[arg(long)]
     stats_interval: Option<f64>,
-    /// Stop (and write the results) when the last client disconnects.
+    /// Stop (and write the results) when the last client that sent a command has
+    /// disconnected and none connects within half a second.
     #[arg(long)]
     exit_on_disconnect: bool,
     /// Write every request with its simulated arrival as a blkparse trace `ssdlab run`

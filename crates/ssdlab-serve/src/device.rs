@@ -41,8 +41,11 @@ pub const LATE_NS: u64 = 20_000;
 /// the device in parts of at most this many bytes.
 const ZERO_PART_BYTES: u64 = 1 << 20;
 
+/// `exit_on_disconnect`: how long no client may be connected before the server ends.
+const EXIT_AFTER_IDLE: Duration = Duration::from_millis(500);
+
 /// How long the loop blocks on the channel before it looks at signals and timers.
-const POLL: Duration = Duration::from_millis(50);
+const POLL: Duration = Duration::from_millis(20);
 
 /// How simulated time relates to the wall clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -207,7 +210,10 @@ pub struct DeviceLoop<'r> {
     rx: Receiver<Event>,
     reporter: &'r mut dyn Reporter,
     conns: BTreeMap<u32, Conn>,
-    ever_connected: bool,
+    /// A client sent a command (a probe connection that sends none, as fio's first, does
+    /// not count for `exit_on_disconnect`), and since when no connection is open.
+    ever_commanded: bool,
+    idle_since: Option<Instant>,
     flight: InFlight,
     summary: ServeSummary,
     /// Commands of this power cycle (for `power_cut_after_requests`), and whether they
@@ -245,7 +251,8 @@ impl<'r> DeviceLoop<'r> {
             rx,
             reporter,
             conns: BTreeMap::new(),
-            ever_connected: false,
+            ever_commanded: false,
+            idle_since: None,
             flight: InFlight::default(),
             summary,
             cycle_commands: 0,
@@ -367,8 +374,15 @@ impl<'r> DeviceLoop<'r> {
                     return Ok(CycleEnd::PowerCut);
                 }
             }
-            if self.opts.exit_on_disconnect && self.ever_connected && self.conns.is_empty() {
-                return Ok(CycleEnd::Stop);
+            if self.opts.exit_on_disconnect && self.ever_commanded && self.conns.is_empty() {
+                // The last client left: end unless another connects soon (fio's job
+                // connection follows its probe's).
+                let since = *self.idle_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= EXIT_AFTER_IDLE {
+                    return Ok(CycleEnd::Stop);
+                }
+            } else {
+                self.idle_since = None;
             }
             self.stats_if_due(served)?;
             match self.opts.time {
@@ -602,7 +616,6 @@ impl<'r> DeviceLoop<'r> {
     fn on_event(&mut self, ev: Event, served: &mut Served) -> Result<(), SimError> {
         match ev {
             Event::Connected { conn, replies } => {
-                self.ever_connected = true;
                 self.summary.connections += 1;
                 let cycle = self.summary.power_cycle;
                 self.conns.insert(conn, Conn { replies, cycle });
@@ -614,6 +627,7 @@ impl<'r> DeviceLoop<'r> {
                 self.conns.remove(&conn);
             }
             Event::Command(c) => {
+                self.ever_commanded = true;
                 if self.owed > 0 {
                     self.owed -= 1;
                 }
