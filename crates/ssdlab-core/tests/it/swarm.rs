@@ -165,9 +165,24 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
 
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 fn draw(seed: u64) -> String {
-    let t = draw_device_and_work(seed);
+    let t = hold_overwrites(seed, draw_device_and_work(seed));
     let hi = host_interface_toml(seed, &t);
     t + &hi
+}
+
+/// `ftl.hold_overwritten_until_durable` (what `ssdlab serve` runs with) in a third of the
+/// timed cases, from a stream of its own (the other draws stay as they were).
+fn hold_overwrites(seed: u64, text: String) -> String {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x686f_6c64);
+    if text.contains("mode = \"timed\"") && text.contains("[ftl]\n") && rng.gen_bool(1.0 / 3.0) {
+        text.replacen(
+            "[ftl]\n",
+            "[ftl]\nhold_overwritten_until_durable = true\n",
+            1,
+        )
+    } else {
+        text
+    }
 }
 
 fn draw_device_and_work(seed: u64) -> String {
@@ -527,6 +542,16 @@ fn swarm() {
     assert!(
         seeds.len() < 100 || with_link * 10 >= seeds.len(),
         "{with_link} of {} cases drew a host interface",
+        seeds.len()
+    );
+    // So is the overwrite hold (about a sixth too).
+    let with_hold = seeds
+        .iter()
+        .filter(|&&s| draw(s).contains("hold_overwritten_until_durable = true"))
+        .count();
+    assert!(
+        seeds.len() < 100 || with_hold * 10 >= seeds.len(),
+        "{with_hold} of {} cases drew the overwrite hold",
         seeds.len()
     );
     // A config error is not a failure, but rejections must not hide the cases.
