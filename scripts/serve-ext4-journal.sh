@@ -13,7 +13,10 @@
 #
 # Usage: scripts/serve-ext4-journal.sh [--out DIR] [--bin PATH] [--workloads "fio-ordered
 #   fio-journal sqlite"] [--policies "slc-journal slc-buffer"] [--fio-size-mb N]
-#   [--sqlite-rows N] [--record-trace]
+#   [--sqlite-rows N] [--grace-us N] [--record-trace]
+# --record-trace also replays each slc-journal run's trace closed-loop at queue depth 1
+# under both placements (`ssdlab run`, the same request stream): a second throughput ratio
+# free of the served runs' timing noise.
 # Needs root, nbdfuse (libnbd), fuse3, losetup, e2fsprogs, fio, python3.
 set -euo pipefail
 
@@ -24,7 +27,9 @@ OUT=/tmp/serve-ext4-journal
 WORKLOADS="fio-ordered fio-journal sqlite"
 POLICIES="slc-journal slc-buffer"
 FIO_SIZE_MB=128 # per job; 2 jobs
-SQLITE_ROWS=30000
+SQLITE_ROWS=100000
+GRACE_US=1000 # serve --grace-us: wait this long for a client's next request (less noise
+              # in simulated time on a loaded machine than the default 100)
 RECORD_TRACE=0
 JOURNAL_MB=16
 MKFS_OPTS=(-q -F -b 4096 -J "size=$JOURNAL_MB" -E lazy_itable_init=0,lazy_journal_init=0)
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --policies) POLICIES=$2; shift 2 ;;
     --fio-size-mb) FIO_SIZE_MB=$2; shift 2 ;;
     --sqlite-rows) SQLITE_ROWS=$2; shift 2 ;;
+    --grace-us) GRACE_US=$2; shift 2 ;;
     --record-trace) RECORD_TRACE=1; shift ;;
     -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *) echo "serve-ext4-journal.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -59,8 +65,11 @@ SERVER_PID= NBDFUSE_PID= LOOP= MNT= FUSE=
 teardown() {
   if [ -n "$MNT" ] && mountpoint -q "$MNT"; then umount "$MNT" || true; fi
   if [ -n "$LOOP" ]; then losetup -d "$LOOP" 2>/dev/null || true; LOOP=; fi
+  # (grep, not mountpoint: the mount of an nbdfuse that died answers ENOTCONN.)
+  if [ -n "$FUSE" ] && grep -q " $FUSE fuse" /proc/mounts; then
+    fusermount3 -u "$FUSE" 2>/dev/null || fusermount3 -uz "$FUSE" || true
+  fi
   if [ -n "$NBDFUSE_PID" ]; then
-    if [ -n "$FUSE" ] && mountpoint -q "$FUSE"; then fusermount3 -u "$FUSE" || true; fi
     for _ in $(seq 50); do kill -0 "$NBDFUSE_PID" 2>/dev/null || break; sleep 0.1; done
     kill "$NBDFUSE_PID" 2>/dev/null || true
     wait "$NBDFUSE_PID" 2>/dev/null || true
@@ -141,7 +150,7 @@ for wl in $WORKLOADS; do
     TRACE=()
     if [ "$RECORD_TRACE" = 1 ]; then TRACE=(--record-trace "$RUN/trace.txt"); fi
     echo "== $wl ($DATA_MODE) on $pol: $RUN"
-    "$BIN" serve "$CONFIG" --socket "$RUN/sock" --out "$RUN/out" \
+    "$BIN" serve "$CONFIG" --socket "$RUN/sock" --out "$RUN/out" --grace-us "$GRACE_US" \
       --journal-range "$J_LO:$J_HI" ${SETS[@]+"${SETS[@]}"} ${TRACE[@]+"${TRACE[@]}"} \
       >"$RUN/server.log" 2>&1 &
     SERVER_PID=$!
@@ -166,6 +175,21 @@ for wl in $WORKLOADS; do
     rmdir "$RUN/fuse" "$RUN/mnt"
   done
 done
+
+# The same request stream under both placements: each slc-journal trace replayed
+# closed-loop at queue depth 1.
+if [ "$RECORD_TRACE" = 1 ]; then
+  for wl in $WORKLOADS; do
+    [ -s "$OUT/$wl-slc-journal/trace.txt" ] || continue
+    for pol in slc-journal slc-buffer; do
+      SETS=()
+      if [ "$pol" = slc-buffer ]; then SETS=("${BASELINE_SETS[@]}"); fi
+      "$BIN" run "$CONFIG" --out "$OUT/$wl-slc-journal/replay-$pol" ${SETS[@]+"${SETS[@]}"} \
+        --set "workload={kind=\"trace\",path=\"$OUT/$wl-slc-journal/trace.txt\",format=\"blkparse\",replay=\"closed\",queue_depth=1}" \
+        >"$OUT/$wl-slc-journal/replay-$pol.log" 2>&1
+    done
+  done
+fi
 
 python3 - "$OUT" "$J_LO" "$J_HI" "$WORKLOADS" "$POLICIES" <<'EOF' | tee "$OUT/table.md"
 import json, os, sys
@@ -194,4 +218,18 @@ for wl in wls:
         prec = f(d.get("precision")) if p == "slc-journal" else "—"
         rec = f(d.get("recall")) if p == "slc-journal" else "—"
         print(f"| {wl} | {p} | {h['writes']} | {prec} | {rec} | {dec} | {learned} | {h['write_mb_per_s']:.2f} | {h['iops']:.0f} | {ratio} |")
+rows = []
+for wl in wls:
+    d = os.path.join(out, f"{wl}-slc-journal")
+    try:
+        mbs = [json.load(open(os.path.join(d, f"replay-{p}", "results.json")))["host"]["write_mb_per_s"]
+               for p in ("slc-journal", "slc-buffer")]
+    except OSError:
+        continue
+    rows.append(f"| {wl} | {mbs[0]:.2f} | {mbs[1]:.2f} | {mbs[0] / mbs[1]:.2f} |")
+if rows:
+    print("\nslc-journal's trace replayed closed-loop at queue depth 1 (`ssdlab run`):\n")
+    print("| workload | slc-journal MB/s | slc-buffer MB/s | ratio |")
+    print("|---|---:|---:|---:|")
+    print("\n".join(rows))
 EOF
