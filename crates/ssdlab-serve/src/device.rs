@@ -12,8 +12,8 @@
 //!   handled). After replies leave, the loop waits up to `grace` of wall time for the
 //!   clients to send as many new requests as it answered (a closed-loop client such as
 //!   fio resubmits at once) before it handles later events; then it goes on without
-//!   them. With nothing in flight the clock stands still: the time a client thinks costs
-//!   no simulated time (background work runs only while requests are in flight).
+//!   them. With no request in flight the clock stands still, background work included:
+//!   the time a client thinks costs no simulated time.
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
 //!   simulated time that corresponds to its wall-clock arrival. A reply more than
@@ -467,8 +467,9 @@ impl<'r> DeviceLoop<'r> {
 
     fn turn_virtual(&mut self, served: &mut Served) -> Result<(), SimError> {
         self.intake(served)?;
-        if served.next_event_ns().is_none() {
-            // Nothing to simulate: the clock stands still until a client sends.
+        if served.next_event_ns().is_none() || served.in_flight() == 0 {
+            // No request in flight: the clock stands still until a client sends (background
+            // work waits too), so a client's think time costs no simulated time.
             self.wait(served, POLL)?;
             return Ok(());
         }
