@@ -62,6 +62,10 @@ pub struct Args {
     /// Most simultaneous connections.
     #[arg(long, default_value_t = 256)]
     max_connections: u32,
+    /// Serve even when the device needs more memory than the machine has available (the
+    /// stored bytes come on top: about the data written).
+    #[arg(long)]
+    allow_large_memory: bool,
     /// Override a config key (as `run --set`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
@@ -85,8 +89,13 @@ extern "C" fn on_usr1(_: libc::c_int) {
 
 pub fn run(a: &Args) -> Result<()> {
     let src = ConfigSource::from_file(&a.config, &a.sets)?;
-    let cfg = src.load()?;
-    src.validated(&cfg)?;
+    let mut cfg = src.load()?;
+    let d = src.validated(&cfg)?;
+    if !a.allow_large_memory {
+        cfg.integrity = true; // serve keeps versions
+        ssdlab_experiments::run::check_memory(&cfg, &d, &src.label, "pass --allow-large-memory")
+            .map_err(anyhow::Error::msg)?;
+    }
     if let Some(s) = a.stats_interval {
         anyhow::ensure!(
             s > 0.0 && s.is_finite(),
