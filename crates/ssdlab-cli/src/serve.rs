@@ -38,6 +38,15 @@ pub struct Args {
     /// Virtual time: microseconds to wait for clients to send again after replies.
     #[arg(long, default_value_t = 100)]
     grace_us: u64,
+    /// Virtual time: simulated nanoseconds the device may run past a reply before it
+    /// waits for the client's next request (which then arrives up to that much late; 0
+    /// with --owed-slack 0: exact).
+    #[arg(long, default_value_t = 100_000)]
+    run_ahead_ns: u64,
+    /// Virtual time: replies that may be owed new requests while the device runs ahead
+    /// (within --run-ahead-ns); the device then sees a queue depth at most this much lower.
+    #[arg(long, default_value_t = 4)]
+    owed_slack: u32,
     /// Smallest request accepted (512 up to the mapping unit; default the unit).
     #[arg(long)]
     min_block: Option<u32>,
@@ -130,6 +139,8 @@ pub fn run(a: &Args) -> Result<()> {
             },
         },
         grace: Duration::from_micros(a.grace_us),
+        run_ahead_ns: a.run_ahead_ns,
+        owed_slack: a.owed_slack,
         stats_interval: a.stats_interval.map(Duration::from_secs_f64),
         exit_on_disconnect: a.exit_on_disconnect,
         power_cut_after_requests: a.power_cut_after_requests,

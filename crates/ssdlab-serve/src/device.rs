@@ -59,6 +59,12 @@ pub struct LoopOptions {
     pub time: TimeMode,
     /// Virtual time: how long to wait for clients after replies.
     pub grace: Duration,
+    /// Virtual time: how far (simulated) the loop may run past a reply before it waits for
+    /// the client's next request; such a request arrives up to this much late.
+    pub run_ahead_ns: u64,
+    /// Virtual time: replies that may be owed new requests while the loop runs ahead
+    /// (within `run_ahead_ns`); more, and it waits.
+    pub owed_slack: u32,
     /// Write the results every this often (wall clock).
     pub stats_interval: Option<Duration>,
     /// End when the last client disconnects (after at least one connected).
@@ -229,6 +235,9 @@ pub struct DeviceLoop<'r> {
     depth_area: u128,
     depth_at_ns: u64,
     grace_until: Option<Instant>,
+    /// Virtual time: the simulated time up to which the loop runs on while replies are
+    /// owed new requests (the oldest such reply + `run_ahead_ns`).
+    wait_from_ns: u64,
 }
 
 impl<'r> DeviceLoop<'r> {
@@ -262,6 +271,7 @@ impl<'r> DeviceLoop<'r> {
             next_stats,
             owed: 0,
             grace_until: None,
+            wait_from_ns: 0,
             depth_area: 0,
             depth_at_ns: 0,
         }
@@ -473,26 +483,40 @@ impl<'r> DeviceLoop<'r> {
             self.wait(served, POLL)?;
             return Ok(());
         }
-        if let Some(until) = self.grace_until {
+        // Replies are owed new requests: past the run-ahead, wait (a grace) for them.
+        let behind = served
+            .next_event_ns()
+            .is_some_and(|t| t > self.wait_from_ns);
+        if self.owed > self.opts.owed_slack || (self.owed > 0 && behind) {
             let now = Instant::now();
-            if self.owed > 0 && now < until {
-                // Clients answer within microseconds: a sleep and a wake-up would cost
-                // more than the wait, so poll the channel, yielding the CPU between polls.
+            let until = *self.grace_until.get_or_insert(now + self.opts.grace);
+            if now < until {
+                // Clients answer within microseconds: poll the channel, spinning a few
+                // hundred nanoseconds, then yielding the CPU (a sleep and a wake-up cost
+                // more: measured, docs/serve.md).
                 if !self.intake(served)? {
-                    std::thread::yield_now();
+                    for _ in 0..64 {
+                        std::hint::spin_loop();
+                    }
+                    if !self.intake(served)? {
+                        std::thread::yield_now();
+                    }
                 }
                 return Ok(());
             }
-            self.summary.grace_waits += 1;
-            self.summary.grace_timeouts += (self.owed > 0) as u64;
-            self.grace_until = None;
+            self.summary.grace_timeouts += 1;
             self.owed = 0;
+        }
+        if self.owed == 0 && self.grace_until.take().is_some() {
+            self.summary.grace_waits += 1;
         }
         self.step(served)?;
         let replied = self.answer(served)?;
         if replied > 0 && !self.opts.grace.is_zero() {
+            if self.owed == 0 {
+                self.wait_from_ns = served.now_ns() + self.opts.run_ahead_ns;
+            }
             self.owed += replied;
-            self.grace_until = Some(Instant::now() + self.opts.grace);
         }
         Ok(())
     }

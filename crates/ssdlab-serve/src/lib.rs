@@ -35,6 +35,10 @@ pub struct ServeOptions {
     pub max_connections: u32,
     pub time: TimeMode,
     pub grace: std::time::Duration,
+    /// Virtual time: simulated ns the loop may run past a reply before it waits.
+    pub run_ahead_ns: u64,
+    /// Virtual time: replies that may be owed new requests while the loop runs ahead.
+    pub owed_slack: u32,
     pub stats_interval: Option<std::time::Duration>,
     pub exit_on_disconnect: bool,
     pub power_cut_after_requests: Option<u64>,
@@ -139,6 +143,8 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
     let lp = LoopOptions {
         time: opts.time,
         grace: opts.grace,
+        run_ahead_ns: opts.run_ahead_ns,
+        owed_slack: opts.owed_slack,
         stats_interval: opts.stats_interval,
         exit_on_disconnect: opts.exit_on_disconnect,
         power_cut_after_requests: opts.power_cut_after_requests,

@@ -196,6 +196,8 @@ fn options(dir: &Path, trace: Option<PathBuf>) -> ServeOptions {
         max_connections: 8,
         time: TimeMode::Virtual,
         grace: Duration::from_micros(100),
+        run_ahead_ns: 0,
+        owed_slack: 0,
         stats_interval: None,
         exit_on_disconnect: true,
         power_cut_after_requests: None,
