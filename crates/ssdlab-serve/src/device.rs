@@ -436,8 +436,20 @@ impl<'r> DeviceLoop<'r> {
 
     /// Wait up to `timeout` for an event and take it (and those behind it).
     fn wait(&mut self, served: &mut Served, timeout: Duration) -> Result<bool, SimError> {
+        self.wait_then(served, timeout, |_, _| {})
+    }
+
+    /// [`DeviceLoop::wait`], calling `arrived` before the event is taken (real time moves
+    /// the clock to the arrival).
+    fn wait_then(
+        &mut self,
+        served: &mut Served,
+        timeout: Duration,
+        arrived: impl FnOnce(&Self, &mut Served),
+    ) -> Result<bool, SimError> {
         match self.rx.recv_timeout(timeout) {
             Ok(ev) => {
+                arrived(self, served);
                 self.on_event(ev, served)?;
                 self.intake(served)?;
                 Ok(true)
@@ -559,24 +571,11 @@ impl<'r> DeviceLoop<'r> {
         dilation: f64,
         timeout: Duration,
     ) -> Result<bool, SimError> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(ev) => {
-                let t = self.sim_now_from_wall(dilation);
-                let t = match served.next_event_ns() {
-                    Some(next) => t.min(next),
-                    None => t,
-                };
-                served.advance_to(t.max(served.now_ns()));
-                self.on_event(ev, served)?;
-                self.intake(served)?;
-                Ok(true)
-            }
-            Err(RecvTimeoutError::Timeout) => Ok(false),
-            Err(RecvTimeoutError::Disconnected) => {
-                stop::request_stop();
-                Ok(false)
-            }
-        }
+        self.wait_then(served, timeout, |me, served| {
+            let t = me.sim_now_from_wall(dilation);
+            let t = served.next_event_ns().map_or(t, |next| t.min(next));
+            served.advance_to(t.max(served.now_ns()));
+        })
     }
 
     fn answer_realtime(&mut self, served: &mut Served, dilation: f64) -> Result<(), SimError> {

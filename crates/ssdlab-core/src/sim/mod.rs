@@ -504,7 +504,7 @@ impl Simulation {
         phase.journal_truth = truth;
         phase.journal_written = workload_stats.journal_write_bytes();
         let c = diff(&self.ftl.counters_now(), &before);
-        Ok(self.assemble(phase, &c, workload_stats.snapshot()))
+        Ok(self.view().assemble(phase, &c, workload_stats.snapshot()))
     }
 
     /// The measured phase in the timed mode.
@@ -595,22 +595,12 @@ impl Simulation {
         // the packer is programmed (padded), so no write is lost to a later phase and
         // the counts include it (a run of 3 unit writes programs a page: WAF 4 with 4
         // units per page, not 0). The simulated time ends with the last request.
-        let sim_time_ns = d.clock.time_ns;
+        let mut phase = functional_phase(&d);
         if !d.worn_out() {
             d.flush()?;
         }
-        Ok(PhaseOutcome {
-            host: d.host,
-            latency: None,
-            sim_time_ns,
-            engine: None,
-            suspend: None,
-            worn_out: d.worn_out(),
-            journal_latency: None,
-            journal_truth: None,
-            journal_written: (0, 0),
-            host_interface: None,
-        })
+        phase.worn_out = d.worn_out();
+        Ok(phase)
     }
 
     /// What the results document is assembled from, borrowed field by field.
@@ -621,16 +611,6 @@ impl Simulation {
             ftl: &self.ftl,
             precondition: &self.precondition,
         }
-    }
-
-    /// The results document of a measured phase whose FTL counters changed by `c`.
-    fn assemble(
-        &self,
-        phase: PhaseOutcome,
-        c: &FtlCounters,
-        workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
-    ) -> Results {
-        self.view().assemble(phase, c, workload)
     }
 
     /// Per-region figures now.
@@ -721,6 +701,22 @@ impl View<'_> {
                 )
             }),
         }
+    }
+}
+
+/// The measured figures of a functional phase (no latency; the simulated time so far).
+fn functional_phase(d: &FunctionalDriver) -> PhaseOutcome {
+    PhaseOutcome {
+        host: d.host,
+        latency: None,
+        sim_time_ns: d.clock.time_ns,
+        engine: None,
+        suspend: None,
+        worn_out: d.worn_out(),
+        journal_latency: None,
+        journal_truth: None,
+        journal_written: (0, 0),
+        host_interface: None,
     }
 }
 

@@ -11,7 +11,8 @@
 use super::functional::FunctionalDriver;
 use super::timed::{Completion, TimedSim};
 use super::{
-    diff, timed_phase, PhaseOutcome, PreconditionSummary, Results, RunStatus, Simulation, View,
+    diff, functional_phase, timed_phase, PhaseOutcome, PreconditionSummary, Results, RunStatus,
+    Simulation, View,
 };
 use crate::config::{Config, Derived, Mode};
 use crate::error::Result;
@@ -329,21 +330,5 @@ impl Served<'_> {
             precondition,
         };
         Ok((view.assemble(phase, &c, Default::default()), series))
-    }
-}
-
-/// The functional phase's figures (no latency).
-fn functional_phase(d: &FunctionalDriver) -> PhaseOutcome {
-    PhaseOutcome {
-        host: d.host,
-        latency: None,
-        sim_time_ns: d.clock.time_ns,
-        engine: None,
-        suspend: None,
-        worn_out: d.worn_out(),
-        journal_latency: None,
-        journal_truth: None,
-        journal_written: (0, 0),
-        host_interface: None,
     }
 }
