@@ -408,27 +408,24 @@ impl<'a> TimedSim<'a> {
     /// Handle event `ev` at `now`, then start the dies it gave work.
     #[inline(always)]
     fn handle(&mut self, ev: Event) -> Result<()> {
-        {
-            match ev {
-                Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
-                Event::Sensed { die } => {
-                    self.dies
-                        .on_sensed(die as u32, &mut self.q, &self.ftl.timing)
-                }
-                Event::DieDone { die, gen } => self.on_die_done(die as u32, gen)?,
-                Event::Suspend { die, gen } => {
-                    self.susp
-                        .on_suspend(die as u32, gen, &mut self.dies, &mut self.q, self.ftl)
-                }
-                Event::Complete { req } => self.front.complete(req, &mut cx!(self))?,
-                Event::Idle { epoch } => {
-                    if self.front.idle_epoch_is(epoch) {
-                        self.ftl.set_host_idle(true, &mut sink!(self))?;
-                    }
-                }
-                Event::Link { dir, gen } => self.front.on_link(dir, gen, &mut cx!(self))?,
-                Event::Processed { cmd } => self.front.on_processed(cmd, &mut cx!(self))?,
+        match ev {
+            Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
+            Event::Sensed { die } => self
+                .dies
+                .on_sensed(die as u32, &mut self.q, &self.ftl.timing),
+            Event::DieDone { die, gen } => self.on_die_done(die as u32, gen)?,
+            Event::Suspend { die, gen } => {
+                self.susp
+                    .on_suspend(die as u32, gen, &mut self.dies, &mut self.q, self.ftl)
             }
+            Event::Complete { req } => self.front.complete(req, &mut cx!(self))?,
+            Event::Idle { epoch } => {
+                if self.front.idle_epoch_is(epoch) {
+                    self.ftl.set_host_idle(true, &mut sink!(self))?;
+                }
+            }
+            Event::Link { dir, gen } => self.front.on_link(dir, gen, &mut cx!(self))?,
+            Event::Processed { cmd } => self.front.on_processed(cmd, &mut cx!(self))?,
         }
         self.dispatch_outbox()
     }
