@@ -277,24 +277,15 @@ impl<'r> DeviceLoop<'r> {
         }
     }
 
-    /// [`DeviceLoop::run`], handing back the trace writer to finish.
-    pub fn run_and_take_trace(
+    /// Serve until stopped (SIGTERM/SIGINT, or the last client gone with
+    /// `exit_on_disconnect`), cutting power and recovering as asked; the final figures go
+    /// to the reporter. Hands back the trace writer (to finish) with the summary.
+    pub fn run(
         mut self,
         sim: &mut Simulation,
     ) -> (Result<ServeSummary, SimError>, Option<TraceWriter>) {
-        let trace = self.opts.trace.take();
-        let mut me = self;
-        me.opts.trace = trace;
-        let r = me.run_inner(sim);
-        (r.map(|_| me.summary.clone()), me.opts.trace.take())
-    }
-
-    /// Serve until stopped (SIGTERM/SIGINT, or the last client gone with
-    /// `exit_on_disconnect`), cutting power and recovering as asked; the final figures go
-    /// to the reporter.
-    pub fn run(mut self, sim: &mut Simulation) -> Result<ServeSummary, SimError> {
-        self.run_inner(sim)?;
-        Ok(self.summary)
+        let r = self.run_inner(sim).map(|_| self.summary.clone());
+        (r, self.opts.trace.take())
     }
 
     fn run_inner(&mut self, sim: &mut Simulation) -> Result<(), SimError> {

@@ -152,7 +152,7 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         journal_range: opts.journal_range,
         power_cut_refused,
     };
-    let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run_and_take_trace(&mut sim);
+    let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run(&mut sim);
     server.shutdown();
     if let Some(mut t) = trace {
         if let Some(e) = t.finish() {
