@@ -252,6 +252,8 @@ pub fn check(src: &ConfigSource, o: &RunOptions) -> Result<Checked, String> {
         unit_bytes: d.geometry.unit_bytes as u64,
         seed: cfg.seed,
         base_dir: src.base_dir.clone(),
+        zones: None,
+        placement_ids: 0,
     };
     cfg.workload
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)

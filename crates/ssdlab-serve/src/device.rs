@@ -774,6 +774,7 @@ impl<'r> DeviceLoop<'r> {
             size_bytes,
             journal: None,
             tag,
+            placement_id: 0,
         };
         if let Some(t) = self.opts.trace.as_mut() {
             t.record(served.now_ns(), op, offset_bytes, size_bytes);

@@ -260,6 +260,7 @@ impl Ext4Source {
         }
         self.queue.push_back(HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op,
             offset_bytes: block * BLOCK,
@@ -271,6 +272,7 @@ impl Ext4Source {
     fn flush(&mut self) {
         self.queue.push_back(HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: HostOp::Flush,
             offset_bytes: 0,
@@ -402,6 +404,8 @@ mod tests {
             unit_bytes: 4096,
             seed: 1,
             base_dir: None,
+            zones: None,
+            placement_ids: 0,
         }
     }
 

@@ -1014,6 +1014,7 @@ impl RequestSource for FioSource {
         if let Some(arrival_ns) = self.pending_flush.take() {
             return Ok(Some(HostRequest {
                 tag: 0,
+                placement_id: 0,
                 arrival_ns,
                 op: HostOp::Flush,
                 offset_bytes: 0,
@@ -1078,6 +1079,7 @@ impl RequestSource for FioSource {
         }
         Ok(Some(HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns,
             op,
             offset_bytes: offset,

@@ -35,6 +35,37 @@ pub struct WorkloadContext {
     /// Directory against which relative input paths (fio job files, traces) are resolved,
     /// normally the directory of the run's configuration file. `None` = the current directory.
     pub base_dir: Option<std::path::PathBuf>,
+    /// The device's zones when it is zoned (`[device.zns]`), for zone-aware sources (fio
+    /// `zonemode=zbd`, the host log-structured layer); `None` on a conventional device.
+    pub zones: Option<ZoneGeometry>,
+    /// Placement identifiers the device accepts (`[device.fdp]`); 0 without FDP.
+    pub placement_ids: u16,
+}
+
+/// A zoned device's zones as the host sees them (NVMe ZNS Identify Namespace): zone `z`
+/// covers bytes `z · zone_bytes .. (z + 1) · zone_bytes` of the logical space, of which
+/// the first `zone_capacity_bytes` are writable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    pub zone_bytes: u64,
+    pub zone_capacity_bytes: u64,
+    pub zones: u32,
+    /// Most zones open at once (implicitly or explicitly).
+    pub max_open_zones: u32,
+    /// Most zones open or closed (holding a write pointer inside the zone) at once.
+    pub max_active_zones: u32,
+}
+
+impl ZoneGeometry {
+    /// First byte of zone `z`.
+    pub fn zone_start_bytes(&self, z: u32) -> u64 {
+        z as u64 * self.zone_bytes
+    }
+
+    /// Zone holding byte `offset_bytes`.
+    pub fn zone_of(&self, offset_bytes: u64) -> u32 {
+        (offset_bytes / self.zone_bytes) as u32
+    }
 }
 
 impl WorkloadContext {

@@ -7,17 +7,74 @@ pub enum HostOp {
     Trim,
     /// Flush (fsync): drains the device's volatile write buffer. Offset and size are ignored.
     Flush,
+    /// NVMe ZNS Zone Append: write `size_bytes` at the write pointer of the zone that starts
+    /// at `offset_bytes` (the zone start LBA); the device returns where it landed.
+    ZoneAppend,
+    /// Zone Management Send, Open Zone (explicit open) of the zone starting at `offset_bytes`.
+    ZoneOpen,
+    /// Zone Management Send, Close Zone.
+    ZoneClose,
+    /// Zone Management Send, Finish Zone (the write pointer moves to the zone's end).
+    ZoneFinish,
+    /// Zone Management Send, Reset Zone (the zone's data is gone; its blocks are erased).
+    ZoneReset,
+    /// Zone Management Receive, Report Zones from the zone holding `offset_bytes`;
+    /// `size_bytes` is the report buffer's size (a 64-byte header and 64 bytes per zone).
+    ZoneReport,
 }
 
 impl HostOp {
-    /// Lower-case name (`read`, `write`, `trim`, `flush`).
+    /// Every kind, in order.
+    pub const ALL: [HostOp; 10] = [
+        HostOp::Read,
+        HostOp::Write,
+        HostOp::Trim,
+        HostOp::Flush,
+        HostOp::ZoneAppend,
+        HostOp::ZoneOpen,
+        HostOp::ZoneClose,
+        HostOp::ZoneFinish,
+        HostOp::ZoneReset,
+        HostOp::ZoneReport,
+    ];
+
+    /// Lower-case name (`read`, `write`, `trim`, `flush`, `zone_append`, `zone_open`,
+    /// `zone_close`, `zone_finish`, `zone_reset`, `zone_report`).
     pub fn name(self) -> &'static str {
         match self {
             HostOp::Read => "read",
             HostOp::Write => "write",
             HostOp::Trim => "trim",
             HostOp::Flush => "flush",
+            HostOp::ZoneAppend => "zone_append",
+            HostOp::ZoneOpen => "zone_open",
+            HostOp::ZoneClose => "zone_close",
+            HostOp::ZoneFinish => "zone_finish",
+            HostOp::ZoneReset => "zone_reset",
+            HostOp::ZoneReport => "zone_report",
         }
+    }
+
+    /// A zone command (append, management, report): only a zoned device takes it.
+    #[inline]
+    pub fn is_zone_command(self) -> bool {
+        self as u8 >= HostOp::ZoneAppend as u8
+    }
+
+    /// Zone Management Send (open, close, finish, reset): moves a zone's state, carries
+    /// no data; `offset_bytes` names the zone's first byte.
+    #[inline]
+    pub fn is_zone_management(self) -> bool {
+        matches!(
+            self,
+            HostOp::ZoneOpen | HostOp::ZoneClose | HostOp::ZoneFinish | HostOp::ZoneReset
+        )
+    }
+
+    /// Carries data to the device (write, zone append).
+    #[inline]
+    pub fn writes_data(self) -> bool {
+        matches!(self, HostOp::Write | HostOp::ZoneAppend)
     }
 }
 
@@ -38,4 +95,21 @@ pub struct HostRequest {
     /// The submitter's own name for the request, handed back with its completion
     /// (`ssdlab serve`: the server's request slot); 0 for workloads.
     pub tag: u32,
+    /// NVMe FDP placement identifier of a write (the directive's DSPEC): the device's
+    /// `[device.fdp]` maps it to a reclaim-unit handle. 0 (the default handle) otherwise.
+    pub placement_id: u16,
+}
+
+impl Default for HostRequest {
+    fn default() -> Self {
+        HostRequest {
+            arrival_ns: 0,
+            op: HostOp::Read,
+            offset_bytes: 0,
+            size_bytes: 0,
+            journal: None,
+            tag: 0,
+            placement_id: 0,
+        }
+    }
 }

@@ -443,6 +443,7 @@ impl RequestSource for SyntheticSource {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         let mut r = HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: 0,
@@ -552,6 +553,8 @@ mod tests {
             unit_bytes: 4096,
             seed: 7,
             base_dir: None,
+            zones: None,
+            placement_ids: 0,
         }
     }
 

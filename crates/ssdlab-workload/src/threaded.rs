@@ -86,6 +86,7 @@ impl Drop for Slot {
 
 const EMPTY: HostRequest = HostRequest {
     tag: 0,
+    placement_id: 0,
     arrival_ns: 0,
     op: HostOp::Write,
     offset_bytes: 0,

@@ -293,6 +293,7 @@ impl RequestSource for TpccSource {
             self.flush_due = false;
             return Ok(Some(HostRequest {
                 tag: 0,
+                placement_id: 0,
                 arrival_ns: 0,
                 op: HostOp::Flush,
                 offset_bytes: 0,
@@ -312,6 +313,7 @@ impl RequestSource for TpccSource {
             }
             return Ok(Some(HostRequest {
                 tag: 0,
+                placement_id: 0,
                 arrival_ns: 0,
                 op: HostOp::Write,
                 offset_bytes: off,
@@ -332,6 +334,7 @@ impl RequestSource for TpccSource {
         };
         Ok(Some(HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: if read { HostOp::Read } else { HostOp::Write },
             offset_bytes: page * p.page_bytes,
@@ -376,6 +379,8 @@ mod tests {
             unit_bytes: 4096,
             seed: 5,
             base_dir: None,
+            zones: None,
+            placement_ids: 0,
         }
     }
 
@@ -398,6 +403,7 @@ mod tests {
                 HostOp::Write => writes += 1,
                 HostOp::Flush => flushes += 1,
                 HostOp::Trim => unreachable!(),
+                op => unreachable!("{op:?}"),
             }
             assert!(r.offset_bytes + r.size_bytes <= 1 << 30);
         }

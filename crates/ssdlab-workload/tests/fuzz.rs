@@ -26,6 +26,8 @@ fn ctx() -> WorkloadContext {
         unit_bytes: 4096,
         seed: 1,
         base_dir: None,
+        zones: None,
+        placement_ids: 0,
     }
 }
 

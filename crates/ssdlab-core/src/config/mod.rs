@@ -8,8 +8,10 @@ pub mod host_interface;
 pub use host_interface::HostInterfaceConfig;
 pub mod locate;
 mod overrides;
+pub mod zoned;
 pub use derived::{Derived, FastDiv, Geometry, RegionGeometry};
 pub use overrides::apply_overrides;
+pub use zoned::{FdpConfig, ZnsConfig, MAX_LANES};
 
 pub use crate::base::{step_lookup, CellMode, MAX_ERASE_LOOPS};
 pub use crate::flash::{CellTiming, TimingTable};
@@ -133,6 +135,12 @@ pub struct DeviceConfig {
     /// no link and no command cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_interface: Option<HostInterfaceConfig>,
+    /// `[device.zns]`: a zoned namespace (docs/zns.md); absent = a conventional device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zns: Option<ZnsConfig>,
+    /// `[device.fdp]`: flexible data placement handles (docs/zns.md); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<FdpConfig>,
 }
 
 impl DeviceConfig {
@@ -507,6 +515,18 @@ impl Config {
         self.scheduler.validate(&self.device.timing)?;
         if let Some(h) = &self.device.host_interface {
             h.validate()?;
+        }
+        if let Some(z) = &self.device.zns {
+            z.validate()?;
+        }
+        if let Some(f) = &self.device.fdp {
+            f.validate()?;
+        }
+        if self.device.zns.is_some() && self.device.fdp.is_some() {
+            return Err(SimError::config(
+                "device.fdp",
+                "a device is zoned ([device.zns]) or has placement handles ([device.fdp]), not both",
+            ));
         }
         Derived::new(self)
     }

@@ -98,6 +98,8 @@ impl Command {
             }
             HostOp::Trim => Command::Trim(span),
             HostOp::Flush => Command::Flush,
+            // The splitter refuses zone commands on a conventional device.
+            _ => Command::Flush,
         }
     }
 }

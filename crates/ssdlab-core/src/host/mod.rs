@@ -54,6 +54,16 @@ impl Splitter {
     #[inline(always)]
     pub fn split(&self, req: &HostRequest) -> Result<UnitSpan> {
         let u = self.unit_bytes;
+        if req.op.is_zone_command() {
+            return Err(SimError::config(
+                "workload",
+                format!(
+                    "a {} request at byte {} needs a zoned device ([device.zns])",
+                    req.op.name(),
+                    req.offset_bytes
+                ),
+            ));
+        }
         if req.op == HostOp::Flush || req.size_bytes == 0 {
             return Ok(UnitSpan {
                 first: 0,
@@ -225,6 +235,7 @@ mod tests {
     fn req(off: u64, size: u64) -> HostRequest {
         HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: off,

@@ -48,6 +48,7 @@ impl Lookahead {
         };
         let empty = HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: HostOp::Write,
             offset_bytes: 0,
@@ -167,6 +168,7 @@ mod tests {
             self.next += 1;
             Ok(Some(HostRequest {
                 tag: 0,
+                placement_id: 0,
                 arrival_ns: 0,
                 op: HostOp::Write,
                 offset_bytes: (self.next - 1) * 4096,

@@ -371,6 +371,8 @@ impl Simulation {
             unit_bytes: self.derived.geometry.unit_bytes as u64,
             seed: self.config.seed,
             base_dir: self.base_dir.clone(),
+            zones: None,
+            placement_ids: 0,
         }
     }
 

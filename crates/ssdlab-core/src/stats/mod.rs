@@ -84,9 +84,9 @@ impl LatencyRecorder {
     pub fn record(&mut self, op: HostOp, latency_ns: u64) {
         let i = match op {
             HostOp::Read => 0,
-            HostOp::Write => 1,
+            HostOp::Write | HostOp::ZoneAppend => 1,
             HostOp::Flush => 2,
-            HostOp::Trim => return,
+            _ => return,
         };
         let b = bucket_index(latency_ns.clamp(1, MAX_TRACKED_NS));
         self.counts[i][b] += 1;
@@ -136,7 +136,7 @@ impl HostCounters {
                 self.reads += 1;
                 self.read_bytes += bytes
             }
-            HostOp::Write => {
+            HostOp::Write | HostOp::ZoneAppend => {
                 self.writes += 1;
                 self.write_bytes += bytes
             }
@@ -145,6 +145,8 @@ impl HostCounters {
                 self.trim_bytes += bytes
             }
             HostOp::Flush => self.flushes += 1,
+            // Zone management and reports: counted by the zoned device (`zns`).
+            _ => {}
         }
     }
     /// Take back the request count of a read or write (a later part of a request the
@@ -625,7 +627,7 @@ mod tests {
                     HostOp::Read => direct.read.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
                     HostOp::Write => direct.write.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
                     HostOp::Flush => direct.flush.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
-                    HostOp::Trim => {}
+                    _ => {}
                 }
                 rec.record(op, v);
             }

@@ -116,6 +116,7 @@ fn a_functional_run_programs_its_last_partial_page() {
     use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
     let req = |op, lpn: u64| HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op,
         offset_bytes: lpn * 4096,

@@ -12,6 +12,7 @@ use ssdlab_workload::{HostOp, HostRequest};
 fn bytes(op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op,
         offset_bytes,

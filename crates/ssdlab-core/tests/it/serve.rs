@@ -87,6 +87,7 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
                         size_bytes: req_size,
                         journal: None,
                         tag: tag as u32,
+                        placement_id: 0,
                     };
                     flight[tag] = Some((op, req_off, req_size, expect));
                     served.submit(r, payload).unwrap();

@@ -95,6 +95,7 @@ fn the_baseline_falls_to_tlc_speed_when_full_and_recovers_after_idle() {
     // open block's worth: about 224 pages.
     let page = |unit: u64, t: u64| HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: t,
         op: HostOp::Write,
         offset_bytes: unit * 4096,
@@ -226,7 +227,7 @@ proptest! {
         let mut list = Vec::new();
         for (k, unit, gap) in ops {
             t += 50_000 + gap * gap * 1_000_000; // gaps of 0, 1, 4, 9 ms: idle drains
-            let r = |op, unit: u64, n: u64| HostRequest { tag: 0, arrival_ns: t, op, offset_bytes: unit * 4096, size_bytes: n * 4096, journal: None };
+            let r = |op, unit: u64, n: u64| HostRequest { tag: 0, placement_id: 0, arrival_ns: t, op, offset_bytes: unit * 4096, size_bytes: n * 4096, journal: None };
             list.push(match k {
                 0..=3 => { let r = r(HostOp::Write, jbase + head, 2); head = (head + 2) % 512; r }
                 4..=6 => r(HostOp::Write, unit, 1 + gap),

@@ -9,6 +9,8 @@ fn ctx() -> WorkloadContext {
         unit_bytes: 4096,
         seed: 11,
         base_dir: None,
+        zones: None,
+        placement_ids: 0,
     }
 }
 
@@ -39,6 +41,7 @@ fn err_of(text: &str) -> (u64, String) {
 fn req(op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op,
         offset_bytes,
@@ -58,6 +61,7 @@ bs=4k\n\n[seq]\nrw=write\nsize=16k\nfsync=2\niodepth=4\n";
     assert_eq!(w.duration_ns, None);
     let f = HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op: HostOp::Flush,
         offset_bytes: 0,

@@ -450,6 +450,7 @@ impl TraceSource {
         self.replayed += 1;
         Ok(Step::Emit(HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns,
             op: p.op,
             offset_bytes,

@@ -11,6 +11,8 @@ fn ctx() -> WorkloadContext {
         unit_bytes: 4096,
         seed: 1,
         base_dir: None,
+        zones: None,
+        placement_ids: 0,
     }
 }
 
@@ -69,6 +71,7 @@ fn drain(c: &TraceWorkloadConfig) -> Vec<HostRequest> {
 fn req(arrival_ns: u64, op: HostOp, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns,
         op,
         offset_bytes,
@@ -713,6 +716,7 @@ mod roundtrip {
                 W => w.to_string(),
                 T => t.to_string(),
                 HostOp::Flush => f.to_string(),
+                _ => unreachable!(),
             };
             match fmt {
                 TraceFormat::Msr => {

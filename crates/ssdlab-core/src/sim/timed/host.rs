@@ -46,13 +46,13 @@ impl Completed {
                 self.reads += 1;
                 self.read_bytes += r.bytes;
             }
-            HostOp::Write => {
+            HostOp::Write | HostOp::ZoneAppend => {
                 self.writes += 1;
                 self.write_bytes += r.bytes;
                 self.write_units += r.span.count as u64;
             }
             HostOp::Flush => self.flushes += 1,
-            HostOp::Trim => {}
+            _ => {}
         }
     }
 }
@@ -387,6 +387,7 @@ impl HostFrontEnd {
             }
             let mut r = HostRequest {
                 tag: 0,
+                placement_id: 0,
                 arrival_ns: 0,
                 op: HostOp::Read,
                 offset_bytes: 0,

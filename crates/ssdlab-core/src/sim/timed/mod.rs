@@ -547,6 +547,7 @@ mod tests {
                 arrival: Arrival::Closed { queue_depth: 1 },
                 source: Box::new(VecSource::new(vec![HostRequest {
                     tag: 0,
+                    placement_id: 0,
                     arrival_ns: 0,
                     op: HostOp::Read,
                     offset_bytes: lpn * 4096,
@@ -571,6 +572,7 @@ mod tests {
                         .enumerate()
                         .map(|(i, &t)| HostRequest {
                             tag: 0,
+                            placement_id: 0,
                             arrival_ns: t,
                             op: HostOp::Write,
                             offset_bytes: i as u64 * 4096,
@@ -675,6 +677,7 @@ mod tests {
         let before = d.clock.time_ns;
         d.submit(&HostRequest {
             tag: 0,
+            placement_id: 0,
             arrival_ns: 0,
             op: HostOp::Read,
             offset_bytes: 5 * 4096,
@@ -702,6 +705,7 @@ mod tests {
                     ops.iter()
                         .map(|&(op, lpn)| HostRequest {
                             tag: 0,
+                            placement_id: 0,
                             arrival_ns: 0,
                             op,
                             offset_bytes: lpn * 4096,

@@ -39,6 +39,7 @@ write_buffer_bytes = {buf}
 pub fn req(op: HostOp, unit: u64, units: u64) -> HostRequest {
     HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op,
         offset_bytes: unit * 4096,
@@ -50,6 +51,7 @@ pub fn req(op: HostOp, unit: u64, units: u64) -> HostRequest {
 pub fn flush() -> HostRequest {
     HostRequest {
         tag: 0,
+        placement_id: 0,
         arrival_ns: 0,
         op: HostOp::Flush,
         offset_bytes: 0,
