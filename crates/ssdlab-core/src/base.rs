@@ -43,31 +43,89 @@ impl CellMode {
     }
 }
 
+/// Most write lanes: host streams of their own per plane (the active zones of a zoned
+/// device, the reclaim-unit handles of an FDP device). Lane 0 is the plain host stream.
+pub const MAX_LANES: usize = 16;
+
 /// A write frontier of a region: each stream has its own open block per plane, so data of
-/// different origin (and lifetime) is not mixed in one block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Stream {
-    /// Host pages.
-    Host = 0,
-    /// GC copies (and retirement copies).
-    Gc = 1,
-    /// Wear-leveling migrations (cold data).
-    Wear = 2,
-    /// Copies relocated here from another region (e.g. a cache draining into data).
-    Inbound = 3,
-}
+/// different origin (and lifetime) is not mixed in one block. Host pages (lane 0), GC
+/// copies, wear-leveling migrations and copies from another region; with lanes, a host
+/// stream and a GC stream per lane.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Stream(u8);
 
 /// Write streams per region and plane.
-pub const STREAMS: usize = 4;
+pub const STREAMS: usize = 4 + 2 * (MAX_LANES - 1);
 
 impl Stream {
-    pub const ALL: [Stream; STREAMS] = [Stream::Host, Stream::Gc, Stream::Wear, Stream::Inbound];
+    /// Host pages (lane 0).
+    pub const HOST: Stream = Stream(0);
+    /// GC copies (and retirement copies) of lane 0.
+    pub const GC: Stream = Stream(1);
+    /// Wear-leveling migrations (cold data).
+    pub const WEAR: Stream = Stream(2);
+    /// Copies relocated here from another region (e.g. a cache draining into data).
+    pub const INBOUND: Stream = Stream(3);
+
+    /// Host pages of `lane` (< [`MAX_LANES`]).
+    #[inline]
+    pub fn host(lane: u8) -> Stream {
+        if lane == 0 {
+            Stream::HOST
+        } else {
+            Stream(3 + lane)
+        }
+    }
+
+    /// GC copies of blocks written by `lane`.
+    #[inline]
+    pub fn gc(lane: u8) -> Stream {
+        if lane == 0 {
+            Stream::GC
+        } else {
+            Stream(3 + MAX_LANES as u8 - 1 + lane)
+        }
+    }
+
+    /// The lane a block opened by this stream belongs to (0 for wear and inbound).
+    #[inline]
+    pub fn lane(self) -> u8 {
+        match self.0 {
+            0..=3 => 0,
+            s if s < 3 + MAX_LANES as u8 => s - 3,
+            s => s - 3 - (MAX_LANES as u8 - 1),
+        }
+    }
+
+    /// Index into a plane's open blocks.
+    #[inline(always)]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The stream of open-block index `i`.
+    pub fn from_index(i: usize) -> Stream {
+        Stream(i as u8)
+    }
+
     /// Whether the stream may take a plane's last GC-reserve blocks. Only the region's own
     /// relocation streams may: they are what frees space.
     #[inline]
     pub fn uses_reserve(self) -> bool {
-        matches!(self, Stream::Gc | Stream::Wear)
+        self == Stream::WEAR || self == Stream::GC || self.0 >= 3 + MAX_LANES as u8
+    }
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            0 => f.write_str("Host"),
+            1 => f.write_str("Gc"),
+            2 => f.write_str("Wear"),
+            3 => f.write_str("Inbound"),
+            s if s < 3 + MAX_LANES as u8 => write!(f, "Host(lane {})", self.lane()),
+            _ => write!(f, "Gc(lane {})", self.lane()),
+        }
     }
 }
 

@@ -3,6 +3,9 @@
 //! write). A unit keeps its buffer space, and stays readable from the buffer, until its
 //! page program completes: a read never goes to NAND before the program of its data.
 
+pub mod lanes;
+pub use lanes::{LaneBuffers, Marks};
+
 use crate::flash::NONE;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -265,6 +268,11 @@ impl WriteBuffer {
         self.inflight_pages
             .front()
             .map_or(self.head_seq, |p| p.first_seq)
+    }
+
+    /// Token of the oldest page in flight (the next page's when none is).
+    pub fn front_token(&self) -> u32 {
+        self.front_token
     }
 
     /// Token the next committed page will get.

@@ -67,6 +67,9 @@ pub struct BlockTable {
     /// Closed by a power-on recovery with only its first `programmed` pages written (the
     /// rest stay unused until its erase, which clears this).
     pub sealed: Vec<bool>,
+    /// The write lane of the stream that opened the block (FDP handle, zoned device's
+    /// active-zone slot; 0 otherwise): GC copies its data into that lane's GC stream.
+    pub lane: Vec<u8>,
 }
 
 impl BlockTable {
@@ -85,6 +88,7 @@ impl BlockTable {
             pins: vec![0; n],
             doomed: vec![false; n],
             sealed: vec![false; n],
+            lane: vec![0; n],
         }
     }
 

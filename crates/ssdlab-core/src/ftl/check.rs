@@ -188,7 +188,7 @@ impl Ftl {
                     {
                         return Err(format!(
                             "open block {b} of stream {:?} (region {name:?}, plane {plane}) is {:?} with {} pages issued",
-                            Stream::ALL[s],
+                            Stream::from_index(s),
                             bt.state[b as usize],
                             bt.next_page[b as usize]
                         ));

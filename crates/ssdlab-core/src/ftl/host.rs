@@ -39,9 +39,11 @@ impl Ftl {
     /// the next plane in stripe order that `accept`s it (the timed mode's per-die limit of
     /// queued host programs) and can open a block outside its GC reserve, preferring
     /// planes within their share of valid data. Returns the plane, or `None` when no plane
-    /// can take it now (the caller waits for GC).
+    /// can take it now (the caller waits for GC). The page goes to host stream `lane` (FDP
+    /// handle; 0 without lanes).
     pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
+        lane: u8,
         lpns: &[u32],
         versions: &[u32],
         token: u32,
@@ -74,7 +76,8 @@ impl Ftl {
                         over_share = true;
                         continue;
                     }
-                    if self.place_host_page(t.region, plane, lpns, versions, token, sink)? {
+                    let at = (t.region, plane, Stream::host(lane));
+                    if self.place_host_page(at, lpns, versions, token, sink)? {
                         self.after_host_page(t.region, plane);
                         self.run_background(sink)?;
                         return Ok(Some(plane));
@@ -93,8 +96,7 @@ impl Ftl {
     #[inline(always)]
     fn place_host_page<S: NandSink>(
         &mut self,
-        r: u8,
-        plane: u32,
+        (r, plane, stream): (u8, u32, Stream),
         lpns: &[u32],
         versions: &[u32],
         token: u32,
@@ -102,24 +104,23 @@ impl Ftl {
     ) -> Result<bool> {
         if S::IMMEDIATE && self.bulk {
             debug_assert!(versions.is_empty(), "bulk paths run without integrity");
-            return Ok(self.place_host_page_plain(r, plane, lpns, token, sink));
+            return Ok(self.place_host_page_plain((r, plane, stream), lpns, token, sink));
         }
-        self.place_host_page_general(r, plane, lpns, versions, token, sink)
+        self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)
     }
 
     /// [`Ftl::place_host_page`] through the general issue path.
     #[inline(never)]
-    fn place_host_page_general<S: NandSink>(
+    pub(super) fn place_host_page_general<S: NandSink>(
         &mut self,
-        r: u8,
-        plane: u32,
+        (r, plane, stream): (u8, u32, Stream),
         lpns: &[u32],
         versions: &[u32],
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
         loop {
-            let Some((block, page)) = self.take_page(r, plane, Stream::Host) else {
+            let Some((block, page)) = self.take_page(r, plane, stream) else {
                 return Ok(false);
             };
             self.program_seq += 1;
@@ -149,13 +150,12 @@ impl Ftl {
     #[inline(always)]
     fn place_host_page_plain<S: NandSink>(
         &mut self,
-        r: u8,
-        plane: u32,
+        (r, plane, stream): (u8, u32, Stream),
         lpns: &[u32],
         token: u32,
         sink: &mut S,
     ) -> bool {
-        let Some((block, page, _)) = self.take_pages(r, plane, Stream::Host, 1) else {
+        let Some((block, page, _)) = self.take_pages(r, plane, stream, 1) else {
             return false;
         };
         self.program_seq += 1;

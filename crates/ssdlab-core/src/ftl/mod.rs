@@ -880,26 +880,27 @@ impl Ftl {
     ) -> Option<(u32, u32, u32)> {
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
-        let mut b = ps.open[stream as usize];
+        let mut b = ps.open[stream.index()];
         let opened = b == NONE;
         if opened {
             if ps.free.len() <= ps.reserve_for(stream) {
                 return None;
             }
             b = ps.free.pop()?.0;
-            ps.open[stream as usize] = b;
+            ps.open[stream.index()] = b;
             note(
                 &mut self.internal,
                 self.blocks.set_state(b, BlockState::Free, BlockState::Open),
             );
             self.blocks.next_page[b as usize] = 0;
             self.blocks.programmed[b as usize] = 0;
+            self.blocks.lane[b as usize] = stream.lane();
         }
         let page = self.blocks.next_page[b as usize];
         let pages = max.min(ps.pages_per_block - page);
         self.blocks.next_page[b as usize] = page + pages;
         if page + pages == ps.pages_per_block {
-            ps.open[stream as usize] = NONE;
+            ps.open[stream.index()] = NONE;
         }
         if opened {
             self.refresh_pressure(rp); // one free block fewer

@@ -73,7 +73,7 @@ impl PlaneState {
     #[inline]
     pub fn reserve_for(&self, stream: Stream) -> u32 {
         match stream {
-            Stream::Wear if !self.gc_job.is_none() => self.gc_hard_free_blocks,
+            Stream::WEAR if !self.gc_job.is_none() => self.gc_hard_free_blocks,
             _ if stream.uses_reserve() => 0,
             _ => self.gc_hard_free_blocks,
         }

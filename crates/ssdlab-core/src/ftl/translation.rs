@@ -293,8 +293,8 @@ impl Ftl {
         loop {
             // A retry after a failed attempt (whose block is doomed: closed) may take the
             // GC reserve: the step had its page when it started.
-            let taken = match self.take_page(r, plane, Stream::Host) {
-                None if retry => self.take_page(r, plane, Stream::Gc),
+            let taken = match self.take_page(r, plane, Stream::HOST) {
+                None if retry => self.take_page(r, plane, Stream::GC),
                 p => p,
             };
             let Some((block, page)) = taken else {
@@ -351,7 +351,7 @@ impl Ftl {
     /// beyond its GC reserve (an open block, or a free block past the reserve).
     fn tpage_room(&self, plane: u32) -> bool {
         let ps = &self.ps[self.rp(self.trans.region, plane)];
-        ps.open[Stream::Host as usize] != NONE || ps.free.len() > ps.gc_hard_free_blocks
+        ps.open[Stream::HOST.index()] != NONE || ps.free.len() > ps.gc_hard_free_blocks
     }
 
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.

@@ -9,7 +9,7 @@
 //! added in the workload's request type and here.
 
 use super::UnitSpan;
-use crate::cache::WriteBuffer;
+use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::stats::HostCounters;
@@ -32,6 +32,18 @@ impl UnitBuffer for WriteBuffer {
     #[inline]
     fn discard(&mut self, lpn: u32) {
         WriteBuffer::discard(self, lpn);
+    }
+}
+
+impl UnitBuffer for LaneBuffers {
+    #[inline]
+    fn lookup(&self, lpn: u32) -> Option<u32> {
+        LaneBuffers::lookup(self, lpn)
+    }
+
+    #[inline]
+    fn discard(&mut self, lpn: u32) {
+        LaneBuffers::discard(self, lpn);
     }
 }
 

@@ -606,7 +606,7 @@ impl Ftl {
             }
             // A migration leaves the GC reserve to a running GC job: it waits until a
             // block is freed (`end_job` wakes the plane's jobs then).
-            None if stream == Stream::Wear => Ok(None),
+            None if stream == Stream::WEAR => Ok(None),
             None if self.block_coming(dst, plane, j) => {
                 // An erase under way here returns a block; `end_job` wakes this job then.
                 Ok(None)
@@ -654,7 +654,7 @@ impl Ftl {
     #[cold]
     fn migration_fits(&self, job: &Job) -> bool {
         let ps = &self.ps[self.rp(job.src_region, job.plane)];
-        let open = ps.open[Stream::Wear as usize];
+        let open = ps.open[Stream::WEAR.index()];
         let room = if open == NONE {
             0
         } else {

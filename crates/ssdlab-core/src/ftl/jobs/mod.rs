@@ -330,9 +330,9 @@ impl Ftl {
         };
         self.set_block_state(src, from, BlockState::Victim);
         let dst_stream = match kind {
-            JobKind::WearLeveling => Stream::Wear,
-            _ if dst == r => Stream::Gc,
-            _ => Stream::Inbound,
+            JobKind::WearLeveling => Stream::WEAR,
+            _ if dst == r => Stream::gc(self.blocks.lane[src as usize]),
+            _ => Stream::INBOUND,
         };
         self.jobs.start(Job {
             kind,
@@ -570,8 +570,8 @@ impl Ftl {
         let plane = self.geo.plane_of_block(from);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
-        let wear = Stream::Wear as usize;
-        if into == erased && ps.open[wear] == NONE && ps.free.len() >= ps.reserve_for(Stream::Wear)
+        let wear = Stream::WEAR.index();
+        if into == erased && ps.open[wear] == NONE && ps.free.len() >= ps.reserve_for(Stream::WEAR)
         {
             ps.open[wear] = erased;
             let b = erased as usize;

@@ -21,7 +21,7 @@ impl PlacementPolicy for Direct {
     fn new(_: &Params, s: &PlacementShape) -> Direct {
         Direct(Targets::one(Target {
             region: s.data_region,
-            stream: Stream::Host,
+            stream: Stream::HOST,
         }))
     }
     #[inline]

@@ -147,12 +147,12 @@ impl Targets {
     pub fn of(regions: &[u8]) -> Targets {
         let mut t = Targets::one(Target {
             region: regions[0],
-            stream: Stream::Host,
+            stream: Stream::HOST,
         });
         for (i, &r) in regions.iter().enumerate().take(3) {
             t.list[i] = Target {
                 region: r,
-                stream: Stream::Host,
+                stream: Stream::HOST,
             };
         }
         t.len = regions.len().min(3);
