@@ -26,7 +26,9 @@ impl LaneBuffers {
     pub fn new(capacity_units: u32, lanes: usize, logical_units: u32) -> LaneBuffers {
         debug_assert!((1..=MAX_LANES).contains(&lanes));
         LaneBuffers {
-            lanes: (0..lanes).map(|_| WriteBuffer::new(capacity_units)).collect(),
+            lanes: (0..lanes)
+                .map(|_| WriteBuffer::new(capacity_units))
+                .collect(),
             capacity_units,
             lane_of: if lanes > 1 {
                 vec![0; logical_units as usize]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Most write lanes a device may keep open per plane: the active zones of a zoned device,
 /// the reclaim-unit handles of an FDP device (each lane has its own open block per plane,
 /// and an FDP handle its own GC block too).
-pub const MAX_LANES: u32 = 16;
+pub const MAX_LANES: u32 = crate::base::MAX_LANES as u32;
 
 /// `[device.zns]`: the device is zoned. The logical space is `zones · zone size`; zone `z`
 /// stripes page by page over every plane of its die group (group `z mod groups`, the dies

@@ -205,7 +205,7 @@ impl<'a> FunctionalDriver<'a> {
         let lpns = &self.packer.lpns[..n];
         if self
             .ftl
-            .write_host_page(self.lane, lpns, versions, NONE, &mut self.clock, |_| true)?
+            .write_host_page(0, lpns, versions, NONE, &mut self.clock, |_| true)?
             .is_some()
         {
             self.stamp();
@@ -215,7 +215,7 @@ impl<'a> FunctionalDriver<'a> {
         self.ftl.wake_all(&mut self.clock)?;
         let placed = self
             .ftl
-            .write_host_page(self.lane, lpns, versions, NONE, &mut self.clock, |_| true)?;
+            .write_host_page(0, lpns, versions, NONE, &mut self.clock, |_| true)?;
         if placed.is_some() || self.ftl.worn_out() {
             self.stamp();
             return Ok(());

@@ -748,7 +748,8 @@ impl HostFrontEnd {
             let geo = cx.ftl.geo;
             let has_room = |plane: u32| queued[geo.die_of_plane(plane) as usize] < limit;
             let (ftl, mut sink) = cx.parts();
-            let placed = ftl.write_host_page(lane, &lpns[..n], versions, token, &mut sink, has_room)?;
+            let placed =
+                ftl.write_host_page(0, &lpns[..n], versions, token, &mut sink, has_room)?;
             let Some(plane) = placed else {
                 // No plane can take the page now: a program completion or a GC erase
                 // calls again.
