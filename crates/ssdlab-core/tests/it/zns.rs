@@ -309,3 +309,54 @@ fn zones_go_offline_as_blocks_wear_out_in_both_modes() {
         assert!(res.wear.erase_count_max <= 4, "{mode:?}");
     }
 }
+
+/// The host log-structured layer on a zoned device: its GC relocates and resets zones
+/// while the integrity oracle checks every read, in both modes; the device never copies.
+#[test]
+fn integrity_holds_through_the_host_layers_gc_in_both_modes() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        // 2 planes × 32 blocks; zones of one block per plane (32 units): 30 zones.
+        let mut c = common::tiny(2, 32, 4, 4, 0.0);
+        c.mode = mode;
+        c.integrity = true;
+        c.device.zns = Some(ssdlab_core::config::ZnsConfig {
+            max_open_zones: 4,
+            max_active_zones: 4,
+            ..Default::default()
+        });
+        let text = r#"
+kind = "log-structured"
+spare_ratio = 0.5
+[inner]
+kind = "synthetic"
+read_percent = 30.0
+block_size_bytes = 4096
+queue_depth = 4
+pattern = "hot-cold"
+placement_by_temperature = true
+requests = 6000
+"#;
+        c.workload = toml::from_str(text).unwrap();
+        let mut sim = Simulation::new(c).unwrap();
+        let res = sim.run_workload(&mut NoProgress).unwrap();
+        let z = res.zns.as_ref().unwrap();
+        assert!(z.errors.is_empty(), "{mode:?}: {:?}", z.errors);
+        let w = &res.workload;
+        assert!(
+            w.host_gc_write_bytes > 0,
+            "{mode:?}: the host layer's GC ran"
+        );
+        assert!(
+            w.host_zone_resets > 0 && z.resets == w.host_zone_resets,
+            "{mode:?}"
+        );
+        assert_eq!(
+            res.nand.programs.gc, 0,
+            "{mode:?}: the device copies nothing"
+        );
+        assert!(
+            res.integrity.as_ref().unwrap().checked_reads > 1000,
+            "{mode:?}"
+        );
+    }
+}
