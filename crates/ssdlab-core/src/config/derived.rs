@@ -697,7 +697,7 @@ fn zoned_capacity(
     } else {
         z.zone_dies
     };
-    if g.dies % zd != 0 {
+    if !g.dies.is_multiple_of(zd) {
         return Err(err(
             &key("zone_dies"),
             format!("{zd} does not divide the device's {} dies", g.dies),
@@ -706,7 +706,7 @@ fn zoned_capacity(
     let geo = super::zoned::zone_geometry(z, g, data.blocks_per_plane);
     let unit = g.unit_bytes as u64;
     let zone_bytes = geo.zone_units as u64 * unit;
-    if z.zone_capacity_bytes % unit != 0 || z.zone_capacity_bytes > zone_bytes {
+    if !z.zone_capacity_bytes.is_multiple_of(unit) || z.zone_capacity_bytes > zone_bytes {
         return Err(err(
             &key("zone_capacity_bytes"),
             format!(

@@ -157,7 +157,7 @@ fn decode_zoned(
     let unit = ftl.geo.unit_bytes as u64;
     let zs = ftl.zones_mut().expect("a zoned device");
     let lpn = (req.offset_bytes / unit) as u32;
-    let aligned = req.offset_bytes % unit == 0 && req.size_bytes % unit == 0;
+    let aligned = req.offset_bytes.is_multiple_of(unit) && req.size_bytes.is_multiple_of(unit);
     let mut finished = None;
     let out = match req.op {
         HostOp::Read => zs.read(span.first, span.count).map(|_| Command::Read(span)),

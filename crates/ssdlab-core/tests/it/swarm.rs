@@ -188,7 +188,7 @@ fn hold_overwrites(seed: u64, text: String) -> String {
 /// FDP (`[device.fdp]`, 2 to 4 handles) in half of the hot/cold cases, hot writes on
 /// placement identifier 1, from a stream of its own.
 fn fdp(seed: u64, text: String) -> String {
-    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6664_70);
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x0066_6470);
     let hot_cold = "pattern = \"hot-cold\"\n";
     if !text.contains(hot_cold) || !rng.gen_bool(0.5) {
         return text;
