@@ -12,7 +12,6 @@ use ssdlab_core::{Config, NoProgress};
 use ssdlab_experiments::run::{
     self, sweep_headline, Checked, ConfigSource, RunOptions, SWEEP_HEADLINE as HEADLINE,
 };
-use ssdlab_workload::WorkloadConfig;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -120,11 +119,7 @@ fn point_digest(resolved_toml: &str, input: Option<&(PathBuf, String)>) -> Strin
 
 /// The workload's input file (trace or fio job file) as the run resolves it.
 fn input_file(cfg: &Config, base_dir: Option<&Path>) -> Option<PathBuf> {
-    let path = match &cfg.workload {
-        WorkloadConfig::Trace(t) => &t.path,
-        WorkloadConfig::Fio(f) => &f.path,
-        _ => return None,
-    };
+    let path = cfg.workload.input_path()?;
     Some(match base_dir {
         Some(dir) if path.is_relative() => dir.join(path),
         _ => path.clone(),

@@ -144,10 +144,8 @@ impl ConfigSource {
         let Ok(cfg) = self.load() else {
             return false;
         };
-        let path = match &cfg.workload {
-            ssdlab_workload::WorkloadConfig::Trace(t) => &t.path,
-            ssdlab_workload::WorkloadConfig::Fio(f) => &f.path,
-            _ => return false,
+        let Some(path) = cfg.workload.input_path() else {
+            return false;
         };
         let resolved = match &self.base_dir {
             Some(dir) if path.is_relative() => dir.join(path),
@@ -349,10 +347,8 @@ pub fn with_overrides(cfg: &Config, sets: &[String], label: &str) -> Result<Conf
 /// Make the workload's input file (trace or fio job) absolute, relative to `base` (the
 /// config's directory), as the run resolved it: the resolved config re-runs from anywhere.
 pub fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
-    let file = match &mut cfg.workload {
-        ssdlab_workload::WorkloadConfig::Trace(t) => &mut t.path,
-        ssdlab_workload::WorkloadConfig::Fio(f) => &mut f.path,
-        _ => return,
+    let Some(file) = cfg.workload.input_path_mut() else {
+        return;
     };
     if file.is_relative() {
         let joined = base.unwrap_or(Path::new("")).join(&*file);

@@ -244,6 +244,27 @@ impl WorkloadConfig {
         }
     }
 
+    /// The input file this workload reads (a trace, a fio job file), a host layer's inner
+    /// workload's included: what a sweep digests and what is made absolute.
+    pub fn input_path(&self) -> Option<&std::path::PathBuf> {
+        match self {
+            WorkloadConfig::Trace(t) => Some(&t.path),
+            WorkloadConfig::Fio(f) => Some(&f.path),
+            WorkloadConfig::LogStructured(l) => l.inner.input_path(),
+            _ => None,
+        }
+    }
+
+    /// [`WorkloadConfig::input_path`], to change it.
+    pub fn input_path_mut(&mut self) -> Option<&mut std::path::PathBuf> {
+        match self {
+            WorkloadConfig::Trace(t) => Some(&mut t.path),
+            WorkloadConfig::Fio(f) => Some(&mut f.path),
+            WorkloadConfig::LogStructured(l) => l.inner.input_path_mut(),
+            _ => None,
+        }
+    }
+
     /// Build the flows of this workload.
     pub fn build(&self, ctx: &WorkloadContext) -> Result<Workload, WorkloadError> {
         match self {
@@ -254,5 +275,28 @@ impl WorkloadConfig {
             WorkloadConfig::Ext4(c) => ext4::build(c, ctx),
             WorkloadConfig::LogStructured(c) => log_structured::build(c, ctx),
         }
+    }
+}
+
+#[cfg(test)]
+mod input_path_tests {
+    use super::WorkloadConfig;
+
+    /// A sweep digests, and a run makes absolute, the input file of a host layer's inner
+    /// workload too (a changed inner trace must not reuse a stale sweep point).
+    #[test]
+    fn the_input_path_of_an_inner_workload_is_found() {
+        let text = r#"
+kind = "log-structured"
+[inner]
+kind = "trace"
+path = "t.csv"
+"#;
+        let mut w: WorkloadConfig = toml::from_str(text).unwrap();
+        assert_eq!(w.input_path().unwrap().to_str(), Some("t.csv"));
+        *w.input_path_mut().unwrap() = "/abs/t.csv".into();
+        assert_eq!(w.input_path().unwrap().to_str(), Some("/abs/t.csv"));
+        let plain: WorkloadConfig = toml::from_str("kind = \"synthetic\"").unwrap();
+        assert!(plain.input_path().is_none());
     }
 }
