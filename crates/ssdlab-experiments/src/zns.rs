@@ -9,8 +9,9 @@
 //! * `fdp`: the conventional device with `[device.fdp] handles = 2`, hot writes tagged with
 //!   placement identifier 1 (the synthetic `placement_by_temperature`), 7 % and 28 % OP.
 //!
-//! Each run first writes [`WARMUP_CAPACITY_MULTIPLE`] times its device's writable space
-//! in the functional mode (the device — and the host layer — reach steady state), then
+//! Each run fills its user space sequentially (128 KiB writes), then writes at random: the
+//! fill and [`WARMUP_CAPACITY_MULTIPLE`] times its device's writable space in the
+//! functional mode (the device — and the host layer — reach steady state), then
 //! measures [`MEASURE_CAPACITY_MULTIPLE`] times it in the timed mode on the same device
 //! state and the same request stream: device WAF, host-layer WAF, total WAF, user
 //! throughput, read and write p99 / p99.99 and zone resets per GB written.
@@ -22,7 +23,9 @@ use ssdlab_core::config::{FdpConfig, Mode};
 use ssdlab_core::stats::LatencySummary;
 use ssdlab_core::{Config, NoProgress, Results, Simulation};
 use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
-use ssdlab_workload::{HostRequest, RequestSource, Workload, WorkloadConfig, WorkloadError};
+use ssdlab_workload::{
+    Flow, HostRequest, RequestSource, Workload, WorkloadConfig, WorkloadContext, WorkloadError,
+};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -43,6 +46,8 @@ pub const READ_PERCENT: f64 = 20.0;
 /// Request size (reads and writes), and the queue depth of the one flow.
 pub const BLOCK_BYTES: u64 = 4096;
 pub const QUEUE_DEPTH: u32 = 16;
+/// Request size of the fill (one sequential pass over the user space before the mix).
+pub const FILL_BLOCK_BYTES: u64 = 128 << 10;
 /// The hot/cold mix: this share of the I/O goes to `HOT_SPACE_PERCENT` of the space.
 pub const HOT_IO_PERCENT: f64 = 80.0;
 pub const HOT_SPACE_PERCENT: f64 = 20.0;
@@ -187,18 +192,58 @@ impl ZnsParams {
         }
     }
 
-    /// The workload of one run on `device` at `spare`.
-    pub fn workload_config(&self, device: Device, mix: Mix, spare: f64) -> Result<WorkloadConfig> {
-        let s = self.synthetic(mix, device);
+    /// The fill: one sequential pass of 128 KiB writes over the whole user space.
+    pub fn fill(&self) -> SyntheticConfig {
+        SyntheticConfig {
+            read_percent: 0.0,
+            block_size_bytes: FILL_BLOCK_BYTES,
+            queue_depth: QUEUE_DEPTH,
+            pattern: AddressPattern::Sequential,
+            requests: 0,
+            total_bytes: 0,
+            ..Default::default()
+        }
+    }
+
+    /// The request stream of one run on `device` at `spare` (one flow): the fill, then the
+    /// random mix without end (the phases stop it).
+    pub fn workload(
+        &self,
+        device: Device,
+        mix: Mix,
+        spare: f64,
+        ctx: &WorkloadContext,
+    ) -> Result<Workload> {
+        let _ = spare;
+        let build = |c: SyntheticConfig, ctx: &WorkloadContext, what: &str| {
+            WorkloadConfig::Synthetic(c)
+                .build(ctx)
+                .map_err(|e| ExperimentError::invalid(format!("workload.{what}"), e.to_string()))
+        };
+        let inner = |ctx: &WorkloadContext| -> Result<Workload> {
+            let mut fill = self.fill();
+            fill.total_bytes = ctx.logical_bytes;
+            let mut fill = build(fill, ctx, "fill")?;
+            let mut random = build(self.synthetic(mix, device), ctx, mix.name())?;
+            let (Some(f), Some(r)) = (fill.flows.pop(), random.flows.pop()) else {
+                return Err(ExperimentError::invalid("workload", "a flow is missing"));
+            };
+            Ok(Workload {
+                flows: vec![Flow {
+                    name: r.name,
+                    arrival: r.arrival,
+                    source: Box::new(Chain(vec![f.source, r.source].into())),
+                }],
+                duration_ns: None,
+                stats: random.stats,
+            })
+        };
         match device {
-            Device::Conventional | Device::Fdp => Ok(WorkloadConfig::Synthetic(s)),
-            Device::Zns => {
-                let _ = spare;
-                Err(ExperimentError::invalid(
-                    "workload",
-                    "the host log-structured layer has not landed yet",
-                ))
-            }
+            Device::Conventional | Device::Fdp => inner(ctx),
+            Device::Zns => Err(ExperimentError::invalid(
+                "workload",
+                "the host log-structured layer has not landed yet",
+            )),
         }
     }
 
@@ -218,9 +263,12 @@ impl ZnsParams {
         }
         for (device, mix, spare) in self.jobs() {
             let sim = Simulation::new(self.config(device, spare)?)?;
-            self.workload_config(device, mix, spare)?
-                .check_first(&sim.workload_context(), 16)
-                .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+            let mut w = self.workload(device, mix, spare, &sim.workload_context())?;
+            for f in &mut w.flows {
+                f.source
+                    .next_request()
+                    .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+            }
         }
         Ok(())
     }
@@ -236,6 +284,21 @@ impl ZnsParams {
             }
         }
         out
+    }
+}
+
+/// Sources one after the other.
+struct Chain(std::collections::VecDeque<Box<dyn RequestSource>>);
+
+impl RequestSource for Chain {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        while let Some(s) = self.0.front_mut() {
+            if let Some(r) = s.next_request()? {
+                return Ok(Some(r));
+            }
+            self.0.pop_front();
+        }
+        Ok(None)
     }
 }
 
@@ -296,7 +359,7 @@ impl Stream {
             flows: self
                 .flows
                 .iter()
-                .map(|(name, arrival, source)| ssdlab_workload::Flow {
+                .map(|(name, arrival, source)| Flow {
                     name: name.clone(),
                     arrival: *arrival,
                     source: Box::new(Phase {
@@ -387,12 +450,15 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
     let mut sim = Simulation::new(cfg)?;
     let ctx = sim.workload_context();
     let capacity = ctx.logical_bytes;
-    let w = p
-        .workload_config(device, mix, spare)?
-        .build(&ctx)
-        .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+    let w = p.workload(device, mix, spare, &ctx)?;
+    let user_capacity_bytes = match device {
+        Device::Zns => 0, // the host layer's user space
+        _ => capacity,
+    };
     let stream = Stream::new(w);
-    let warm = (p.warmup_capacity_multiple * capacity as f64) as u64;
+    // The fill, then the warm-up's random writes (device bytes: the host layer's
+    // relocations count).
+    let warm = user_capacity_bytes + (p.warmup_capacity_multiple * capacity as f64) as u64;
     let meas = (p.measure_capacity_multiple * capacity as f64) as u64;
     // Warm-up: functional (no latency to keep), same device state and request stream.
     sim.config.mode = Mode::Functional;
@@ -404,13 +470,10 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         .as_ref()
         .ok_or_else(|| ExperimentError::invalid("mode", "the study needs the timed mode"))?;
     let write_bytes = r.host.counters.write_bytes;
-    let (user_write_bytes, user_read_bytes, user_capacity_bytes) =
-        match (layer_user_bytes(&r), layer_user_bytes(&w0)) {
-            (Some((w1, r1)), Some((w0b, r0b))) => {
-                (w1.saturating_sub(w0b), r1.saturating_sub(r0b), capacity)
-            }
-            _ => (write_bytes, r.host.counters.read_bytes, capacity),
-        };
+    let (user_write_bytes, user_read_bytes) = match (layer_user_bytes(&r), layer_user_bytes(&w0)) {
+        (Some((w1, r1)), Some((w0b, r0b))) => (w1.saturating_sub(w0b), r1.saturating_sub(r0b)),
+        _ => (write_bytes, r.host.counters.read_bytes),
+    };
     let host_waf = if user_write_bytes > 0 {
         write_bytes as f64 / user_write_bytes as f64
     } else {
