@@ -115,6 +115,8 @@ pub struct ZnsParams {
     pub spare: Vec<f64>,
     /// The devices run (all three by default).
     pub devices: Vec<Device>,
+    /// `[device.fdp]` of the FDP runs: 2 handles, placement identifier `i` on handle `i`.
+    pub fdp: FdpConfig,
     pub warmup_capacity_multiple: f64,
     pub measure_capacity_multiple: f64,
 }
@@ -139,6 +141,10 @@ impl ZnsParams {
             scale,
             spare: SPARE.to_vec(),
             devices: Device::ALL.to_vec(),
+            fdp: FdpConfig {
+                handles: 2,
+                placement_handles: Vec::new(),
+            },
             warmup_capacity_multiple: WARMUP_CAPACITY_MULTIPLE,
             measure_capacity_multiple: MEASURE_CAPACITY_MULTIPLE,
         })
@@ -162,10 +168,7 @@ impl ZnsParams {
             Device::Conventional | Device::Fdp => {
                 c.device.zns = None;
                 c.device.over_provisioning_ratio = spare;
-                c.device.fdp = (device == Device::Fdp).then(|| FdpConfig {
-                    handles: 2,
-                    placement_handles: Vec::new(),
-                });
+                c.device.fdp = (device == Device::Fdp).then(|| self.fdp.clone());
             }
         }
         c.validate()?;
