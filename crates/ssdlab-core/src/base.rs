@@ -45,7 +45,7 @@ impl CellMode {
 
 /// Most write lanes: host streams of their own per plane (the active zones of a zoned
 /// device, the reclaim-unit handles of an FDP device). Lane 0 is the plain host stream.
-pub const MAX_LANES: usize = 16;
+pub const MAX_LANES: usize = 32;
 
 /// A write frontier of a region: each stream has its own open block per plane, so data of
 /// different origin (and lifetime) is not mixed in one block. Host pages (lane 0), GC

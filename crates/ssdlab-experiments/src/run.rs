@@ -252,8 +252,8 @@ pub fn check(src: &ConfigSource, o: &RunOptions) -> Result<Checked, String> {
         unit_bytes: d.geometry.unit_bytes as u64,
         seed: cfg.seed,
         base_dir: src.base_dir.clone(),
-        zones: None,
-        placement_ids: 0,
+        zones: cfg.host_zones(&d),
+        placement_ids: cfg.device.fdp.as_ref().map_or(0, |f| f.placement_ids()),
     };
     cfg.workload
         .check_first(&ctx, WORKLOAD_CHECK_REQUESTS)

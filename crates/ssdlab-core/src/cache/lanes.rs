@@ -10,7 +10,7 @@ pub type Marks = [u64; MAX_LANES];
 
 /// Bits of a program's owner token that name the lane (the rest is the lane buffer's
 /// page token, modulo 2^28).
-const LANE_BITS: u32 = 4;
+const LANE_BITS: u32 = 5;
 const TOKEN_MASK: u32 = (1 << (32 - LANE_BITS)) - 1;
 
 pub struct LaneBuffers {

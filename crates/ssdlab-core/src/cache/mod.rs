@@ -209,7 +209,7 @@ impl WriteBuffer {
     /// Copy the oldest waiting units (at most `lpns.len()`) into `lpns`/`versions`
     /// without removing them; returns how many. A page holds units of one `class` only
     /// (journal or not, `slc-journal`): it ends where the class changes.
-    pub fn peek_page<C: Fn(u32) -> bool>(
+    pub fn peek_page<C: Fn(u32) -> u32>(
         &self,
         lpns: &mut [u32],
         versions: &mut [u32],
@@ -217,7 +217,7 @@ impl WriteBuffer {
     ) -> usize {
         let mut n = 0;
         let from = (self.head_seq - self.base_seq) as usize;
-        let mut first_class = false;
+        let mut first_class = 0;
         for &(lpn, v) in self.entries.range(from..) {
             if n == lpns.len() {
                 break;
@@ -391,9 +391,9 @@ mod tests {
         for lpn in 0..6 {
             b.insert(lpn, 1);
         }
-        let n = b.peek_page(&mut l, &mut v, |_| false);
+        let n = b.peek_page(&mut l, &mut v, |_| 0);
         let t0 = b.commit_page(n);
-        let n = b.peek_page(&mut l, &mut v, |_| false);
+        let n = b.peek_page(&mut l, &mut v, |_| 0);
         let t1 = b.commit_page(n);
         assert_eq!(b.durable_seq(), 0);
         b.program_done(2, t1); // finishes out of order
@@ -437,7 +437,7 @@ mod tests {
         b.insert(7, 4);
         assert!(b.discard(6));
         let (mut l, mut v) = ([0; 4], [0; 4]);
-        let n = b.peek_page(&mut l, &mut v, |_| false);
+        let n = b.peek_page(&mut l, &mut v, |_| 0);
         assert_eq!((&l[..n], &v[..n]), (&[5, 7][..], &[3, 4][..]));
         let flush_mark = b.end_seq();
         let t = b.commit_page(n);
@@ -473,7 +473,7 @@ mod class_tests {
         for (i, l) in [1u32, 2, 100, 101, 102, 3].into_iter().enumerate() {
             b.insert(l, i as u32);
         }
-        let journal = |l: u32| l >= 100;
+        let journal = |l: u32| (l >= 100) as u32;
         let (mut l, mut v) = ([0; 4], [0; 4]);
         let n = b.peek_page(&mut l, &mut v, journal);
         assert_eq!(&l[..n], &[1, 2]);

@@ -245,7 +245,10 @@ impl Derived {
             .find(|r| r.content == RegionContent::Data)
             .ok_or_else(|| err("ftl.regions", "no region has content = \"data\""))?;
         let data_region = data.id;
-        let (logical_units, min_op) = data_capacity(c, &geometry, data)?;
+        let (logical_units, min_op) = match &c.device.zns {
+            Some(z) => (zoned_capacity(c, z, &geometry, data, regions.len())?, 0.0),
+            None => data_capacity(c, &geometry, data)?,
+        };
         let logical_units = logical_units as u32;
         let reserve = data.reserve_blocks_per_plane;
         for b in [
@@ -640,6 +643,88 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         }
     }
     Ok(out)
+}
+
+/// Logical capacity (mapping units) of a zoned device: its zones. What the zoned model
+/// needs of the rest of the configuration is checked here.
+fn zoned_capacity(
+    c: &Config,
+    z: &super::ZnsConfig,
+    g: &Geometry,
+    data: &RegionGeometry,
+    regions: usize,
+) -> Result<u64> {
+    let key = |k: &str| format!("device.zns.{k}");
+    if c.device.over_provisioning_ratio != 0.0 {
+        return Err(err(
+            "device.over_provisioning_ratio",
+            format!(
+                "{}: a zoned device's capacity is its zones (spare space is the host's to keep); set 0 or leave it out",
+                c.device.over_provisioning_ratio
+            ),
+        ));
+    }
+    let refuse = |k: &str, why: &str| Err(err(k, format!("a zoned device ([device.zns]) {why}")));
+    if regions != 1 {
+        return refuse("ftl.regions", "has one data region");
+    }
+    if !matches!(c.ftl.wear_leveling, crate::config::WearConfig::None(_)) {
+        return refuse(
+            "ftl.wear_leveling",
+            "moves no data on its own (no migrations): use policy = \"none\"; allocation (min-erase) levels wear as zones open",
+        );
+    }
+    if !matches!(c.ftl.mapping, crate::config::MappingConfig::PageMap(_)) {
+        return refuse("ftl.mapping", "is modelled with `page-map` only");
+    }
+    if !matches!(c.ftl.placement, crate::config::PlacementConfig::Direct(_)) {
+        return refuse("ftl.placement", "places by zone: use `direct`");
+    }
+    if c.precondition.enabled {
+        return refuse(
+            "precondition.enabled",
+            "is written by its host through zone commands: fill it with the workload",
+        );
+    }
+    if c.device.program_fail_rate > 0.0 {
+        return refuse(
+            "device.program_fail_rate",
+            "cannot move a failed program's zone data (no device copies): set 0",
+        );
+    }
+    let zd = if z.zone_dies == 0 {
+        g.dies
+    } else {
+        z.zone_dies
+    };
+    if g.dies % zd != 0 {
+        return Err(err(
+            &key("zone_dies"),
+            format!("{zd} does not divide the device's {} dies", g.dies),
+        ));
+    }
+    let geo = super::zoned::zone_geometry(z, g, data.blocks_per_plane);
+    let unit = g.unit_bytes as u64;
+    let zone_bytes = geo.zone_units as u64 * unit;
+    if z.zone_capacity_bytes % unit != 0 || z.zone_capacity_bytes > zone_bytes {
+        return Err(err(
+            &key("zone_capacity_bytes"),
+            format!(
+                "{}: a multiple of the mapping unit ({unit} bytes) up to the zone size ({zone_bytes} bytes)",
+                z.zone_capacity_bytes
+            ),
+        ));
+    }
+    if geo.zones == 0 {
+        return Err(err(
+            &key("blocks_per_plane"),
+            format!(
+                "no zone fits: {} blocks per plane less {} spare hold no zone of {} blocks per plane",
+                data.blocks_per_plane, z.spare_blocks_per_plane, z.blocks_per_plane
+            ),
+        ));
+    }
+    Ok(geo.zones as u64 * geo.zone_units as u64)
 }
 
 /// Logical capacity (mapping units) and minimum OP of the data region.

@@ -109,7 +109,9 @@ pub struct DeviceConfig {
     /// Cell mode every block starts in.
     #[serde(default)]
     pub cell_mode: CellMode,
-    /// (physical − logical) / logical.
+    /// (physical − logical) / logical. Required but for a zoned device (0: its capacity is
+    /// its zones).
+    #[serde(default)]
     pub over_provisioning_ratio: f64,
     /// Channel (bus) rate in MB/s (10^6 bytes per second).
     #[serde(default = "default_channel_rate")]
@@ -529,6 +531,21 @@ impl Config {
             ));
         }
         Derived::new(self)
+    }
+
+    /// The zones a zoned device shows the host (`None` on a conventional device).
+    pub fn host_zones(&self, d: &Derived) -> Option<ssdlab_workload::ZoneGeometry> {
+        let z = self.device.zns.as_ref()?;
+        let data = &d.regions[d.data_region as usize];
+        let geo = zoned::zone_geometry(z, &d.geometry, data.blocks_per_plane);
+        let unit = d.geometry.unit_bytes as u64;
+        Some(ssdlab_workload::ZoneGeometry {
+            zone_bytes: geo.zone_units as u64 * unit,
+            zone_capacity_bytes: geo.cap_units as u64 * unit,
+            zones: geo.zones,
+            max_open_zones: z.max_open_zones,
+            max_active_zones: z.max_active_zones,
+        })
     }
 
     /// [`Config::validate`] for a configuration read from `text` (file `file`): an error

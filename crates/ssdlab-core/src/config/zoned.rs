@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 /// and an FDP handle its own GC block too).
 pub const MAX_LANES: u32 = crate::base::MAX_LANES as u32;
 
+/// Most active zones: the write lanes less a few that a zone just filled keeps until its
+/// last page is placed.
+pub const MAX_ACTIVE_ZONES: u32 = MAX_LANES - 8;
+
 /// `[device.zns]`: the device is zoned. The logical space is `zones · zone size`; zone `z`
 /// stripes page by page over every plane of its die group (group `z mod groups`, the dies
 /// split into groups of `zone_dies`); each of those planes gives the zone
@@ -56,11 +60,11 @@ impl ZnsConfig {
         if self.blocks_per_plane == 0 {
             return bad("blocks_per_plane", "must be at least 1".into());
         }
-        if self.max_active_zones == 0 || self.max_active_zones > MAX_LANES {
+        if self.max_active_zones == 0 || self.max_active_zones > MAX_ACTIVE_ZONES {
             return bad(
                 "max_active_zones",
                 format!(
-                    "{}: 1 to {MAX_LANES} (each active zone keeps an open block per plane)",
+                    "{}: 1 to {MAX_ACTIVE_ZONES} (each active zone keeps an open block per plane)",
                     self.max_active_zones
                 ),
             );
@@ -149,5 +153,38 @@ impl FdpConfig {
         } else {
             self.placement_handles.get(pid as usize).copied()
         }
+    }
+}
+
+/// A zoned device's shape, worked out from its configuration and geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneGeo {
+    pub zone_dies: u32,
+    pub zone_units: u32,
+    pub cap_units: u32,
+    pub zones: u32,
+}
+
+/// The zones of `cfg` on geometry `g` with `blocks_per_plane` data blocks per plane.
+pub fn zone_geometry(cfg: &ZnsConfig, g: &super::Geometry, blocks_per_plane: u32) -> ZoneGeo {
+    let zd = if cfg.zone_dies == 0 {
+        g.dies
+    } else {
+        cfg.zone_dies
+    };
+    let planes = zd * g.planes_per_die;
+    let zone_units = planes * cfg.blocks_per_plane * g.pages_per_block * g.slots_per_page;
+    let cap_units = if cfg.zone_capacity_bytes == 0 {
+        zone_units
+    } else {
+        (cfg.zone_capacity_bytes / g.unit_bytes as u64) as u32
+    };
+    let per_group =
+        blocks_per_plane.saturating_sub(cfg.spare_blocks_per_plane) / cfg.blocks_per_plane;
+    ZoneGeo {
+        zone_dies: zd,
+        zone_units,
+        cap_units,
+        zones: per_group * (g.dies / zd.max(1)),
     }
 }

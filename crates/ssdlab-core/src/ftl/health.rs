@@ -155,6 +155,10 @@ impl Ftl {
     /// Spread the logical capacity over the data region's planes by their usable room
     /// (each plane's cap on valid units); an error when the room no longer holds it.
     pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
+        if self.zoned() {
+            // Zones go offline one by one instead (`Ftl::reset_zone`).
+            return Ok(());
+        }
         let spp = self.geo.slots_per_page;
         let logical = self.logical_units as u64;
         let region = &self.regions[self.data_region as usize];

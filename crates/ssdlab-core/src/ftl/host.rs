@@ -54,6 +54,9 @@ impl Ftl {
         if self.worn_out() {
             return Ok(None);
         }
+        if self.zones.is_some() {
+            return self.write_zone_page(lpns, versions, token, sink, accept);
+        }
         let targets = self.placement.host_targets(lpns);
         for t in targets.as_slice() {
             // First pass: planes within their share of valid data; second: any with room.

@@ -20,6 +20,7 @@
 //! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
 
 mod check;
+pub mod fdp;
 mod health;
 mod host;
 mod jobs;
@@ -27,6 +28,7 @@ mod pressure;
 mod recover;
 pub mod region;
 pub mod translation;
+pub mod zones;
 
 // The policy families live in the layer below config (`crate::policy`); the FTL's paths
 // to them stay `ftl::gc`, `ftl::mapping`, ….
@@ -252,6 +254,12 @@ pub struct Ftl {
     /// read pin underflow, …), checked in every build; the next public call returns it as
     /// [`SimError::Internal`].
     internal: Option<String>,
+    /// The zones of a zoned device (`[device.zns]`).
+    zones: Option<Box<zones::Zones>>,
+    /// Placement handles of an FDP device (`[device.fdp]`).
+    fdp: Option<Box<fdp::Fdp>>,
+    /// The block a stream opened last (a zone records its blocks by it).
+    last_opened: u32,
     /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
     /// stage 0), a staged plan of known shape on the page-mapped test device.
     #[cfg(test)]
@@ -367,6 +375,9 @@ impl Ftl {
             },
             ops_until_check: 0,
             internal: None,
+            zones: None,
+            fdp: cfg.device.fdp.as_ref().map(|f| Box::new(fdp::Fdp::new(f))),
+            last_opened: NONE,
             #[cfg(test)]
             staged_read_hook: None,
             blocks: BlockTable::new(0, cfg.device.cell_mode),
@@ -401,6 +412,21 @@ impl Ftl {
             } else {
                 ftl.blocks.state[b as usize] = BlockState::Free;
                 ps.free.push(BlockId(b), 0);
+            }
+        }
+        if let Some(z) = &cfg.device.zns {
+            let data = &d.regions[d.data_region as usize];
+            ftl.zones = Some(Box::new(zones::Zones::new(
+                z,
+                &g,
+                data.blocks_per_plane,
+                g.unit_bytes as u64,
+            )));
+            // No device GC: free blocks come back through zone resets only.
+            for ps in &mut ftl.ps {
+                ps.gc_soft_free_blocks = 0;
+                ps.gc_hard_free_blocks = 0;
+                ps.idle_gc_free_blocks = 0;
             }
         }
         ftl.update_capacity()
@@ -576,6 +602,16 @@ impl Ftl {
     #[inline]
     pub fn packs_apart(&self, lpn: u32) -> bool {
         self.placement.is_journal(Lpn(lpn))
+    }
+
+    /// The packing class of `lpn`: a page holds units of one class (journal or not with
+    /// `slc-journal`; a zoned device's zone).
+    #[inline]
+    pub fn page_class(&self, lpn: u32) -> u32 {
+        match self.zones.as_deref() {
+            Some(z) => z.zone_of(lpn),
+            None => self.packs_apart(lpn) as u32,
+        }
     }
 
     /// The journal range the placement policy has learned, if any.
@@ -800,7 +836,8 @@ impl Ftl {
     fn close_if_full(&mut self, block: u32) {
         let b = block as usize;
         let ps = &self.ps[self.blocks.rp[b] as usize];
-        if self.blocks.programmed[b] == ps.pages_per_block {
+        let p = self.blocks.programmed[b];
+        if p == ps.pages_per_block || (self.blocks.sealed[b] && p == self.blocks.next_page[b]) {
             note(
                 &mut self.internal,
                 self.blocks
@@ -813,6 +850,9 @@ impl Ftl {
                 BlockId(block),
                 self.blocks.valid_units[b],
             );
+            if self.zones.is_some() {
+                self.zone_block_closed(block);
+            }
         }
     }
 
@@ -895,6 +935,7 @@ impl Ftl {
             self.blocks.next_page[b as usize] = 0;
             self.blocks.programmed[b as usize] = 0;
             self.blocks.lane[b as usize] = stream.lane();
+            self.last_opened = b;
         }
         let page = self.blocks.next_page[b as usize];
         let pages = max.min(ps.pages_per_block - page);

@@ -11,6 +11,7 @@
 use super::UnitSpan;
 use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
+use crate::ftl::zones::ZoneError;
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -68,12 +69,28 @@ impl RmwReads {
 pub enum Command {
     /// Read the units (those in the buffer or never written need no NAND read).
     Read(UnitSpan),
-    /// Read `rmw` first, then write every unit of `span` through the buffer.
-    Write { rmw: RmwReads, span: UnitSpan },
+    /// Read `rmw` first, then write every unit of `span` through the buffer, in write
+    /// lane `lane` (an FDP handle, a zone's lane; 0 otherwise). `filled`: the write filled
+    /// its zone, whose last partial page must go out once the units are in.
+    Write {
+        rmw: RmwReads,
+        span: UnitSpan,
+        lane: u8,
+        filled: bool,
+    },
     /// Drop the units from the buffer and unmap them.
     Trim(UnitSpan),
     /// Make every unit written before it durable.
     Flush,
+    /// Reset zone `zone`: its buffered units are dropped, then the FTL unmaps and erases it
+    /// ([`Ftl::reset_zone`]).
+    ZoneReset { zone: u32 },
+    /// A zone was finished: lane `lane`'s waiting units (its last partial page) go out.
+    ZoneFinish { lane: Option<u8> },
+    /// Done at once (zone open, close, report).
+    Done,
+    /// The request fails with this status (counted; the run goes on).
+    Failed(ZoneError),
 }
 
 impl Command {
@@ -89,9 +106,16 @@ impl Command {
         counters: &mut HostCounters,
     ) -> Command {
         counters.count(req.op, req.size_bytes);
+        if ftl.zones().is_some() {
+            return decode_zoned(req, span, ftl, counters);
+        }
         match req.op {
             HostOp::Read => Command::Read(span),
             HostOp::Write => {
+                let lane = match ftl.lane_of_placement(req.placement_id) {
+                    Some(l) => l,
+                    None => return Command::Failed(ZoneError::InvalidField),
+                };
                 counters.write_units += span.count as u64;
                 ftl.observe_host_write(span.first, span.count, req.journal);
                 let last = span.first + span.count - 1;
@@ -106,14 +130,91 @@ impl Command {
                     }
                 }
                 counters.rmw_reads += rmw.n as u64;
-                Command::Write { rmw, span }
+                Command::Write {
+                    rmw,
+                    span,
+                    lane,
+                    filled: false,
+                }
             }
             HostOp::Trim => Command::Trim(span),
             HostOp::Flush => Command::Flush,
             // The splitter refuses zone commands on a conventional device.
-            _ => Command::Flush,
+            _ => Command::Failed(ZoneError::InvalidCommand),
         }
     }
+}
+
+/// [`Command::decode`] on a zoned device: every request meets the zone state machine;
+/// a failure is counted there.
+#[cold]
+fn decode_zoned(
+    req: &HostRequest,
+    span: UnitSpan,
+    ftl: &mut Ftl,
+    counters: &mut HostCounters,
+) -> Command {
+    let unit = ftl.geo.unit_bytes as u64;
+    let zs = ftl.zones_mut().expect("a zoned device");
+    let lpn = (req.offset_bytes / unit) as u32;
+    let aligned = req.offset_bytes % unit == 0 && req.size_bytes % unit == 0;
+    let out = match req.op {
+        HostOp::Read => zs.read(span.first, span.count).map(|_| Command::Read(span)),
+        HostOp::Write | HostOp::ZoneAppend => {
+            let append = req.op == HostOp::ZoneAppend;
+            zs.write(span.first, span.count, aligned, append).map(|w| {
+                counters.write_units += span.count as u64;
+                Command::Write {
+                    rmw: RmwReads::default(),
+                    span: UnitSpan {
+                        first: w.first,
+                        ..span
+                    },
+                    lane: w.lane,
+                    filled: w.filled,
+                }
+            })
+        }
+        HostOp::Trim => Err(ZoneError::InvalidCommand),
+        HostOp::Flush => Ok(Command::Flush),
+        HostOp::ZoneReport => {
+            zs.count_report();
+            Ok(Command::Done)
+        }
+        HostOp::ZoneOpen => zs
+            .managed_zone(lpn, aligned)
+            .and_then(|z| zs.open(z))
+            .map(|_| Command::Done),
+        HostOp::ZoneClose => zs
+            .managed_zone(lpn, aligned)
+            .and_then(|z| zs.close(z))
+            .map(|_| Command::Done),
+        HostOp::ZoneFinish => zs
+            .managed_zone(lpn, aligned)
+            .and_then(|z| zs.finish(z))
+            .map(|lane| Command::ZoneFinish { lane }),
+        HostOp::ZoneReset => zs
+            .managed_zone(lpn, aligned)
+            .and_then(|z| zs.check_reset(z).map(|_| Command::ZoneReset { zone: z })),
+    };
+    out.unwrap_or_else(|e| {
+        zs.count_error(e);
+        Command::Failed(e)
+    })
+}
+
+/// Drop zone `zone`'s units from `buffer` and reset it.
+pub fn reset_zone<S: NandSink, B: UnitBuffer>(
+    ftl: &mut Ftl,
+    zone: u32,
+    buffer: &mut B,
+    sink: &mut S,
+) -> Result<()> {
+    let written = ftl.zones().expect("a zoned device").written(zone);
+    for lpn in written {
+        buffer.discard(lpn);
+    }
+    ftl.reset_zone(zone, sink)
 }
 
 /// One unit as a span.

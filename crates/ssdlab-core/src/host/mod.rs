@@ -34,6 +34,8 @@ pub struct Splitter {
     /// 64-bit divisions; `u32::MAX` otherwise.
     shift: u32,
     limit_bytes: u64,
+    /// The device is zoned: zone commands are valid.
+    zoned: bool,
 }
 
 impl Splitter {
@@ -47,14 +49,26 @@ impl Splitter {
                 u32::MAX
             },
             limit_bytes: logical_units as u64 * u,
+            zoned: false,
         }
+    }
+
+    /// The mapping unit in bytes.
+    pub fn unit_bytes(&self) -> u64 {
+        self.unit_bytes
+    }
+
+    /// On a zoned device zone commands are valid.
+    pub fn zoned(mut self, zoned: bool) -> Splitter {
+        self.zoned = zoned;
+        self
     }
 
     /// The units `req` touches; errors if it leaves the logical space.
     #[inline(always)]
     pub fn split(&self, req: &HostRequest) -> Result<UnitSpan> {
         let u = self.unit_bytes;
-        if req.op.is_zone_command() {
+        if req.op.is_zone_command() && !self.zoned {
             return Err(SimError::config(
                 "workload",
                 format!(
@@ -64,7 +78,10 @@ impl Splitter {
                 ),
             ));
         }
-        if req.op == HostOp::Flush || req.size_bytes == 0 {
+        if req.op == HostOp::Flush
+            || req.size_bytes == 0
+            || (req.op.is_zone_command() && req.op != HostOp::ZoneAppend)
+        {
             return Ok(UnitSpan {
                 first: 0,
                 count: 0,
@@ -142,6 +159,11 @@ pub struct Request {
     pub cmd: u32,
     /// The submitter's tag ([`HostRequest::tag`]).
     pub tag: u32,
+    /// A write's lane ([`command::Command::Write`]), and whether it filled its zone.
+    pub lane: u8,
+    pub filled: bool,
+    /// Why the request failed, if it did.
+    pub error: Option<crate::ftl::zones::ZoneError>,
 }
 
 impl Request {
@@ -169,6 +191,9 @@ impl Request {
             parked_ops: 0,
             cmd,
             tag: r.tag,
+            lane: 0,
+            filled: false,
+            error: None,
         }
     }
 }

@@ -65,6 +65,17 @@ struct Packer {
     capacity: usize,
 }
 
+impl Packer {
+    fn new(capacity: usize) -> Packer {
+        Packer {
+            lpns: [0; MAX_SLOTS_PER_PAGE],
+            versions: [0; MAX_SLOTS_PER_PAGE],
+            n: 0,
+            capacity,
+        }
+    }
+}
+
 impl UnitBuffer for Packer {
     #[inline]
     fn lookup(&self, lpn: u32) -> Option<u32> {
@@ -84,11 +95,46 @@ impl UnitBuffer for Packer {
     }
 }
 
+/// The packers of every write lane: lane 0's (the only one without lanes) and the
+/// others' (FDP handles, a zoned device's lanes).
+struct Packers {
+    main: Packer,
+    extra: Vec<Packer>,
+}
+
+impl Packers {
+    #[inline(always)]
+    fn lane(&mut self, lane: u8) -> &mut Packer {
+        match lane {
+            0 => &mut self.main,
+            l => &mut self.extra[l as usize - 1],
+        }
+    }
+}
+
+impl UnitBuffer for Packers {
+    #[inline]
+    fn lookup(&self, lpn: u32) -> Option<u32> {
+        self.main.lookup(lpn).or_else(|| {
+            self.extra
+                .iter()
+                .find_map(|p| if p.n > 0 { p.lookup(lpn) } else { None })
+        })
+    }
+
+    fn discard(&mut self, lpn: u32) {
+        self.main.discard(lpn);
+        for p in &mut self.extra {
+            p.discard(lpn);
+        }
+    }
+}
+
 /// Drives one FTL in functional mode.
 pub struct FunctionalDriver<'a> {
     pub ftl: &'a mut Ftl,
     pub clock: SerialClock,
-    packer: Packer,
+    packer: Packers,
     pub host: HostCounters,
     /// Host idle time after which background GC drains (0 = never).
     idle_gc_after_ns: u64,
@@ -110,20 +156,22 @@ impl<'a> FunctionalDriver<'a> {
         let clock = SerialClock::new(&ftl.timing);
         let capacity = ftl.geo.slots_per_page as usize;
         let separate_journal = ftl.packs_journal_apart();
-        let splitter = Splitter::new(ftl.geo.unit_bytes, ftl.logical_units());
+        let splitter =
+            Splitter::new(ftl.geo.unit_bytes, ftl.logical_units()).zoned(ftl.zones().is_some());
+        let lanes = ftl.lanes();
+        // A zoned device's zone write buffers are power-loss protected (docs/zns.md).
+        let flush_free = ftl.zones().is_some();
         FunctionalDriver {
             ftl,
             clock,
-            packer: Packer {
-                lpns: [0; MAX_SLOTS_PER_PAGE],
-                versions: [0; MAX_SLOTS_PER_PAGE],
-                n: 0,
-                capacity,
+            packer: Packers {
+                main: Packer::new(capacity),
+                extra: (1..lanes).map(|_| Packer::new(capacity)).collect(),
             },
             host: HostCounters::default(),
             idle_gc_after_ns: 0,
             last_arrival_ns: 0,
-            flush_free: false,
+            flush_free,
             units_written: 0,
             phase: "workload",
             separate_journal,
@@ -145,7 +193,7 @@ impl<'a> FunctionalDriver<'a> {
 
     /// A power-loss-protected buffer: host flushes program nothing.
     pub fn with_power_loss_protection(mut self, on: bool) -> Self {
-        self.flush_free = on;
+        self.flush_free = on || self.ftl.zones().is_some();
         self
     }
 
@@ -168,12 +216,12 @@ impl<'a> FunctionalDriver<'a> {
         let version = self.ftl.new_version_for(lpn, tag);
         // Journal and other units are packed apart (`slc-journal`).
         if self.separate_journal
-            && self.packer.n > 0
-            && self.ftl.packs_apart(lpn) != self.ftl.packs_apart(self.packer.lpns[0])
+            && self.packer.main.n > 0
+            && self.ftl.packs_apart(lpn) != self.ftl.packs_apart(self.packer.main.lpns[0])
         {
-            self.program_packed()?;
+            self.program_packed(0)?;
         }
-        let p = &mut self.packer;
+        let p = &mut self.packer.main;
         if p.capacity > 1 {
             if let Some(i) = p.lpns[..p.n].iter().position(|&l| l == lpn) {
                 p.versions[i] = version;
@@ -184,28 +232,60 @@ impl<'a> FunctionalDriver<'a> {
         p.versions[p.n] = version;
         p.n += 1;
         if p.n == p.capacity {
-            self.program_packed()?;
+            self.program_packed(0)?;
+        }
+        Ok(())
+    }
+
+    /// Write one unit of the host request tagged `tag` in write lane `lane` (> 0: an FDP
+    /// handle, a zone's lane); a page holds units of one lane (and one zone).
+    #[inline(never)]
+    fn write_unit_in_lane(&mut self, lpn: u32, tag: u32, lane: u8) -> Result<()> {
+        self.units_written += 1;
+        let version = self.ftl.new_version_for(lpn, tag);
+        let first = self.packer.lane(lane).lpns[0];
+        if self.packer.lane(lane).n > 0 && self.ftl.page_class(lpn) != self.ftl.page_class(first) {
+            self.program_packed(lane)?;
+        }
+        // A copy waiting in another lane moves here.
+        if self.packer.lookup(lpn).is_some() && self.packer.lane(lane).lookup(lpn).is_none() {
+            self.packer.discard(lpn);
+        }
+        let p = self.packer.lane(lane);
+        if let Some(i) = p.lpns[..p.n].iter().position(|&l| l == lpn) {
+            p.versions[i] = version;
+            return Ok(());
+        }
+        p.lpns[p.n] = lpn;
+        p.versions[p.n] = version;
+        p.n += 1;
+        if p.n == p.capacity {
+            self.program_packed(lane)?;
         }
         Ok(())
     }
 
     /// Program the packed units (a full page, or a padded partial one on flush).
     #[inline]
-    fn program_packed(&mut self) -> Result<()> {
-        let n = self.packer.n;
+    fn program_packed(&mut self, lane: u8) -> Result<()> {
+        let packer = match lane {
+            0 => &mut self.packer.main,
+            l => &mut self.packer.extra[l as usize - 1],
+        };
+        let n = packer.n;
         if n == 0 {
             return Ok(());
         }
-        self.packer.n = 0;
+        packer.n = 0;
         let versions: &[u32] = if self.ftl.integrity.is_some() {
-            &self.packer.versions[..n]
+            &packer.versions[..n]
         } else {
             &[]
         };
-        let lpns = &self.packer.lpns[..n];
+        let lpns = &packer.lpns[..n];
         if self
             .ftl
-            .write_host_page(0, lpns, versions, NONE, &mut self.clock, |_| true)?
+            .write_host_page(lane, lpns, versions, NONE, &mut self.clock, |_| true)?
             .is_some()
         {
             self.stamp();
@@ -213,9 +293,9 @@ impl<'a> FunctionalDriver<'a> {
         }
         // Every plane is down to its GC reserve: let every plane's GC look again, retry.
         self.ftl.wake_all(&mut self.clock)?;
-        let placed = self
-            .ftl
-            .write_host_page(0, lpns, versions, NONE, &mut self.clock, |_| true)?;
+        let placed =
+            self.ftl
+                .write_host_page(lane, lpns, versions, NONE, &mut self.clock, |_| true)?;
         if placed.is_some() || self.ftl.worn_out() {
             self.stamp();
             return Ok(());
@@ -243,7 +323,10 @@ impl<'a> FunctionalDriver<'a> {
 
     /// Flush: program the partial page, padded.
     pub fn flush(&mut self) -> Result<()> {
-        self.program_packed()
+        for lane in 0..self.packer.extra.len() as u8 + 1 {
+            self.program_packed(lane)?;
+        }
+        Ok(())
     }
 
     fn read_span(&mut self, span: UnitSpan) -> Result<()> {
@@ -277,14 +360,37 @@ impl<'a> FunctionalDriver<'a> {
         self.arrive(req.arrival_ns)?;
         match Command::decode(req, span, self.ftl, &self.packer, &mut self.host) {
             Command::Read(span) => self.read_span(span)?,
-            Command::Write { rmw, span } => {
+            Command::Write {
+                rmw, span, lane: 0, ..
+            } => {
                 for &lpn in rmw.lpns() {
                     self.read_span(command::one_unit(lpn))?;
                 }
                 for lpn in span.lpns() {
                     self.write_unit_tagged(lpn, req.tag)?;
                 }
+                self.ftl.count_lane_units(0, span.count);
             }
+            Command::Write {
+                span, lane, filled, ..
+            } => {
+                for lpn in span.lpns() {
+                    self.write_unit_in_lane(lpn, req.tag, lane)?;
+                }
+                self.ftl.count_lane_units(lane, span.count);
+                if filled {
+                    self.program_packed(lane)?;
+                }
+            }
+            Command::ZoneReset { zone } => {
+                command::reset_zone(self.ftl, zone, &mut self.packer, &mut self.clock)?
+            }
+            Command::ZoneFinish { lane } => {
+                if let Some(l) = lane {
+                    self.program_packed(l)?;
+                }
+            }
+            Command::Done | Command::Failed(_) => {}
             Command::Trim(span) => {
                 command::trim_units(self.ftl, span, &mut self.packer, &mut self.clock)?
             }

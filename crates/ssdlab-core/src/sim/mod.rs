@@ -162,6 +162,12 @@ pub struct Results {
     /// throughput and link bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_interface: Option<timed::HostInterfaceSummary>,
+    /// A zoned device's zones and zone commands (`[device.zns]`), since the device was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zns: Option<crate::ftl::zones::ZnsSummary>,
+    /// An FDP device's handles (`[device.fdp]`), since the device was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<crate::ftl::fdp::FdpSummary>,
 }
 
 /// Detector decisions against the workload's truth.
@@ -371,8 +377,13 @@ impl Simulation {
             unit_bytes: self.derived.geometry.unit_bytes as u64,
             seed: self.config.seed,
             base_dir: self.base_dir.clone(),
-            zones: None,
-            placement_ids: 0,
+            zones: self.config.host_zones(&self.derived),
+            placement_ids: self
+                .config
+                .device
+                .fdp
+                .as_ref()
+                .map_or(0, |f| f.placement_ids()),
         }
     }
 
@@ -450,6 +461,11 @@ impl Simulation {
     pub fn run_workload(&mut self, progress: &mut dyn Progress) -> Result<Results> {
         let workload = self.config.workload.build(&self.workload_context())?;
         self.run_workload_with(workload, progress)
+    }
+
+    /// Hand every completion of the next timed run to `sink` as it happens.
+    pub fn set_completion_sink(&mut self, sink: timed::CompletionSink) {
+        self.pending_sink = SinkSlot(Some(sink));
     }
 
     /// Run the configured workload (timed mode) handing every completion to `sink` as it
@@ -691,6 +707,8 @@ impl View<'_> {
             workload,
             journal,
             host_interface: phase.host_interface,
+            zns: self.ftl.zones().map(|z| z.summary()),
+            fdp: self.ftl.fdp_summary(),
             mapping: self.ftl.mapping_is_demand().then(|| {
                 stats::MappingSummary::of(
                     self.config.ftl.mapping.name(),

@@ -31,3 +31,4 @@ mod waf_model;
 mod wear_leveling;
 mod wear_out;
 mod write_tails;
+mod zns;

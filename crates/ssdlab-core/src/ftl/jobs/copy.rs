@@ -413,6 +413,7 @@ impl Ftl {
             JobKind::Gc => self.counters.gc_copied_units += units,
             JobKind::WearLeveling => self.counters.wear_leveling_units += units,
             JobKind::Retire => self.counters.retired_units_moved += units,
+            JobKind::ZoneReset => {} // a reset zone's blocks hold no valid unit
         }
         let rp = self.blocks.rp[src as usize] as usize;
         self.ps[rp].relocated_units += units;
@@ -469,6 +470,7 @@ impl Ftl {
             JobKind::Gc => self.counters.gc_copied_units += n as u64,
             JobKind::WearLeveling => self.counters.wear_leveling_units += n as u64,
             JobKind::Retire => self.counters.retired_units_moved += n as u64,
+            JobKind::ZoneReset => {}
         }
         self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
     }

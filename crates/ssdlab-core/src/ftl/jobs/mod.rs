@@ -51,6 +51,8 @@ pub enum JobKind {
     Gc,
     WearLeveling,
     Retire,
+    /// The erase of a reset zone's block (no copies; a host command's erase).
+    ZoneReset,
 }
 
 impl JobKind {
@@ -58,6 +60,7 @@ impl JobKind {
         match self {
             JobKind::Gc | JobKind::Retire => Cause::Gc,
             JobKind::WearLeveling => Cause::WearLeveling,
+            JobKind::ZoneReset => Cause::Host,
         }
     }
 }
@@ -318,6 +321,16 @@ impl Ftl {
         self.ps[rp].gc_job = j;
         self.refresh_pressure(rp);
         Some(j)
+    }
+
+    /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
+    pub(in crate::ftl) fn start_reset_job(&mut self, block: u32, r: u8) -> JobId {
+        let plane = self.geo.plane_of_block(block);
+        let valid = self.blocks.valid_units[block as usize];
+        self.regions[r as usize]
+            .victims
+            .remove(PlaneId(plane), BlockId(block), valid);
+        self.start_job(JobKind::ZoneReset, block, r, r)
     }
 
     /// Start a job moving `src`'s valid units into region `dst`.

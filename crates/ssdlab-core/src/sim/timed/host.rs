@@ -12,7 +12,7 @@
 use super::super::lookahead::Lookahead;
 use super::interface::{Action, HostInterface};
 use super::{Completion, Cx, Event};
-use crate::cache::WriteBuffer;
+use crate::cache::{LaneBuffers, Marks};
 use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
@@ -62,12 +62,15 @@ pub(super) struct HostFrontEnd {
     flows: Vec<FlowState>,
     sources: Vec<Lookahead>,
     flow_names: Vec<String>,
-    buffer: WriteBuffer,
+    buffer: LaneBuffers,
+    /// Per lane: waiting units below this sequence number go out in partial pages (a
+    /// zone filled or finished).
+    lane_force: Vec<u64>,
     /// Writes waiting for buffer space, oldest first.
     buffer_waiters: VecDeque<u32>,
     /// Flushes waiting for their mark to be durable; while any waits, partial pages are
     /// programmed (padded) instead of waiting for more units.
-    drain_waiters: Vec<(u32, u64)>,
+    drain_waiters: Vec<(u32, Marks)>,
     /// Host page programs queued or running per die.
     host_programs_queued: Vec<u32>,
     /// The host is done; the device programs what is buffered.
@@ -126,6 +129,11 @@ impl HostFrontEnd {
             flow_names.push(f.name);
         }
         let n = flows.len();
+        let lanes = match (&cfg.device.fdp, &cfg.device.zns) {
+            (Some(f), _) => f.handles as usize,
+            (_, Some(_)) => crate::base::MAX_LANES,
+            _ => 1,
+        };
         let iface = cfg
             .device
             .host_interface
@@ -137,7 +145,8 @@ impl HostFrontEnd {
             flows,
             sources,
             flow_names,
-            buffer: WriteBuffer::new(d.write_buffer_units),
+            buffer: LaneBuffers::new(d.write_buffer_units, lanes, d.logical_units),
+            lane_force: vec![0; lanes],
             buffer_waiters: VecDeque::new(),
             drain_waiters: Vec::new(),
             host_programs_queued: vec![0; g.dies as usize],
@@ -153,11 +162,12 @@ impl HostFrontEnd {
             sink: None,
             duration_ns: workload.duration_ns,
             buffer_access_ns: cfg.ftl.buffer_access_ns,
-            flush_free: cfg.ftl.power_loss_protection,
+            // A zoned device's zone write buffers are power-loss protected (docs/zns.md).
+            flush_free: cfg.ftl.power_loss_protection || cfg.device.zns.is_some(),
             last_completion_ns: 0,
             planes_per_die: g.planes_per_die,
             slots_per_page: g.slots_per_page,
-            splitter: Splitter::new(g.unit_bytes, d.logical_units),
+            splitter: Splitter::new(g.unit_bytes, d.logical_units).zoned(cfg.device.zns.is_some()),
             idle_gc_after_ns: cfg.ftl.idle_gc_after_ns,
             idle_epoch: 0,
             journal_truth,
@@ -190,7 +200,7 @@ impl HostFrontEnd {
                 .record((now - r.submit_ns + self.buffer_access_ns).max(1));
         } else {
             self.journal_waiters
-                .push_back((self.buffer.end_seq(), r.submit_ns));
+                .push_back((self.buffer.lane(0).end_seq(), r.submit_ns));
         }
     }
 
@@ -214,8 +224,8 @@ impl HostFrontEnd {
     }
 
     #[cfg(test)]
-    pub(super) fn buffer_for_test(&mut self) -> &mut WriteBuffer {
-        &mut self.buffer
+    pub(super) fn buffer_for_test(&mut self) -> &mut crate::cache::WriteBuffer {
+        self.buffer.lane_mut(0)
     }
 
     /// The units request `id` covers.
@@ -450,7 +460,7 @@ impl HostFrontEnd {
     fn dispatch(
         &mut self,
         f: usize,
-        r: HostRequest,
+        mut r: HostRequest,
         span: UnitSpan,
         cmd_id: u32,
         cx: &mut Cx,
@@ -460,6 +470,10 @@ impl HostFrontEnd {
             // A later part of a request split at the maximum transfer size: the host
             // counts requests, the first part counted this one.
             self.counters.uncount_request(r.op);
+        }
+        if let (HostOp::ZoneAppend, Command::Write { span, .. }) = (r.op, cmd) {
+            // The completion names where the append landed.
+            r.offset_bytes = span.first as u64 * self.splitter.unit_bytes();
         }
         let id = self.reqs.insert(Request::new(
             f as u16,
@@ -475,7 +489,15 @@ impl HostFrontEnd {
                     self.finish_after_buffer(id, cx);
                 }
             }
-            Command::Write { rmw, .. } => {
+            Command::Write {
+                rmw,
+                span,
+                lane,
+                filled,
+            } => {
+                let q = self.reqs.get_mut(id);
+                (q.span, q.lane, q.filled) = (span, lane, filled);
+                cx.ftl.count_lane_units(lane, span.count);
                 let mut n = 0;
                 for &lpn in rmw.lpns() {
                     n += self.read_units(command::one_unit(lpn), id, cx)?;
@@ -497,14 +519,34 @@ impl HostFrontEnd {
             }
             Command::Flush => {
                 // Covers the units written before it; later writes do not delay it.
-                let mark = self.buffer.end_seq();
-                if self.flush_free || self.buffer.durable_seq() >= mark {
+                let marks = self.buffer.end_marks();
+                if self.flush_free || self.buffer.is_durable(&marks) {
                     self.finish_after_buffer(id, cx);
                 } else {
                     self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
-                    self.drain_waiters.push((id, mark));
+                    self.drain_waiters.push((id, marks));
                     self.pump_buffer(cx)?;
                 }
+            }
+            Command::ZoneReset { zone } => {
+                let (ftl, mut sink) = cx.parts();
+                command::reset_zone(ftl, zone, &mut self.buffer, &mut sink)?;
+                self.finish_after_buffer(id, cx);
+                if !self.buffer_waiters.is_empty() {
+                    self.serve_buffer_waiters(cx)?;
+                }
+            }
+            Command::ZoneFinish { lane } => {
+                if let Some(l) = lane {
+                    self.force_lane(l);
+                    self.pump_buffer(cx)?;
+                }
+                self.finish_after_buffer(id, cx);
+            }
+            Command::Done => self.finish_after_buffer(id, cx),
+            Command::Failed(e) => {
+                self.reqs.get_mut(id).error = Some(e);
+                self.finish_after_buffer(id, cx);
             }
         }
         Ok(())
@@ -584,6 +626,7 @@ impl HostFrontEnd {
                 offset_bytes: r.offset_bytes,
                 size_bytes: r.bytes,
                 tag: r.tag,
+                error: r.error,
             };
             if let Some(sink) = self.sink.as_mut() {
                 sink(&c);
@@ -668,23 +711,31 @@ impl HostFrontEnd {
             let r = *self.reqs.get(id);
             // `pending_ops` counts the units already inserted while the write waits here.
             let mut done = r.pending_ops;
+            let lane = r.lane as usize;
             while done < r.span.count {
                 let lpn = r.span.first + done;
                 let ftl = &mut *cx.ftl;
+                if ftl.zones().is_some_and(|z| !z.still_written(lpn, r.lane)) {
+                    done += 1; // its zone was reset meanwhile
+                    continue;
+                }
                 if !self
                     .buffer
-                    .try_insert(lpn, || ftl.new_version_for(lpn, r.tag))
+                    .try_insert(lane, lpn, || ftl.new_version_for(lpn, r.tag))
                 {
                     break; // no room: a program completion calls again
                 }
                 done += 1;
-                if self.buffer.pending_units() >= self.slots_per_page {
+                if self.buffer.lane(lane).pending_units() >= self.slots_per_page {
                     self.pump_buffer(cx)?;
                 }
             }
             self.reqs.get_mut(id).pending_ops = done;
             if done < r.span.count {
                 break;
+            }
+            if r.filled {
+                self.force_lane(r.lane);
             }
             self.buffer_waiters.pop_front();
             self.reqs.get_mut(id).pending_ops = 0;
@@ -696,6 +747,20 @@ impl HostFrontEnd {
 
     /// Program full pages from the buffer (and partial ones when a flush asked).
     pub fn pump_buffer(&mut self, cx: &mut Cx) -> Result<()> {
+        for lane in 0..self.buffer.count() {
+            self.pump_lane(lane, cx)?;
+        }
+        Ok(())
+    }
+
+    /// Waiting units of `lane` below this go out in partial pages.
+    fn force_lane(&mut self, lane: u8) {
+        let l = lane as usize;
+        self.lane_force[l] = self.buffer.lane(l).end_seq();
+    }
+
+    /// [`HostFrontEnd::pump_buffer`] for one lane.
+    fn pump_lane(&mut self, lane: usize, cx: &mut Cx) -> Result<()> {
         let spp = self.slots_per_page;
         let integrity = cx.ftl.integrity.is_some();
         let prefetch = cx.ftl.prefetches();
@@ -703,24 +768,27 @@ impl HostFrontEnd {
         let flush_mark = if self.settling {
             u64::MAX
         } else {
-            self.drain_waiters.iter().map(|w| w.1).max().unwrap_or(0)
+            let flushes = self.drain_waiters.iter().map(|w| w.1[lane]).max();
+            flushes.unwrap_or(0).max(self.lane_force[lane])
         };
         let ppd = self.planes_per_die;
         let limit = HOST_PROGRAMS_PER_PLANE * ppd;
-        while self.buffer.pending_units() >= spp
-            || (self.buffer.pending_units() > 0 && self.buffer.head_seq() < flush_mark)
-        {
+        loop {
+            let b = self.buffer.lane(lane);
+            if b.pending_units() < spp && (b.pending_units() == 0 || b.head_seq() >= flush_mark) {
+                break;
+            }
             if self.host_programs_queued.iter().all(|&q| q >= limit) {
                 break; // every die has its fill of host programs; a completion calls again
             }
             let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
             let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
             let ftl = &*cx.ftl;
-            let n =
-                self.buffer
-                    .peek_page(&mut lpns[..spp as usize], &mut vers[..spp as usize], |l| {
-                        ftl.packs_apart(l)
-                    });
+            let n = self.buffer.lane(lane).peek_page(
+                &mut lpns[..spp as usize],
+                &mut vers[..spp as usize],
+                |l| ftl.page_class(l),
+            );
             if prefetch {
                 // Overwriting a unit reads its mapping entry, then its old slot's valid bit
                 // and block: ask for the page's entries together, then for what they name,
@@ -735,27 +803,27 @@ impl HostFrontEnd {
                 // bits and blocks (its mapping entries asked for a page ago), the
                 // mapping entries of the page after it.
                 let page = spp as usize;
-                for lpn in self.buffer.waiting_after(n, page) {
+                for lpn in self.buffer.lane(lane).waiting_after(n, page) {
                     ftl.prefetch_unit(lpn, true);
                 }
-                for lpn in self.buffer.waiting_after(n + page, page) {
+                for lpn in self.buffer.lane(lane).waiting_after(n + page, page) {
                     ftl.prefetch_unit(lpn, false);
                 }
             }
             let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
-            let token = self.buffer.next_token();
+            let token = self.buffer.next_token(lane);
             let queued = &self.host_programs_queued;
             let geo = cx.ftl.geo;
             let has_room = |plane: u32| queued[geo.die_of_plane(plane) as usize] < limit;
             let (ftl, mut sink) = cx.parts();
             let placed =
-                ftl.write_host_page(0, &lpns[..n], versions, token, &mut sink, has_room)?;
+                ftl.write_host_page(lane as u8, &lpns[..n], versions, token, &mut sink, has_room)?;
             let Some(plane) = placed else {
                 // No plane can take the page now: a program completion or a GC erase
                 // calls again.
                 break;
             };
-            self.buffer.commit_page(n);
+            self.buffer.lane_mut(lane).commit_page(n);
             self.host_programs_queued[geo.die_of_plane(plane) as usize] += 1;
         }
         Ok(())
@@ -767,14 +835,14 @@ impl HostFrontEnd {
         self.host_programs_queued[die as usize] -= 1;
         self.serve_buffer_waiters(cx)?;
         // Complete the flushes whose mark is now durable, keeping the others in order.
-        let durable = self.buffer.durable_seq();
         if !self.journal_waiters.is_empty() {
+            let durable = self.buffer.lane(0).durable_seq();
             self.journal_durable(durable, cx.now());
         }
         let mut kept = 0;
         for i in 0..self.drain_waiters.len() {
             let (id, mark) = self.drain_waiters[i];
-            if mark <= durable {
+            if self.buffer.is_durable(&mark) {
                 self.finish_after_buffer(id, cx);
             } else {
                 self.drain_waiters[kept] = (id, mark);

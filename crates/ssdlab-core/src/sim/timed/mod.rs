@@ -164,6 +164,9 @@ pub struct Completion {
     pub size_bytes: u64,
     /// The request's [`ssdlab_workload::HostRequest::tag`].
     pub tag: u32,
+    /// Why the request failed (a zone or placement error), if it did. A zone append's
+    /// `offset_bytes` is where it landed.
+    pub error: Option<crate::ftl::zones::ZoneError>,
 }
 
 /// Receives every completion of a timed run as it happens (a request log).

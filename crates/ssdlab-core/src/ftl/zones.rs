@@ -1,0 +1,690 @@
+//! A zoned namespace (NVMe ZNS, `[device.zns]`, docs/zns.md): the zone state machine, its
+//! errors, and where a zone's pages go. The logical space is `zones · zone_units`; zone `z`
+//! stripes page by page over the planes of die group `z mod groups`; each zone that holds
+//! data has an active-zone slot, a write lane (its own host stream, so an open block per
+//! plane). There is no device GC: a reset unmaps the zone and erases its blocks.
+
+use super::region::Stream;
+use super::{Ftl, NandSink};
+use crate::base::MAX_LANES;
+use crate::config::zoned::zone_geometry;
+use crate::config::ZnsConfig;
+use crate::error::Result;
+use crate::flash::{BlockState, NONE};
+use serde::Serialize;
+
+/// A zone's state (NVMe ZNS 2.1, Zone State Machine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneState {
+    Empty,
+    ImplicitlyOpened,
+    ExplicitlyOpened,
+    Closed,
+    Full,
+    ReadOnly,
+    Offline,
+}
+
+impl ZoneState {
+    fn is_open(self) -> bool {
+        matches!(
+            self,
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened
+        )
+    }
+
+    fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+}
+
+/// Why a zone command failed (the NVMe status it returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneError {
+    /// Zone Invalid Write: a write not at the write pointer (or not unit-aligned).
+    InvalidWrite,
+    /// Zone Is Full.
+    ZoneFull,
+    /// Zone Boundary Error: the request crosses the zone's end (or its capacity).
+    Boundary,
+    /// Too Many Open Zones.
+    TooManyOpen,
+    /// Too Many Active Zones.
+    TooManyActive,
+    /// Invalid Zone State Transition.
+    InvalidTransition,
+    /// Invalid Field in Command (a management or append address that is not a zone start).
+    InvalidField,
+    /// Zone Is Read Only.
+    ReadOnly,
+    /// Zone Is Offline.
+    Offline,
+    /// Invalid Command Opcode (a trim on a zoned namespace: use a zone reset).
+    InvalidCommand,
+}
+
+impl ZoneError {
+    pub const ALL: [ZoneError; 10] = [
+        ZoneError::InvalidWrite,
+        ZoneError::ZoneFull,
+        ZoneError::Boundary,
+        ZoneError::TooManyOpen,
+        ZoneError::TooManyActive,
+        ZoneError::InvalidTransition,
+        ZoneError::InvalidField,
+        ZoneError::ReadOnly,
+        ZoneError::Offline,
+        ZoneError::InvalidCommand,
+    ];
+
+    /// The status's name in results.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneError::InvalidWrite => "zone_invalid_write",
+            ZoneError::ZoneFull => "zone_is_full",
+            ZoneError::Boundary => "zone_boundary_error",
+            ZoneError::TooManyOpen => "too_many_open_zones",
+            ZoneError::TooManyActive => "too_many_active_zones",
+            ZoneError::InvalidTransition => "invalid_zone_state_transition",
+            ZoneError::InvalidField => "invalid_field",
+            ZoneError::ReadOnly => "zone_is_read_only",
+            ZoneError::Offline => "zone_is_offline",
+            ZoneError::InvalidCommand => "invalid_command_opcode",
+        }
+    }
+}
+
+/// What a zoned device counted (results.json `zns`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ZnsSummary {
+    pub zones: u32,
+    pub zone_bytes: u64,
+    pub zone_capacity_bytes: u64,
+    pub max_open_zones: u32,
+    pub max_active_zones: u32,
+    /// Zone resets done (each erases the zone's blocks), finishes, explicit opens, closes.
+    pub resets: u64,
+    pub finishes: u64,
+    pub explicit_opens: u64,
+    pub closes: u64,
+    /// Implicitly opened zones the device closed to open another (NVMe allows it).
+    pub implicit_closes: u64,
+    pub appends: u64,
+    pub reports: u64,
+    /// Blocks the resets erased.
+    pub reset_erased_blocks: u64,
+    /// Zones offline now (their die group ran out of usable blocks).
+    pub offline_zones: u32,
+    /// Zones per state at the end.
+    pub states: std::collections::BTreeMap<&'static str, u32>,
+    /// Requests that failed, by NVMe status.
+    pub errors: std::collections::BTreeMap<&'static str, u64>,
+}
+
+#[derive(Clone, Debug)]
+struct Zone {
+    state: ZoneState,
+    /// Write pointer: units written from the zone's start.
+    wp: u32,
+    /// Units placed in pages (≤ `wp`).
+    placed: u32,
+    /// Pages placed.
+    pages: u32,
+    /// Write lane while the zone holds one, else `NO_LANE`.
+    lane: u8,
+    /// When it was (implicitly) opened: the oldest implicitly opened zone is closed first.
+    opened_seq: u64,
+    /// Blocks holding its pages.
+    blocks: Vec<u32>,
+}
+
+const NO_LANE: u8 = u8::MAX;
+
+/// The zones of a zoned device; owned by the FTL ([`Ftl::zones`]).
+#[derive(Clone)]
+pub struct Zones {
+    pub zone_units: u32,
+    pub cap_units: u32,
+    max_open: u32,
+    max_active: u32,
+    blocks_per_plane: u32,
+    /// Planes of each die group, in the order a zone's pages visit them.
+    group_planes: Vec<Vec<u32>>,
+    zone: Vec<Zone>,
+    open: u32,
+    active: u32,
+    /// Lanes free to give a zone (a stack; lane 0 is never given: it is the plain host
+    /// stream).
+    free_lanes: Vec<u8>,
+    /// Zone holding each lane (`NONE` when free).
+    lane_zone: [u32; MAX_LANES],
+    /// A reset is waiting for this block's programs to complete before its erase.
+    erase_when_closed: Vec<bool>,
+    seq: u64,
+    sum: ZnsSummary,
+}
+
+/// What a zone write or append decoded to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneWrite {
+    /// The write lane of the zone.
+    pub lane: u8,
+    /// First unit written (the write pointer, for an append).
+    pub first: u32,
+    /// The zone filled: its last partial page must go out now.
+    pub filled: bool,
+}
+
+impl Zones {
+    /// The zones of `cfg` on `planes` planes (`planes_per_die` each) of `dies` dies, with
+    /// `blocks_per_plane` data blocks per plane and `units_per_block` units per block.
+    pub fn new(
+        cfg: &ZnsConfig,
+        g: &crate::config::Geometry,
+        blocks_per_plane: u32,
+        unit_bytes: u64,
+    ) -> Zones {
+        let geo = zone_geometry(cfg, g, blocks_per_plane);
+        let zd = geo.zone_dies;
+        let groups = g.dies / zd;
+        let group_planes = (0..groups)
+            .map(|grp| {
+                // Page k of a zone goes to die (k mod zd) of the group, plane
+                // (k / zd) mod planes-per-die: dies first, so consecutive pages overlap.
+                let mut v = Vec::new();
+                for p in 0..g.planes_per_die {
+                    for d in 0..zd {
+                        v.push((grp * zd + d) * g.planes_per_die + p);
+                    }
+                }
+                v
+            })
+            .collect();
+        let zone = Zone {
+            state: ZoneState::Empty,
+            wp: 0,
+            placed: 0,
+            pages: 0,
+            lane: NO_LANE,
+            opened_seq: 0,
+            blocks: Vec::new(),
+        };
+        Zones {
+            zone_units: geo.zone_units,
+            cap_units: geo.cap_units,
+            max_open: cfg.max_open_zones,
+            max_active: cfg.max_active_zones,
+            blocks_per_plane: cfg.blocks_per_plane,
+            group_planes,
+            zone: vec![zone; geo.zones as usize],
+            open: 0,
+            active: 0,
+            free_lanes: (1..MAX_LANES as u8).rev().collect(),
+            lane_zone: [NONE; MAX_LANES],
+            erase_when_closed: vec![false; g.blocks as usize],
+            seq: 0,
+            sum: ZnsSummary {
+                zones: geo.zones,
+                zone_bytes: geo.zone_units as u64 * unit_bytes,
+                zone_capacity_bytes: geo.cap_units as u64 * unit_bytes,
+                max_open_zones: cfg.max_open_zones,
+                max_active_zones: cfg.max_active_zones,
+                ..Default::default()
+            },
+        }
+    }
+
+    pub fn count(&self) -> u32 {
+        self.zone.len() as u32
+    }
+
+    /// Zone holding unit `lpn`.
+    #[inline]
+    pub fn zone_of(&self, lpn: u32) -> u32 {
+        lpn / self.zone_units
+    }
+
+    pub fn state(&self, z: u32) -> ZoneState {
+        self.zone[z as usize].state
+    }
+
+    /// Write pointer of zone `z` in units from its start.
+    pub fn write_pointer(&self, z: u32) -> u32 {
+        self.zone[z as usize].wp
+    }
+
+    /// Lane of zone `z`, if it holds one.
+    pub fn lane(&self, z: u32) -> Option<u8> {
+        let l = self.zone[z as usize].lane;
+        (l != NO_LANE).then_some(l)
+    }
+
+    /// Count a failed request.
+    pub fn count_error(&mut self, e: ZoneError) {
+        *self.sum.errors.entry(e.name()).or_default() += 1;
+    }
+
+    /// Count a report.
+    pub fn count_report(&mut self) {
+        self.sum.reports += 1;
+    }
+
+    /// The counters, with the zones per state now.
+    pub fn summary(&self) -> ZnsSummary {
+        let mut s = self.sum.clone();
+        s.states.clear();
+        for z in &self.zone {
+            *s.states.entry(state_name(z.state)).or_default() += 1;
+        }
+        s.offline_zones = s.states.get("offline").copied().unwrap_or(0);
+        s
+    }
+
+    /// The zone a request at `first` units for `count` units touches, or the error: a
+    /// request must stay inside one zone.
+    fn zone_of_span(&self, first: u32, count: u32) -> std::result::Result<u32, ZoneError> {
+        let z = self.zone_of(first);
+        if count == 0 || self.zone_of(first + count - 1) != z {
+            return Err(ZoneError::Boundary);
+        }
+        Ok(z)
+    }
+
+    /// Make zone `z` (empty or closed) implicitly or explicitly open: close an implicitly
+    /// opened zone when the open limit is reached (NVMe lets the controller do so).
+    fn open_zone(&mut self, z: u32, to: ZoneState) -> std::result::Result<(), ZoneError> {
+        let st = self.zone[z as usize].state;
+        if st.is_open() {
+            if to == ZoneState::ExplicitlyOpened {
+                self.zone[z as usize].state = to;
+            }
+            return Ok(());
+        }
+        if st == ZoneState::Empty && self.active >= self.max_active {
+            return Err(ZoneError::TooManyActive);
+        }
+        if self.open >= self.max_open {
+            let victim = (0..self.zone.len())
+                .filter(|&i| self.zone[i].state == ZoneState::ImplicitlyOpened)
+                .min_by_key(|&i| self.zone[i].opened_seq);
+            match victim {
+                Some(v) => {
+                    self.zone[v].state = ZoneState::Closed;
+                    self.open -= 1;
+                    self.sum.implicit_closes += 1;
+                }
+                None => return Err(ZoneError::TooManyOpen),
+            }
+        }
+        if st == ZoneState::Empty {
+            let Some(lane) = self.free_lanes.pop() else {
+                // Every lane is held by zones whose last pages wait for placement.
+                return Err(ZoneError::TooManyActive);
+            };
+            self.active += 1;
+            self.zone[z as usize].lane = lane;
+            self.lane_zone[lane as usize] = z;
+        }
+        self.open += 1;
+        self.seq += 1;
+        let zone = &mut self.zone[z as usize];
+        zone.state = to;
+        zone.opened_seq = self.seq;
+        Ok(())
+    }
+
+    /// Zone `z` leaves the open/closed states for `to` (full, empty, offline).
+    fn deactivate(&mut self, z: u32, to: ZoneState) {
+        let st = self.zone[z as usize].state;
+        if st.is_open() {
+            self.open -= 1;
+        }
+        if st.is_active() {
+            self.active -= 1;
+        }
+        self.zone[z as usize].state = to;
+    }
+
+    /// A write (or, with `append`, a zone append whose `first` is the zone's start) of
+    /// `count` units: where it lands, or why it fails.
+    pub fn write(
+        &mut self,
+        first: u32,
+        count: u32,
+        aligned: bool,
+        append: bool,
+    ) -> std::result::Result<ZoneWrite, ZoneError> {
+        let z = self.zone_of_span(first, count)?;
+        let start = z * self.zone_units;
+        if append && first != start {
+            return Err(ZoneError::InvalidField);
+        }
+        let zone = &self.zone[z as usize];
+        match zone.state {
+            ZoneState::Full => return Err(ZoneError::ZoneFull),
+            ZoneState::ReadOnly => return Err(ZoneError::ReadOnly),
+            ZoneState::Offline => return Err(ZoneError::Offline),
+            _ => {}
+        }
+        let at = start + zone.wp;
+        if !aligned || (!append && first != at) {
+            return Err(ZoneError::InvalidWrite);
+        }
+        if zone.wp + count > self.cap_units {
+            return Err(ZoneError::Boundary);
+        }
+        self.open_zone(z, ZoneState::ImplicitlyOpened)?;
+        let zone = &mut self.zone[z as usize];
+        zone.wp += count;
+        let lane = zone.lane;
+        let filled = zone.wp == self.cap_units;
+        if filled {
+            self.deactivate(z, ZoneState::Full);
+        }
+        if append {
+            self.sum.appends += 1;
+        }
+        Ok(ZoneWrite {
+            lane,
+            first: at,
+            filled,
+        })
+    }
+
+    /// A read of `count` units from `first`: it must stay inside one zone (reads across
+    /// zone boundaries are not supported); an offline zone cannot be read.
+    pub fn read(&self, first: u32, count: u32) -> std::result::Result<(), ZoneError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let z = self.zone_of_span(first, count)?;
+        if self.zone[z as usize].state == ZoneState::Offline {
+            return Err(ZoneError::Offline);
+        }
+        Ok(())
+    }
+
+    /// Zone of a management command addressed at unit `lpn` (it must be a zone start).
+    pub fn managed_zone(&self, lpn: u32, aligned: bool) -> std::result::Result<u32, ZoneError> {
+        let z = self.zone_of(lpn);
+        if !aligned || lpn != z * self.zone_units || z >= self.count() {
+            return Err(ZoneError::InvalidField);
+        }
+        Ok(z)
+    }
+
+    /// Explicit open.
+    pub fn open(&mut self, z: u32) -> std::result::Result<(), ZoneError> {
+        match self.zone[z as usize].state {
+            ZoneState::Full => Err(ZoneError::InvalidTransition),
+            ZoneState::ReadOnly => Err(ZoneError::ReadOnly),
+            ZoneState::Offline => Err(ZoneError::Offline),
+            _ => {
+                self.open_zone(z, ZoneState::ExplicitlyOpened)?;
+                self.sum.explicit_opens += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// Close: an open zone becomes closed (empty when nothing was written).
+    pub fn close(&mut self, z: u32) -> std::result::Result<(), ZoneError> {
+        match self.zone[z as usize].state {
+            ZoneState::Closed => Ok(()),
+            s if s.is_open() => {
+                self.sum.closes += 1;
+                if self.zone[z as usize].wp == 0 {
+                    self.deactivate(z, ZoneState::Empty);
+                    self.release_lane_if_idle(z);
+                } else {
+                    self.open -= 1;
+                    self.zone[z as usize].state = ZoneState::Closed;
+                }
+                Ok(())
+            }
+            ZoneState::ReadOnly => Err(ZoneError::ReadOnly),
+            ZoneState::Offline => Err(ZoneError::Offline),
+            _ => Err(ZoneError::InvalidTransition),
+        }
+    }
+
+    /// Finish: the zone becomes full where its write pointer is. Returns its lane when its
+    /// last partial page must go out.
+    pub fn finish(&mut self, z: u32) -> std::result::Result<Option<u8>, ZoneError> {
+        match self.zone[z as usize].state {
+            ZoneState::Full => Ok(None),
+            ZoneState::ReadOnly => Err(ZoneError::ReadOnly),
+            ZoneState::Offline => Err(ZoneError::Offline),
+            _ => {
+                self.sum.finishes += 1;
+                if !self.zone[z as usize].state.is_active() {
+                    // Empty: full at once, no lane, nothing written.
+                    self.zone[z as usize].state = ZoneState::Full;
+                    return Ok(None);
+                }
+                self.deactivate(z, ZoneState::Full);
+                let lane = self.zone[z as usize].lane;
+                self.release_lane_if_idle(z);
+                Ok(self.lane(z).map(|_| lane))
+            }
+        }
+    }
+
+    /// Give zone `z`'s lane back when every unit it holds is placed and it is no longer
+    /// active.
+    fn release_lane_if_idle(&mut self, z: u32) -> bool {
+        let zone = &mut self.zone[z as usize];
+        if zone.lane == NO_LANE || zone.state.is_active() || zone.placed < zone.wp {
+            return false;
+        }
+        self.lane_zone[zone.lane as usize] = NONE;
+        self.free_lanes.push(zone.lane);
+        zone.lane = NO_LANE;
+        true
+    }
+
+    /// Whether zone `z` may be reset.
+    pub fn check_reset(&self, z: u32) -> std::result::Result<(), ZoneError> {
+        match self.zone[z as usize].state {
+            ZoneState::ReadOnly => Err(ZoneError::ReadOnly),
+            ZoneState::Offline => Err(ZoneError::Offline),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether unit `lpn` of a write accepted in lane `lane` still belongs to its zone's
+    /// written space (a reset in between drops the rest of the write).
+    #[inline]
+    pub fn still_written(&self, lpn: u32, lane: u8) -> bool {
+        let z = self.zone_of(lpn);
+        let zone = &self.zone[z as usize];
+        zone.lane == lane && lpn - z * self.zone_units < zone.wp
+    }
+
+    /// Units of zone `z` written so far (its start and write pointer).
+    pub fn written(&self, z: u32) -> std::ops::Range<u32> {
+        let s = z * self.zone_units;
+        s..s + self.zone[z as usize].wp
+    }
+
+    /// Whether a write lane is free (a new zone can be opened).
+    pub fn lanes_free(&self) -> usize {
+        self.free_lanes.len()
+    }
+}
+
+fn state_name(s: ZoneState) -> &'static str {
+    match s {
+        ZoneState::Empty => "empty",
+        ZoneState::ImplicitlyOpened => "implicitly_opened",
+        ZoneState::ExplicitlyOpened => "explicitly_opened",
+        ZoneState::Closed => "closed",
+        ZoneState::Full => "full",
+        ZoneState::ReadOnly => "read_only",
+        ZoneState::Offline => "offline",
+    }
+}
+
+impl Ftl {
+    /// The zones, on a zoned device.
+    pub fn zones(&self) -> Option<&Zones> {
+        self.zones.as_deref()
+    }
+
+    pub fn zones_mut(&mut self) -> Option<&mut Zones> {
+        self.zones.as_deref_mut()
+    }
+
+    /// Program one page of a zone (its units `lpns`, in write-pointer order, all of one
+    /// zone): on the zone's next plane, in its lane's open block there. `None` when that
+    /// plane cannot take it now (`accept` refused it, or no free block: a reset's erase
+    /// frees one).
+    pub(super) fn write_zone_page<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
+        let zs = self.zones.as_deref().expect("a zoned device");
+        let z = zs.zone_of(lpns[0]);
+        let zone = &zs.zone[z as usize];
+        let group = &zs.group_planes[z as usize % zs.group_planes.len()];
+        let plane = group[zone.pages as usize % group.len()];
+        let lane = zone.lane;
+        if lane == NO_LANE {
+            return Err(crate::error::SimError::Internal {
+                what: format!("a page of zone {z} without a write lane"),
+            });
+        }
+        if !accept(plane) {
+            return Ok(None);
+        }
+        let r = self.data_region;
+        let stream = Stream::host(lane);
+        let open_before = self.ps[self.rp(r, plane)].open[stream.index()];
+        if !self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)? {
+            return Ok(None);
+        }
+        let open_after = self.ps[self.rp(r, plane)].open[stream.index()];
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zone = &mut zs.zone[z as usize];
+        if open_before == NONE {
+            // The page opened a block (full again already when it has one page).
+            let _ = open_after;
+            zone.blocks.push(self.last_opened);
+        }
+        zone.pages += 1;
+        zone.placed += lpns.len() as u32;
+        if zs.release_lane_if_idle(z) {
+            self.seal_lane(lane, z);
+        }
+        self.run_background(sink)?;
+        Ok(Some(plane))
+    }
+
+    /// Zone `z` gave up lane `lane`: its open blocks on the zone's planes close as they
+    /// are (sealed: their unwritten pages stay unused until the erase).
+    fn seal_lane(&mut self, lane: u8, z: u32) {
+        let zs = self.zones.as_deref().expect("a zoned device");
+        let group = zs.group_planes[z as usize % zs.group_planes.len()].clone();
+        let stream = Stream::host(lane);
+        for plane in group {
+            let rp = self.rp(self.data_region, plane);
+            let b = self.ps[rp].open[stream.index()];
+            if b == NONE {
+                continue;
+            }
+            self.ps[rp].open[stream.index()] = NONE;
+            self.blocks.sealed[b as usize] = true;
+            self.close_if_full(b);
+        }
+    }
+
+    /// Reset zone `z`: its units are unmapped (the caller dropped them from its buffer),
+    /// its lane given back, and its blocks erased (each once its programs completed).
+    /// (The caller checked it with [`Zones::check_reset`].)
+    pub fn reset_zone<S: NandSink>(&mut self, z: u32, sink: &mut S) -> Result<()> {
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        zs.sum.resets += 1;
+        let written = zs.written(z);
+        let state = zs.zone[z as usize].state;
+        zs.deactivate(z, ZoneState::Empty);
+        for lpn in written {
+            self.trim(lpn, sink)?;
+        }
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zone = &mut zs.zone[z as usize];
+        let lane = zone.lane;
+        // Every unit counts as placed now: units still buffered were dropped.
+        zone.placed = zone.wp;
+        let _ = state;
+        if zs.release_lane_if_idle(z) {
+            self.seal_lane(lane, z);
+        }
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zone = &mut zs.zone[z as usize];
+        zone.wp = 0;
+        zone.placed = 0;
+        zone.pages = 0;
+        let blocks = std::mem::take(&mut zone.blocks);
+        zs.sum.reset_erased_blocks += blocks.len() as u64;
+        for b in blocks {
+            if self.blocks.state[b as usize] == BlockState::Full {
+                self.erase_zone_block(b);
+            } else {
+                // Programs still in flight: erased when the last completes.
+                let zs = self.zones.as_deref_mut().expect("a zoned device");
+                zs.erase_when_closed[b as usize] = true;
+            }
+        }
+        self.check_zone_blocks(z);
+        self.run_background(sink)
+    }
+
+    /// A closed zone block whose zone was reset: erase it now.
+    pub(super) fn zone_block_closed(&mut self, block: u32) {
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        if std::mem::take(&mut zs.erase_when_closed[block as usize]) {
+            self.erase_zone_block(block);
+        }
+    }
+
+    /// Start the erase of `block` (full, no valid unit) as a job of its own.
+    fn erase_zone_block(&mut self, block: u32) {
+        let r = self.data_region;
+        let j = self.start_reset_job(block, r);
+        self.wake_job(j);
+    }
+
+    /// After a reset: zone `z` goes offline when its die group's planes no longer have the
+    /// blocks every zone of the group needs (wear-out retired too many).
+    fn check_zone_blocks(&mut self, z: u32) {
+        let zs = self.zones.as_deref().expect("a zoned device");
+        let groups = zs.group_planes.len();
+        let g = z as usize % groups;
+        let live = (0..zs.zone.len())
+            .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
+            .count() as u32;
+        let need = live * zs.blocks_per_plane;
+        let short = zs.group_planes[g]
+            .iter()
+            .any(|&p| self.ps[self.rp(self.data_region, p)].usable_blocks < need);
+        if short {
+            let zs = self.zones.as_deref_mut().expect("a zoned device");
+            zs.zone[z as usize].state = ZoneState::Offline;
+            if zs.zone.iter().all(|z| z.state == ZoneState::Offline) {
+                self.health
+                    .fail("every zone is offline: the device's blocks are worn out".into());
+            }
+        }
+    }
+
+    /// Whether the victim index may hold `block` (every full block is in it; GC never runs
+    /// on a zoned device).
+    pub(super) fn zoned(&self) -> bool {
+        self.zones.is_some()
+    }
+}
