@@ -1,6 +1,6 @@
 //! Issue 37: the block-interface tax (`ssdlab reproduce zns`, docs/zns.md). The same
 //! random-write workloads — `uniform` and a `hot-cold` mix (80 % of the writes to 20 % of
-//! the space) of 4 KiB requests, 80 % writes and 20 % reads — on three devices of the same
+//! the space) of 16 KiB requests (one page, one mapping unit), 80 % writes and 20 % reads — on three devices of the same
 //! raw flash (the geometry of `configs/zns.toml`):
 //!
 //! * `conventional`: page mapping, greedy device GC, at 7 % and 28 % over-provisioning;
@@ -10,11 +10,11 @@
 //!   placement identifier 1 (the synthetic `placement_by_temperature`), 7 % and 28 % OP.
 //!
 //! Each run fills its user space sequentially (128 KiB writes), then writes at random: the
-//! fill and [`WARMUP_CAPACITY_MULTIPLE`] times its device's writable space in the
-//! functional mode (the device — and the host layer — reach steady state), then
-//! measures [`MEASURE_CAPACITY_MULTIPLE`] times it in the timed mode on the same device
-//! state and the same request stream: device WAF, host-layer WAF, total WAF, user
-//! throughput, read and write p99 / p99.99 and zone resets per GB written.
+//! fill and [`WARMUP_CAPACITY_MULTIPLE`] times its user space in the functional mode (the
+//! device — and the host layer — reach steady state), then [`MEASURE_CAPACITY_MULTIPLE`]
+//! times it in the timed mode on the same device state and request stream, both counted
+//! in user writes (the host layer's relocations come on top): device WAF, host-layer WAF,
+//! total WAF, user throughput, read and write p99 / p99.99, zone resets per GB written.
 
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
@@ -22,6 +22,9 @@ use serde::Serialize;
 use ssdlab_core::config::{FdpConfig, Mode};
 use ssdlab_core::stats::LatencySummary;
 use ssdlab_core::{Config, NoProgress, Results, Simulation};
+use ssdlab_workload::log_structured::{
+    self, LayerParams, LogStructuredConfig, LogStructuredSource,
+};
 use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
 use ssdlab_workload::{
     Flow, HostRequest, RequestSource, Workload, WorkloadConfig, WorkloadContext, WorkloadError,
@@ -32,9 +35,9 @@ use std::time::Instant;
 
 pub const ZNS_TOML: &str = include_str!("../../../configs/zns.toml");
 
-/// Writes of the functional warm-up, in multiples of the device's writable space.
+/// User writes of the functional warm-up (after the fill), in multiples of the user space.
 pub const WARMUP_CAPACITY_MULTIPLE: f64 = 3.0;
-/// Writes of the timed, measured phase, in multiples of the device's writable space.
+/// User writes of the timed, measured phase, in multiples of the user space.
 pub const MEASURE_CAPACITY_MULTIPLE: f64 = 2.0;
 
 /// The spare space of both sides: conventional and FDP over-provisioning, the host
@@ -44,7 +47,7 @@ pub const SPARE: [f64; 2] = [0.07, 0.28];
 /// Share of the requests that are reads.
 pub const READ_PERCENT: f64 = 20.0;
 /// Request size (reads and writes), and the queue depth of the one flow.
-pub const BLOCK_BYTES: u64 = 4096;
+pub const BLOCK_BYTES: u64 = 16384;
 pub const QUEUE_DEPTH: u32 = 16;
 /// Request size of the fill (one sequential pass over the user space before the mix).
 pub const FILL_BLOCK_BYTES: u64 = 128 << 10;
@@ -177,7 +180,9 @@ impl ZnsParams {
 
     /// The random-write generator of `mix` (unlimited: the phases end it).
     pub fn synthetic(&self, mix: Mix, device: Device) -> SyntheticConfig {
-        let _ = device; // placement_by_temperature on FDP: set once the option lands
+        // Hot writes carry placement identifier 1 where someone uses it: FDP's handles, the
+        // host layer's zones (lifetime separation).
+        let tag = mix == Mix::HotCold && device != Device::Conventional;
         SyntheticConfig {
             read_percent: READ_PERCENT,
             block_size_bytes: BLOCK_BYTES,
@@ -188,11 +193,34 @@ impl ZnsParams {
             },
             hot_io_percent: HOT_IO_PERCENT,
             hot_space_percent: HOT_SPACE_PERCENT,
+            placement_by_temperature: tag,
             // The phases stop the stream; this only bounds it.
             requests: 0,
             total_bytes: u64::MAX / 4,
             ..Default::default()
         }
+    }
+
+    /// The host log-structured layer of the zoned runs at `spare` (its `spare_ratio`): the
+    /// defaults of `kind = "log-structured"`, hot and cold (placement ids 1 and 0) in
+    /// separate zones on the hot/cold mix.
+    pub fn layer(&self, mix: Mix, spare: f64, ctx: &WorkloadContext) -> Result<LayerParams> {
+        let geometry = ctx.zones.ok_or_else(|| {
+            ExperimentError::invalid("device.zns", "the zoned device reports no zones")
+        })?;
+        let d = LogStructuredConfig::default();
+        let p = LayerParams {
+            unit_bytes: ctx.unit_bytes,
+            geometry,
+            user_units: log_structured::user_units(&geometry, ctx.unit_bytes, spare),
+            placement_ids: if mix == Mix::HotCold { 2 } else { 1 },
+            separate_by_placement: true,
+            gc_free_zones: d.gc_free_zones,
+            gc_request_bytes: d.gc_request_bytes,
+        };
+        p.check()
+            .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+        Ok(p)
     }
 
     /// The fill: one sequential pass of 128 KiB writes over the whole user space.
@@ -209,15 +237,15 @@ impl ZnsParams {
     }
 
     /// The request stream of one run on `device` at `spare` (one flow): the fill, then the
-    /// random mix without end (the phases stop it).
+    /// random mix, as long as `budget` lasts (the phases refill it).
     pub fn workload(
         &self,
         device: Device,
         mix: Mix,
         spare: f64,
         ctx: &WorkloadContext,
+        budget: &Budget,
     ) -> Result<Workload> {
-        let _ = spare;
         let build = |c: SyntheticConfig, ctx: &WorkloadContext, what: &str| {
             WorkloadConfig::Synthetic(c)
                 .build(ctx)
@@ -235,7 +263,10 @@ impl ZnsParams {
                 flows: vec![Flow {
                     name: r.name,
                     arrival: r.arrival,
-                    source: Box::new(Chain(vec![f.source, r.source].into())),
+                    source: Box::new(Budgeted {
+                        source: Box::new(Chain(vec![f.source, r.source].into())),
+                        budget: budget.clone(),
+                    }),
                 }],
                 duration_ns: None,
                 stats: random.stats,
@@ -243,10 +274,30 @@ impl ZnsParams {
         };
         match device {
             Device::Conventional | Device::Fdp => inner(ctx),
-            Device::Zns => Err(ExperimentError::invalid(
-                "workload",
-                "the host log-structured layer has not landed yet",
-            )),
+            Device::Zns => {
+                let params = self.layer(mix, spare, ctx)?;
+                let inner_ctx = WorkloadContext {
+                    logical_bytes: params.user_units * ctx.unit_bytes,
+                    zones: None,
+                    placement_ids: params.placement_ids,
+                    ..ctx.clone()
+                };
+                let mut w = inner(&inner_ctx)?;
+                let Some(f) = w.flows.pop() else {
+                    return Err(ExperimentError::invalid("workload", "a flow is missing"));
+                };
+                let source = LogStructuredSource::new(f.source, &params, w.stats.clone())
+                    .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+                Ok(Workload {
+                    flows: vec![Flow {
+                        name: f.name,
+                        arrival: f.arrival,
+                        source: Box::new(source),
+                    }],
+                    duration_ns: None,
+                    stats: w.stats,
+                })
+            }
         }
     }
 
@@ -266,7 +317,13 @@ impl ZnsParams {
         }
         for (device, mix, spare) in self.jobs() {
             let sim = Simulation::new(self.config(device, spare)?)?;
-            let mut w = self.workload(device, mix, spare, &sim.workload_context())?;
+            let mut w = self.workload(
+                device,
+                mix,
+                spare,
+                &sim.workload_context(),
+                &Budget::unlimited(),
+            )?;
             for f in &mut w.flows {
                 f.source
                     .next_request()
@@ -305,27 +362,41 @@ impl RequestSource for Chain {
     }
 }
 
-/// A share of one request stream: draws from the shared source until the phase's write
-/// budget (bytes, across the workload's flows) is spent; the next phase goes on drawing
-/// from the same source where this one stopped.
-struct Phase {
-    source: Arc<Mutex<Box<dyn RequestSource>>>,
-    budget: Arc<AtomicI64>,
+/// The user workload's writes left in the current phase (bytes), shared by its source
+/// and the phases: the source ends when it is spent, the next phase refills it and the
+/// same source goes on where it stopped (the host layer, when there is one, sits on top
+/// of it, so relocations do not count).
+#[derive(Clone, Default)]
+pub struct Budget(Arc<AtomicI64>);
+
+impl Budget {
+    /// A budget that never runs out.
+    pub fn unlimited() -> Budget {
+        Budget(Arc::new(AtomicI64::new(i64::MAX)))
+    }
+
+    fn set(&self, bytes: u64) {
+        self.0
+            .store(bytes.min(i64::MAX as u64) as i64, Ordering::Relaxed);
+    }
 }
 
-impl RequestSource for Phase {
+/// A source that stops when its budget is spent.
+struct Budgeted {
+    source: Box<dyn RequestSource>,
+    budget: Budget,
+}
+
+impl RequestSource for Budgeted {
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
-        if self.budget.load(Ordering::Relaxed) <= 0 {
+        if self.budget.0.load(Ordering::Relaxed) <= 0 {
             return Ok(None);
         }
-        let r = self
-            .source
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .next_request()?;
+        let r = self.source.next_request()?;
         if let Some(r) = &r {
             if r.op.writes_data() {
                 self.budget
+                    .0
                     .fetch_sub(r.size_bytes as i64, Ordering::Relaxed);
             }
         }
@@ -333,44 +404,50 @@ impl RequestSource for Phase {
     }
 }
 
-/// The flows of a workload, shared between phases.
+/// One source drawn from by successive phases' workloads.
+struct Shared(Arc<Mutex<Box<dyn RequestSource>>>);
+
+impl RequestSource for Shared {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_request()
+    }
+}
+
+/// The flow of a run's workload, kept across its phases.
 struct Stream {
-    flows: Vec<(
-        String,
-        ssdlab_workload::Arrival,
-        Arc<Mutex<Box<dyn RequestSource>>>,
-    )>,
+    name: String,
+    arrival: ssdlab_workload::Arrival,
+    source: Arc<Mutex<Box<dyn RequestSource>>>,
     stats: ssdlab_workload::stats::WorkloadStats,
+    budget: Budget,
 }
 
 impl Stream {
-    fn new(w: Workload) -> Stream {
-        Stream {
-            flows: w
-                .flows
-                .into_iter()
-                .map(|f| (f.name, f.arrival, Arc::new(Mutex::new(f.source))))
-                .collect(),
+    fn new(mut w: Workload, budget: Budget) -> Result<Stream> {
+        let (Some(f), true) = (w.flows.pop(), w.flows.is_empty()) else {
+            return Err(ExperimentError::invalid("workload", "one flow expected"));
+        };
+        Ok(Stream {
+            name: f.name,
+            arrival: f.arrival,
+            source: Arc::new(Mutex::new(f.source)),
             stats: w.stats,
-        }
+            budget,
+        })
     }
 
-    /// The next `write_bytes` of writes as a workload.
-    fn phase(&self, write_bytes: u64) -> Workload {
-        let budget = Arc::new(AtomicI64::new(write_bytes.min(i64::MAX as u64) as i64));
+    /// The next `user_write_bytes` of the user workload's writes as a workload.
+    fn phase(&self, user_write_bytes: u64) -> Workload {
+        self.budget.set(user_write_bytes);
         Workload {
-            flows: self
-                .flows
-                .iter()
-                .map(|(name, arrival, source)| Flow {
-                    name: name.clone(),
-                    arrival: *arrival,
-                    source: Box::new(Phase {
-                        source: source.clone(),
-                        budget: budget.clone(),
-                    }),
-                })
-                .collect(),
+            flows: vec![Flow {
+                name: self.name.clone(),
+                arrival: self.arrival,
+                source: Box::new(Shared(self.source.clone())),
+            }],
             duration_ns: None,
             stats: self.stats.clone(),
         }
@@ -433,18 +510,22 @@ pub struct ZnsReport {
     pub wall_s: f64,
 }
 
-/// The measured figures of a run's results that the host layer adds (user bytes written
-/// and read): `None` without the layer.
-fn layer_user_bytes(_r: &Results) -> Option<(u64, u64)> {
-    None
+/// What the host layer counted so far (cumulative over the workload's phases): user bytes
+/// written, bytes relocated; `None` without the layer.
+fn layer_bytes(r: &Results) -> Option<(u64, u64)> {
+    let w = &r.workload;
+    (w.host_user_write_bytes > 0).then_some((w.host_user_write_bytes, w.host_gc_write_bytes))
 }
 
-fn zone_resets(_r: &Results) -> Option<u64> {
-    None
+/// Zone resets so far (since the device was built).
+fn zone_resets(r: &Results) -> Option<u64> {
+    r.zns.as_ref().map(|z| z.resets)
 }
 
-fn request_errors(_r: &Results) -> u64 {
-    0
+/// Failed requests so far (zone errors, unknown placement identifiers).
+fn request_errors(r: &Results) -> u64 {
+    r.zns.as_ref().map_or(0, |z| z.errors.values().sum::<u64>())
+        + r.fdp.as_ref().map_or(0, |f| f.invalid_placement_ids)
 }
 
 fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun> {
@@ -453,16 +534,17 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
     let mut sim = Simulation::new(cfg)?;
     let ctx = sim.workload_context();
     let capacity = ctx.logical_bytes;
-    let w = p.workload(device, mix, spare, &ctx)?;
+    let budget = Budget::default();
+    let w = p.workload(device, mix, spare, &ctx, &budget)?;
     let user_capacity_bytes = match device {
-        Device::Zns => 0, // the host layer's user space
+        Device::Zns => p.layer(mix, spare, &ctx)?.user_units * ctx.unit_bytes,
         _ => capacity,
     };
-    let stream = Stream::new(w);
-    // The fill, then the warm-up's random writes (device bytes: the host layer's
-    // relocations count).
-    let warm = user_capacity_bytes + (p.warmup_capacity_multiple * capacity as f64) as u64;
-    let meas = (p.measure_capacity_multiple * capacity as f64) as u64;
+    let stream = Stream::new(w, budget)?;
+    // In user writes: the fill, then the warm-up's random writes; then the measured ones.
+    let user = user_capacity_bytes as f64;
+    let warm = user_capacity_bytes + (p.warmup_capacity_multiple * user) as u64;
+    let meas = (p.measure_capacity_multiple * user) as u64;
     // Warm-up: functional (no latency to keep), same device state and request stream.
     sim.config.mode = Mode::Functional;
     let w0 = sim.run_workload_with(stream.phase(warm), &mut NoProgress)?;
@@ -473,8 +555,12 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         .as_ref()
         .ok_or_else(|| ExperimentError::invalid("mode", "the study needs the timed mode"))?;
     let write_bytes = r.host.counters.write_bytes;
-    let (user_write_bytes, user_read_bytes) = match (layer_user_bytes(&r), layer_user_bytes(&w0)) {
-        (Some((w1, r1)), Some((w0b, r0b))) => (w1.saturating_sub(w0b), r1.saturating_sub(r0b)),
+    // The layer's counters and the device's zone counters are cumulative: the measured
+    // phase's share is the difference. The layer's relocation reads are device reads too.
+    let (user_write_bytes, user_read_bytes) = match (layer_bytes(&r), layer_bytes(&w0)) {
+        (Some((u1, g1)), Some((u0, g0))) => {
+            (u1 - u0, r.host.counters.read_bytes.saturating_sub(g1 - g0))
+        }
         _ => (write_bytes, r.host.counters.read_bytes),
     };
     let host_waf = if user_write_bytes > 0 {
@@ -483,7 +569,7 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         1.0
     };
     let s = r.host.sim_time_ns.max(1) as f64 / 1e9;
-    let resets = zone_resets(&r);
+    let resets = zone_resets(&r).map(|n| n - zone_resets(&w0).unwrap_or(0));
     Ok(ZnsRun {
         device,
         mix,
@@ -503,7 +589,7 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         gc_victims: r.gc.invocations,
         zone_resets: resets,
         zone_resets_per_gb: resets.map(|n| n as f64 / (write_bytes.max(1) as f64 / 1e9)),
-        request_errors: request_errors(&r),
+        request_errors: request_errors(&r) - request_errors(&w0),
         warmup_device_waf: w0.waf,
         wall_s: t.elapsed().as_secs_f64(),
     })
