@@ -152,6 +152,10 @@ pub fn traffic_of(cfg: &Config) -> Result<(Traffic, Option<String>)> {
             Traffic::Uniform,
             Some("ext4 workloads are not modelled; using uniform random writes".into()),
         )),
+        WorkloadConfig::LogStructured(_) => Ok((
+            Traffic::Uniform,
+            Some("log-structured workloads are not modelled; using uniform random writes".into()),
+        )),
     }
 }
 

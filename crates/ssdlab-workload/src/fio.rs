@@ -30,6 +30,8 @@
 //! | `rate_iops` | open loop with a fixed inter-arrival time of 1e9 / rate ns |
 //! | `kb_base` | 1024 (default) or 1000, as in fio |
 //! | `name`, `description` | job name / ignored |
+//! | `zonemode=zbd`, `zonesize`, `zonerange`, `zonecapacity`, `zoneskip`, `max_open_zones`, `job_max_open_zones`, `zone_reset_threshold`, `zone_reset_frequency`, `read_beyond_wp` | zoned device: writes at the write pointers, reads below them, resets as fio's `zbd.c` (the `zbd` module; docs/zns-workloads.md). All zones start empty |
+//! | `fdp` (`dataplacement=fdp`), `plids` (`fdp_pli`), `plid_select` (`fdp_pli_select`) | FDP: writes carry placement identifiers, round robin or random over the list |
 //!
 //! Options that do not change what the device sees are accepted and ignored (see
 //! [`IGNORED_OPTIONS`]). Any other option is an error naming the option, file and line.
@@ -69,8 +71,9 @@ use crate::{
 };
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use zbd::{SharedZones, ZoneTable};
 
 /// `[workload] kind = "fio"`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
@@ -151,6 +154,20 @@ const SUPPORTED_OPTIONS: &[&str] = &[
     "rate_iops",
     "kb_base",
     "name",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zonecapacity",
+    "zoneskip",
+    "max_open_zones",
+    "job_max_open_zones",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
+    "fdp",
+    "dataplacement",
+    "plids",
+    "plid_select",
 ];
 
 fn canonical(key: &str) -> &str {
@@ -161,6 +178,9 @@ fn canonical(key: &str) -> &str {
         "blockalign" => "ba",
         "io_limit" => "io_size",
         "timeout" => "runtime",
+        "fdp_pli" => "plids",
+        "fdp_pli_select" => "plid_select",
+        "data_placement" => "dataplacement",
         k => k,
     }
 }
@@ -643,6 +663,18 @@ struct JobPlan {
     numjobs: u32,
     seed: u64,
     runtime_ns: Option<(u64, Setting)>,
+    /// `zonemode=zbd`, with the job's `max_open_zones` setting (validated).
+    zbd: Option<(zbd::ZbdJob, Option<(u32, Setting)>)>,
+    /// `fdp=1`: the placement identifiers of the job's writes.
+    fdp: Option<FdpPlan>,
+}
+
+/// `fdp=1`: fio's placement-ID list (`plids`, sorted as fio sorts it) and how the next one
+/// is chosen.
+#[derive(Clone, Debug, PartialEq)]
+struct FdpPlan {
+    ids: Vec<u16>,
+    random: bool,
 }
 
 fn dir_index(op: HostOp) -> usize {
@@ -828,6 +860,225 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
         });
     }
 
+    // zonemode (fio's zbd.c: zbd_zone_align_file_sizes, zbd_verify_bs, zbd_setup_files).
+    let zonemode = map.get("zonemode");
+    let zbd_mode = match zonemode.map(|s| s.value.trim()) {
+        None | Some("none") => false,
+        Some("zbd") => true,
+        Some("strided") => {
+            return Err(at(
+                zonemode.unwrap(),
+                "`strided` is not supported; use `zbd` (zoned device) or `none`".into(),
+            ))
+        }
+        Some(v) => {
+            return Err(at(
+                zonemode.unwrap(),
+                format!("`{v}`: expected none or zbd"),
+            ))
+        }
+    };
+    let zone_keys = [
+        "zonesize",
+        "zonerange",
+        "zonecapacity",
+        "zoneskip",
+        "max_open_zones",
+        "job_max_open_zones",
+        "zone_reset_threshold",
+        "zone_reset_frequency",
+        "read_beyond_wp",
+    ];
+    let mut region_offset = region_offset;
+    let mut region_bytes = region_bytes;
+    let zbd = if !zbd_mode {
+        if let Some(k) = zone_keys.iter().find(|k| map.contains_key(**k)) {
+            return Err(at(
+                map[*k],
+                "applies to zonemode=zbd only (zonemode=strided is not supported)".into(),
+            ));
+        }
+        None
+    } else {
+        let s_mode = zonemode.unwrap();
+        let Some(geo) = ctx.zones else {
+            return Err(at(
+                s_mode,
+                "zonemode=zbd needs a zoned device ([device.zns]); this device is conventional"
+                    .into(),
+            ));
+        };
+        let must_equal = |key: &'static str, want: u64, what: &str| -> Result<(), WorkloadError> {
+            if let Some(s) = map.get(key) {
+                let v = parse_bytes(&s.value, kb_base).map_err(|e| at(s, e))?;
+                if v != want {
+                    return Err(at(
+                        s,
+                        format!("{v} bytes, but the device's {what} is {want} bytes"),
+                    ));
+                }
+            }
+            Ok(())
+        };
+        must_equal("zonesize", geo.zone_bytes, "zone size")?;
+        must_equal("zonerange", geo.zone_bytes, "zone size")?;
+        must_equal("zonecapacity", geo.zone_capacity_bytes, "zone capacity")?;
+        if let Some(s) = map.get("zoneskip") {
+            if parse_bytes(&s.value, kb_base).map_err(|e| at(s, e))? != 0 {
+                return Err(at(s, "must be 0 with zonemode=zbd".into()));
+            }
+        }
+        let (rd, wr, tr) = match ops {
+            Ops::Only(HostOp::Read) => (true, false, false),
+            Ops::Only(HostOp::Write) => (false, true, false),
+            Ops::Only(_) => (false, false, true),
+            Ops::Mix(_) => (true, true, false),
+        };
+        // Region: whole zones (a read-only job only rounds its end down), as fio does.
+        let zb = geo.zone_bytes;
+        let mut end = region_offset + region_bytes;
+        if !rd || wr || tr {
+            region_offset = region_offset.div_ceil(zb) * zb;
+        }
+        end = end / zb * zb;
+        let region_key = map.get("size").or(map.get("offset")).copied();
+        if end <= region_offset {
+            let reason = format!(
+                "with zonemode=zbd the region must hold at least one whole zone of {zb} bytes"
+            );
+            return Err(match region_key {
+                Some(s) => at(s, reason),
+                None => at_job(reason),
+            });
+        }
+        region_bytes = end - region_offset;
+        let bs_line =
+            |reason: String| match map.get("bs").or(map.get("bssplit")).or(map.get("bsrange")) {
+                Some(s) => at(s, reason),
+                None => at_job(reason),
+            };
+        if wr && sizes[1].max() > zb {
+            return Err(bs_line(format!(
+                "a write of {} bytes exceeds the zone size ({zb} bytes)",
+                sizes[1].max()
+            )));
+        }
+        if wr && sizes[1].min() > geo.zone_capacity_bytes {
+            return Err(bs_line(format!(
+                "the zone capacity ({} bytes) is smaller than the smallest write ({} bytes)",
+                geo.zone_capacity_bytes,
+                sizes[1].min()
+            )));
+        }
+        if tr && (sizes[2].min() != zb || sizes[2].max() != zb) {
+            return Err(bs_line(format!(
+                "with zonemode=zbd a trim is a zone reset: its block size must be the zone size ({zb} bytes), without bsrange or bssplit"
+            )));
+        }
+        let dev_open = geo.max_open_zones.max(1);
+        let max_open = match map.get("max_open_zones") {
+            Some(s) => {
+                let v = parse_uint(&s.value).map_err(|e| at(s, e))?;
+                if v > dev_open as u64 {
+                    return Err(at(
+                        s,
+                        format!("{v} is more than the device's max_open_zones ({dev_open})"),
+                    ));
+                }
+                (v > 0).then(|| (v as u32, (*s).clone()))
+            }
+            None => None,
+        };
+        let job_max_open = opt!("job_max_open_zones", parse_uint).unwrap_or(0);
+        let frac = |v: &str| -> Result<f64, String> {
+            match v.trim().parse::<f64>() {
+                Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+                _ => Err(format!("`{v}`: expected a number between 0 and 1")),
+            }
+        };
+        let reset_threshold = opt!("zone_reset_threshold", frac).unwrap_or(0.0);
+        let reset_frequency = opt!("zone_reset_frequency", frac).unwrap_or(0.0);
+        let read_beyond_wp = opt!("read_beyond_wp", parse_bool).unwrap_or(false);
+        Some((
+            zbd::ZbdJob {
+                min_zone: geo.zone_of(region_offset),
+                max_zone: geo.zone_of(end),
+                region_bytes,
+                min_bs: [sizes[0].min(), sizes[1].min()],
+                job_max_open: job_max_open.min(u32::MAX as u64) as u32,
+                reset_threshold,
+                reset_frequency,
+                read_beyond_wp,
+            },
+            max_open,
+        ))
+    };
+
+    // FDP (fio's dataplacement.c): fdp=1 or dataplacement=fdp, plids, plid_select.
+    let mut fdp_on = opt!("fdp", parse_bool).unwrap_or(false);
+    let dp_key = map.get("fdp").copied();
+    let dp_key = match map.get("dataplacement") {
+        Some(s) => match s.value.trim() {
+            "none" => dp_key,
+            "fdp" => {
+                fdp_on = true;
+                Some(*s)
+            }
+            v => {
+                return Err(at(
+                    s,
+                    format!("`{v}`: expected none or fdp (streams are not supported)"),
+                ))
+            }
+        },
+        None => dp_key,
+    };
+    let fdp = if !fdp_on {
+        for k in ["plids", "plid_select"] {
+            if let Some(s) = map.get(k) {
+                return Err(at(s, "applies with fdp=1 only".into()));
+            }
+        }
+        None
+    } else {
+        let s_fdp = dp_key.expect("fdp is set by a key");
+        if ctx.placement_ids == 0 {
+            return Err(at(
+                s_fdp,
+                "fdp=1 needs a device with Flexible Data Placement ([device.fdp]); this device has none"
+                    .into(),
+            ));
+        }
+        let ids = match map.get("plids") {
+            Some(s) => {
+                let ids = parse_plids(&s.value).map_err(|e| at(s, e))?;
+                if let Some(&bad) = ids.iter().find(|&&i| i >= ctx.placement_ids) {
+                    return Err(at(
+                        s,
+                        format!(
+                            "placement ID index {bad} must be smaller than {} (the device's placement identifiers)",
+                            ctx.placement_ids
+                        ),
+                    ));
+                }
+                if ids.is_empty() {
+                    return Err(at(s, "no placement ID index given".into()));
+                }
+                ids
+            }
+            None => (0..ctx.placement_ids.min(FIO_MAX_DP_IDS as u16)).collect(),
+        };
+        let random = opt!("plid_select", |v: &str| match v.trim() {
+            "roundrobin" => Ok(false),
+            "random" => Ok(true),
+            v => Err(format!(
+                "`{v}`: expected roundrobin or random (scheme is not supported)"
+            )),
+        })
+        .unwrap_or(false);
+        Some(FdpPlan { ids, random })
+    };
+
     // Limits.
     let time_based = opt!("time_based", parse_bool).unwrap_or(false);
     let runtime_ns = match map.get("runtime") {
@@ -925,7 +1176,49 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
         numjobs: numjobs as u32,
         seed,
         runtime_ns,
+        zbd,
+        fdp,
     })
+}
+
+/// Most placement IDs a fio job may list (fio's `FIO_MAX_DP_IDS`).
+const FIO_MAX_DP_IDS: usize = 128;
+
+/// fio's `plids` / `fdp_pli`: comma-separated indices or `a-b` ranges (decimal or `0x`
+/// hexadecimal), sorted as fio sorts them; an empty entry ends the list, as in fio.
+fn parse_plids(v: &str) -> Result<Vec<u16>, String> {
+    let num = |t: &str| -> Result<u64, String> {
+        let t = t.trim();
+        let r = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => t.parse(),
+        };
+        r.map_err(|_| format!("`{t}`: expected a placement ID index"))
+    };
+    let mut ids = Vec::new();
+    for entry in v.trim().split(',') {
+        if entry.trim().is_empty() {
+            break;
+        }
+        let (a, b) = match entry.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(entry)?, num(entry)?),
+        };
+        if a > b {
+            return Err(format!("`{entry}`: range start above its end"));
+        }
+        for i in a..=b {
+            if i > 0xFFFF {
+                return Err(format!("`{entry}`: placement IDs cannot exceed 0xFFFF"));
+            }
+            if ids.len() >= FIO_MAX_DP_IDS {
+                return Err(format!("only {FIO_MAX_DP_IDS} placement IDs are supported"));
+            }
+            ids.push(i as u16);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 /// One flow of a fio job.
@@ -946,11 +1239,26 @@ pub struct FioSource {
     issued_ios: u64,
     issued_bytes: u64,
     writes_since_sync: [u64; 2],
-    pending_flush: Option<u64>,
+    /// Requests due before the next generated one (flushes, zone resets and finishes).
+    pending: VecDeque<HostRequest>,
+    /// `zonemode=zbd`: the shared zone table, this job's zbd plan, this flow's index.
+    zbd: Option<(SharedZones, zbd::ZbdJob, u32)>,
+    /// A write has been generated (fio's `last_start[DDIR_WRITE] != -1`).
+    wrote: bool,
+    /// `fdp=1`: the placement IDs, their own random stream, the round-robin position.
+    fdp: Option<(FdpPlan, SimRng, usize)>,
+    /// No more requests (a zbd read or write found no zone).
+    done: bool,
 }
 
 impl FioSource {
-    fn new(p: &JobPlan, mut rng: SimRng, key: &str) -> Result<FioSource, WorkloadError> {
+    fn new(
+        p: &JobPlan,
+        mut rng: SimRng,
+        key: &str,
+        zones: Option<(SharedZones, u32)>,
+        fdp_rng: SimRng,
+    ) -> Result<FioSource, WorkloadError> {
         let slots = (p.region_bytes - p.max_bs) / p.align + 1;
         let sampler = if p.sequential {
             None
@@ -1004,30 +1312,39 @@ impl FioSource {
             issued_ios: 0,
             issued_bytes: 0,
             writes_since_sync: [0; 2],
-            pending_flush: None,
+            pending: VecDeque::new(),
+            zbd: match (zones, &p.zbd) {
+                (Some((table, flow)), Some((job, _))) => Some((table, job.clone(), flow)),
+                _ => None,
+            },
+            wrote: false,
+            fdp: p.fdp.clone().map(|f| (f, fdp_rng, 0)),
+            done: false,
         })
     }
 }
 
-impl RequestSource for FioSource {
-    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
-        if let Some(arrival_ns) = self.pending_flush.take() {
-            return Ok(Some(HostRequest {
-                tag: 0,
-                placement_id: 0,
-                arrival_ns,
-                op: HostOp::Flush,
-                offset_bytes: 0,
-                size_bytes: 0,
-                journal: None,
-            }));
+impl FioSource {
+    /// fio's `dp_fill_dspec_data`: the placement ID of the next write.
+    fn next_placement(&mut self) -> u16 {
+        let Some((plan, rng, loc)) = &mut self.fdp else {
+            return 0;
+        };
+        let n = plan.ids.len();
+        if plan.random {
+            plan.ids[rng.gen_range(0..n)]
+        } else {
+            if *loc >= n {
+                *loc = 0;
+            }
+            *loc += 1;
+            plan.ids[*loc - 1]
         }
-        if self.ios_limit.is_some_and(|n| self.issued_ios >= n)
-            || self.io_limit.is_some_and(|b| self.issued_bytes >= b)
-        {
-            return Ok(None);
-        }
-        let op = match self.ops {
+    }
+
+    /// The next I/O's direction, size and (unadjusted) offset.
+    fn draw(&mut self) -> (HostOp, u64, u64) {
+        let mut op = match self.ops {
             Ops::Only(op) => op,
             Ops::Mix(r) => {
                 if self.rng.gen::<f64>() < r {
@@ -1037,15 +1354,26 @@ impl RequestSource for FioSource {
                 }
             }
         };
+        // fio's zbd_adjust_ddir: a mixed job's first I/O is a write while nothing is
+        // written (all zones start empty).
+        if let (Some((_, job, _)), Ops::Mix(r)) = (&self.zbd, self.ops) {
+            if op == HostOp::Read && !self.wrote && !job.read_beyond_wp && r < 1.0 {
+                op = HostOp::Write;
+            }
+        }
         let d = dir_index(op);
         let size = self.sizes[d].sample(&mut self.rng);
         let offset = if self.sequential {
+            // fio's setup_zbd_zone_mode: a sequential writer at a zone's capacity end
+            // skips to the zone's end.
+            if let (Some((table, _, _)), HostOp::Write) = (&self.zbd, op) {
+                let t = table.lock().expect("zone table");
+                self.seq_pos[d] = t.skip_capacity_gap(self.seq_pos[d]);
+            }
             if self.seq_pos[d] + size > self.region_end {
                 self.seq_pos[d] = self.region_offset;
             }
-            let o = self.seq_pos[d];
-            self.seq_pos[d] += size;
-            o
+            self.seq_pos[d]
         } else {
             let slot = match &mut self.sampler {
                 Some(s) => s.next_slot(&mut self.rng, 1),
@@ -1053,39 +1381,111 @@ impl RequestSource for FioSource {
             };
             self.region_offset + slot * self.align
         };
-        let k = self.issued_ios;
-        let arrival_ns = match self.timing {
-            Timing::Closed(_) => 0,
-            Timing::Rate(iops) => {
-                (k as u128 * 1_000_000_000 / iops as u128).min(u64::MAX as u128) as u64
+        (op, size, offset)
+    }
+}
+
+impl RequestSource for FioSource {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
             }
-            Timing::Think { think_ns, blocks } => (k / blocks).saturating_mul(think_ns),
-        };
-        self.issued_ios += 1;
-        self.issued_bytes += size;
-        if op == HostOp::Write {
-            // Writes since the last fsync / fdatasync; a flush when either count reaches N.
-            let mut due = false;
-            for (since, &every) in self.writes_since_sync.iter_mut().zip(&self.fsync_every) {
-                *since += 1;
-                if every > 0 && *since >= every {
-                    *since = 0;
-                    due = true;
+            if self.done
+                || self.ios_limit.is_some_and(|n| self.issued_ios >= n)
+                || self.io_limit.is_some_and(|b| self.issued_bytes >= b)
+            {
+                return Ok(None);
+            }
+            let (op, size, offset) = self.draw();
+            let d = dir_index(op);
+            let k = self.issued_ios;
+            let arrival_ns = match self.timing {
+                Timing::Closed(_) => 0,
+                Timing::Rate(iops) => {
+                    (k as u128 * 1_000_000_000 / iops as u128).min(u64::MAX as u128) as u64
+                }
+                Timing::Think { think_ns, blocks } => (k / blocks).saturating_mul(think_ns),
+            };
+            let random = !self.sequential;
+            let (offset, size) = match &self.zbd {
+                None => (offset, size),
+                Some((table, job, flow)) => {
+                    let mut t = table.lock().expect("zone table");
+                    let placed = match op {
+                        HostOp::Write => {
+                            let mut before = Vec::new();
+                            let w =
+                                t.write(job, *flow, offset, size, random, arrival_ns, &mut before);
+                            self.pending.extend(before);
+                            w
+                        }
+                        HostOp::Read => t.read(job, offset, size, random),
+                        _ => match t.trim(job, offset, random, arrival_ns) {
+                            None => None,
+                            Some(reset) => {
+                                // A trim is a zone reset; an empty zone's sends nothing.
+                                drop(t);
+                                self.issued_ios += 1;
+                                self.issued_bytes += size;
+                                if self.sequential {
+                                    self.seq_pos[d] = offset + size;
+                                }
+                                if let Some(r) = reset {
+                                    self.pending.push_back(r);
+                                }
+                                continue;
+                            }
+                        },
+                    };
+                    match placed {
+                        Some(p) => p,
+                        None => {
+                            // fio's io_u_eof: no zone to read or write, the job ends.
+                            self.done = true;
+                            continue;
+                        }
+                    }
+                }
+            };
+            if self.sequential {
+                self.seq_pos[d] = offset + size;
+            }
+            self.issued_ios += 1;
+            self.issued_bytes += size;
+            let mut placement_id = 0;
+            if op == HostOp::Write {
+                self.wrote = true;
+                placement_id = self.next_placement();
+            }
+            let request = HostRequest {
+                arrival_ns,
+                op,
+                offset_bytes: offset,
+                size_bytes: size,
+                placement_id,
+                ..Default::default()
+            };
+            self.pending.push_back(request);
+            if op == HostOp::Write {
+                // Writes since the last fsync / fdatasync; a flush when either count reaches N.
+                let mut due = false;
+                for (since, &every) in self.writes_since_sync.iter_mut().zip(&self.fsync_every) {
+                    *since += 1;
+                    if every > 0 && *since >= every {
+                        *since = 0;
+                        due = true;
+                    }
+                }
+                if due {
+                    self.pending.push_back(HostRequest {
+                        arrival_ns,
+                        op: HostOp::Flush,
+                        ..Default::default()
+                    });
                 }
             }
-            if due {
-                self.pending_flush = Some(arrival_ns);
-            }
         }
-        Ok(Some(HostRequest {
-            tag: 0,
-            placement_id: 0,
-            arrival_ns,
-            op,
-            offset_bytes: offset,
-            size_bytes: size,
-            journal: None,
-        }))
     }
 }
 
@@ -1138,7 +1538,67 @@ pub fn build_from_str(
             });
         }
     }
+    // zonemode=zbd: one zone table for every job, as fio keeps one per device.
+    let mut table: Option<SharedZones> = None;
+    if let (Some(geo), true) = (ctx.zones, plans.iter().any(|p| p.zbd.is_some())) {
+        let mut max_open: Option<(u32, &Setting)> = None;
+        let mut reset_range: Option<(u32, u32)> = None;
+        for p in &plans {
+            let Some((job, set)) = &p.zbd else { continue };
+            if let Some((v, s)) = set {
+                match max_open {
+                    Some((m, _)) if m != *v => {
+                        return Err(WorkloadError::Parse {
+                            file: file.to_string(),
+                            line: s.line,
+                            text: s.text.clone(),
+                            reason: format!(
+                                "max_open_zones: job `{}` sets {v} but another job {m}; fio takes one value per device",
+                                p.name
+                            ),
+                        })
+                    }
+                    _ => max_open = Some((*v, s)),
+                }
+            }
+            if job.reset_threshold > 0.0 && !matches!(p.ops, Ops::Only(HostOp::Read)) {
+                let r = (job.min_zone, job.max_zone);
+                match reset_range {
+                    Some(q) if q != r => {
+                        return Err(WorkloadError::Config {
+                            key: "path".into(),
+                            reason: format!(
+                                "{file}: job `{}`: zone_reset_threshold needs every write job on the same zones (fio: multi-jobs with different write ranges are not supported)",
+                                p.name
+                            ),
+                        })
+                    }
+                    _ => reset_range = Some(r),
+                }
+            }
+        }
+        let flows: u32 = plans.iter().map(|p| p.numjobs).sum();
+        let limit = max_open.map_or(geo.max_open_zones.max(1), |m| m.0);
+        let mut t = ZoneTable::new(geo, limit, flows as usize);
+        if let Some((a, b)) = reset_range {
+            let freq = plans
+                .iter()
+                .filter_map(|p| p.zbd.as_ref())
+                .map(|(j, _)| j.reset_frequency)
+                .fold(0.0, f64::max);
+            t.set_vdb_range(a, b, freq);
+        } else if let Some(freq) = plans
+            .iter()
+            .filter_map(|p| p.zbd.as_ref())
+            .map(|(j, _)| j.reset_frequency)
+            .find(|&f| f > 0.0)
+        {
+            t.set_write_cnt(freq);
+        }
+        table = Some(std::sync::Arc::new(std::sync::Mutex::new(t)));
+    }
     let mut flows = Vec::new();
+    let mut flow_index = 0u32;
     for (j, p) in plans.iter().enumerate() {
         let arrival = match p.timing {
             Timing::Closed(qd) => Arrival::Closed { queue_depth: qd },
@@ -1146,7 +1606,11 @@ pub fn build_from_str(
         };
         for n in 0..p.numjobs {
             let rng = stream(p.seed, (tag::FIO << 32) | ((j as u64) << 16) | n as u64);
-            let source = FioSource::new(p, rng, "random_distribution")?;
+            let key = (tag::FIO << 32) | ((j as u64) << 16) | n as u64;
+            let fdp_rng = stream(p.seed, (tag::FIO_FDP << 32) | (key & 0xFFFF_FFFF));
+            let zones = table.clone().map(|t| (t, flow_index));
+            flow_index += 1;
+            let source = FioSource::new(p, rng, "random_distribution", zones, fdp_rng)?;
             let name = if p.numjobs == 1 {
                 p.name.clone()
             } else {
@@ -1189,6 +1653,8 @@ fn read_text(path: &Path) -> Result<String, WorkloadError> {
         ),
     })
 }
+
+mod zbd;
 
 #[cfg(test)]
 mod tests;

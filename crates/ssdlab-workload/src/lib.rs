@@ -9,6 +9,7 @@ mod address;
 pub mod error;
 pub mod ext4;
 pub mod fio;
+pub mod log_structured;
 pub mod replay;
 pub mod request;
 pub mod rng;
@@ -175,6 +176,9 @@ pub enum WorkloadConfig {
     /// ext4 journaling model: fio with fsync, Filebench personalities (see
     /// [`ext4::Ext4Config`]).
     Ext4(ext4::Ext4Config),
+    /// A host log-structured layer translating another workload into zone writes, with
+    /// its own GC, for a zoned device (see [`log_structured::LogStructuredConfig`]).
+    LogStructured(log_structured::LogStructuredConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -248,6 +252,7 @@ impl WorkloadConfig {
             WorkloadConfig::Trace(c) => trace::build(c, ctx),
             WorkloadConfig::Tpcc(c) => tpcc::build(c, ctx),
             WorkloadConfig::Ext4(c) => ext4::build(c, ctx),
+            WorkloadConfig::LogStructured(c) => log_structured::build(c, ctx),
         }
     }
 }

@@ -23,6 +23,8 @@ pub mod tag {
     pub const SYNTHETIC: u64 = 0x5959_0000;
     /// fio job `j`, flow `n`: `FIO << 32 | j << 16 | n`.
     pub const FIO: u64 = 0xF10;
+    /// fio job `j`, flow `n`, FDP placement draws: `FIO_FDP << 32 | j << 16 | n`.
+    pub const FIO_FDP: u64 = 0xFD9;
     /// TPC-C workload.
     pub const TPCC: u64 = 0x7470_6363;
     /// ext4 journaling workload.
@@ -44,6 +46,7 @@ pub mod tag {
     pub const ALL: &[(&str, u64, u64)] = &[
         ("SYNTHETIC", SYNTHETIC, 1 << 16),
         ("FIO", FIO << 32, 1 << 32),
+        ("FIO_FDP", FIO_FDP << 32, 1 << 32),
         ("TPCC", TPCC, 1),
         ("EXT4", EXT4, 1),
         ("FTL", FTL, 1),

@@ -12,7 +12,8 @@
 //! assert_eq!(snapshot.skipped_bad_lines, 0);
 //! ```
 //!
-//! Synthetic and fio workloads never touch the counters (all stay 0).
+//! Synthetic and fio workloads never touch the counters (all stay 0). The host
+//! log-structured layer ([`crate::log_structured`]) counts its writes, GC and zone resets.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +33,10 @@ struct Counters {
     journal_hi: AtomicU64,
     journal_write_bytes: AtomicU64,
     write_bytes: AtomicU64,
+    host_user_write_bytes: AtomicU64,
+    host_gc_write_bytes: AtomicU64,
+    host_zone_resets: AtomicU64,
+    host_gc_runs: AtomicU64,
 }
 
 /// Shared handle on the counters of one workload. Clones share the same counters.
@@ -56,6 +61,20 @@ pub struct WorkloadStatsSnapshot {
     /// outstanding). Left out of results.json when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub forgotten_submitters: u64,
+    /// Host log-structured layer: bytes it wrote for the inner workload's writes (whole
+    /// mapping units). Left out of results.json when 0, as are the three below.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_user_write_bytes: u64,
+    /// Host log-structured layer: bytes its GC relocated (read and written again).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_gc_write_bytes: u64,
+    /// Host log-structured layer: zones it reset (GC victims).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_zone_resets: u64,
+    /// Host log-structured layer: times its GC ran (each run reclaims zones until more
+    /// than `gc_free_zones` are empty).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_gc_runs: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -72,7 +91,20 @@ impl WorkloadStatsSnapshot {
             remapped_requests: self.remapped_requests - earlier.remapped_requests,
             filtered_records: self.filtered_records - earlier.filtered_records,
             forgotten_submitters: self.forgotten_submitters - earlier.forgotten_submitters,
+            host_user_write_bytes: self.host_user_write_bytes - earlier.host_user_write_bytes,
+            host_gc_write_bytes: self.host_gc_write_bytes - earlier.host_gc_write_bytes,
+            host_zone_resets: self.host_zone_resets - earlier.host_zone_resets,
+            host_gc_runs: self.host_gc_runs - earlier.host_gc_runs,
         }
+    }
+
+    /// The host log-structured layer's write amplification, (user + relocated bytes) /
+    /// user bytes; `None` without a host layer (or before it wrote).
+    pub fn host_waf(&self) -> Option<f64> {
+        (self.host_user_write_bytes > 0).then(|| {
+            (self.host_user_write_bytes + self.host_gc_write_bytes) as f64
+                / self.host_user_write_bytes as f64
+        })
     }
 }
 
@@ -111,6 +143,10 @@ impl WorkloadStats {
             remapped_requests: self.remapped_requests(),
             filtered_records: self.filtered_records(),
             forgotten_submitters: self.0.forgotten_submitters.load(Ordering::Relaxed),
+            host_user_write_bytes: self.0.host_user_write_bytes.load(Ordering::Relaxed),
+            host_gc_write_bytes: self.0.host_gc_write_bytes.load(Ordering::Relaxed),
+            host_zone_resets: self.0.host_zone_resets.load(Ordering::Relaxed),
+            host_gc_runs: self.0.host_gc_runs.load(Ordering::Relaxed),
         }
     }
 
@@ -130,6 +166,13 @@ impl WorkloadStats {
             .fetch_add(d.filtered_records, Ordering::Relaxed);
         c.forgotten_submitters
             .fetch_add(d.forgotten_submitters, Ordering::Relaxed);
+        c.host_user_write_bytes
+            .fetch_add(d.host_user_write_bytes, Ordering::Relaxed);
+        c.host_gc_write_bytes
+            .fetch_add(d.host_gc_write_bytes, Ordering::Relaxed);
+        c.host_zone_resets
+            .fetch_add(d.host_zone_resets, Ordering::Relaxed);
+        c.host_gc_runs.fetch_add(d.host_gc_runs, Ordering::Relaxed);
     }
 
     /// The workload's journal range in bytes, when it models a journaling file system.
@@ -178,6 +221,24 @@ impl WorkloadStats {
 
     pub(crate) fn add_filtered(&self) {
         self.0.filtered_records.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_host_user_write(&self, bytes: u64) {
+        self.0
+            .host_user_write_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// One GC victim relocated (`bytes` of valid data moved) and reset.
+    pub(crate) fn add_host_relocation(&self, bytes: u64) {
+        self.0
+            .host_gc_write_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+        self.0.host_zone_resets.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_host_gc_run(&self) {
+        self.0.host_gc_runs.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn add_forgotten_submitters(&self, n: u64) {

@@ -75,6 +75,12 @@ pub struct SyntheticConfig {
     /// `"limits"` (default): stop at `requests` / `total_bytes` / `duration_ns`;
     /// `"failure"`: ignore them and write until the device wears out (lifetime runs).
     pub until: Until,
+    /// For `hot-cold`: tag each write with a placement identifier by temperature, 1 for
+    /// the hot part and 0 for the rest (reads and trims carry 0). Needs a device that
+    /// takes placement identifiers: `[device.fdp]`, or the host log-structured layer
+    /// (`kind = "log-structured"`), which consumes them itself to separate hot from cold.
+    /// Off by default: a conventional device refuses placement identifiers.
+    pub placement_by_temperature: bool,
 }
 
 /// When a synthetic workload ends.
@@ -111,6 +117,7 @@ impl Default for SyntheticConfig {
             duration_ns: 0,
             open_loop_iops: 0.0,
             until: Until::Limits,
+            placement_by_temperature: false,
         }
     }
 }
@@ -183,6 +190,8 @@ struct Plan {
     requests: u64,
     total_bytes: u64,
     open_loop_iops: f64,
+    /// Writes to slots below this carry placement id 1 (0: no tagging).
+    placement_hot_slots: u64,
 }
 
 impl Plan {
@@ -332,6 +341,26 @@ impl Plan {
             let z = normal_quantile((1.0 + hot_io) / 2.0);
             (hot_space / 2.0 * slots as f64 / z).max(1e-9)
         };
+        if c.placement_by_temperature {
+            if c.pattern != AddressPattern::HotCold {
+                return Err(bad(
+                    "placement_by_temperature",
+                    format!(
+                        "needs pattern = \"hot-cold\" (the temperature of a write), not {:?}",
+                        c.pattern
+                    ),
+                ));
+            }
+            if ctx.placement_ids < 2 {
+                return Err(bad(
+                    "placement_by_temperature",
+                    format!(
+                        "tags writes with placement ids 0 and 1, but the device takes {} ([device.fdp] with 2 handles or more, or the log-structured host layer)",
+                        ctx.placement_ids
+                    ),
+                ));
+            }
+        }
         Ok(Plan {
             read_threshold: read,
             trim_threshold: read + trim,
@@ -348,6 +377,11 @@ impl Plan {
             requests: if to_failure { 0 } else { c.requests },
             total_bytes: if to_failure { 0 } else { c.total_bytes },
             open_loop_iops: c.open_loop_iops,
+            placement_hot_slots: if c.placement_by_temperature {
+                hot_slots
+            } else {
+                0
+            },
         })
     }
 }
@@ -513,6 +547,7 @@ impl SyntheticSource {
         out.offset_bytes = p.ws_offset_bytes + slot * p.align_bytes;
         out.size_bytes = size_bytes;
         out.journal = None;
+        out.placement_id = (op == HostOp::Write && slot < p.placement_hot_slots) as u16;
         true
     }
 }
@@ -724,6 +759,55 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(drain(&c), drain(&c));
+    }
+
+    #[test]
+    fn placement_by_temperature_tags_hot_writes_only() {
+        let c = SyntheticConfig {
+            pattern: AddressPattern::HotCold,
+            hot_io_percent: 70.0,
+            hot_space_percent: 10.0,
+            read_percent: 30.0,
+            trim_percent: 10.0,
+            requests: 5000,
+            placement_by_temperature: true,
+            ..Default::default()
+        };
+        let fdp = WorkloadContext {
+            placement_ids: 2,
+            ..ctx()
+        };
+        let mut w = build(&c, &fdp).unwrap();
+        let hot_limit = (1u64 << 30) / 10;
+        let mut tagged = 0;
+        while let Some(r) = w.flows[0].source.next_request().unwrap() {
+            let want = (r.op == HostOp::Write && r.offset_bytes < hot_limit) as u16;
+            assert_eq!(r.placement_id, want, "{r:?}");
+            tagged += want as u32;
+        }
+        assert!(tagged > 1000, "{tagged}");
+        // Off by default: no tags.
+        let off = SyntheticConfig {
+            placement_by_temperature: false,
+            ..c.clone()
+        };
+        let mut w = build(&off, &fdp).unwrap();
+        let mut buf = [HostRequest::default(); 64];
+        buf.iter_mut().for_each(|r| r.placement_id = 9);
+        let (n, _) = w.flows[0].source.next_batch(&mut buf);
+        assert!(buf[..n].iter().all(|r| r.placement_id == 0));
+        // A device without placement ids refuses it; so does a pattern without a hot set.
+        let e = build(&c, &ctx()).err().unwrap().to_string();
+        assert!(
+            e.starts_with("workload.placement_by_temperature: tags writes with placement ids 0 and 1, but the device takes 0"),
+            "{e}"
+        );
+        let uniform = SyntheticConfig {
+            pattern: AddressPattern::Uniform,
+            ..c
+        };
+        let e = build(&uniform, &fdp).err().unwrap().to_string();
+        assert!(e.contains("needs pattern = \"hot-cold\""), "{e}");
     }
 
     #[test]

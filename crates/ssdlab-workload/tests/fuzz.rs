@@ -1,5 +1,5 @@
 //! Parser fuzzing (issue 13, item 17): generated and mutated inputs for every trace
-//! format (MSR, SPC, blkparse, fio iolog), compressed inputs (gzip, zstd) and fio job
+//! format (MSR, SPC, blkparse, fio iolog, ssdlab), compressed inputs (gzip, zstd) and fio job
 //! files. Every input must give requests or an error — no panic, no hang, no unbounded
 //! allocation (lines are capped, requests pulled per case are capped). CI runs a few
 //! thousand cases per parser; `SSDLAB_FUZZ_CASES=1000000 cargo test --release -p
@@ -26,8 +26,16 @@ fn ctx() -> WorkloadContext {
         unit_bytes: 4096,
         seed: 1,
         base_dir: None,
-        zones: None,
-        placement_ids: 0,
+        // Zoned, with FDP: the ssdlab format's zone commands and placement column and fio's
+        // zonemode=zbd are exercised too (the other formats ignore both).
+        zones: Some(ssdlab_workload::ZoneGeometry {
+            zone_bytes: 1 << 16,
+            zone_capacity_bytes: 1 << 16,
+            zones: 1 << 14,
+            max_open_zones: 4,
+            max_active_zones: 4,
+        }),
+        placement_ids: 4,
     }
 }
 
@@ -35,7 +43,8 @@ const MSR: &str = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n
 const SPC: &str = "0,20941264,8192,W,0.551706\n0,20939840,8192,r,0.554041\n1,3208,512,R,0.578374\n";
 const BLKPARSE: &str = "  8,0    3        1     0.000000000  4162  Q  WS 3417048 + 8 [fio]\n  8,0    3        2     0.000012345  4162  D   R 3417056 + 16 [jbd2/sda1-8]\n  8,0    1        3     0.000020000     0  C  WS 3417048 + 8 [0]\nCPU0 (8,0):\n Reads Queued: 1\n";
 const IOLOG: &str = "fio version 3 iolog\n0 /dev/sda add\n0 /dev/sda open\n10 /dev/sda write 4096 4096\n20 /dev/sda read 0 8192\n30 /dev/sda trim 8192 4096\n40 /dev/sda sync 0 0\n50 /dev/sda close\n";
-const FIO: &str = "[global]\nioengine=libaio\nbs=4k\nsize=64m\n[job1]\nrw=randrw\nrwmixread=70\niodepth=8\nnumber_ios=500\nfsync=16\nbssplit=4k/50:64k/50\n[job2]\nrw=write\noffset=50%\nrandom_distribution=zipf:1.2\nnumber_ios=100\n";
+const SSDLAB: &str = "time_ns,op,offset_bytes,size_bytes,placement_id\n0,W,0,8192,1\n10,R,4096,4096\n20,A,65536,4096,0\n30,ZR,65536,0\n40,ZP,0,4096\n50,F,0,0\n60,zone_finish,131072,0\n";
+const FIO: &str = "[global]\nzonemode=zbd\nmax_open_zones=2\nioengine=libaio\nbs=4k\nsize=64m\n[job1]\nrw=randrw\nrwmixread=70\niodepth=8\nnumber_ios=500\nfsync=16\nbssplit=4k/50:64k/50\n[job2]\nrw=write\noffset=50%\nrandom_distribution=zipf:1.2\nnumber_ios=100\n";
 
 const INTERESTING: &[u8] = b",.:;+-_ \t\n\r0123456789eE[]=%/kKmMgGxX#\xff\x00";
 
@@ -136,6 +145,7 @@ fn trace_parsers_survive_generated_and_mutated_input() {
         ("spc", TraceFormat::Spc, SPC),
         ("blkparse", TraceFormat::Blkparse, BLKPARSE),
         ("fio-iolog", TraceFormat::FioIolog, IOLOG),
+        ("ssdlab", TraceFormat::Ssdlab, SSDLAB),
     ] {
         run(
             name,

@@ -5,7 +5,7 @@
 //! plane). There is no device GC: a reset unmaps the zone and erases its blocks.
 
 use super::region::Stream;
-use super::{Ftl, NandSink};
+use super::{note_cold, Ftl, NandSink};
 use crate::base::MAX_LANES;
 use crate::config::zoned::zone_geometry;
 use crate::config::ZnsConfig;
@@ -464,9 +464,9 @@ impl Zones {
                     return Ok(None);
                 }
                 self.deactivate(z, ZoneState::Full);
-                let lane = self.zone[z as usize].lane;
-                self.release_lane_if_idle(z);
-                Ok(self.lane(z).map(|_| lane))
+                // Its lane goes back once its last units are placed
+                // ([`Ftl::release_zone_lane`]).
+                Ok(self.lane(z))
             }
         }
     }
@@ -491,6 +491,11 @@ impl Zones {
             ZoneState::Offline => Err(ZoneError::Offline),
             _ => Ok(()),
         }
+    }
+
+    /// Whether zone `z` is full (written to its capacity, or finished).
+    pub fn is_full(&self, z: u32) -> bool {
+        self.zone[z as usize].state == ZoneState::Full
     }
 
     /// Whether unit `lpn` of a write accepted in lane `lane` still belongs to its zone's
@@ -575,6 +580,9 @@ impl Ftl {
             // The page opened a block (full again already when it has one page).
             let _ = open_after;
             zone.blocks.push(self.last_opened);
+        } else if !zone.blocks.contains(&open_before) {
+            let what = format!("zone {z}'s page went to block {open_before} of another zone");
+            note_cold(&mut self.internal, what);
         }
         zone.pages += 1;
         zone.placed += lpns.len() as u32;
@@ -583,6 +591,16 @@ impl Ftl {
         }
         self.run_background(sink)?;
         Ok(Some(plane))
+    }
+
+    /// Give zone `z`'s lane back if it is done with it (not active, every unit placed),
+    /// sealing its open blocks.
+    pub fn release_zone_lane(&mut self, z: u32) {
+        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let lane = zs.zone[z as usize].lane;
+        if zs.release_lane_if_idle(z) {
+            self.seal_lane(lane, z);
+        }
     }
 
     /// Zone `z` gave up lane `lane`: its open blocks on the zone's planes close as they

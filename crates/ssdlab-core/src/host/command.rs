@@ -158,6 +158,7 @@ fn decode_zoned(
     let zs = ftl.zones_mut().expect("a zoned device");
     let lpn = (req.offset_bytes / unit) as u32;
     let aligned = req.offset_bytes % unit == 0 && req.size_bytes % unit == 0;
+    let mut finished = None;
     let out = match req.op {
         HostOp::Read => zs.read(span.first, span.count).map(|_| Command::Read(span)),
         HostOp::Write | HostOp::ZoneAppend => {
@@ -189,18 +190,23 @@ fn decode_zoned(
             .managed_zone(lpn, aligned)
             .and_then(|z| zs.close(z))
             .map(|_| Command::Done),
-        HostOp::ZoneFinish => zs
-            .managed_zone(lpn, aligned)
-            .and_then(|z| zs.finish(z))
-            .map(|lane| Command::ZoneFinish { lane }),
+        HostOp::ZoneFinish => zs.managed_zone(lpn, aligned).and_then(|z| {
+            finished = Some(z);
+            zs.finish(z).map(|lane| Command::ZoneFinish { lane })
+        }),
         HostOp::ZoneReset => zs
             .managed_zone(lpn, aligned)
             .and_then(|z| zs.check_reset(z).map(|_| Command::ZoneReset { zone: z })),
     };
-    out.unwrap_or_else(|e| {
+    let cmd = out.unwrap_or_else(|e| {
         zs.count_error(e);
         Command::Failed(e)
-    })
+    });
+    if let (Some(z), Command::ZoneFinish { .. }) = (finished, cmd) {
+        // Nothing of it waits in a buffer: its lane goes back now.
+        ftl.release_zone_lane(z);
+    }
+    cmd
 }
 
 /// Drop zone `zone`'s units from `buffer` and reset it.

@@ -52,7 +52,6 @@ fn run(c: Config, reqs: Vec<HostRequest>, qd: u32) -> (Results, Vec<Completion>)
 
 /// Every transition and error of the state machine, with the counts they leave.
 #[test]
-#[ignore = "open bug (issue 37): the functional mode's reset erases are not counted yet"]
 fn zone_state_machine_and_errors_in_both_modes() {
     use HostOp::*;
     let reqs = vec![
@@ -157,7 +156,6 @@ fn zone_appends_at_queue_depth_8_land_in_submission_order() {
 /// The integrity oracle checks every read through zone fills, finishes, resets and
 /// refills (each reset erases the zone's blocks); no device GC ever copies.
 #[test]
-#[ignore = "open bug (issue 37): the functional mode runs out of free blocks (DeviceFull) after resets"]
 fn integrity_holds_through_resets_in_both_modes() {
     use HostOp::*;
     let mut reqs = Vec::new();
@@ -191,9 +189,22 @@ fn integrity_holds_through_resets_in_both_modes() {
         assert_eq!(z.resets, 36);
         assert_eq!(res.nand.programs.gc, 0, "{mode:?}: no device GC");
         assert_eq!(res.nand.erases.gc, 0, "{mode:?}");
-        // Every zone's two blocks are erased at each of its 6 resets.
-        assert_eq!(res.nand.erases.host, 72, "{mode:?}");
-        assert_eq!(z.reset_erased_blocks, 72, "{mode:?}");
+        // Every zone's two blocks are erased at each of its 6 resets. In the timed mode a
+        // reset may drop a finished zone's last units before they reached NAND (fewer
+        // blocks to erase), and a reset completes once its erases are issued, so the last
+        // one's may still run when the measured phase ends.
+        let erased = res.nand.erases.host;
+        match mode {
+            Mode::Functional => {
+                assert_eq!(erased, 72);
+                assert_eq!(z.reset_erased_blocks, 72);
+            }
+            _ => {
+                assert!(erased <= z.reset_erased_blocks, "{erased}");
+                assert!((66..=72).contains(&z.reset_erased_blocks), "{z:?}");
+                assert!(erased + 2 >= z.reset_erased_blocks, "{erased} {z:?}");
+            }
+        }
         assert!(res.integrity.as_ref().unwrap().checked_reads > 0);
         assert!(
             (res.waf - 1.0).abs() < 0.2,

@@ -354,3 +354,351 @@ fn config_from_toml_with_relative_path() {
     assert!(matches!(e, WorkloadError::Io { .. }));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- zonemode=zbd, FDP
+
+const KIB: u64 = 1024;
+const ZONE: u64 = 64 * KIB;
+
+/// 4 zones of 64 KiB (capacity `cap`), at most `open` open, and `pids` placement IDs.
+fn zoned_ctx(cap: u64, open: u32, pids: u16) -> WorkloadContext {
+    WorkloadContext {
+        logical_bytes: 4 * ZONE,
+        zones: Some(crate::ZoneGeometry {
+            zone_bytes: ZONE,
+            zone_capacity_bytes: cap,
+            zones: 4,
+            max_open_zones: open,
+            max_active_zones: open,
+        }),
+        placement_ids: pids,
+        ..ctx()
+    }
+}
+
+fn zoned(text: &str) -> Vec<HostRequest> {
+    let mut w = build_from_str(text, "job.fio", &zoned_ctx(ZONE, 2, 0)).unwrap();
+    drain(&mut w, 0)
+}
+
+fn zone_err(text: &str, c: &WorkloadContext) -> (u64, String) {
+    match build_from_str(text, "job.fio", c).err().expect("an error") {
+        WorkloadError::Parse {
+            file, line, reason, ..
+        } => {
+            assert_eq!(file, "job.fio");
+            (line, reason)
+        }
+        other => panic!("not a parse error: {other}"),
+    }
+}
+
+fn reset(offset_bytes: u64) -> HostRequest {
+    req(HostOp::ZoneReset, offset_bytes, 0)
+}
+
+#[test]
+fn zbd_sequential_writes_fill_zones_in_order_then_reset_on_wrap() {
+    // Region = zones 0 and 1; io_size 1.5 × the region: the wrap finds zone 0 full and
+    // resets it (fio: a write to a full zone resets it first).
+    let got = zoned("[w]\nzonemode=zbd\nrw=write\nbs=16k\nsize=128k\nio_size=192k\n");
+    let mut want: Vec<HostRequest> = (0..8)
+        .map(|i| req(HostOp::Write, i * 16 * KIB, 16 * KIB))
+        .collect();
+    want.push(reset(0));
+    want.extend((0..4).map(|i| req(HostOp::Write, i * 16 * KIB, 16 * KIB)));
+    assert_eq!(got, want);
+}
+
+#[test]
+fn zbd_sequential_writes_skip_the_gap_past_zone_capacity() {
+    // Capacity 48 KiB of 64: zone 0 takes 3 writes, the 4th starts zone 1.
+    let c = zoned_ctx(48 * KIB, 2, 0);
+    let mut w = build_from_str(
+        "[w]\nzonemode=zbd\nrw=write\nbs=16k\nnumber_ios=5\n",
+        "job.fio",
+        &c,
+    )
+    .unwrap();
+    let offs: Vec<u64> = drain(&mut w, 0)
+        .iter()
+        .map(|r| r.offset_bytes / KIB)
+        .collect();
+    assert_eq!(offs, vec![0, 16, 32, 64, 80]);
+}
+
+/// Replays `reqs` against write pointers: every write at its zone's write pointer, inside
+/// its capacity, at most `open` zones partly written at once; every read below a write
+/// pointer. Returns the resets seen.
+fn check_zoned(reqs: &[HostRequest], cap: u64, open: usize) -> usize {
+    let mut wp = [0u64; 4];
+    let mut resets = 0;
+    for r in reqs {
+        let z = (r.offset_bytes / ZONE) as usize;
+        let rel = r.offset_bytes % ZONE;
+        match r.op {
+            HostOp::Write => {
+                assert_eq!(rel, wp[z], "write {r:?} not at the write pointer {}", wp[z]);
+                assert!(rel + r.size_bytes <= cap, "write {r:?} beyond the capacity");
+                wp[z] += r.size_bytes;
+                let partly = wp.iter().filter(|&&p| p > 0 && p < cap).count();
+                assert!(partly <= open, "{partly} zones open after {r:?}");
+            }
+            HostOp::Read => {
+                assert!(r.size_bytes > 0);
+                assert!(
+                    rel + r.size_bytes <= wp[z],
+                    "read {r:?} above the write pointer {}",
+                    wp[z]
+                );
+            }
+            HostOp::ZoneReset => {
+                assert_eq!(rel, 0);
+                assert!(wp[z] > 0, "reset of an empty zone");
+                wp[z] = 0;
+                resets += 1;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    resets
+}
+
+#[test]
+fn zbd_random_writes_stay_at_write_pointers_and_reset_full_zones() {
+    for (bs, open) in [("4k", 2), ("bssplit=4k/50:12k/50", 1), ("8k", 2)] {
+        let bs_line = if bs.contains('=') {
+            bs.to_string()
+        } else {
+            format!("bs={bs}")
+        };
+        let text = format!(
+            "[w]\nzonemode=zbd\nrw=randwrite\n{bs_line}\nio_size=100m\nnumber_ios=400\nmax_open_zones={open}\n"
+        );
+        let reqs = zoned(&text);
+        assert_eq!(reqs.iter().filter(|r| r.op == HostOp::Write).count(), 400);
+        // 400 writes of >= 4 KiB over 256 KiB: zones fill and are reset.
+        let resets = check_zoned(&reqs, ZONE, open);
+        assert!(resets > 0, "{text}: no reset");
+    }
+}
+
+#[test]
+fn zbd_reads_stay_below_write_pointers() {
+    // randrw: the first I/O is a write (nothing to read yet); reads then only read data.
+    let reqs =
+        zoned("[m]\nzonemode=zbd\nrw=randrw\nbs=4k\nio_size=100m\nnumber_ios=300\nrandseed=5\n");
+    assert_eq!(reqs[0].op, HostOp::Write);
+    assert!(reqs.iter().filter(|r| r.op == HostOp::Read).count() > 50);
+    check_zoned(&reqs, ZONE, 2);
+    // Sequential reads of a zoned device with nothing written: nothing to read, the job
+    // ends (fio's io_u_eof).
+    assert_eq!(zoned("[r]\nzonemode=zbd\nrw=read\nbs=4k\n"), vec![]);
+    // Sequential rw: reads follow the written data and stop at the write pointer.
+    let reqs = zoned("[m]\nzonemode=zbd\nrw=rw\nbs=4k\nio_size=100m\nnumber_ios=100\n");
+    check_zoned(&reqs, ZONE, 2);
+}
+
+#[test]
+fn zbd_reset_threshold_and_frequency() {
+    // Threshold 0.5 of a 128 KiB region: once 64 KiB are valid, every write (frequency 1)
+    // resets its zone first.
+    let got = zoned(
+        "[w]\nzonemode=zbd\nrw=write\nbs=16k\nsize=128k\nzone_reset_threshold=0.5\nzone_reset_frequency=1\n",
+    );
+    let k16 = 16 * KIB;
+    let mut want: Vec<HostRequest> = (0..5).map(|i| req(HostOp::Write, i * k16, k16)).collect();
+    for _ in 0..3 {
+        want.push(reset(4 * k16));
+        want.push(req(HostOp::Write, 4 * k16, k16));
+    }
+    assert_eq!(got, want);
+    // Frequency 0.5: every second write past the threshold.
+    let got = zoned(
+        "[w]\nzonemode=zbd\nrw=write\nbs=16k\nsize=128k\nzone_reset_threshold=0.5\nzone_reset_frequency=0.5\n",
+    );
+    let offs: Vec<(HostOp, u64)> = got.iter().map(|r| (r.op, r.offset_bytes / KIB)).collect();
+    use HostOp::{Write as W, ZoneReset as ZR};
+    assert_eq!(
+        offs,
+        vec![
+            (W, 0),
+            (W, 16),
+            (W, 32),
+            (W, 48),
+            (W, 64),
+            (ZR, 64),
+            (W, 64),
+            (W, 80),
+            (ZR, 64),
+            (W, 64)
+        ]
+    );
+}
+
+#[test]
+fn zbd_trim_is_a_zone_reset() {
+    let got = zoned("[w]\nzonemode=zbd\nrw=write\nbs=64k\nsize=128k\n[t]\nzonemode=zbd\nrw=trim\nbs=64k\nsize=128k\n");
+    assert_eq!(
+        got,
+        vec![req(HostOp::Write, 0, ZONE), req(HostOp::Write, ZONE, ZONE)]
+    );
+    // The trim job (flow 1) after the writer: resets both zones.
+    let c = zoned_ctx(ZONE, 2, 0);
+    let mut w = build_from_str(
+        "[w]\nzonemode=zbd\nrw=write\nbs=64k\nsize=128k\n[t]\nzonemode=zbd\nrw=trim\nbs=64k\nsize=128k\n",
+        "job.fio",
+        &c,
+    )
+    .unwrap();
+    drain(&mut w, 0);
+    assert_eq!(drain(&mut w, 1), vec![reset(0), reset(ZONE)]);
+}
+
+#[test]
+fn zbd_option_errors_name_the_line() {
+    let conventional = ctx();
+    let (line, why) = zone_err("[w]\nrw=write\nzonemode=zbd\n", &conventional);
+    assert_eq!(line, 3);
+    assert!(
+        why.contains("zonemode") && why.contains("zoned device"),
+        "{why}"
+    );
+    let z = zoned_ctx(ZONE, 2, 0);
+    for (text, line, words) in [
+        (
+            "[w]\nzonemode=zbd\nzonesize=128k\n",
+            3,
+            "zone size is 65536",
+        ),
+        ("[w]\nzonemode=zbd\nzonerange=32k\n", 3, "zone size"),
+        (
+            "[w]\nzonemode=zbd\nzonecapacity=32k\n",
+            3,
+            "zone capacity is 65536",
+        ),
+        (
+            "[w]\nzonemode=zbd\nrw=write\nmax_open_zones=3\n",
+            4,
+            "max_open_zones (2)",
+        ),
+        (
+            "[w]\nzonemode=zbd\nrw=write\nbs=128k\n",
+            4,
+            "exceeds the zone size",
+        ),
+        (
+            "[w]\nzonemode=zbd\nrw=write\noffset=16k\nsize=64k\n",
+            5,
+            "whole zone",
+        ),
+        ("[w]\nzonemode=zbd\nrw=trim\nbs=4k\n", 4, "zone size"),
+        (
+            "[w]\nzonemode=zbd\nzone_reset_threshold=2\n",
+            3,
+            "between 0 and 1",
+        ),
+        ("[w]\nzonemode=strided\n", 2, "not supported"),
+        ("[w]\nmax_open_zones=1\n", 2, "zonemode=zbd only"),
+        (
+            "[a]\nzonemode=zbd\nmax_open_zones=1\n[b]\nzonemode=zbd\nmax_open_zones=2\n",
+            6,
+            "another job",
+        ),
+    ] {
+        let (l, why) = zone_err(text, &z);
+        assert_eq!(l, line, "{text}: {why}");
+        assert!(why.contains(words), "{text}: {why}");
+    }
+    // A region off zone boundaries is rounded to whole zones (as fio does).
+    let c = zoned_ctx(ZONE, 2, 0);
+    let mut w = build_from_str(
+        "[w]\nzonemode=zbd\nrw=write\nbs=64k\noffset=16k\nsize=200k\n",
+        "job.fio",
+        &c,
+    )
+    .unwrap();
+    let offs: Vec<u64> = drain(&mut w, 0).iter().map(|r| r.offset_bytes).collect();
+    assert_eq!(offs, vec![ZONE, 2 * ZONE]);
+}
+
+fn placements(text: &str, pids: u16) -> Vec<(HostOp, u16)> {
+    let mut w = build_from_str(
+        text,
+        "job.fio",
+        &WorkloadContext {
+            placement_ids: pids,
+            ..ctx()
+        },
+    )
+    .unwrap();
+    drain(&mut w, 0)
+        .iter()
+        .map(|r| (r.op, r.placement_id))
+        .collect()
+}
+
+#[test]
+fn fdp_round_robin_random_and_errors() {
+    // plids ranges, sorted as fio sorts them; writes only (reads, flushes carry 0).
+    let got = placements("[w]\nrw=write\nfdp=1\nfdp_pli=5,0,2-3\nnumber_ios=6\n", 8);
+    let ids: Vec<u16> = got.iter().map(|g| g.1).collect();
+    assert_eq!(ids, vec![0, 2, 3, 5, 0, 2]);
+    // Default: every placement ID of the device; `plids` and `dataplacement=fdp` aliases.
+    let ids: Vec<u16> = placements("[w]\nrw=write\nfdp=1\nnumber_ios=5\n", 3)
+        .iter()
+        .map(|g| g.1)
+        .collect();
+    assert_eq!(ids, vec![0, 1, 2, 0, 1]);
+    let ids: Vec<u16> = placements(
+        "[w]\nrw=write\ndataplacement=fdp\nplids=1\nnumber_ios=2\n",
+        3,
+    )
+    .iter()
+    .map(|g| g.1)
+    .collect();
+    assert_eq!(ids, vec![1, 1]);
+    let got = placements(
+        "[w]\nrw=randrw\nfdp=1\nfdp_pli=1,3\nfsync=1\nnumber_ios=40\n",
+        4,
+    );
+    for (op, pid) in &got {
+        match op {
+            HostOp::Write => assert!([1, 3].contains(pid)),
+            _ => assert_eq!(*pid, 0),
+        }
+    }
+    // Random selection: from the list, both used, same offsets as without fdp.
+    let got = placements(
+        "[w]\nrw=randwrite\nfdp=1\nplids=1,3\nplid_select=random\nnumber_ios=64\n",
+        4,
+    );
+    assert!(got.iter().all(|g| g.1 == 1 || g.1 == 3));
+    assert!(got.iter().any(|g| g.1 == 1) && got.iter().any(|g| g.1 == 3));
+    // Errors name the line.
+    let (line, why) = zone_err("[w]\nrw=write\nfdp=1\n", &ctx());
+    assert_eq!(line, 3);
+    assert!(
+        why.contains("fdp") && why.contains("Flexible Data Placement"),
+        "{why}"
+    );
+    let c = WorkloadContext {
+        placement_ids: 4,
+        ..ctx()
+    };
+    for (text, line, words) in [
+        (
+            "[w]\nfdp=1\nfdp_pli=0,4\n",
+            3,
+            "index 4 must be smaller than 4",
+        ),
+        ("[w]\nfdp=1\nplids=3-1\n", 3, "range start"),
+        ("[w]\nfdp=1\nplid_select=scheme\n", 3, "not supported"),
+        ("[w]\nplids=1\n", 2, "fdp=1 only"),
+        ("[w]\ndataplacement=streams\n", 2, "streams"),
+    ] {
+        let (l, why) = zone_err(text, &c);
+        assert_eq!(l, line, "{text}: {why}");
+        assert!(why.contains(words), "{text}: {why}");
+    }
+}

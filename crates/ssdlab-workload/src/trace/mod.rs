@@ -8,6 +8,7 @@
 //! | `spc` | SNIA/UMass SPC ASCII `ASU,LBA,Size,Opcode,Timestamp[,…]` | LBA in 512 B sectors, size in bytes, time in seconds |
 //! | `blkparse` | blkparse default text output | sector units (512 B), time `sec.nsec` |
 //! | `fio-iolog` | fio iolog v2 and v3 (`fio version N iolog` header) | bytes; v3 time in µs, v2 time from `wait` lines (µs) |
+//! | `ssdlab` | ssdlab's CSV `time_ns,op,offset_bytes,size_bytes[,placement_id]`, with zone commands (docs/zns-workloads.md) | time in ns, offset/size in bytes |
 //!
 //! `format = "auto"` (the default) looks at the first non-blank line. Files compressed with
 //! gzip or zstd are recognised by their magic bytes and decompressed on the fly, whatever
@@ -27,6 +28,12 @@
 //! * fio iolog: read, write, trim; `sync`, `datasync`, `sync_file_range` → flush;
 //!   `add`/`open`/`close` are skipped. All files of the log share the device's address
 //!   space; select one with `device = "filename"`.
+//! * ssdlab: every host command: `R` read, `W` write, `T` trim, `F` flush, `A` zone
+//!   append, `ZO`/`ZC`/`ZF`/`ZR` zone open/close/finish/reset, `ZP` zone report (or the
+//!   long names `read`, `zone_append`, …); an optional header `time_ns,…`; an optional 5th
+//!   column, the write's FDP placement identifier. Zone commands need a zoned device and
+//!   name the zone by its first byte (a report: any byte of its first zone, its size the
+//!   report buffer); they are never remapped by `out_of_range` (only checked).
 //!
 //! # Replay
 //!
@@ -77,7 +84,8 @@ use crate::{
     Arrival, Flow, HostOp, HostRequest, RequestSource, Workload, WorkloadContext, WorkloadError,
 };
 use input::LineReader;
-use parse::{BlkparseParser, IologParser, LineParser, MsrParser, Parsed, SpcParser};
+pub use parse::ssdlab_code;
+use parse::{BlkparseParser, IologParser, LineParser, MsrParser, Parsed, SpcParser, SsdlabParser};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -96,6 +104,8 @@ pub enum TraceFormat {
     Blkparse,
     /// fio iolog version 2 or 3.
     FioIolog,
+    /// ssdlab's CSV with zone commands and placement identifiers.
+    Ssdlab,
 }
 
 /// How requests enter the device.
@@ -141,7 +151,7 @@ pub struct TraceWorkloadConfig {
     /// Trace file; relative paths resolve against the configuration file's directory.
     /// gzip and zstd files are decompressed on the fly.
     pub path: PathBuf,
-    /// `auto`, `msr`, `spc`, `blkparse` or `fio-iolog`.
+    /// `auto`, `msr`, `spc`, `blkparse`, `fio-iolog` or `ssdlab`.
     pub format: TraceFormat,
     /// `open` (timestamps) or `closed` (queue depth, timestamps ignored).
     pub replay: ReplayMode,
@@ -221,6 +231,13 @@ pub fn detect_format(path: &Path) -> Result<TraceFormat, WorkloadError> {
         {
             return Ok(TraceFormat::Spc);
         }
+        if (first_is(b"time_ns") && fields.len() >= 4)
+            || ((4..=5).contains(&fields.len())
+                && parse::parse_u64(fields[0]).is_some()
+                && parse::ssdlab_op(fields[1]).is_some())
+        {
+            return Ok(TraceFormat::Ssdlab);
+        }
         let first = t
             .split(|b| b.is_ascii_whitespace())
             .next()
@@ -233,7 +250,7 @@ pub fn detect_format(path: &Path) -> Result<TraceFormat, WorkloadError> {
             return Ok(TraceFormat::Blkparse);
         }
         return Err(reader.error(
-            "cannot recognise the trace format (expected MSR CSV, SPC CSV, blkparse text or a fio iolog header); set format explicitly",
+            "cannot recognise the trace format (expected MSR CSV, SPC CSV, blkparse text, a fio iolog header or ssdlab CSV); set format explicitly",
         ));
     }
     Err(WorkloadError::Parse {
@@ -327,6 +344,10 @@ impl TraceSource {
                 version: 0,
                 clock_us: 0,
             }),
+            TraceFormat::Ssdlab => Box::new(SsdlabParser {
+                zones: ctx.zones,
+                placement_ids: ctx.placement_ids,
+            }),
             TraceFormat::Auto => {
                 return Err(WorkloadError::config(
                     "format",
@@ -381,11 +402,20 @@ impl TraceSource {
         self.prev_arrival
     }
 
-    /// Apply `out_of_range` to a data request.
-    fn place(&mut self, offset: u64, size: u64) -> Result<u64, WorkloadError> {
+    /// Apply `out_of_range` to a data request (zone commands are only checked).
+    fn place(&mut self, offset: u64, size: u64, zone: bool) -> Result<u64, WorkloadError> {
         let cap = self.logical_bytes;
-        let end = offset.checked_add(size);
+        let end = offset.checked_add(if zone { 1 } else { size });
         let fits = end.is_some_and(|e| e <= cap);
+        if zone && !matches!(self.remap, Remap::Unchecked) {
+            return if fits {
+                Ok(offset)
+            } else {
+                Err(self.reader.error(format!(
+                    "zone command at byte {offset} lies beyond the device's {cap} bytes"
+                )))
+            };
+        }
         match self.remap {
             Remap::Unchecked => Ok(offset),
             _ if size > cap => {
@@ -423,6 +453,7 @@ struct Pending {
     size: u64,
     ts: u64,
     journal: Option<bool>,
+    placement_id: u16,
 }
 
 enum Step {
@@ -444,13 +475,13 @@ impl TraceSource {
         let offset_bytes = if p.op == HostOp::Flush {
             0
         } else {
-            self.place(p.offset, p.size)?
+            self.place(p.offset, p.size, p.op.is_zone_command())?
         };
         let arrival_ns = self.arrival(p.ts);
         self.replayed += 1;
         Ok(Step::Emit(HostRequest {
             tag: 0,
-            placement_id: 0,
+            placement_id: p.placement_id,
             arrival_ns,
             op: p.op,
             offset_bytes,
@@ -510,7 +541,11 @@ impl RequestSource for TraceSource {
                             return Err(self.reader.error(reason));
                         }
                     };
-                    if rec.op != HostOp::Flush && rec.size == 0 {
+                    if matches!(
+                        rec.op,
+                        HostOp::Read | HostOp::Write | HostOp::Trim | HostOp::ZoneAppend
+                    ) && rec.size == 0
+                    {
                         self.stats.add_zero_size();
                         continue;
                     }
@@ -520,6 +555,7 @@ impl RequestSource for TraceSource {
                         size: rec.size,
                         ts: rec.ts,
                         journal: rec.journal,
+                        placement_id: rec.placement_id,
                     };
                     if rec.preflush {
                         self.pending = Some(p);
@@ -529,6 +565,7 @@ impl RequestSource for TraceSource {
                             size: 0,
                             ts: rec.ts,
                             journal: None,
+                            placement_id: 0,
                         }
                     } else {
                         p
@@ -553,6 +590,7 @@ fn check_filters(c: &TraceWorkloadConfig, format: TraceFormat) -> Result<(), Wor
         TraceFormat::Spc => "spc",
         TraceFormat::Blkparse => "blkparse",
         TraceFormat::FioIolog => "fio-iolog",
+        TraceFormat::Ssdlab => "ssdlab",
         TraceFormat::Auto => "auto",
     };
     let not_for = |key: &str, only: &str| {

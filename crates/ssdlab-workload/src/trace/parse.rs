@@ -2,7 +2,7 @@
 //! and allocates nothing unless the line is malformed (blkparse replaying `D` with
 //! `journal_process` keeps a bounded map of the queued bios' submitters).
 
-use crate::HostOp;
+use crate::{HostOp, ZoneGeometry};
 use std::collections::BTreeMap;
 
 /// One request as read from a trace, in the trace's own time unit.
@@ -17,6 +17,8 @@ pub(crate) struct Record {
     pub preflush: bool,
     /// Ground truth of journal traffic (blkparse with `journal_process`).
     pub journal: Option<bool>,
+    /// FDP placement identifier (the `ssdlab` format's 5th column), 0 otherwise.
+    pub placement_id: u16,
 }
 
 /// What one line holds.
@@ -174,6 +176,7 @@ impl LineParser for MsrParser {
             size,
             preflush: false,
             journal: None,
+            placement_id: 0,
         }))
     }
 
@@ -227,6 +230,7 @@ impl LineParser for SpcParser {
             size,
             preflush: false,
             journal: None,
+            placement_id: 0,
         }))
     }
 
@@ -481,6 +485,7 @@ impl LineParser for BlkparseParser {
                 size,
                 preflush,
                 journal,
+                placement_id: 0,
             })),
             // An empty preflush bio or a pure flush request.
             _ if preflush => Ok(Parsed::Record(Record {
@@ -490,6 +495,7 @@ impl LineParser for BlkparseParser {
                 size: 0,
                 preflush: false,
                 journal: None,
+                placement_id: 0,
             })),
             _ => Ok(Parsed::Skip), // N: no data, no flush
         }
@@ -598,11 +604,148 @@ impl LineParser for IologParser {
             size,
             preflush: false,
             journal: None,
+            placement_id: 0,
         }))
     }
 
     fn ns_per_tick(&self) -> u64 {
         1000
+    }
+}
+
+// ---------------------------------------------------------------- ssdlab (zoned CSV)
+
+/// The op codes of the `ssdlab` format, short and long (`HostOp::name`).
+const SSDLAB_OPS: [(&[u8], HostOp); 10] = [
+    (b"R", HostOp::Read),
+    (b"W", HostOp::Write),
+    (b"T", HostOp::Trim),
+    (b"F", HostOp::Flush),
+    (b"A", HostOp::ZoneAppend),
+    (b"ZO", HostOp::ZoneOpen),
+    (b"ZC", HostOp::ZoneClose),
+    (b"ZF", HostOp::ZoneFinish),
+    (b"ZR", HostOp::ZoneReset),
+    (b"ZP", HostOp::ZoneReport),
+];
+
+/// `op` column of the `ssdlab` format: a short code or the long name, any case.
+pub(crate) fn ssdlab_op(s: &[u8]) -> Option<HostOp> {
+    let s = trim(s);
+    SSDLAB_OPS
+        .iter()
+        .find(|(code, op)| {
+            s.eq_ignore_ascii_case(code) || s.eq_ignore_ascii_case(op.name().as_bytes())
+        })
+        .map(|e| e.1)
+}
+
+/// The short code of `op` in the `ssdlab` format.
+pub fn ssdlab_code(op: HostOp) -> &'static str {
+    let (code, _) = SSDLAB_OPS
+        .iter()
+        .find(|e| e.1 == op)
+        .expect("every op has a code");
+    std::str::from_utf8(code).expect("ASCII")
+}
+
+/// `time_ns,op,offset_bytes,size_bytes[,placement_id]`: ssdlab's own trace, the one with
+/// zone commands and FDP placement identifiers (docs/zns-workloads.md).
+pub(crate) struct SsdlabParser {
+    pub zones: Option<ZoneGeometry>,
+    pub placement_ids: u16,
+}
+
+impl LineParser for SsdlabParser {
+    fn parse(&mut self, line: &[u8]) -> Result<Parsed, String> {
+        if is_blank_or_comment(line) {
+            return Ok(Parsed::Skip);
+        }
+        let mut it = line.split(|&b| b == b',');
+        let (Some(ts), Some(op), Some(off), Some(size)) =
+            (it.next(), it.next(), it.next(), it.next())
+        else {
+            return Err("expected 4 or 5 comma-separated columns time_ns,op,offset_bytes,size_bytes[,placement_id]".into());
+        };
+        let pid = it.next();
+        if it.next().is_some() {
+            return Err(
+                "more than 5 columns (time_ns,op,offset_bytes,size_bytes[,placement_id])".into(),
+            );
+        }
+        let Some(ts) = parse_u64(ts) else {
+            if starts_with_ic(trim(ts), b"time_ns") {
+                return Ok(Parsed::Skip); // header
+            }
+            return Err("column 1 (time_ns): expected an unsigned integer (nanoseconds)".into());
+        };
+        let op = ssdlab_op(op).ok_or(
+            "column 2 (op): expected R, W, T, F, A (zone append), ZO, ZC, ZF, ZR (zone open, close, finish, reset) or ZP (zone report)",
+        )?;
+        let offset =
+            parse_u64(off).ok_or("column 3 (offset_bytes): expected an unsigned integer")?;
+        let size = parse_u64(size).ok_or("column 4 (size_bytes): expected an unsigned integer")?;
+        let placement_id = match pid {
+            None => 0,
+            Some(p) => {
+                let v =
+                    parse_u64(p).ok_or("column 5 (placement_id): expected an unsigned integer")?;
+                u16::try_from(v).map_err(|_| "column 5 (placement_id): above 65535".to_string())?
+            }
+        };
+        if placement_id > 0 {
+            if !op.writes_data() {
+                return Err(format!("column 5 (placement_id): {placement_id} on a {} (only writes and zone appends are placed)", op.name()));
+            }
+            if self.placement_ids == 0 {
+                return Err(format!("column 5 (placement_id): {placement_id}, but the device has no FDP ([device.fdp]); use 0 or leave the column out"));
+            }
+            if placement_id >= self.placement_ids {
+                return Err(format!(
+                    "column 5 (placement_id): {placement_id}, but the device has placement identifiers 0 to {}",
+                    self.placement_ids - 1
+                ));
+            }
+        }
+        if (op == HostOp::Flush || op.is_zone_management()) && size != 0 {
+            return Err(format!(
+                "column 4 (size_bytes): a {} carries no data, size must be 0",
+                op.name()
+            ));
+        }
+        if op.is_zone_command() {
+            let Some(geo) = self.zones else {
+                return Err(format!("column 2 (op): a {} needs a zoned device ([device.zns]); this device is conventional", op.name()));
+            };
+            if op == HostOp::ZoneReport {
+                if size == 0 {
+                    return Err(
+                        "column 4 (size_bytes): a zone report needs a report buffer (size > 0)"
+                            .into(),
+                    );
+                }
+            } else if offset % geo.zone_bytes != 0 {
+                return Err(format!(
+                    "column 3 (offset_bytes): a {} names a zone by its first byte; {offset} is not a multiple of the zone size {}",
+                    op.name(),
+                    geo.zone_bytes
+                ));
+            }
+        }
+        let offset = if op == HostOp::Flush { 0 } else { offset };
+        Ok(Parsed::Record(Record {
+            ts,
+            op,
+            offset,
+            size,
+            preflush: false,
+            journal: None,
+            placement_id,
+        }))
+    }
+
+    fn ns_per_tick(&self) -> u64 {
+        1
     }
 }
 

@@ -758,6 +758,9 @@ mod roundtrip {
                         word("read", "write", "trim", "sync")
                     )
                 }
+                TraceFormat::Ssdlab => {
+                    text += &format!("{},{},{off},{size}\n", t_us * 1000, ssdlab_code(op))
+                }
                 TraceFormat::Auto => unreachable!(),
             }
         }
@@ -770,10 +773,10 @@ mod roundtrip {
         fn every_format_reads_back_what_was_written(
             gens in proptest::collection::vec(gen(), 1..60),
             base_us in 0u64..10_000_000_000,
-            fmt_i in 0usize..4,
+            fmt_i in 0usize..5,
             compress in 0u8..3,
         ) {
-            let fmt = [TraceFormat::Msr, TraceFormat::Spc, TraceFormat::Blkparse, TraceFormat::FioIolog][fmt_i];
+            let fmt = [TraceFormat::Msr, TraceFormat::Spc, TraceFormat::Blkparse, TraceFormat::FioIolog, TraceFormat::Ssdlab][fmt_i];
             let (text, expect) = render(&gens, fmt, base_us);
             let bytes = match compress {
                 0 => text.into_bytes(),
@@ -789,5 +792,165 @@ mod roundtrip {
             let got = drain(&cfg(&p));
             prop_assert_eq!(got, expect);
         }
+    }
+}
+
+// ---------------------------------------------------------------- ssdlab (zoned CSV)
+
+/// 4 zones of 64 KiB, 4 placement identifiers.
+fn zoned_ctx() -> WorkloadContext {
+    WorkloadContext {
+        logical_bytes: 4 << 16,
+        zones: Some(crate::ZoneGeometry {
+            zone_bytes: 1 << 16,
+            zone_capacity_bytes: 1 << 16,
+            zones: 4,
+            max_open_zones: 2,
+            max_active_zones: 2,
+        }),
+        placement_ids: 4,
+        ..ctx()
+    }
+}
+
+#[test]
+fn ssdlab_format_round_trips_every_op() {
+    let z = 1u64 << 16;
+    let want: Vec<HostRequest> = [
+        (HostOp::Write, 0, 8192, 3),
+        (HostOp::Read, 4096, 4096, 0),
+        (HostOp::Trim, z, 4096, 0),
+        (HostOp::Flush, 0, 0, 0),
+        (HostOp::ZoneAppend, 2 * z, 4096, 1),
+        (HostOp::ZoneOpen, 3 * z, 0, 0),
+        (HostOp::ZoneClose, 3 * z, 0, 0),
+        (HostOp::ZoneFinish, 3 * z, 0, 0),
+        (HostOp::ZoneReset, 2 * z, 0, 0),
+        (HostOp::ZoneReport, z + 512, 4096, 0),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(op, off, size, pid))| HostRequest {
+        placement_id: pid,
+        ..req(i as u64 * 1000, op, off, size)
+    })
+    .collect();
+    assert_eq!(
+        HostOp::ALL.to_vec(),
+        {
+            let mut ops: Vec<HostOp> = want.iter().map(|r| r.op).collect();
+            ops.sort();
+            ops
+        },
+        "every op is in the trace"
+    );
+    // Short codes with a header and the placement column; long names without either.
+    let mut short = String::from("time_ns,op,offset_bytes,size_bytes,placement_id\n# comment\n");
+    let mut long = String::new();
+    for r in &want {
+        short += &format!(
+            "{},{},{},{},{}\n",
+            r.arrival_ns,
+            ssdlab_code(r.op),
+            r.offset_bytes,
+            r.size_bytes,
+            r.placement_id
+        );
+        if r.placement_id == 0 {
+            long += &format!(
+                "{}, {}, {}, {}\r\n",
+                r.arrival_ns,
+                r.op.name(),
+                r.offset_bytes,
+                r.size_bytes
+            );
+        } else {
+            long += &format!(
+                "{},{},{},{},{}\n",
+                r.arrival_ns,
+                r.op.name().to_uppercase(),
+                r.offset_bytes,
+                r.size_bytes,
+                r.placement_id
+            );
+        }
+    }
+    for (name, text) in [("short.csv", short), ("long.csv", long)] {
+        let p = write_file(name, text.as_bytes());
+        assert_eq!(detect_format(&p).unwrap(), TraceFormat::Ssdlab, "{name}");
+        let (got, _) = drain_with(&cfg(&p), &zoned_ctx()).unwrap();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn ssdlab_format_errors_name_line_column_and_why() {
+    let err = |text: &str, ctx: &WorkloadContext| -> (u64, String) {
+        let p = write_file("bad-ssdlab.csv", text.as_bytes());
+        let c = TraceWorkloadConfig {
+            format: TraceFormat::Ssdlab,
+            ..cfg(&p)
+        };
+        match drain_with(&c, ctx).expect_err("an error") {
+            WorkloadError::Parse {
+                line, reason, file, ..
+            } => {
+                assert!(file.ends_with("bad-ssdlab.csv"));
+                (line, reason)
+            }
+            other => panic!("{other}"),
+        }
+    };
+    let conventional = WorkloadContext {
+        placement_ids: 2,
+        ..ctx()
+    };
+    for (text, ctx, line, words) in [
+        (
+            "0,W,0,4096\n1,ZR,0,0\n",
+            &conventional,
+            2,
+            "column 2 (op): a zone_reset needs a zoned device",
+        ),
+        ("0,A,0,4096\n", &conventional, 1, "zoned device"),
+        (
+            "0,W,0,4096,2\n",
+            &conventional,
+            1,
+            "column 5 (placement_id): 2, but the device has placement identifiers 0 to 1",
+        ),
+        ("0,W,0,4096,1\n", &ctx(), 1, "no FDP"),
+        (
+            "0,R,0,4096,1\n",
+            &zoned_ctx(),
+            1,
+            "only writes and zone appends",
+        ),
+        (
+            "0,W,0,4096\n5,X,0,4096\n",
+            &zoned_ctx(),
+            2,
+            "column 2 (op): expected R, W",
+        ),
+        (
+            "0,ZR,4096,0\n",
+            &zoned_ctx(),
+            1,
+            "column 3 (offset_bytes): a zone_reset names a zone by its first byte",
+        ),
+        (
+            "0,F,0,4096\n",
+            &zoned_ctx(),
+            1,
+            "column 4 (size_bytes): a flush carries no data",
+        ),
+        ("0,ZP,0,0\n", &zoned_ctx(), 1, "report buffer"),
+        ("x,W,0,4096\n", &zoned_ctx(), 1, "column 1 (time_ns)"),
+        ("0,W,0\n", &zoned_ctx(), 1, "expected 4 or 5"),
+        ("0,ZR,1048576,0\n", &zoned_ctx(), 1, "beyond the device"),
+    ] {
+        let (l, why) = err(text, ctx);
+        assert_eq!(l, line, "{text:?}: {why}");
+        assert!(why.contains(words), "{text:?}: {why}");
     }
 }

@@ -734,7 +734,9 @@ impl HostFrontEnd {
             if done < r.span.count {
                 break;
             }
-            if r.filled {
+            let zone_full = |z: &crate::ftl::zones::Zones| z.is_full(z.zone_of(r.span.first));
+            if r.filled || (r.op.writes_data() && cx.ftl.zones().is_some_and(zone_full)) {
+                // Its zone is full (finished while this write waited): out it goes.
                 self.force_lane(r.lane);
             }
             self.buffer_waiters.pop_front();
