@@ -87,8 +87,8 @@ fn markdown(r: &ZnsReport, p: &ZnsParams) -> String {
     );
     let _ = writeln!(
         o,
-        "* Raw flash (configs/zns.toml): {:?}, {} channels{} x {} chips x {} dies x {} planes, {} blocks/plane, {} pages/block, {} KiB pages: {} MiB; seed {}.",
-        c.device.cell_mode,
+        "* Raw flash (configs/zns.toml): {}, {} channels{} x {} chips x {} dies x {} planes, {} blocks/plane, {} pages/block, {} KiB pages: {} MiB; seed {}.",
+        format!("{:?}", c.device.cell_mode).to_uppercase(),
         g.channels,
         if r.scale > 1 {
             format!(" (4 / scale {})", r.scale)
@@ -119,7 +119,7 @@ fn markdown(r: &ZnsReport, p: &ZnsParams) -> String {
     }
     let _ = writeln!(
         o,
-        "* Workload: {} KiB requests at QD {}, {:.0} % reads (uniform over the written space), the rest writes; each run writes {}x its writable space in the functional mode (steady state), then {}x in the timed mode (measured). Host WAF = device writes / user writes; total = host x device. Zone resets per GB of device writes.",
+        "* Workload: {} KiB requests (one page, one mapping unit) at QD {}, {:.0} % reads, the rest writes. Each run fills its user space sequentially, writes {}x it at random in the functional mode (steady state), then {}x in the timed mode (measured), in user writes. Host WAF = device writes / user writes; total = host x device; user MB/s = user reads + writes per simulated second; latencies are the device's requests (on ZNS the layer's relocations too). Zone resets per GB of device writes.",
         r.block_bytes >> 10,
         r.queue_depth,
         r.read_percent,
