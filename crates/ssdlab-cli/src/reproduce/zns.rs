@@ -19,10 +19,10 @@ pub struct ZnsArgs {
     /// shrink with it (1 = the study as documented).
     #[arg(long, default_value_t = 1)]
     scale: u32,
-    /// Writes of the functional warm-up, in multiples of each device's writable space.
+    /// User writes of the functional warm-up after the fill, in multiples of the user space.
     #[arg(long, default_value_t = exp::WARMUP_CAPACITY_MULTIPLE)]
     warmup: f64,
-    /// Writes of the timed, measured phase, in multiples of each device's writable space.
+    /// User writes of the timed, measured phase, in multiples of the user space.
     #[arg(long, default_value_t = exp::MEASURE_CAPACITY_MULTIPLE)]
     measure: f64,
 }
@@ -46,7 +46,7 @@ pub fn run(a: &ZnsArgs) -> Result<()> {
     let quiet = a.common.quiet;
     if !quiet {
         eprintln!(
-            "reproduce zns: {} runs (conventional, zns + host layer, fdp) x (uniform, hot-cold) x spare {}, warm-up {}x + measured {}x capacity each, on {} threads ...",
+            "reproduce zns: {} runs (conventional, zns + host layer, fdp) x (uniform, hot-cold) x spare {}, each a fill, {}x its user space at random (functional), then {}x measured (timed), on {} threads ...",
             p.jobs().len(),
             p.spare
                 .iter()
@@ -107,7 +107,7 @@ fn markdown(r: &ZnsReport, p: &ZnsParams) -> String {
     if let Some(z) = &c.device.zns {
         let _ = writeln!(
             o,
-            "* ZNS: {} zones of {} MiB ({} dies (0 = all) x {} block(s) per plane), max {} open / {} active zones, {} spare blocks per plane; the host log-structured layer (greedy zone GC) with spare ratio = the spare column. Conventional and FDP: greedy GC at OP = the spare column; FDP with 2 reclaim-unit handles, hot writes on placement id 1.",
+            "* ZNS: {} zones of {} MiB (zone_dies = {} (0 = all), {} block(s) per plane), max {} open / {} active zones, {} spare blocks per plane; the host log-structured layer (greedy zone GC) with spare ratio = the spare column. Conventional and FDP: greedy GC at OP = the spare column; FDP with 2 reclaim-unit handles, hot writes on placement id 1.",
             r.zones,
             r.zone_bytes >> 20,
             z.zone_dies,
