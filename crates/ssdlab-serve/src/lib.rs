@@ -79,6 +79,12 @@ pub fn export_of(
 pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, String> {
     // Versions say which bytes a slot holds (and are the OOB sequence numbers a
     // recovery uses); integrity checking comes with them.
+    if config.device.zns.is_some() {
+        return Err(format!(
+            "{}: device.zns: NBD has no zone commands; serve a conventional device (or one with [device.fdp])",
+            opts.label
+        ));
+    }
     config.integrity = true;
     // A power cut must never lose a unit's last durable version (docs/serve.md).
     config.ftl.hold_overwritten_until_durable = true;

@@ -147,6 +147,9 @@ impl Ftl {
         self.health.record_first_bad();
         let rp = self.blocks.rp[b] as usize;
         self.ps[rp].usable_blocks -= 1;
+        if self.zoned() {
+            self.zone_block_retired(self.geo.plane_of_block(block));
+        }
         if let Err(why) = self.update_capacity() {
             self.health.fail(why);
         }

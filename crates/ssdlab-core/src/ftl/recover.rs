@@ -68,6 +68,17 @@ pub fn power_cut_supported(cfg: &Config) -> Result<()> {
              the recovery orders a unit's copies by",
         ));
     }
+    if cfg.device.zns.is_some() || cfg.device.fdp.is_some() {
+        return Err(SimError::config(
+            if cfg.device.zns.is_some() {
+                "device.zns"
+            } else {
+                "device.fdp"
+            },
+            "power cuts are not modelled on zoned or FDP devices (zone write pointers and \
+             handles are not recovered)",
+        ));
+    }
     Ok(())
 }
 

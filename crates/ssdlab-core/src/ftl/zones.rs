@@ -693,11 +693,54 @@ impl Ftl {
         if short {
             let zs = self.zones.as_deref_mut().expect("a zoned device");
             zs.zone[z as usize].state = ZoneState::Offline;
-            if zs.zone.iter().all(|z| z.state == ZoneState::Offline) {
-                self.health
-                    .fail("every zone is offline: the device's blocks are worn out".into());
-            }
+            self.fail_if_no_zone_left();
         }
+    }
+
+    /// A block of `plane` retired: while the plane's die group cannot give each of its live
+    /// zones its blocks, an empty zone of the group goes offline (a zone holding data goes
+    /// at its next reset instead); the device fails when no zone is left.
+    pub(super) fn zone_block_retired(&mut self, plane: u32) {
+        let zs = self.zones.as_deref().expect("a zoned device");
+        let groups = zs.group_planes.len();
+        let Some(g) = zs.group_planes.iter().position(|p| p.contains(&plane)) else {
+            return;
+        };
+        loop {
+            let zs = self.zones.as_deref().expect("a zoned device");
+            let live = (0..zs.zone.len())
+                .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
+                .count() as u32;
+            let usable = self.ps[self.rp(self.data_region, plane)].usable_blocks;
+            if usable >= live * zs.blocks_per_plane {
+                return;
+            }
+            let empty = (0..zs.zone.len())
+                .rev()
+                .find(|&i| i % groups == g && zs.zone[i].state == ZoneState::Empty);
+            let Some(z) = empty else { return };
+            let zs = self.zones.as_deref_mut().expect("a zoned device");
+            zs.zone[z].state = ZoneState::Offline;
+            self.fail_if_no_zone_left();
+        }
+    }
+
+    /// The device fails when every zone is offline.
+    fn fail_if_no_zone_left(&mut self) {
+        let zs = self.zones.as_deref().expect("a zoned device");
+        if zs.zone.iter().all(|z| z.state == ZoneState::Offline) {
+            self.health
+                .fail("every zone is offline: the device's blocks are worn out".into());
+        }
+    }
+
+    /// A zone's page found no free block on its plane and none will come (the functional
+    /// mode cannot wait for a reset): the device has failed.
+    pub fn zone_out_of_blocks(&mut self) {
+        self.health.fail(
+            "a zone found no free block: its die group's blocks are worn out or held by other zones"
+                .into(),
+        );
     }
 
     /// Whether the victim index may hold `block` (every full block is in it; GC never runs

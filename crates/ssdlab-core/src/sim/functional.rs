@@ -296,6 +296,9 @@ impl<'a> FunctionalDriver<'a> {
         let placed =
             self.ftl
                 .write_host_page(lane, lpns, versions, NONE, &mut self.clock, |_| true)?;
+        if placed.is_none() && self.ftl.zones().is_some() {
+            self.ftl.zone_out_of_blocks();
+        }
         if placed.is_some() || self.ftl.worn_out() {
             self.stamp();
             return Ok(());

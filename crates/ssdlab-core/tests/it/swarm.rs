@@ -165,7 +165,7 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
 
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 fn draw(seed: u64) -> String {
-    let t = hold_overwrites(seed, draw_device_and_work(seed));
+    let t = fdp(seed, hold_overwrites(seed, draw_device_and_work(seed)));
     let hi = host_interface_toml(seed, &t);
     t + &hi
 }
@@ -183,6 +183,22 @@ fn hold_overwrites(seed: u64, text: String) -> String {
     } else {
         text
     }
+}
+
+/// FDP (`[device.fdp]`, 2 to 4 handles) in half of the hot/cold cases, hot writes on
+/// placement identifier 1, from a stream of its own.
+fn fdp(seed: u64, text: String) -> String {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6664_70);
+    let hot_cold = "pattern = \"hot-cold\"\n";
+    if !text.contains(hot_cold) || !rng.gen_bool(0.5) {
+        return text;
+    }
+    let handles = rng.gen_range(2..=4u32);
+    text.replacen(
+        hot_cold,
+        &format!("{hot_cold}placement_by_temperature = true\n"),
+        1,
+    ) + &format!("\n[device.fdp]\nhandles = {handles}\n")
 }
 
 fn draw_device_and_work(seed: u64) -> String {

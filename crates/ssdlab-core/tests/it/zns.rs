@@ -273,3 +273,39 @@ fn fdp_handles_never_share_a_block_in_both_modes() {
         assert_eq!(mixed, 0, "{mode:?}: blocks holding both handles");
     }
 }
+
+/// Wear-out on a zoned device: blocks retire at their endurance (allocation spreads the
+/// erases), a zone goes offline at the reset after which its die group cannot give every
+/// zone its blocks, and the device fails when every zone is offline.
+#[test]
+fn zones_go_offline_as_blocks_wear_out_in_both_modes() {
+    use HostOp::*;
+    let mut reqs = Vec::new();
+    for _ in 0..40 {
+        for z in 0..6u64 {
+            for k in 0..4 {
+                reqs.push(r(Write, z * Z + 8 * k, 8));
+            }
+            reqs.push(r(ZoneReset, z * Z, 0));
+        }
+    }
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = zoned(mode);
+        c.device.timing.tlc.endurance_pe_cycles = 4;
+        let (res, _) = run(c, reqs.clone(), 1);
+        let z = res.zns.as_ref().unwrap();
+        assert_eq!(z.offline_zones, 6, "{mode:?}: {z:?}");
+        assert!(
+            z.errors.get("zone_is_offline").copied().unwrap_or(0) > 0,
+            "{mode:?} {z:?}"
+        );
+        let lt = &res.lifetime;
+        assert!(lt.first_bad_block.is_some(), "{mode:?}");
+        assert!(
+            lt.failure.is_some(),
+            "{mode:?}: every zone offline fails the device"
+        );
+        assert!(res.wear.bad_blocks > 0);
+        assert!(res.wear.erase_count_max <= 4, "{mode:?}");
+    }
+}
