@@ -713,6 +713,70 @@ fn reproduce_mq_writes_its_table_csv_and_plot() {
     assert!(err.contains("--duration-ms: 0: "), "{err}");
 }
 
+/// `reproduce zns` at its smallest scale with short phases: every file, the CSV's 12 rows
+/// (2 workloads x 2 spares x 3 devices) in its documented columns, zone resets only on ZNS,
+/// host WAF 1 off it, the tables and the shape section; a bad `--warmup` fails before any
+/// work.
+#[test]
+fn reproduce_zns_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-zns");
+    let o = ssdlab()
+        .args([
+            "reproduce",
+            "zns",
+            "--scale",
+            "4",
+            "--warmup",
+            "1",
+            "--measure",
+            "0.5",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("zns.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 12);
+    for r in &rows {
+        assert_eq!(r.len(), 19, "{r:?}");
+        let zns = r[2] == "zns";
+        assert_eq!(!r[15].is_empty(), zns, "{r:?}");
+        if !zns {
+            assert_eq!(r[7], "1.0000", "{r:?}");
+        }
+    }
+    let md = std::fs::read_to_string(out.join("zns.md")).unwrap();
+    for part in [
+        "### Uniform random writes",
+        "### Hot/cold: 80 % of the writes to 20 % of the space",
+        "## Expected shape (ZNS, USENIX ATC 2021; FDP)",
+        "| all | device WAF = 1 on ZNS",
+    ] {
+        assert!(md.contains(part), "{part}: {md}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("zns.json")).unwrap()).unwrap();
+    assert_eq!(json["runs"].as_array().unwrap().len(), 12);
+    assert!(std::fs::metadata(out.join("zns.svg")).unwrap().len() > 1000);
+    let o = ssdlab()
+        .args(["reproduce", "zns", "--warmup", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--warmup: 0: "), "{err}");
+}
+
 /// `reproduce slc` at its smallest scale with two fsync intervals: every file, the CSV
 /// header, zero journal bytes migrated, and the shape table.
 #[test]
@@ -1560,7 +1624,13 @@ fn sweep_names_the_grid_flag_and_rejects_bad_syntax_at_once() {
 #[test]
 fn reproduce_refuses_a_bad_scale_before_announcing_runs() {
     let out = temp_dir("bad-scale");
-    for (exp, scale) in [("dftl", "3"), ("wl", "64"), ("slc", "32"), ("mq", "3")] {
+    for (exp, scale) in [
+        ("dftl", "3"),
+        ("wl", "64"),
+        ("slc", "32"),
+        ("mq", "3"),
+        ("zns", "8"),
+    ] {
         let o = ssdlab()
             .args(["reproduce", exp, "--scale", scale, "--out"])
             .arg(&out)
@@ -1981,7 +2051,7 @@ fn reproduce_experiments_share_their_common_arguments() {
         "-q, --quiet No per-run progress lines on stderr",
         "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
     ];
-    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq"] {
+    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq", "zns"] {
         let o = ssdlab()
             .args(["reproduce", exp, "--help"])
             .output()

@@ -20,6 +20,9 @@
 //! * [`mq`] — issue 38, MQSim's multi-queue study: two flows (4 KiB random reads, 128 KiB
 //!   sequential writes) alone and together under round robin and weighted round robin,
 //!   without and with GC: slowdown and fairness (`ssdlab reproduce mq`).
+//! * [`zns`] — issue 37, the block-interface tax: random writes (uniform, hot/cold) on a
+//!   conventional device, a zoned one under the host log-structured layer and an FDP one
+//!   at equal spare: device, host and total WAF, tails, zone resets (`ssdlab reproduce zns`).
 //! * [`run`] — one `ssdlab run`: configuration source with overrides, the output files'
 //!   text and a sweep point's headline row (the CLI and the Python binding share it).
 //!
@@ -32,6 +35,7 @@ pub mod run;
 pub mod slc;
 pub mod ssr;
 pub mod wl;
+pub mod zns;
 
 use ssdlab_core::SimError;
 use ssdlab_model::ModelError;

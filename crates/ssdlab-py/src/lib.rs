@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use rayon::prelude::*;
 use ssdlab_core::sim::stop;
 use ssdlab_experiments::run::{self as one, ConfigSource, RunOptions};
-use ssdlab_experiments::{dftl, mq, op, slc, ssr, wl};
+use ssdlab_experiments::{dftl, mq, op, slc, ssr, wl, zns};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -202,7 +202,7 @@ fn json_to_toml_value(json: &str) -> PyResult<String> {
 }
 
 /// The experiments `reproduce` knows.
-const EXPERIMENTS: [&str; 6] = ["op", "ssr", "wl", "dftl", "slc", "mq"];
+const EXPERIMENTS: [&str; 7] = ["op", "ssr", "wl", "dftl", "slc", "mq", "zns"];
 
 /// Run experiment `name` (as `ssdlab reproduce NAME --scale … --seed … --set …`) on `jobs`
 /// threads (0: one per core) and return its table as CSV text.
@@ -283,6 +283,12 @@ fn reproduce(
                     p.base = overridden(&p.base, "configs/nvme-pcie3-tlc.toml")?;
                     p.base.seed = seed.unwrap_or(p.base.seed);
                     mq::run(&p, &|_| {}).map_err(s)?.csv()
+                }
+                "zns" => {
+                    let mut p = zns::ZnsParams::paper(iscale).map_err(s)?;
+                    p.base = overridden(&p.base, "configs/zns.toml")?;
+                    p.base.seed = seed.unwrap_or(p.base.seed);
+                    zns::run(&p, &|_| {}).map_err(s)?.csv()
                 }
                 _ => {
                     let p = slc::SlcParams {

@@ -30,7 +30,7 @@
 //! | `rate_iops` | open loop with a fixed inter-arrival time of 1e9 / rate ns |
 //! | `kb_base` | 1024 (default) or 1000, as in fio |
 //! | `name`, `description` | job name / ignored |
-//! | `zonemode=zbd`, `zonesize`, `zonerange`, `zonecapacity`, `zoneskip`, `max_open_zones`, `job_max_open_zones`, `zone_reset_threshold`, `zone_reset_frequency`, `read_beyond_wp` | zoned device: writes at the write pointers, reads below them, resets as fio's `zbd.c` (the `zbd` module; docs/zns-workloads.md). All zones start empty |
+//! | `zonemode=zbd`, `zonesize`, `zonerange`, `zonecapacity`, `zoneskip`, `max_open_zones`, `job_max_open_zones`, `zone_reset_threshold`, `zone_reset_frequency`, `read_beyond_wp` | zoned device: writes at the write pointers, reads below them, resets as fio's `zbd.c` (the `zbd` module; docs/zns.md). All zones start empty |
 //! | `fdp` (`dataplacement=fdp`), `plids` (`fdp_pli`), `plid_select` (`fdp_pli_select`) | FDP: writes carry placement identifiers, round robin or random over the list |
 //!
 //! Options that do not change what the device sees are accepted and ignored (see

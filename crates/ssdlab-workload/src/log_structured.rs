@@ -1,7 +1,7 @@
 //! Host-side log-structured layer (`kind = "log-structured"`): turns a conventional
 //! workload (random writes anywhere in a logical space) into zone writes for a zoned
 //! device, with its own garbage collection, so the same workload runs on a conventional
-//! device and on a zoned one (docs/zns-host-layer.md).
+//! device and on a zoned one (docs/zns.md).
 //!
 //! The model:
 //!

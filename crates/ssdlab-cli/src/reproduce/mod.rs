@@ -8,6 +8,7 @@ pub mod op;
 pub mod slc;
 pub mod ssr;
 pub mod wl;
+pub mod zns;
 
 use crate::output::StagedDir;
 use anyhow::{Context, Result};
@@ -176,6 +177,10 @@ pub enum Reproduce {
     /// reads (QD 8) and 128 KiB sequential writes (QD 32), alone and together under round
     /// robin and weighted round robin, without and with GC: slowdown and fairness.
     Mq(mq::MqArgs),
+    /// Issue 37: the block-interface tax (ZNS, USENIX ATC 2021): random writes (uniform,
+    /// hot/cold) on a conventional device, a zoned one under the host log-structured layer
+    /// and an FDP one, at 7 % and 28 % spare: device, host and total WAF, tails, resets.
+    Zns(zns::ZnsArgs),
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -186,5 +191,6 @@ pub fn run(args: &Args) -> Result<()> {
         Reproduce::Dftl(a) => dftl::run(a),
         Reproduce::Slc(a) => slc::run(a),
         Reproduce::Mq(a) => mq::run(a),
+        Reproduce::Zns(a) => zns::run(a),
     }
 }

@@ -6,3 +6,4 @@ mod op;
 mod slc;
 mod ssr;
 mod wl;
+mod zns;

@@ -8,7 +8,7 @@
 //! | `spc` | SNIA/UMass SPC ASCII `ASU,LBA,Size,Opcode,Timestamp[,…]` | LBA in 512 B sectors, size in bytes, time in seconds |
 //! | `blkparse` | blkparse default text output | sector units (512 B), time `sec.nsec` |
 //! | `fio-iolog` | fio iolog v2 and v3 (`fio version N iolog` header) | bytes; v3 time in µs, v2 time from `wait` lines (µs) |
-//! | `ssdlab` | ssdlab's CSV `time_ns,op,offset_bytes,size_bytes[,placement_id]`, with zone commands (docs/zns-workloads.md) | time in ns, offset/size in bytes |
+//! | `ssdlab` | ssdlab's CSV `time_ns,op,offset_bytes,size_bytes[,placement_id]`, with zone commands (docs/zns.md) | time in ns, offset/size in bytes |
 //!
 //! `format = "auto"` (the default) looks at the first non-blank line. Files compressed with
 //! gzip or zstd are recognised by their magic bytes and decompressed on the fly, whatever

@@ -650,7 +650,7 @@ pub fn ssdlab_code(op: HostOp) -> &'static str {
 }
 
 /// `time_ns,op,offset_bytes,size_bytes[,placement_id]`: ssdlab's own trace, the one with
-/// zone commands and FDP placement identifiers (docs/zns-workloads.md).
+/// zone commands and FDP placement identifiers (docs/zns.md).
 pub(crate) struct SsdlabParser {
     pub zones: Option<ZoneGeometry>,
     pub placement_ids: u16,

@@ -1,0 +1,895 @@
+//! Issue 37: the block-interface tax (`ssdlab reproduce zns`, docs/zns.md). The same
+//! random-write workloads — `uniform` and a `hot-cold` mix (80 % of the writes to 20 % of
+//! the space) of 16 KiB requests (one page, one mapping unit), 80 % writes and 20 % reads — on three devices of the same
+//! raw flash (the geometry of `configs/zns.toml`):
+//!
+//! * `conventional`: page mapping, greedy device GC, at 7 % and 28 % over-provisioning;
+//! * `zns`: the zoned device (no device GC, no OP) under the host log-structured layer
+//!   whose spare space is the same 7 % and 28 % (its `spare_ratio`);
+//! * `fdp`: the conventional device with `[device.fdp] handles = 2`, hot writes tagged with
+//!   placement identifier 1 (the synthetic `placement_by_temperature`), 7 % and 28 % OP.
+//!
+//! Each run fills its user space sequentially (128 KiB writes), then writes at random: the
+//! fill and [`WARMUP_CAPACITY_MULTIPLE`] times its user space in the functional mode (the
+//! device — and the host layer — reach steady state), then [`MEASURE_CAPACITY_MULTIPLE`]
+//! times it in the timed mode on the same device state and request stream, both counted
+//! in user writes (the host layer's relocations come on top): device WAF, host-layer WAF,
+//! total WAF, user throughput, read and write p99 / p99.99, zone resets per GB written.
+
+use crate::{ExperimentError, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use ssdlab_core::config::{FdpConfig, Mode};
+use ssdlab_core::stats::LatencySummary;
+use ssdlab_core::{Config, NoProgress, Results, Simulation};
+use ssdlab_workload::log_structured::{
+    self, LayerParams, LogStructuredConfig, LogStructuredSource,
+};
+use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
+use ssdlab_workload::{
+    Flow, HostRequest, RequestSource, Workload, WorkloadConfig, WorkloadContext, WorkloadError,
+};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub const ZNS_TOML: &str = include_str!("../../../configs/zns.toml");
+
+/// User writes of the functional warm-up (after the fill), in multiples of the user space.
+pub const WARMUP_CAPACITY_MULTIPLE: f64 = 3.0;
+/// User writes of the timed, measured phase, in multiples of the user space.
+pub const MEASURE_CAPACITY_MULTIPLE: f64 = 2.0;
+
+/// The spare space of both sides: conventional and FDP over-provisioning, the host
+/// layer's `spare_ratio` on the zoned device.
+pub const SPARE: [f64; 2] = [0.07, 0.28];
+
+/// Share of the requests that are reads.
+pub const READ_PERCENT: f64 = 20.0;
+/// Request size (reads and writes), and the queue depth of the one flow.
+pub const BLOCK_BYTES: u64 = 16384;
+pub const QUEUE_DEPTH: u32 = 16;
+/// Request size of the fill (one sequential pass over the user space before the mix).
+pub const FILL_BLOCK_BYTES: u64 = 128 << 10;
+/// The hot/cold mix: this share of the I/O goes to `HOT_SPACE_PERCENT` of the space.
+pub const HOT_IO_PERCENT: f64 = 80.0;
+pub const HOT_SPACE_PERCENT: f64 = 20.0;
+
+/// Device WAF of the zoned device counts as 1 within this (the write buffer pads a
+/// partial page when a zone finishes or the run ends).
+pub const ZNS_WAF_TOLERANCE: f64 = 0.01;
+
+/// FDP's device WAF counts as equal to the conventional device's on `uniform` within this
+/// share: with no hot writes to tag every write goes to one handle and the two devices
+/// differ only by the other handle's open blocks (one per plane, a block's share of the
+/// spare) and the seed's draw.
+pub const FDP_UNIFORM_TOLERANCE: f64 = 0.03;
+
+/// A lower value counts only when it is at least this share lower (run-to-run noise).
+pub const MATERIAL: f64 = 0.01;
+
+/// The three devices of the study.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Device {
+    Conventional,
+    Zns,
+    Fdp,
+}
+
+impl Device {
+    pub const ALL: [Device; 3] = [Device::Conventional, Device::Zns, Device::Fdp];
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Conventional => "conventional",
+            Device::Zns => "zns",
+            Device::Fdp => "fdp",
+        }
+    }
+}
+
+/// The two workloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mix {
+    Uniform,
+    HotCold,
+}
+
+impl Mix {
+    pub const ALL: [Mix; 2] = [Mix::Uniform, Mix::HotCold];
+    pub fn name(self) -> &'static str {
+        match self {
+            Mix::Uniform => "uniform",
+            Mix::HotCold => "hot-cold",
+        }
+    }
+}
+
+/// Parameters of the study.
+#[derive(Clone, Debug)]
+pub struct ZnsParams {
+    /// The zoned device of `configs/zns.toml` (scaled); the conventional and FDP devices
+    /// are it without `[device.zns]`.
+    pub base: Config,
+    /// Divisor of the channels (4, one die each): the device, and with it each run's
+    /// writes.
+    pub scale: u32,
+    pub spare: Vec<f64>,
+    /// The devices run (all three by default).
+    pub devices: Vec<Device>,
+    /// `[device.fdp]` of the FDP runs: 2 handles, placement identifier `i` on handle `i`.
+    pub fdp: FdpConfig,
+    pub warmup_capacity_multiple: f64,
+    pub measure_capacity_multiple: f64,
+}
+
+impl ZnsParams {
+    /// The study at `scale`: 1, 2 or 4, dividing the 4 channels (one die each). The blocks
+    /// keep their size and count per plane (the spare each OP leaves GC depends on both),
+    /// zones keep striping over every die.
+    pub fn paper(scale: u32) -> Result<ZnsParams> {
+        if !(scale.is_power_of_two() && scale <= 4) {
+            return Err(ExperimentError::invalid(
+                "scale",
+                format!("{scale}: 1, 2 or 4 (it divides the 4 channels)"),
+            ));
+        }
+        let mut base = Config::from_toml_str(ZNS_TOML, "configs/zns.toml")?;
+        base.device.geometry.channels /= scale;
+        // The write buffer keeps the same share of the (smaller) device.
+        base.ftl.write_buffer_bytes /= scale as u64;
+        Ok(ZnsParams {
+            base,
+            scale,
+            spare: SPARE.to_vec(),
+            devices: Device::ALL.to_vec(),
+            fdp: FdpConfig {
+                handles: 2,
+                placement_handles: Vec::new(),
+            },
+            warmup_capacity_multiple: WARMUP_CAPACITY_MULTIPLE,
+            measure_capacity_multiple: MEASURE_CAPACITY_MULTIPLE,
+        })
+    }
+
+    /// The device of `device` at `spare` (over-provisioning of the conventional and FDP
+    /// devices; the zoned device has none, its spare is the host layer's).
+    pub fn config(&self, device: Device, spare: f64) -> Result<Config> {
+        let mut c = self.base.clone();
+        c.precondition.enabled = false;
+        c.mode = Mode::Timed;
+        match device {
+            Device::Zns => {
+                if c.device.zns.is_none() {
+                    return Err(ExperimentError::invalid(
+                        "device.zns",
+                        "the study's base device must be zoned (configs/zns.toml)",
+                    ));
+                }
+            }
+            Device::Conventional | Device::Fdp => {
+                c.device.zns = None;
+                c.device.over_provisioning_ratio = spare;
+                c.device.fdp = (device == Device::Fdp).then(|| self.fdp.clone());
+            }
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// The random-write generator of `mix` (unlimited: the phases end it).
+    pub fn synthetic(&self, mix: Mix, device: Device) -> SyntheticConfig {
+        // Hot writes carry placement identifier 1 where someone uses it: FDP's handles, the
+        // host layer's zones (lifetime separation).
+        let tag = mix == Mix::HotCold && device != Device::Conventional;
+        SyntheticConfig {
+            read_percent: READ_PERCENT,
+            block_size_bytes: BLOCK_BYTES,
+            queue_depth: QUEUE_DEPTH,
+            pattern: match mix {
+                Mix::Uniform => AddressPattern::Uniform,
+                Mix::HotCold => AddressPattern::HotCold,
+            },
+            hot_io_percent: HOT_IO_PERCENT,
+            hot_space_percent: HOT_SPACE_PERCENT,
+            placement_by_temperature: tag,
+            // The phases stop the stream; this only bounds it.
+            requests: 0,
+            total_bytes: u64::MAX / 4,
+            ..Default::default()
+        }
+    }
+
+    /// The host log-structured layer of the zoned runs at `spare` (its `spare_ratio`): the
+    /// defaults of `kind = "log-structured"`, hot and cold (placement ids 1 and 0) in
+    /// separate zones on the hot/cold mix.
+    pub fn layer(&self, mix: Mix, spare: f64, ctx: &WorkloadContext) -> Result<LayerParams> {
+        let geometry = ctx.zones.ok_or_else(|| {
+            ExperimentError::invalid("device.zns", "the zoned device reports no zones")
+        })?;
+        let d = LogStructuredConfig::default();
+        let p = LayerParams {
+            unit_bytes: ctx.unit_bytes,
+            geometry,
+            user_units: log_structured::user_units(&geometry, ctx.unit_bytes, spare),
+            placement_ids: if mix == Mix::HotCold { 2 } else { 1 },
+            separate_by_placement: true,
+            gc_free_zones: d.gc_free_zones,
+            gc_request_bytes: d.gc_request_bytes,
+        };
+        p.check()
+            .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+        Ok(p)
+    }
+
+    /// The fill: one sequential pass of 128 KiB writes over the whole user space.
+    pub fn fill(&self) -> SyntheticConfig {
+        SyntheticConfig {
+            read_percent: 0.0,
+            block_size_bytes: FILL_BLOCK_BYTES,
+            queue_depth: QUEUE_DEPTH,
+            pattern: AddressPattern::Sequential,
+            requests: 0,
+            total_bytes: 0,
+            ..Default::default()
+        }
+    }
+
+    /// The request stream of one run on `device` at `spare` (one flow): the fill, then the
+    /// random mix, as long as `budget` lasts (the phases refill it).
+    pub fn workload(
+        &self,
+        device: Device,
+        mix: Mix,
+        spare: f64,
+        ctx: &WorkloadContext,
+        budget: &Budget,
+    ) -> Result<Workload> {
+        let build = |c: SyntheticConfig, ctx: &WorkloadContext, what: &str| {
+            WorkloadConfig::Synthetic(c)
+                .build(ctx)
+                .map_err(|e| ExperimentError::invalid(format!("workload.{what}"), e.to_string()))
+        };
+        let inner = |ctx: &WorkloadContext| -> Result<Workload> {
+            let mut fill = self.fill();
+            fill.total_bytes = ctx.logical_bytes;
+            let mut fill = build(fill, ctx, "fill")?;
+            let mut random = build(self.synthetic(mix, device), ctx, mix.name())?;
+            let (Some(f), Some(r)) = (fill.flows.pop(), random.flows.pop()) else {
+                return Err(ExperimentError::invalid("workload", "a flow is missing"));
+            };
+            Ok(Workload {
+                flows: vec![Flow {
+                    name: r.name,
+                    arrival: r.arrival,
+                    source: Box::new(Budgeted {
+                        source: Box::new(Chain(vec![f.source, r.source].into())),
+                        budget: budget.clone(),
+                    }),
+                }],
+                duration_ns: None,
+                stats: random.stats,
+            })
+        };
+        match device {
+            Device::Conventional | Device::Fdp => inner(ctx),
+            Device::Zns => {
+                let params = self.layer(mix, spare, ctx)?;
+                let inner_ctx = WorkloadContext {
+                    logical_bytes: params.user_units * ctx.unit_bytes,
+                    zones: None,
+                    placement_ids: params.placement_ids,
+                    ..ctx.clone()
+                };
+                let mut w = inner(&inner_ctx)?;
+                let Some(f) = w.flows.pop() else {
+                    return Err(ExperimentError::invalid("workload", "a flow is missing"));
+                };
+                let source = LogStructuredSource::new(f.source, &params, w.stats.clone())
+                    .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+                Ok(Workload {
+                    flows: vec![Flow {
+                        name: f.name,
+                        arrival: f.arrival,
+                        source: Box::new(source),
+                    }],
+                    duration_ns: None,
+                    stats: w.stats,
+                })
+            }
+        }
+    }
+
+    /// Every run's configuration and workload are valid: call before announcing the runs;
+    /// [`run`] calls it before any long work.
+    pub fn check(&self) -> Result<()> {
+        if self.spare.is_empty() {
+            return Err(ExperimentError::invalid("spare", "no spare ratio to run"));
+        }
+        for (k, v) in [
+            ("warmup_capacity_multiple", self.warmup_capacity_multiple),
+            ("measure_capacity_multiple", self.measure_capacity_multiple),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(ExperimentError::invalid(k, format!("{v}: must be > 0")));
+            }
+        }
+        for (device, mix, spare) in self.jobs() {
+            let sim = Simulation::new(self.config(device, spare)?)?;
+            let mut w = self.workload(
+                device,
+                mix,
+                spare,
+                &sim.workload_context(),
+                &Budget::unlimited(),
+            )?;
+            for f in &mut w.flows {
+                f.source
+                    .next_request()
+                    .map_err(|e| ExperimentError::invalid("workload", e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every (device, mix, spare) run in report order.
+    pub fn jobs(&self) -> Vec<(Device, Mix, f64)> {
+        let mut out = Vec::new();
+        for mix in Mix::ALL {
+            for &spare in &self.spare {
+                for &device in &self.devices {
+                    out.push((device, mix, spare));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Sources one after the other.
+struct Chain(std::collections::VecDeque<Box<dyn RequestSource>>);
+
+impl RequestSource for Chain {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        while let Some(s) = self.0.front_mut() {
+            if let Some(r) = s.next_request()? {
+                return Ok(Some(r));
+            }
+            self.0.pop_front();
+        }
+        Ok(None)
+    }
+}
+
+/// The user workload's writes left in the current phase (bytes), shared by its source
+/// and the phases: the source ends when it is spent, the next phase refills it and the
+/// same source goes on where it stopped (the host layer, when there is one, sits on top
+/// of it, so relocations do not count).
+#[derive(Clone, Default)]
+pub struct Budget(Arc<AtomicI64>);
+
+impl Budget {
+    /// A budget that never runs out.
+    pub fn unlimited() -> Budget {
+        Budget(Arc::new(AtomicI64::new(i64::MAX)))
+    }
+
+    fn set(&self, bytes: u64) {
+        self.0
+            .store(bytes.min(i64::MAX as u64) as i64, Ordering::Relaxed);
+    }
+}
+
+/// A source that stops when its budget is spent.
+struct Budgeted {
+    source: Box<dyn RequestSource>,
+    budget: Budget,
+}
+
+impl RequestSource for Budgeted {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        if self.budget.0.load(Ordering::Relaxed) <= 0 {
+            return Ok(None);
+        }
+        let r = self.source.next_request()?;
+        if let Some(r) = &r {
+            if r.op.writes_data() {
+                self.budget
+                    .0
+                    .fetch_sub(r.size_bytes as i64, Ordering::Relaxed);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// One source drawn from by successive phases' workloads.
+struct Shared(Arc<Mutex<Box<dyn RequestSource>>>);
+
+impl RequestSource for Shared {
+    fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_request()
+    }
+}
+
+/// The flow of a run's workload, kept across its phases.
+struct Stream {
+    name: String,
+    arrival: ssdlab_workload::Arrival,
+    source: Arc<Mutex<Box<dyn RequestSource>>>,
+    stats: ssdlab_workload::stats::WorkloadStats,
+    budget: Budget,
+}
+
+impl Stream {
+    fn new(mut w: Workload, budget: Budget) -> Result<Stream> {
+        let (Some(f), true) = (w.flows.pop(), w.flows.is_empty()) else {
+            return Err(ExperimentError::invalid("workload", "one flow expected"));
+        };
+        Ok(Stream {
+            name: f.name,
+            arrival: f.arrival,
+            source: Arc::new(Mutex::new(f.source)),
+            stats: w.stats,
+            budget,
+        })
+    }
+
+    /// The next `user_write_bytes` of the user workload's writes as a workload.
+    fn phase(&self, user_write_bytes: u64) -> Workload {
+        self.budget.set(user_write_bytes);
+        Workload {
+            flows: vec![Flow {
+                name: self.name.clone(),
+                arrival: self.arrival,
+                source: Box::new(Shared(self.source.clone())),
+            }],
+            duration_ns: None,
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+/// One run: a device, a workload, a spare.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZnsRun {
+    pub device: Device,
+    pub mix: Mix,
+    /// OP of the conventional and FDP devices; the host layer's spare ratio on ZNS.
+    pub spare: f64,
+    /// Bytes the host may address: the device's logical space (conventional, FDP), the
+    /// layer's user space (ZNS).
+    pub user_capacity_bytes: u64,
+    /// Bytes written to the device in the warm-up and the measured phase.
+    pub warmup_write_bytes: u64,
+    pub write_bytes: u64,
+    /// Of the measured phase's writes, those of the user workload (the rest the host
+    /// layer's relocations).
+    pub user_write_bytes: u64,
+    pub user_read_bytes: u64,
+    pub sim_time_ns: u64,
+    /// NAND programs / host writes reaching the device.
+    pub device_waf: f64,
+    /// Device writes / user writes (1 without the host layer).
+    pub host_waf: f64,
+    pub total_waf: f64,
+    /// User reads + writes per simulated second (10⁶ bytes).
+    pub user_mb_per_s: f64,
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+    pub gc_victims: u64,
+    /// Zone resets in the measured phase (ZNS), and per 10⁹ bytes written to the device.
+    pub zone_resets: Option<u64>,
+    pub zone_resets_per_gb: Option<f64>,
+    /// Request errors the device reported in the measured phase (ZNS: zone errors).
+    pub request_errors: u64,
+    /// Device WAF of the warm-up phase.
+    pub warmup_device_waf: f64,
+    pub wall_s: f64,
+}
+
+/// The whole study.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZnsReport {
+    pub scale: u32,
+    pub raw_bytes: u64,
+    pub zone_bytes: u64,
+    pub zones: u64,
+    pub warmup_capacity_multiple: f64,
+    pub measure_capacity_multiple: f64,
+    pub read_percent: f64,
+    pub block_bytes: u64,
+    pub queue_depth: u32,
+    pub hot_io_percent: f64,
+    pub hot_space_percent: f64,
+    pub runs: Vec<ZnsRun>,
+    pub wall_s: f64,
+}
+
+/// What the host layer counted so far (cumulative over the workload's phases): user bytes
+/// written, bytes relocated; `None` without the layer.
+fn layer_bytes(r: &Results) -> Option<(u64, u64)> {
+    let w = &r.workload;
+    (w.host_user_write_bytes > 0).then_some((w.host_user_write_bytes, w.host_gc_write_bytes))
+}
+
+/// Zone resets so far (since the device was built).
+fn zone_resets(r: &Results) -> Option<u64> {
+    r.zns.as_ref().map(|z| z.resets)
+}
+
+/// Failed requests so far (zone errors, unknown placement identifiers).
+fn request_errors(r: &Results) -> u64 {
+    r.zns.as_ref().map_or(0, |z| z.errors.values().sum::<u64>())
+        + r.fdp.as_ref().map_or(0, |f| f.invalid_placement_ids)
+}
+
+fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun> {
+    let t = Instant::now();
+    let cfg = p.config(device, spare)?;
+    let mut sim = Simulation::new(cfg)?;
+    let ctx = sim.workload_context();
+    let capacity = ctx.logical_bytes;
+    let budget = Budget::default();
+    let w = p.workload(device, mix, spare, &ctx, &budget)?;
+    let user_capacity_bytes = match device {
+        Device::Zns => p.layer(mix, spare, &ctx)?.user_units * ctx.unit_bytes,
+        _ => capacity,
+    };
+    let stream = Stream::new(w, budget)?;
+    // In user writes: the fill, then the warm-up's random writes; then the measured ones.
+    let user = user_capacity_bytes as f64;
+    let warm = user_capacity_bytes + (p.warmup_capacity_multiple * user) as u64;
+    let meas = (p.measure_capacity_multiple * user) as u64;
+    // Warm-up: functional (no latency to keep), same device state and request stream.
+    sim.config.mode = Mode::Functional;
+    let w0 = sim.run_workload_with(stream.phase(warm), &mut NoProgress)?;
+    sim.config.mode = Mode::Timed;
+    let r = sim.run_workload_with(stream.phase(meas), &mut NoProgress)?;
+    let lat = r
+        .latency_ns
+        .as_ref()
+        .ok_or_else(|| ExperimentError::invalid("mode", "the study needs the timed mode"))?;
+    let write_bytes = r.host.counters.write_bytes;
+    // The layer's counters and the device's zone counters are cumulative: the measured
+    // phase's share is the difference. The layer's relocation reads are device reads too.
+    let (user_write_bytes, user_read_bytes) = match (layer_bytes(&r), layer_bytes(&w0)) {
+        (Some((u1, g1)), Some((u0, g0))) => {
+            (u1 - u0, r.host.counters.read_bytes.saturating_sub(g1 - g0))
+        }
+        _ => (write_bytes, r.host.counters.read_bytes),
+    };
+    let host_waf = if user_write_bytes > 0 {
+        write_bytes as f64 / user_write_bytes as f64
+    } else {
+        1.0
+    };
+    let s = r.host.sim_time_ns.max(1) as f64 / 1e9;
+    let resets = zone_resets(&r).map(|n| n - zone_resets(&w0).unwrap_or(0));
+    Ok(ZnsRun {
+        device,
+        mix,
+        spare,
+        user_capacity_bytes,
+        warmup_write_bytes: w0.host.counters.write_bytes,
+        write_bytes,
+        user_write_bytes,
+        user_read_bytes,
+        sim_time_ns: r.host.sim_time_ns,
+        device_waf: r.waf,
+        host_waf,
+        total_waf: r.waf * host_waf,
+        user_mb_per_s: (user_write_bytes + user_read_bytes) as f64 / s / 1e6,
+        read: lat.read.clone(),
+        write: lat.write.clone(),
+        gc_victims: r.gc.invocations,
+        zone_resets: resets,
+        zone_resets_per_gb: resets.map(|n| n as f64 / (write_bytes.max(1) as f64 / 1e9)),
+        request_errors: request_errors(&r) - request_errors(&w0),
+        warmup_device_waf: w0.waf,
+        wall_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// Every run, in parallel on the caller's rayon pool; `on_run` is called after each
+/// (progress).
+pub fn run(p: &ZnsParams, on_run: &(dyn Fn(&ZnsRun) + Sync)) -> Result<ZnsReport> {
+    let t0 = Instant::now();
+    p.check()?;
+    let runs: Vec<ZnsRun> = p
+        .jobs()
+        .par_iter()
+        .map(|&(d, m, s)| {
+            let r = measure(p, d, m, s)?;
+            on_run(&r);
+            Ok(r)
+        })
+        .collect::<Result<_>>()?;
+    let g = &p.base.device.geometry;
+    let planes = (g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die) as u64;
+    let block = g.pages_per_block as u64 * g.page_size_bytes as u64;
+    let (zone_bytes, zones) = p.base.device.zns.as_ref().map_or((0, 0), |z| {
+        let dies = g.channels * g.chips_per_channel * g.dies_per_chip;
+        let zd = if z.zone_dies == 0 { dies } else { z.zone_dies };
+        let groups = (dies / zd.max(1)) as u64;
+        let per_group = (g.blocks_per_plane.saturating_sub(z.spare_blocks_per_plane)
+            / z.blocks_per_plane.max(1)) as u64;
+        (
+            zd as u64 * g.planes_per_die as u64 * z.blocks_per_plane as u64 * block,
+            groups * per_group,
+        )
+    });
+    Ok(ZnsReport {
+        scale: p.scale,
+        raw_bytes: planes * g.blocks_per_plane as u64 * block,
+        zone_bytes,
+        zones,
+        warmup_capacity_multiple: p.warmup_capacity_multiple,
+        measure_capacity_multiple: p.measure_capacity_multiple,
+        read_percent: READ_PERCENT,
+        block_bytes: BLOCK_BYTES,
+        queue_depth: QUEUE_DEPTH,
+        hot_io_percent: HOT_IO_PERCENT,
+        hot_space_percent: HOT_SPACE_PERCENT,
+        runs,
+        wall_s: t0.elapsed().as_secs_f64(),
+    })
+}
+
+pub const CSV_HEADER: &str = "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf";
+
+/// One check of the expected shape.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZnsCheck {
+    /// The workload (`uniform`, `hot-cold`) or `all`.
+    pub group: &'static str,
+    pub check: String,
+    /// `None`: a run it needs is missing.
+    pub holds: Option<bool>,
+    /// The numbers, and why it fails when it does.
+    pub detail: String,
+}
+
+impl ZnsReport {
+    pub fn run_of(&self, device: Device, mix: Mix, spare: f64) -> Option<&ZnsRun> {
+        self.runs
+            .iter()
+            .find(|r| r.device == device && r.mix == mix && r.spare == spare)
+    }
+
+    fn spares(&self) -> Vec<f64> {
+        let mut s: Vec<f64> = Vec::new();
+        for r in &self.runs {
+            if !s.contains(&r.spare) {
+                s.push(r.spare);
+            }
+        }
+        s
+    }
+
+    pub fn csv(&self) -> String {
+        let mut s = String::from(CSV_HEADER);
+        s.push('\n');
+        let opt_u = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+        let opt_f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
+        for r in &self.runs {
+            s += &format!(
+                "{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{},{:.4}\n",
+                r.mix.name(),
+                r.spare,
+                r.device.name(),
+                r.user_capacity_bytes,
+                r.write_bytes,
+                r.user_write_bytes,
+                r.device_waf,
+                r.host_waf,
+                r.total_waf,
+                r.user_mb_per_s,
+                r.read.p99,
+                r.read.p99_99,
+                r.write.p99,
+                r.write.p99_99,
+                r.gc_victims,
+                opt_u(r.zone_resets),
+                opt_f(r.zone_resets_per_gb),
+                r.request_errors,
+                r.warmup_device_waf,
+            );
+        }
+        s
+    }
+
+    /// One table per workload.
+    pub fn markdown(&self) -> String {
+        let us = |ns: u64| format!("{:.0}", ns as f64 / 1e3);
+        let mut s = String::new();
+        for mix in Mix::ALL {
+            s += &format!(
+                "\n### {}\n\n",
+                match mix {
+                    Mix::Uniform => "Uniform random writes".to_string(),
+                    Mix::HotCold => format!(
+                        "Hot/cold: {:.0} % of the writes to {:.0} % of the space",
+                        self.hot_io_percent, self.hot_space_percent
+                    ),
+                }
+            );
+            s += "| spare | device | device WAF | host WAF | total WAF | user MB/s | read p99 µs | read p99.99 µs | write p99 µs | write p99.99 µs | zone resets / GB | errors |\n";
+            s += "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+            for r in self.runs.iter().filter(|r| r.mix == mix) {
+                s += &format!(
+                    "| {:.0} % | {} | {:.3} | {:.3} | {:.3} | {:.1} | {} | {} | {} | {} | {} | {} |\n",
+                    r.spare * 100.0,
+                    r.device.name(),
+                    r.device_waf,
+                    r.host_waf,
+                    r.total_waf,
+                    r.user_mb_per_s,
+                    us(r.read.p99),
+                    us(r.read.p99_99),
+                    us(r.write.p99),
+                    us(r.write.p99_99),
+                    r.zone_resets_per_gb
+                        .map_or("–".to_string(), |x| format!("{x:.1}")),
+                    r.request_errors,
+                );
+            }
+        }
+        let thin: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.read.count < 100_000)
+            .map(|r| {
+                format!(
+                    "{}/{:.0} %/{} {:.1}",
+                    r.mix.name(),
+                    r.spare * 100.0,
+                    r.device.name(),
+                    r.read.count as f64 * 1e-4
+                )
+            })
+            .collect();
+        if !thin.is_empty() {
+            s += &format!(
+                "\nNote: the read p99.99 figures rest on fewer than 10 samples beyond them (samples): {}.\n",
+                thin.join(", ")
+            );
+        }
+        s
+    }
+
+    /// The expected shape (ZNS, USENIX ATC 2021; FDP's published results), per workload.
+    pub fn shape(&self) -> Vec<ZnsCheck> {
+        let mut out = Vec::new();
+        let spares = self.spares();
+        let pc = |s: f64| format!("{:.0} %", s * 100.0);
+        // 1: device WAF = 1 on ZNS.
+        let zns: Vec<&ZnsRun> = self
+            .runs
+            .iter()
+            .filter(|r| r.device == Device::Zns)
+            .collect();
+        if zns.is_empty() {
+            out.push(missing("all", "device WAF = 1 on ZNS"));
+        } else {
+            let ok = zns
+                .iter()
+                .all(|r| (r.device_waf - 1.0).abs() <= ZNS_WAF_TOLERANCE);
+            out.push(ZnsCheck {
+                group: "all",
+                check: format!("device WAF = 1 on ZNS (within {ZNS_WAF_TOLERANCE})"),
+                holds: Some(ok),
+                detail: zns
+                    .iter()
+                    .map(|r| format!("{} {} {:.3}", r.mix.name(), pc(r.spare), r.device_waf))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        for mix in Mix::ALL {
+            let group = mix.name();
+            for &sp in &spares {
+                let conv = self.run_of(Device::Conventional, mix, sp);
+                // 2: total WAF on ZNS ≤ conventional at equal spare (hot/cold: the host
+                // separates by lifetime).
+                if mix == Mix::HotCold {
+                    let check = format!("total WAF on ZNS ≤ conventional at {} spare", pc(sp));
+                    match (self.run_of(Device::Zns, mix, sp), conv) {
+                        (Some(z), Some(c)) => {
+                            let ok = z.total_waf <= c.total_waf;
+                            let mut d = format!(
+                                "ZNS {:.3} (host {:.3} × device {:.3}) vs conventional {:.3}",
+                                z.total_waf, z.host_waf, z.device_waf, c.total_waf
+                            );
+                            if !ok {
+                                d += "; the host layer's greedy zone GC copies more than the device's block GC";
+                            }
+                            out.push(ZnsCheck {
+                                group,
+                                check,
+                                holds: Some(ok),
+                                detail: d,
+                            });
+                        }
+                        _ => out.push(missing(group, &check)),
+                    }
+                }
+                // 3: FDP vs conventional device WAF.
+                let fdp = self.run_of(Device::Fdp, mix, sp);
+                match mix {
+                    Mix::HotCold => {
+                        let check = format!(
+                            "FDP device WAF < conventional's at {} OP (by > {:.0} %)",
+                            pc(sp),
+                            MATERIAL * 100.0
+                        );
+                        match (fdp, conv) {
+                            (Some(f), Some(c)) => {
+                                let ok = f.device_waf < c.device_waf * (1.0 - MATERIAL);
+                                let mut d = format!(
+                                    "FDP {:.3} vs conventional {:.3} ({:+.1} %)",
+                                    f.device_waf,
+                                    c.device_waf,
+                                    (f.device_waf / c.device_waf - 1.0) * 100.0
+                                );
+                                if !ok {
+                                    d += "; separating hot from cold did not lower GC copies";
+                                }
+                                out.push(ZnsCheck {
+                                    group,
+                                    check,
+                                    holds: Some(ok),
+                                    detail: d,
+                                });
+                            }
+                            _ => out.push(missing(group, &check)),
+                        }
+                    }
+                    Mix::Uniform => {
+                        let check = format!(
+                            "FDP device WAF ≈ conventional's at {} OP (within {:.0} %)",
+                            pc(sp),
+                            FDP_UNIFORM_TOLERANCE * 100.0
+                        );
+                        match (fdp, conv) {
+                            (Some(f), Some(c)) => {
+                                let rel = f.device_waf / c.device_waf - 1.0;
+                                let ok = rel.abs() <= FDP_UNIFORM_TOLERANCE;
+                                let mut d = format!(
+                                    "FDP {:.3} vs conventional {:.3} ({:+.1} %)",
+                                    f.device_waf,
+                                    c.device_waf,
+                                    rel * 100.0
+                                );
+                                if !ok {
+                                    d += "; with nothing to separate the handles should not matter";
+                                }
+                                out.push(ZnsCheck {
+                                    group,
+                                    check,
+                                    holds: Some(ok),
+                                    detail: d,
+                                });
+                            }
+                            _ => out.push(missing(group, &check)),
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn missing(group: &'static str, check: &str) -> ZnsCheck {
+    ZnsCheck {
+        group,
+        check: check.into(),
+        holds: None,
+        detail: "not run".into(),
+    }
+}
