@@ -114,7 +114,10 @@ impl Command {
             HostOp::Write => {
                 let lane = match ftl.lane_of_placement(req.placement_id) {
                     Some(l) => l,
-                    None => return Command::Failed(ZoneError::InvalidField),
+                    None => {
+                        counters.count_failed(req.op, req.size_bytes);
+                        return Command::Failed(ZoneError::InvalidField);
+                    }
                 };
                 counters.write_units += span.count as u64;
                 ftl.observe_host_write(span.first, span.count, req.journal);
@@ -140,7 +143,10 @@ impl Command {
             HostOp::Trim => Command::Trim(span),
             HostOp::Flush => Command::Flush,
             // The splitter refuses zone commands on a conventional device.
-            _ => Command::Failed(ZoneError::InvalidCommand),
+            _ => {
+                counters.count_failed(req.op, req.size_bytes);
+                Command::Failed(ZoneError::InvalidCommand)
+            }
         }
     }
 }
@@ -200,6 +206,7 @@ fn decode_zoned(
     };
     let cmd = out.unwrap_or_else(|e| {
         zs.count_error(e);
+        counters.count_failed(req.op, req.size_bytes);
         Command::Failed(e)
     });
     if let (Some(z), Command::ZoneFinish { .. }) = (finished, cmd) {

@@ -127,6 +127,17 @@ pub struct HostCounters {
     pub unmapped_read_units: u64,
     /// Partially covered units of writes that needed a NAND read first.
     pub rmw_reads: u64,
+    /// Zone management commands and reports (a zoned device; left out when 0).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub zone_commands: u64,
+    /// Requests that failed (a zone error, an unknown placement identifier): counted
+    /// here only, in no other count, byte total or latency (left out when 0).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub failed_requests: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 impl HostCounters {
@@ -145,9 +156,30 @@ impl HostCounters {
                 self.trim_bytes += bytes
             }
             HostOp::Flush => self.flushes += 1,
-            // Zone management and reports: counted by the zoned device (`zns`).
-            _ => {}
+            _ => self.zone_commands += 1,
         }
+    }
+
+    /// Request `op` of `bytes` (counted by [`HostCounters::count`]) failed: it moves to
+    /// `failed_requests`.
+    pub fn count_failed(&mut self, op: HostOp, bytes: u64) {
+        match op {
+            HostOp::Read => {
+                self.reads -= 1;
+                self.read_bytes -= bytes
+            }
+            HostOp::Write | HostOp::ZoneAppend => {
+                self.writes -= 1;
+                self.write_bytes -= bytes
+            }
+            HostOp::Trim => {
+                self.trims -= 1;
+                self.trim_bytes -= bytes
+            }
+            HostOp::Flush => self.flushes -= 1,
+            _ => self.zone_commands -= 1,
+        }
+        self.failed_requests += 1;
     }
     /// Take back the request count of a read or write (a later part of a request the
     /// host interface split: the request was counted once, its bytes are the parts').
@@ -160,7 +192,12 @@ impl HostCounters {
     }
 
     pub fn requests(&self) -> u64 {
-        self.reads + self.writes + self.trims + self.flushes
+        self.reads
+            + self.writes
+            + self.trims
+            + self.flushes
+            + self.zone_commands
+            + self.failed_requests
     }
 }
 

@@ -88,6 +88,24 @@ fn zone_state_machine_and_errors_in_both_modes() {
         assert_eq!(e("invalid_command_opcode"), 1, "{mode:?} {z:?}");
         assert_eq!(e("invalid_zone_state_transition"), 1, "{mode:?} {z:?}");
         assert_eq!(z.errors.values().sum::<u64>(), 9, "{mode:?} {z:?}");
+        // Failed requests count as failed only: not as reads, writes, bytes or latency.
+        let h = &res.host.counters;
+        assert_eq!(
+            (
+                h.failed_requests,
+                h.writes,
+                h.reads,
+                h.trims,
+                h.zone_commands
+            ),
+            (9, 5, 1, 0, 4),
+            "{mode:?}"
+        );
+        assert_eq!(h.write_bytes, (8 + 4 + 4 + 4 + 4) * U, "{mode:?}");
+        assert_eq!(res.host.requests, reqs.len() as u64, "{mode:?}");
+        if let Some(l) = &res.latency_ns {
+            assert_eq!((l.read.count, l.write.count), (1, 5));
+        }
         assert_eq!(
             (
                 z.resets,
@@ -358,5 +376,33 @@ requests = 6000
             res.integrity.as_ref().unwrap().checked_reads > 1000,
             "{mode:?}"
         );
+    }
+}
+
+/// A write whose placement identifier the device does not have fails (NVMe: invalid
+/// field), is counted, and the run goes on: on an FDP device and on one without FDP.
+#[test]
+fn an_unknown_placement_identifier_fails_the_write_in_both_modes() {
+    for (fdp, pid) in [(true, 2u16), (false, 1)] {
+        for mode in [Mode::Functional, Mode::Timed] {
+            let mut c = common::tiny(2, 16, 8, 4, 0.8);
+            c.mode = mode;
+            if fdp {
+                c.device.fdp = Some(ssdlab_core::config::FdpConfig::default());
+            }
+            let mut bad = r(HostOp::Write, 4, 1);
+            bad.placement_id = pid;
+            let reqs = vec![r(HostOp::Write, 0, 4), bad, r(HostOp::Read, 0, 8)];
+            let (res, _) = run(c, reqs, 1);
+            let h = &res.host.counters;
+            assert_eq!((h.failed_requests, h.writes, h.write_units), (1, 1, 4));
+            assert_eq!(res.host.requests, 3);
+            assert_eq!(
+                res.fdp
+                    .map(|f| (f.invalid_placement_ids, f.host_units_per_handle)),
+                fdp.then(|| (1, vec![4, 0])),
+                "{mode:?}"
+            );
+        }
     }
 }

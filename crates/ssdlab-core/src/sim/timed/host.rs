@@ -610,11 +610,14 @@ impl HostFrontEnd {
     fn host_completed(&mut self, r: Request, cx: &mut Cx) -> Result<()> {
         let now = cx.now();
         let latency = now - r.submit_ns;
-        self.completed.count(&r);
-        self.latency.record(r.op, latency);
-        if !self.per_flow.is_empty() {
-            // One flow: its latencies are the host's (copied in `finish`).
-            self.per_flow[r.flow as usize].record(r.op, latency);
+        if r.error.is_none() {
+            // A failed request is counted as failed only (`HostCounters::failed_requests`).
+            self.completed.count(&r);
+            self.latency.record(r.op, latency);
+            if !self.per_flow.is_empty() {
+                // One flow: its latencies are the host's (copied in `finish`).
+                self.per_flow[r.flow as usize].record(r.op, latency);
+            }
         }
         self.last_completion_ns = now;
         if self.completions.is_some() || self.sink.is_some() {
