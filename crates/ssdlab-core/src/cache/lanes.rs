@@ -14,7 +14,10 @@ const LANE_BITS: u32 = 5;
 const TOKEN_MASK: u32 = (1 << (32 - LANE_BITS)) - 1;
 
 pub struct LaneBuffers {
-    lanes: Vec<WriteBuffer>,
+    /// Lane 0's buffer, inline (without lanes, the only one: no indirection on the hot
+    /// path), and the other lanes'.
+    first: WriteBuffer,
+    rest: Vec<WriteBuffer>,
     capacity_units: u32,
     /// Lane of each logical unit's newest buffered copy (empty with one lane).
     lane_of: Vec<u8>,
@@ -26,7 +29,8 @@ impl LaneBuffers {
     pub fn new(capacity_units: u32, lanes: usize, logical_units: u32) -> LaneBuffers {
         debug_assert!((1..=MAX_LANES).contains(&lanes));
         LaneBuffers {
-            lanes: (0..lanes)
+            first: WriteBuffer::new(capacity_units),
+            rest: (1..lanes)
                 .map(|_| WriteBuffer::new(capacity_units))
                 .collect(),
             capacity_units,
@@ -41,17 +45,28 @@ impl LaneBuffers {
     /// Lanes.
     #[inline]
     pub fn count(&self) -> usize {
-        self.lanes.len()
+        1 + self.rest.len()
     }
 
     #[inline(always)]
     pub fn lane(&self, l: usize) -> &WriteBuffer {
-        &self.lanes[l]
+        match l {
+            0 => &self.first,
+            l => &self.rest[l - 1],
+        }
     }
 
     #[inline(always)]
     pub fn lane_mut(&mut self, l: usize) -> &mut WriteBuffer {
-        &mut self.lanes[l]
+        match l {
+            0 => &mut self.first,
+            l => &mut self.rest[l - 1],
+        }
+    }
+
+    /// Every lane's buffer.
+    fn all(&self) -> impl Iterator<Item = &WriteBuffer> {
+        std::iter::once(&self.first).chain(&self.rest)
     }
 
     /// Lane holding `lpn`'s newest buffered copy, if any is buffered.
@@ -71,13 +86,13 @@ impl LaneBuffers {
     /// Units waiting for a page, every lane.
     #[inline]
     pub fn pending_units(&self) -> u32 {
-        self.lanes.iter().map(|b| b.pending_units()).sum()
+        self.all().map(|b| b.pending_units()).sum()
     }
 
     /// Units in pages whose program has not finished, every lane.
     #[inline]
     pub fn inflight_units(&self) -> u32 {
-        self.lanes.iter().map(|b| b.inflight_units()).sum()
+        self.all().map(|b| b.inflight_units()).sum()
     }
 
     #[inline]
@@ -86,20 +101,23 @@ impl LaneBuffers {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lanes.iter().all(|b| b.is_empty())
+        self.all().all(|b| b.is_empty())
     }
 
     /// Version of `lpn` if a lane holds it (waiting or in flight).
     #[inline]
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
-        self.lanes[self.lane_of(lpn)].lookup(lpn)
+        if self.lane_of.is_empty() {
+            return self.first.lookup(lpn);
+        }
+        self.lane(self.lane_of(lpn)).lookup(lpn)
     }
 
     /// Drop `lpn` (trim).
     #[inline]
     pub fn discard(&mut self, lpn: u32) -> bool {
         let l = self.lane_of(lpn);
-        self.lanes[l].discard(lpn)
+        self.lane_mut(l).discard(lpn)
     }
 
     /// Store `lpn` in `lane` at the version `version()` gives, if there is room
@@ -107,27 +125,27 @@ impl LaneBuffers {
     /// unit moves to its new lane).
     #[inline]
     pub fn try_insert(&mut self, lane: usize, lpn: u32, version: impl FnOnce() -> u32) -> bool {
-        if self.lanes.len() == 1 {
-            return self.lanes[0].try_insert(lpn, version);
+        if self.rest.is_empty() {
+            return self.first.try_insert(lpn, version);
         }
         let old = self.lane_of(lpn);
-        let waiting_here = old == lane && !self.lanes[lane].needs_space(lpn);
+        let waiting_here = old == lane && !self.lane(lane).needs_space(lpn);
         if !waiting_here && self.free_units() == 0 {
             return false;
         }
-        if old != lane && self.lanes[old].lookup(lpn).is_some() {
+        if old != lane && self.lane(old).lookup(lpn).is_some() {
             // Waiting there: drop it (no space change beyond the new copy's); in flight
             // there: its program finishes, and the newer copy here is the one reads see.
-            self.lanes[old].discard(lpn);
+            self.lane_mut(old).discard(lpn);
         }
         self.lane_of[lpn as usize] = lane as u8;
-        self.lanes[lane].try_insert(lpn, version)
+        self.lane_mut(lane).try_insert(lpn, version)
     }
 
     /// Each lane's end sequence number now: a flush arriving now covers every unit below.
     pub fn end_marks(&self) -> Marks {
         let mut m = [0; MAX_LANES];
-        for (i, b) in self.lanes.iter().enumerate() {
+        for (i, b) in self.all().enumerate() {
             m[i] = b.end_seq();
         }
         m
@@ -136,16 +154,13 @@ impl LaneBuffers {
     /// Whether every unit below `marks` is durable in every lane.
     #[inline]
     pub fn is_durable(&self, marks: &Marks) -> bool {
-        self.lanes
-            .iter()
-            .zip(marks)
-            .all(|(b, &m)| b.durable_seq() >= m)
+        self.all().zip(marks).all(|(b, &m)| b.durable_seq() >= m)
     }
 
     /// The owner token of lane `l`'s next committed page.
     #[inline]
     pub fn next_token(&self, l: usize) -> u32 {
-        (self.lanes[l].next_token() << LANE_BITS) | l as u32
+        (self.lane(l).next_token() << LANE_BITS) | l as u32
     }
 
     /// The program of the page with owner `token`, holding `units` units, finished.
@@ -153,7 +168,7 @@ impl LaneBuffers {
     #[inline]
     pub fn program_done(&mut self, units: u32, token: u32) -> usize {
         let l = (token & ((1 << LANE_BITS) - 1)) as usize;
-        let b = &mut self.lanes[l];
+        let b = self.lane_mut(l);
         let low = token >> LANE_BITS;
         let t = b.front_token() + (low.wrapping_sub(b.front_token()) & TOKEN_MASK);
         b.program_done(units, t);

@@ -1,6 +1,5 @@
 //! The full invariant checker (tests, and every N operations in debug builds).
 
-use super::region::{Stream, STREAMS};
 use super::translation::TRANS_TAG;
 use super::Ftl;
 use crate::flash::{BlockState, NONE};
@@ -178,7 +177,7 @@ impl Ftl {
                         ));
                     }
                 }
-                for (s, &b) in ps.open.iter().enumerate().take(STREAMS) {
+                for (s, b) in ps.open.iter() {
                     if b == NONE {
                         continue;
                     }
@@ -188,7 +187,7 @@ impl Ftl {
                     {
                         return Err(format!(
                             "open block {b} of stream {:?} (region {name:?}, plane {plane}) is {:?} with {} pages issued",
-                            Stream::from_index(s),
+                            s,
                             bt.state[b as usize],
                             bt.next_page[b as usize]
                         ));

@@ -428,6 +428,10 @@ impl Ftl {
                 ps.gc_hard_free_blocks = 0;
                 ps.idle_gc_free_blocks = 0;
             }
+            // Factory-bad blocks beyond the spares take zones offline from the start.
+            for plane in 0..g.planes {
+                ftl.zone_block_retired(plane);
+            }
         }
         ftl.update_capacity()
             .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
@@ -837,7 +841,9 @@ impl Ftl {
         let b = block as usize;
         let ps = &self.ps[self.blocks.rp[b] as usize];
         let p = self.blocks.programmed[b];
-        if p == ps.pages_per_block || (self.blocks.sealed[b] && p == self.blocks.next_page[b]) {
+        // A zone's block sealed while programs were in flight closes at its last one.
+        let sealed = || self.blocks.sealed[b] && p == self.blocks.next_page[b];
+        if p == ps.pages_per_block || (self.zones.is_some() && sealed()) {
             note(
                 &mut self.internal,
                 self.blocks
@@ -920,14 +926,14 @@ impl Ftl {
     ) -> Option<(u32, u32, u32)> {
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
-        let mut b = ps.open[stream.index()];
+        let mut b = ps.open.get(stream);
         let opened = b == NONE;
         if opened {
             if ps.free.len() <= ps.reserve_for(stream) {
                 return None;
             }
             b = ps.free.pop()?.0;
-            ps.open[stream.index()] = b;
+            ps.open.set(stream, b);
             note(
                 &mut self.internal,
                 self.blocks.set_state(b, BlockState::Free, BlockState::Open),
@@ -941,7 +947,7 @@ impl Ftl {
         let pages = max.min(ps.pages_per_block - page);
         self.blocks.next_page[b as usize] = page + pages;
         if page + pages == ps.pages_per_block {
-            ps.open[stream.index()] = NONE;
+            ps.open.set(stream, NONE);
         }
         if opened {
             self.refresh_pressure(rp); // one free block fewer
@@ -967,11 +973,7 @@ impl Ftl {
         let b = block as usize;
         self.counters.program_failures += 1;
         self.blocks.doomed[b] = true;
-        for s in self.ps[self.blocks.rp[b] as usize].open.iter_mut() {
-            if *s == block {
-                *s = NONE;
-            }
-        }
+        self.ps[self.blocks.rp[b] as usize].open.forget(block);
     }
 
     /// Crash consistency (`ssdlab serve`, power cuts): a host program's overwritten units

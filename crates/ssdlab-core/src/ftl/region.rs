@@ -27,7 +27,7 @@ pub struct PlaneState {
     pub drain_when_idle: bool,
     pub free: FreePool,
     /// Open block per stream ([`NONE`] when none is open).
-    pub open: [u32; STREAMS],
+    pub open: OpenBlocks,
     /// Valid units held by the region's blocks in this plane.
     pub valid_units: u64,
     /// Host units programmed here, and units relocated out of here (monotone counters;
@@ -84,6 +84,71 @@ impl PlaneState {
     #[inline]
     pub fn needs_gc(&self, host_idle: bool) -> bool {
         self.free.len() + self.erasing < self.gc_target_free_blocks(host_idle)
+    }
+}
+
+/// A plane's open block per stream: the four plain streams inline (the hot path's), the
+/// lanes' streams boxed, allocated when a lane first opens a block.
+#[derive(Clone)]
+pub struct OpenBlocks {
+    base: [u32; 4],
+    lanes: Option<Box<[u32; STREAMS - 4]>>,
+}
+
+impl Default for OpenBlocks {
+    fn default() -> Self {
+        OpenBlocks {
+            base: [NONE; 4],
+            lanes: None,
+        }
+    }
+}
+
+impl OpenBlocks {
+    /// The open block of `s` ([`NONE`] when none is open).
+    #[inline(always)]
+    pub fn get(&self, s: Stream) -> u32 {
+        let i = s.index();
+        if i < 4 {
+            self.base[i]
+        } else {
+            self.lanes.as_ref().map_or(NONE, |l| l[i - 4])
+        }
+    }
+
+    /// Make `b` the open block of `s`.
+    #[inline(always)]
+    pub fn set(&mut self, s: Stream, b: u32) {
+        let i = s.index();
+        if i < 4 {
+            self.base[i] = b;
+        } else {
+            self.lanes
+                .get_or_insert_with(|| Box::new([NONE; STREAMS - 4]))[i - 4] = b;
+        }
+    }
+
+    /// Every stream with its open block (or [`NONE`]).
+    pub fn iter(&self) -> impl Iterator<Item = (Stream, u32)> + '_ {
+        let lanes = self.lanes.as_deref().map_or(&[][..], |l| &l[..]);
+        self.base
+            .iter()
+            .chain(lanes)
+            .enumerate()
+            .map(|(i, &b)| (Stream::from_index(i), b))
+    }
+
+    /// `block` is no stream's open block any more.
+    pub fn forget(&mut self, block: u32) {
+        for b in self
+            .base
+            .iter_mut()
+            .chain(self.lanes.iter_mut().flat_map(|l| l.iter_mut()))
+        {
+            if *b == block {
+                *b = NONE;
+            }
+        }
     }
 }
 
@@ -155,7 +220,7 @@ impl Region {
             idle_gc_free_blocks: self.geo.idle_gc_free_blocks,
             drain_when_idle: self.geo.drain_when_idle,
             free: FreePool::new(alloc, &()),
-            open: [NONE; STREAMS],
+            open: OpenBlocks::default(),
             valid_units: 0,
             host_units: 0,
             relocated_units: 0,

@@ -351,7 +351,7 @@ impl Ftl {
     /// beyond its GC reserve (an open block, or a free block past the reserve).
     fn tpage_room(&self, plane: u32) -> bool {
         let ps = &self.ps[self.rp(self.trans.region, plane)];
-        ps.open[Stream::HOST.index()] != NONE || ps.free.len() > ps.gc_hard_free_blocks
+        ps.open.get(Stream::HOST) != NONE || ps.free.len() > ps.gc_hard_free_blocks
     }
 
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.

@@ -569,11 +569,11 @@ impl Ftl {
         }
         let r = self.data_region;
         let stream = Stream::host(lane);
-        let open_before = self.ps[self.rp(r, plane)].open[stream.index()];
+        let open_before = self.ps[self.rp(r, plane)].open.get(stream);
         if !self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)? {
             return Ok(None);
         }
-        let open_after = self.ps[self.rp(r, plane)].open[stream.index()];
+        let open_after = self.ps[self.rp(r, plane)].open.get(stream);
         let zs = self.zones.as_deref_mut().expect("a zoned device");
         let zone = &mut zs.zone[z as usize];
         if open_before == NONE {
@@ -611,11 +611,11 @@ impl Ftl {
         let stream = Stream::host(lane);
         for plane in group {
             let rp = self.rp(self.data_region, plane);
-            let b = self.ps[rp].open[stream.index()];
+            let b = self.ps[rp].open.get(stream);
             if b == NONE {
                 continue;
             }
-            self.ps[rp].open[stream.index()] = NONE;
+            self.ps[rp].open.set(stream, NONE);
             self.blocks.sealed[b as usize] = true;
             self.close_if_full(b);
         }

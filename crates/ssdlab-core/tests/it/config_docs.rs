@@ -2,7 +2,8 @@
 //! bundled configurations, resolved with every default filled in, and of configurations
 //! setting the optional keys and the other workload kinds, appears in it as `key`. Workload
 //! keys may sit where config.md points for their kind (docs/workloads.md: fio, trace, ext4,
-//! as `key` or as a `key = …` line of an example; docs/erase-suspend.md: tpcc).
+//! as `key` or as a `key = …` line of an example; docs/erase-suspend.md: tpcc; docs/zns.md:
+//! the host log-structured layer).
 
 use ssdlab_core::Config;
 use std::path::{Path, PathBuf};
@@ -61,7 +62,7 @@ regions = [
 #[test]
 fn every_config_key_is_in_docs_config_md() {
     let doc = std::fs::read_to_string(repo().join("docs/config.md")).unwrap();
-    let workload_docs: String = ["docs/workloads.md", "docs/erase-suspend.md"]
+    let workload_docs: String = ["docs/workloads.md", "docs/erase-suspend.md", "docs/zns.md"]
         .iter()
         .map(|f| std::fs::read_to_string(repo().join(f)).unwrap())
         .collect();

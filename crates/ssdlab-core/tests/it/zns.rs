@@ -406,3 +406,40 @@ fn an_unknown_placement_identifier_fails_the_write_in_both_modes() {
         }
     }
 }
+
+/// Factory-bad blocks beyond the spare blocks take zones offline from the start: every
+/// other zone fills completely, an offline zone refuses writes, in both modes.
+#[test]
+fn factory_bad_blocks_beyond_the_spares_take_zones_offline() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = zoned(mode);
+        c.device.zns.as_mut().unwrap().spare_blocks_per_plane = 0;
+        c.device.bad_block_ratio = 0.15;
+        let sim = Simulation::new(c.clone()).unwrap();
+        let z = sim.ftl.zones().unwrap();
+        let offline: Vec<u64> = (0..z.count())
+            .filter(|&i| z.state(i) == ssdlab_core::ftl::zones::ZoneState::Offline)
+            .map(|i| i as u64)
+            .collect();
+        assert!(!offline.is_empty() && offline.len() < 8, "{offline:?}");
+        let mut reqs = Vec::new();
+        for zone in 0..8u64 {
+            for k in 0..4 {
+                reqs.push(r(HostOp::Write, zone * Z + 8 * k, 8));
+            }
+        }
+        let (res, _) = run(c, reqs, 2);
+        let s = res.zns.unwrap();
+        assert_eq!(s.offline_zones as usize, offline.len(), "{mode:?}");
+        assert_eq!(
+            s.errors.get("zone_is_offline"),
+            Some(&(4 * offline.len() as u64))
+        );
+        assert_eq!(
+            s.states.get("full"),
+            Some(&(8 - offline.len() as u32)),
+            "{mode:?}"
+        );
+        assert!(res.lifetime.failure.is_none(), "{mode:?}");
+    }
+}

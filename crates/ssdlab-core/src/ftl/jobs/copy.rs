@@ -656,7 +656,7 @@ impl Ftl {
     #[cold]
     fn migration_fits(&self, job: &Job) -> bool {
         let ps = &self.ps[self.rp(job.src_region, job.plane)];
-        let open = ps.open[Stream::WEAR.index()];
+        let open = ps.open.get(Stream::WEAR);
         let room = if open == NONE {
             0
         } else {

@@ -583,10 +583,11 @@ impl Ftl {
         let plane = self.geo.plane_of_block(from);
         let rp = self.rp(r, plane);
         let ps = &mut self.ps[rp];
-        let wear = Stream::WEAR.index();
-        if into == erased && ps.open[wear] == NONE && ps.free.len() >= ps.reserve_for(Stream::WEAR)
+        if into == erased
+            && ps.open.get(Stream::WEAR) == NONE
+            && ps.free.len() >= ps.reserve_for(Stream::WEAR)
         {
-            ps.open[wear] = erased;
+            ps.open.set(Stream::WEAR, erased);
             let b = erased as usize;
             self.set_block_state(erased, BlockState::Free, BlockState::Open);
             self.blocks.next_page[b] = 0;

@@ -147,6 +147,7 @@ impl HostFrontEnd {
             flow_names,
             buffer: LaneBuffers::new(d.write_buffer_units, lanes, d.logical_units),
             lane_force: vec![0; lanes],
+
             buffer_waiters: VecDeque::new(),
             drain_waiters: Vec::new(),
             host_programs_queued: vec![0; g.dies as usize],
@@ -715,10 +716,11 @@ impl HostFrontEnd {
             // `pending_ops` counts the units already inserted while the write waits here.
             let mut done = r.pending_ops;
             let lane = r.lane as usize;
+            let zoned = cx.ftl.zones().is_some();
             while done < r.span.count {
                 let lpn = r.span.first + done;
                 let ftl = &mut *cx.ftl;
-                if ftl.zones().is_some_and(|z| !z.still_written(lpn, r.lane)) {
+                if zoned && ftl.zones().is_some_and(|z| !z.still_written(lpn, r.lane)) {
                     done += 1; // its zone was reset meanwhile
                     continue;
                 }
@@ -776,6 +778,8 @@ impl HostFrontEnd {
             let flushes = self.drain_waiters.iter().map(|w| w.1[lane]).max();
             flushes.unwrap_or(0).max(self.lane_force[lane])
         };
+        // Every unit packs with every other (no journal apart, no zones): no page class.
+        let one_class = !cx.ftl.packs_journal_apart() && cx.ftl.zones().is_none();
         let ppd = self.planes_per_die;
         let limit = HOST_PROGRAMS_PER_PLANE * ppd;
         loop {
@@ -789,11 +793,13 @@ impl HostFrontEnd {
             let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
             let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
             let ftl = &*cx.ftl;
-            let n = self.buffer.lane(lane).peek_page(
-                &mut lpns[..spp as usize],
-                &mut vers[..spp as usize],
-                |l| ftl.page_class(l),
-            );
+            let (l, v) = (&mut lpns[..spp as usize], &mut vers[..spp as usize]);
+            let b = self.buffer.lane(lane);
+            let n = if one_class {
+                b.peek_page(l, v, |_| 0)
+            } else {
+                b.peek_page(l, v, |l| ftl.page_class(l))
+            };
             if prefetch {
                 // Overwriting a unit reads its mapping entry, then its old slot's valid bit
                 // and block: ask for the page's entries together, then for what they name,
