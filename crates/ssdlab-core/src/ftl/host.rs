@@ -57,6 +57,25 @@ impl Ftl {
         if self.zones.is_some() {
             return self.write_zone_page(lpns, versions, token, sink, accept);
         }
+        // Lane 0 (every device without lanes) with its stream a constant.
+        match lane {
+            0 => self.place_on_stripe(Stream::HOST, lpns, versions, token, sink, accept),
+            l => self.place_on_stripe(Stream::host(l), lpns, versions, token, sink, accept),
+        }
+    }
+
+    /// [`Ftl::write_host_page`] in host stream `stream`: the regions the placement policy
+    /// names, the planes in stripe order.
+    #[inline(always)]
+    fn place_on_stripe<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        stream: Stream,
+        lpns: &[u32],
+        versions: &[u32],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
         let targets = self.placement.host_targets(lpns);
         for t in targets.as_slice() {
             // First pass: planes within their share of valid data; second: any with room.
@@ -79,7 +98,7 @@ impl Ftl {
                         over_share = true;
                         continue;
                     }
-                    let at = (t.region, plane, Stream::host(lane));
+                    let at = (t.region, plane, stream);
                     if self.place_host_page(at, lpns, versions, token, sink)? {
                         self.after_host_page(t.region, plane);
                         self.run_background(sink)?;

@@ -219,7 +219,7 @@ impl<'a> FunctionalDriver<'a> {
             && self.packer.main.n > 0
             && self.ftl.packs_apart(lpn) != self.ftl.packs_apart(self.packer.main.lpns[0])
         {
-            self.program_packed(0)?;
+            self.program_from::<true>(0)?;
         }
         let p = &mut self.packer.main;
         if p.capacity > 1 {
@@ -232,7 +232,7 @@ impl<'a> FunctionalDriver<'a> {
         p.versions[p.n] = version;
         p.n += 1;
         if p.n == p.capacity {
-            self.program_packed(0)?;
+            self.program_from::<true>(0)?;
         }
         Ok(())
     }
@@ -265,12 +265,24 @@ impl<'a> FunctionalDriver<'a> {
         Ok(())
     }
 
-    /// Program the packed units (a full page, or a padded partial one on flush).
+    /// Program the packed units of `lane` (a full page, or a padded partial one on flush).
     #[inline]
     fn program_packed(&mut self, lane: u8) -> Result<()> {
-        let packer = match lane {
-            0 => &mut self.packer.main,
-            l => &mut self.packer.extra[l as usize - 1],
+        match lane {
+            0 => self.program_from::<true>(0),
+            l => self.program_from::<false>(l),
+        }
+    }
+
+    /// [`FunctionalDriver::program_packed`], lane 0's (`MAIN`: every device without
+    /// lanes, its packer and stream known at compile time) or lane `lane`'s.
+    #[inline]
+    fn program_from<const MAIN: bool>(&mut self, lane: u8) -> Result<()> {
+        let lane = if MAIN { 0 } else { lane };
+        let packer = if MAIN {
+            &mut self.packer.main
+        } else {
+            &mut self.packer.extra[lane as usize - 1]
         };
         let n = packer.n;
         if n == 0 {
