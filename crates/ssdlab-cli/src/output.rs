@@ -239,6 +239,42 @@ pub fn summary(r: &Results) -> String {
         "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
         h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
     );
+    if h.counters.failed_requests > 0 {
+        let _ = writeln!(
+            s,
+            "{} requests FAILED (in no other count or latency; by status: results.json zns.errors, fdp)",
+            h.counters.failed_requests
+        );
+        if h.counters.failed_requests == h.requests {
+            let _ = writeln!(
+                s,
+                "  warning: every request failed: a zoned device takes writes at its zones' write pointers (fio zonemode=zbd, the log-structured layer; docs/zns.md)"
+            );
+        }
+    }
+    if let Some(z) = &r.zns {
+        let _ = writeln!(
+            s,
+            "zones: {} of {} MiB, {} zone commands, {} resets ({} blocks erased), {} units dropped by resets before NAND, {} offline",
+            z.zones,
+            z.zone_bytes >> 20,
+            h.counters.zone_commands,
+            z.resets,
+            z.reset_erased_blocks,
+            z.dropped_units,
+            z.offline_zones
+        );
+    }
+    if let Some(hw) = r.workload.host_waf() {
+        let _ = writeln!(
+            s,
+            "host log-structured layer: WAF {:.3} ({} user + {} relocated bytes written), total WAF {:.3}",
+            hw,
+            r.workload.host_user_write_bytes,
+            r.workload.host_gc_write_bytes,
+            hw * r.waf
+        );
+    }
     if let Some(hi) = &r.host_interface {
         let _ = writeln!(
             s,

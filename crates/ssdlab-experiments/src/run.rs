@@ -104,16 +104,8 @@ impl ConfigSource {
         e
     }
 
-    /// The text the configuration was read from, overrides applied (for error lines).
-    pub fn effective_text(&self) -> String {
-        if self.sets.is_empty() && self.grid.is_empty() {
-            return self.text.clone();
-        }
-        self.overridden_text().unwrap_or_else(|_| self.text.clone())
-    }
-
     /// The label, or `label (with --set … --grid …)` when overrides changed the text
-    /// (lines then count in the overridden text).
+    /// (lines still count in the file as written; an overridden key has none).
     pub fn effective_label(&self) -> String {
         if self.sets.is_empty() && self.grid.is_empty() {
             self.label.clone()
@@ -124,7 +116,13 @@ impl ConfigSource {
 
     /// Validate `cfg` (loaded from this source): errors name file, line and key.
     pub fn validated(&self, cfg: &Config) -> Result<Derived, SimError> {
-        cfg.validate_in(&self.effective_text(), &self.effective_label())
+        cfg.validate().map_err(|e| self.at_line(e))
+    }
+
+    /// `e` with the file and the line of its key in the file as written (the label names
+    /// the overrides); a key only an override gave: the line of its deepest table there.
+    fn at_line(&self, e: SimError) -> SimError {
+        at_key_line(e, &self.text, &self.effective_label())
     }
 
     /// A workload error of this configuration, with the file and line of its key; the
@@ -136,7 +134,7 @@ impl ConfigSource {
             }
             e => e,
         };
-        at_key_line(e.into(), &self.effective_text(), &self.effective_label())
+        self.at_line(e.into())
     }
 
     /// Whether `file` is the workload's input file (`workload.path`) as a run resolves it.
@@ -552,7 +550,33 @@ mod tests {
             e.starts_with("x.toml (with --set device.over_provisioning_ratio=-1):"),
             "{e}"
         );
-        assert!(e.contains(": device.over_provisioning_ratio: "), "{e}");
+        // The line of the key in the file as written (the override changed its value).
+        let line = 1 + src
+            .text
+            .lines()
+            .position(|l| l.starts_with("over_provisioning_ratio"))
+            .unwrap();
+        assert!(
+            e.starts_with(&format!(
+                "x.toml (with --set device.over_provisioning_ratio=-1):{line}: device.over_provisioning_ratio: "
+            )),
+            "{e}"
+        );
+        // A key only an override gave: the line of its deepest table in the file, as for
+        // a key left to its default (`[device]`).
+        let only_set = ConfigSource {
+            sets: vec!["device.zns.max_active_zones=30".into()],
+            ..src.clone()
+        };
+        let cfg = only_set.load().unwrap();
+        let e = only_set.validated(&cfg).unwrap_err().to_string();
+        let device = 1 + src.text.lines().position(|l| l == "[device]").unwrap();
+        assert!(
+            e.starts_with(&format!(
+                "x.toml (with --set device.zns.max_active_zones=30):{device}: device.zns.max_active_zones: 30: "
+            )),
+            "{e}"
+        );
         let bad = ConfigSource {
             sets: vec!["novalue".into()],
             ..src.clone()
@@ -564,8 +588,8 @@ mod tests {
             .contains("--set novalue"));
     }
 
-    /// A workload error with overrides names the overridden text (the label says "with
-    /// …") and the line of its key in that text, as a validation error does.
+    /// A workload error with overrides names the file (the label says "with …") and the
+    /// line of its key in the file as written, as a validation error does.
     #[test]
     fn workload_errors_name_the_overridden_text_and_its_line() {
         let src = ConfigSource {
@@ -578,7 +602,7 @@ mod tests {
         };
         let e = check(&src, &RunOptions::default()).unwrap_err();
         let line = 1 + src
-            .effective_text()
+            .text
             .lines()
             .position(|l| l.starts_with("read_percent"))
             .unwrap();

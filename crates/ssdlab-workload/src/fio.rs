@@ -904,7 +904,7 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
         let Some(geo) = ctx.zones else {
             return Err(at(
                 s_mode,
-                "zonemode=zbd needs a zoned device ([device.zns]); this device is conventional"
+                "zonemode=zbd needs a zoned device ([device.zns]); the space it runs on is conventional (inside a log-structured host layer: the layer's own space, where plain writes go)"
                     .into(),
             ));
         };

@@ -346,8 +346,9 @@ impl Plan {
                 return Err(bad(
                     "placement_by_temperature",
                     format!(
-                        "needs pattern = \"hot-cold\" (the temperature of a write), not {:?}",
-                        c.pattern
+                        "needs pattern = \"hot-cold\" (the temperature of a write), not {}",
+                        // Every other pattern's name is one word.
+                        format!("{:?}", c.pattern).to_lowercase()
                     ),
                 ));
             }
@@ -355,7 +356,7 @@ impl Plan {
                 return Err(bad(
                     "placement_by_temperature",
                     format!(
-                        "tags writes with placement ids 0 and 1, but the device takes {} ([device.fdp] with 2 handles or more, or the log-structured host layer)",
+                        "tags writes with placement ids 0 and 1, but the device accepts {} placement ids ([device.fdp] with 2 handles or more, or the log-structured host layer)",
                         ctx.placement_ids
                     ),
                 ));
@@ -799,7 +800,7 @@ mod tests {
         // A device without placement ids refuses it; so does a pattern without a hot set.
         let e = build(&c, &ctx()).err().unwrap().to_string();
         assert!(
-            e.starts_with("workload.placement_by_temperature: tags writes with placement ids 0 and 1, but the device takes 0"),
+            e.starts_with("workload.placement_by_temperature: tags writes with placement ids 0 and 1, but the device accepts 0 placement ids"),
             "{e}"
         );
         let uniform = SyntheticConfig {

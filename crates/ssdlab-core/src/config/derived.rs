@@ -700,7 +700,15 @@ fn zoned_capacity(
     if !g.dies.is_multiple_of(zd) {
         return Err(err(
             &key("zone_dies"),
-            format!("{zd} does not divide the device's {} dies", g.dies),
+            format!(
+                "{zd} does not divide the device's {} dies (valid: {})",
+                g.dies,
+                (1..=g.dies)
+                    .filter(|d| g.dies.is_multiple_of(*d))
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
     }
     let geo = super::zoned::zone_geometry(z, g, data.blocks_per_plane);

@@ -114,6 +114,10 @@ pub struct ZnsSummary {
     pub reports: u64,
     /// Blocks the resets erased.
     pub reset_erased_blocks: u64,
+    /// Units written but dropped by a reset of their zone before any page held them
+    /// (still in the write buffer): they never reach NAND, so the device WAF can be
+    /// below 1 by their share.
+    pub dropped_units: u64,
     /// Zones offline now (their die group ran out of usable blocks).
     pub offline_zones: u32,
     /// Zones per state at the end.
@@ -637,6 +641,7 @@ impl Ftl {
         let zone = &mut zs.zone[z as usize];
         let lane = zone.lane;
         // Every unit counts as placed now: units still buffered were dropped.
+        zs.sum.dropped_units += (zone.wp - zone.placed) as u64;
         zone.placed = zone.wp;
         let _ = state;
         if zs.release_lane_if_idle(z) {

@@ -74,6 +74,22 @@ impl Packer {
             capacity,
         }
     }
+
+    /// Pack `lpn` at `version` (a copy already packed takes the new version in place);
+    /// whether the page is now full.
+    #[inline(always)]
+    fn put(&mut self, lpn: u32, version: u32) -> bool {
+        if self.capacity > 1 {
+            if let Some(i) = self.lpns[..self.n].iter().position(|&l| l == lpn) {
+                self.versions[i] = version;
+                return false;
+            }
+        }
+        self.lpns[self.n] = lpn;
+        self.versions[self.n] = version;
+        self.n += 1;
+        self.n == self.capacity
+    }
 }
 
 impl UnitBuffer for Packer {
@@ -221,17 +237,7 @@ impl<'a> FunctionalDriver<'a> {
         {
             self.program_from::<true>(0)?;
         }
-        let p = &mut self.packer.main;
-        if p.capacity > 1 {
-            if let Some(i) = p.lpns[..p.n].iter().position(|&l| l == lpn) {
-                p.versions[i] = version;
-                return Ok(());
-            }
-        }
-        p.lpns[p.n] = lpn;
-        p.versions[p.n] = version;
-        p.n += 1;
-        if p.n == p.capacity {
+        if self.packer.main.put(lpn, version) {
             self.program_from::<true>(0)?;
         }
         Ok(())
@@ -251,15 +257,7 @@ impl<'a> FunctionalDriver<'a> {
         if self.packer.lookup(lpn).is_some() && self.packer.lane(lane).lookup(lpn).is_none() {
             self.packer.discard(lpn);
         }
-        let p = self.packer.lane(lane);
-        if let Some(i) = p.lpns[..p.n].iter().position(|&l| l == lpn) {
-            p.versions[i] = version;
-            return Ok(());
-        }
-        p.lpns[p.n] = lpn;
-        p.versions[p.n] = version;
-        p.n += 1;
-        if p.n == p.capacity {
+        if self.packer.lane(lane).put(lpn, version) {
             self.program_packed(lane)?;
         }
         Ok(())

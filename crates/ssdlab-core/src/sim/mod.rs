@@ -76,7 +76,8 @@ impl HostSummary {
         HostSummary {
             requests: c.requests(),
             sim_time_ns,
-            iops: rate(c.requests() as f64),
+            // Failed requests are not served.
+            iops: rate((c.requests() - c.failed_requests) as f64),
             read_mb_per_s: rate(c.read_bytes as f64 / 1e6),
             write_mb_per_s: rate(c.write_bytes as f64 / 1e6),
             mb_per_s: rate((c.read_bytes + c.write_bytes) as f64 / 1e6),

@@ -224,6 +224,10 @@ fn integrity_holds_through_resets_in_both_modes() {
             }
         }
         assert!(res.integrity.as_ref().unwrap().checked_reads > 0);
+        if mode == Mode::Functional {
+            // Every zone's units filled whole pages before its reset: nothing dropped.
+            assert_eq!(z.dropped_units, 0);
+        }
         assert!(
             (res.waf - 1.0).abs() < 0.2,
             "{mode:?}: device WAF {}",
@@ -441,5 +445,25 @@ fn factory_bad_blocks_beyond_the_spares_take_zones_offline() {
             "{mode:?}"
         );
         assert!(res.lifetime.failure.is_none(), "{mode:?}");
+    }
+}
+
+/// Units a reset drops before any page held them never reach NAND: counted, in both modes.
+#[test]
+fn a_reset_drops_units_still_waiting_for_a_page() {
+    use HostOp::*;
+    // 3 units (less than a 4-unit page) wait in zone 0's buffer lane when it is reset;
+    // zone 1's 8 units fill two pages.
+    let reqs = vec![r(Write, 0, 3), r(Write, Z, 8), r(ZoneReset, 0, 0)];
+    for mode in [Mode::Functional, Mode::Timed] {
+        let (res, _) = run(zoned(mode), reqs.clone(), 1);
+        let z = res.zns.as_ref().unwrap();
+        assert_eq!(z.dropped_units, 3, "{mode:?}");
+        assert_eq!(res.host.counters.write_units, 11, "{mode:?}");
+        assert_eq!(res.nand.programs.host, 2, "{mode:?}: zone 1's pages only");
+        assert_eq!(
+            z.reset_erased_blocks, 0,
+            "{mode:?}: zone 0 never opened a block"
+        );
     }
 }

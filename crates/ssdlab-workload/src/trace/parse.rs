@@ -715,7 +715,7 @@ impl LineParser for SsdlabParser {
         }
         if op.is_zone_command() {
             let Some(geo) = self.zones else {
-                return Err(format!("column 2 (op): a {} needs a zoned device ([device.zns]); this device is conventional", op.name()));
+                return Err(format!("column 2 (op): a {} needs a zoned device ([device.zns]); the space it runs on is conventional (inside a log-structured host layer: the layer's own space, where plain writes go)", op.name()));
             };
             if op == HostOp::ZoneReport {
                 if size == 0 {
