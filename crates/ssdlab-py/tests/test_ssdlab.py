@@ -167,10 +167,22 @@ def test_reproduce_op_returns_its_table():
     ]
     assert len(df) == 11 and df.op_ratio.tolist()[:2] == [0.0, 0.1]
     assert (df.waf >= 1).all()
-    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq$"):
+    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq, zns$"):
         ssdlab.reproduce("nope")
     with pytest.raises(ssdlab.SsdlabError, match="scale"):
         ssdlab.reproduce("op", scale=0.5)
+
+
+def test_reproduce_zns_returns_its_table():
+    """The zoned / FDP / conventional study at the tests' scale: 12 runs, the ZNS device
+    never copies (device WAF 1), the host layer's WAF above 1."""
+    df = ssdlab.reproduce("zns", scale=4)
+    assert len(df) == 12
+    assert set(df.device) == {"conventional", "zns", "fdp"}
+    zns = df[df.device == "zns"]
+    assert (abs(zns.device_waf - 1.0) < 0.01).all()
+    assert (zns.host_waf > 1.0).all()
+    assert (df[df.device != "zns"].host_waf == 1.0).all()
 
 
 def test_reproduce_mq_returns_its_table():
