@@ -63,6 +63,8 @@ for cfg in configs/*.toml; do
         configs/ssr-table1.toml | configs/op-paper.toml) continue ;;
         # A file-system workload: its own length.
         configs/slc-journal-64g.toml) set=() ;;
+        # The host log-structured layer: its inner workload's length.
+        configs/zns.toml) set=(--set "workload.inner.requests=$requests") ;;
     esac
     "$gen" run -q --out "$out/$(basename "$cfg" .toml)" "$cfg" "${set[@]}" >/dev/null
 done
