@@ -287,13 +287,16 @@ fn fio_verifies_at_qd16_and_after_gc_and_results_count_its_bytes() {
     assert!(waf > 1.0, "waf {waf}: {res:#}");
     assert!(u(&res["gc"]["copied_units"]) > 0, "{res:#}");
     assert_eq!(u(&res["host"]["write_bytes"]), written, "{res:#}");
-    assert_eq!(u(&res["serve"]["commands"]["write_bytes"]), written);
     assert_eq!(
-        u(&res["serve"]["commands"]["read_bytes"]),
+        u(&res["serve"]["this_cycle"]["commands"]["write_bytes"]),
+        written
+    );
+    assert_eq!(
+        u(&res["serve"]["this_cycle"]["commands"]["read_bytes"]),
         written + (32 << 20),
         "every verify read reached the device"
     );
-    assert_eq!(res["serve"]["commands"]["errors"], 0);
+    assert_eq!(res["serve"]["this_cycle"]["commands"]["errors"], 0);
 }
 
 // ---- 2. qemu-io ----------------------------------------------------------------------------
@@ -353,14 +356,14 @@ fn qemu_io_write_read_discard_flush_zero() {
         "{stdout}"
     );
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write"], 1, "{res:#}");
     assert_eq!(c["write_bytes"], 1 << 20, "{res:#}");
     assert_eq!(c["trim"], 1, "{res:#}");
     assert_eq!(c["write_zeroes"], 1, "{res:#}");
     assert!(u(&c["flush"]) >= 1, "{res:#}");
     assert_eq!(res["host"]["trim_bytes"], 65536, "{res:#}");
-    assert_eq!(res["serve"]["connections"], 2, "{res:#}");
+    assert_eq!(res["serve"]["this_cycle"]["connections"], 2, "{res:#}");
 }
 
 #[test]
@@ -401,7 +404,7 @@ fn qemu_io_sub_unit_requests_with_min_block_512_then_exit_on_disconnect() {
     );
     // The only client left: the server writes its results and exits by itself.
     let res = srv.exited("ssdlab serve --exit-on-disconnect after qemu-io");
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write"], 3, "{res:#}");
     assert_eq!(c["write_bytes"], 8192 + 512 + 1024, "{res:#}");
     assert_eq!(c["write_zeroes"], 1, "{res:#}");
@@ -436,7 +439,7 @@ fn nbdcopy_in_and_out_is_byte_identical() {
         "the rest of the fresh device is not zeros"
     );
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write_bytes"], 8 << 20, "{res:#}");
     assert_eq!(c["read_bytes"], SIZE, "{res:#}");
     assert!(u(&c["flush"]) >= 1, "{res:#}");
@@ -695,7 +698,7 @@ fn bad_clients_do_not_hurt_the_real_server() {
         assert!(err.contains(msg), "{msg:?} not in {err}");
     }
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     // good 1 write + 64; reads: s 2, 64 clients, good 1, fresh 5; nothing rejected counted.
     assert_eq!(c["write"], 65, "{res:#}");
     assert_eq!(c["write_bytes"], 65536 + 64 * 4096, "{res:#}");
@@ -703,7 +706,7 @@ fn bad_clients_do_not_hurt_the_real_server() {
     assert_eq!(c["flush"], 1, "{res:#}");
     assert_eq!(c["errors"], 0, "{res:#}");
     // good, bad magic, truncated, invalid requests, mid-payload, 64, fresh
-    assert_eq!(res["serve"]["connections"], 70, "{res:#}");
+    assert_eq!(res["serve"]["this_cycle"]["connections"], 70, "{res:#}");
 }
 
 // ---- 5. ext4 on nbdfuse + loop -------------------------------------------------------------
@@ -889,7 +892,7 @@ fn ext4_on_nbdfuse_and_a_loop_device() {
     assert!(st.success(), "nbdfuse exited {st}");
 
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert!(u(&c["write_bytes"]) >= 32 << 20, "{res:#}");
     assert!(u(&c["flush"]) > 0, "fsync reached the device: {res:#}");
     assert!(u(&c["trim"]) > 0, "fstrim reached the device: {res:#}");
