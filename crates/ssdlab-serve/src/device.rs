@@ -919,17 +919,14 @@ impl<'r> DeviceLoop<'r> {
         Ok(())
     }
 
-    /// `--max-stored-bytes`: a write that could take the stored bytes past it. A block's
-    /// bytes are allocated whole at its first program: room is kept for the blocks the
-    /// host and GC streams may still open, two per plane.
+    /// `--max-stored-bytes`: a write that would take the stored bytes past it. (A block's
+    /// bytes are allocated whole at its first program, so the blocks being filled may take
+    /// the stored bytes past it by up to [`crate::memory::open_blocks_bytes`].)
     fn over_stored_bytes(&self, c: &Command, served: &Served) -> bool {
-        let Some(max) = self.opts.max_stored_bytes else {
-            return false;
-        };
-        let g = &served.derived().geometry;
-        let open = 2 * g.planes as u64 * g.units_per_block as u64 * g.unit_bytes as u64;
-        matches!(c.kind, CmdKind::Write | CmdKind::WriteZeroes)
-            && served.data_bytes() + c.length_bytes as u64 + open > max
+        let writes = matches!(c.kind, CmdKind::Write | CmdKind::WriteZeroes);
+        self.opts
+            .max_stored_bytes
+            .is_some_and(|max| writes && served.data_bytes() + c.length_bytes as u64 > max)
     }
 
     fn submit_part(

@@ -7,7 +7,8 @@
 //!   by its erase, and the FTL writes into free blocks until GC must reclaim some, so once
 //!   about the device's physical size has been written (whatever the addresses) nearly
 //!   every block holds bytes: the device's physical bytes, or `--max-stored-bytes` (writes
-//!   past it get `ENOSPC`); plus the write buffer's units;
+//!   past it get `ENOSPC`) and the blocks being filled when it is reached
+//!   ([`open_blocks_bytes`]); plus the write buffer's units;
 //! * a recovery after a power cut builds the FTL again beside the old one, and keeps the
 //!   newest version per unit while it scans.
 
@@ -16,6 +17,13 @@ use ssdlab_core::config::Derived;
 /// Bytes per logical unit a recovery keeps while it scans (unit's best slot, version and
 /// sequence: `ftl/recover.rs`), besides the second FTL.
 const RECOVERY_SCAN_BYTES_PER_UNIT: u64 = 20;
+
+/// The stored bytes may pass `--max-stored-bytes` by the blocks being filled when it is
+/// reached: a host and a GC block per plane, whole.
+pub fn open_blocks_bytes(d: &Derived) -> u64 {
+    let g = &d.geometry;
+    2 * g.planes as u64 * g.units_per_block as u64 * g.unit_bytes as u64
+}
 
 /// The memory a served device needs, in parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +45,10 @@ impl Need {
     pub fn of(d: &Derived, max_stored_bytes: Option<u64>, cuts: bool) -> Need {
         let structures_bytes = d.estimated_memory_bytes(true);
         let buffer_bytes = d.write_buffer_units as u64 * d.geometry.unit_bytes as u64;
-        let stored_bytes = max_stored_bytes.unwrap_or(d.physical_bytes) + buffer_bytes;
+        let stored_bytes = match max_stored_bytes {
+            Some(max) => (max + open_blocks_bytes(d)).min(d.physical_bytes),
+            None => d.physical_bytes,
+        } + buffer_bytes;
         let recovery_bytes = if cuts {
             structures_bytes + RECOVERY_SCAN_BYTES_PER_UNIT * d.logical_units as u64
         } else {
@@ -159,7 +170,9 @@ write_buffer_bytes = 1048576
             full.structures_bytes + 20 * d.logical_units as u64
         );
         let capped = Need::of(&d, Some(8 << 20), false);
-        assert_eq!(capped.stored_bytes, (8 << 20) + (1 << 20));
+        let open = 2 * 2 * 32 * 16384;
+        assert_eq!(open_blocks_bytes(&d), open);
+        assert_eq!(capped.stored_bytes, (8 << 20) + open + (1 << 20));
         assert_eq!(capped.recovery_bytes, 0);
         assert!(capped.capped && !full.capped);
     }
