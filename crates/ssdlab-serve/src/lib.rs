@@ -203,6 +203,7 @@ pub fn serve_with_progress(
     if let Some(a) = server.tcp_addr() {
         eprintln!("serve: {} bytes on nbd://{a}", export.size_bytes);
     }
+    eprintln!("serve: memory: {}", need.describe());
     let mut files = output::Files {
         dir: opts.out_dir.clone(),
     };

@@ -1,7 +1,7 @@
 //! What a served device needs in memory, checked before the server listens: a server that
 //! runs out of memory later aborts, dropping every client and the stored data.
 //!
-//! * the simulator's structures ([`ssdlab_core::Derived::estimated_memory_bytes`] with
+//! * the simulator's structures ([`ssdlab_core::config::Derived::estimated_memory_bytes`] with
 //!   integrity versions, which serving turns on);
 //! * the stored bytes: a block's bytes are allocated whole at its first program and freed
 //!   by its erase, and the FTL writes into free blocks until GC must reclaim some, so once
@@ -9,13 +9,14 @@
 //!   every block holds bytes: the device's physical bytes, or `--max-stored-bytes` (writes
 //!   past it get `ENOSPC`) and the blocks being filled when it is reached
 //!   ([`open_blocks_bytes`]); plus the write buffer's units;
-//! * a recovery after a power cut builds the FTL again beside the old one, and keeps the
-//!   newest version per unit while it scans.
+//! * a recovery after a power cut builds the FTL twice beside the old one (a placeholder
+//!   while the old one is moved out, and the recovered one), and keeps the newest version
+//!   per unit while it scans.
 
 use ssdlab_core::config::Derived;
 
 /// Bytes per logical unit a recovery keeps while it scans (unit's best slot, version and
-/// sequence: `ftl/recover.rs`), besides the second FTL.
+/// sequence, and the last version: `ftl/recover.rs`), besides the FTLs.
 const RECOVERY_SCAN_BYTES_PER_UNIT: u64 = 20;
 
 /// The stored bytes may pass `--max-stored-bytes` by the blocks being filled when it is
@@ -33,7 +34,7 @@ pub struct Need {
     /// The stored bytes when every block holds data (or `--max-stored-bytes`), and the
     /// write buffer's units.
     pub stored_bytes: u64,
-    /// A recovery's second FTL and scan state (0 when power cuts are refused).
+    /// A recovery's two more FTLs and scan state (0 when power cuts are refused).
     pub recovery_bytes: u64,
     /// The stored bytes are capped by `--max-stored-bytes`.
     pub capped: bool,
@@ -50,7 +51,7 @@ impl Need {
             None => d.physical_bytes,
         } + buffer_bytes;
         let recovery_bytes = if cuts {
-            structures_bytes + RECOVERY_SCAN_BYTES_PER_UNIT * d.logical_units as u64
+            2 * structures_bytes + RECOVERY_SCAN_BYTES_PER_UNIT * d.logical_units as u64
         } else {
             0
         };
@@ -64,6 +65,18 @@ impl Need {
 
     pub fn total_bytes(&self) -> u64 {
         self.structures_bytes + self.stored_bytes + self.recovery_bytes
+    }
+
+    /// One line: the parts, in GiB.
+    pub fn describe(&self) -> String {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        format!(
+            "about {:.2} GiB of structures now; up to {:.2} GiB with the stored bytes{}, {:.2} GiB during a recovery",
+            gib(self.structures_bytes),
+            gib(self.structures_bytes + self.stored_bytes),
+            if self.capped { " (--max-stored-bytes)" } else { " (every block written)" },
+            gib(self.total_bytes())
+        )
     }
 
     /// An error naming `label` when this machine has less memory available.
@@ -134,7 +147,7 @@ fn address_space_room_bytes() -> Option<u64> {
         .nth(1)?
         .parse()
         .ok()?;
-    Some((r.rlim_cur as u64).saturating_sub(kib * 1024))
+    Some(r.rlim_cur.saturating_sub(kib * 1024))
 }
 
 #[cfg(test)]
@@ -167,7 +180,7 @@ write_buffer_bytes = 1048576
         assert_eq!(full.stored_bytes, d.physical_bytes + (1 << 20));
         assert_eq!(
             full.recovery_bytes,
-            full.structures_bytes + 20 * d.logical_units as u64
+            2 * full.structures_bytes + 20 * d.logical_units as u64
         );
         let capped = Need::of(&d, Some(8 << 20), false);
         let open = 2 * 2 * 32 * 16384;
