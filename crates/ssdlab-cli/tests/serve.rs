@@ -1341,6 +1341,28 @@ fn a_device_too_large_for_memory_is_refused_unless_its_stored_bytes_are_capped()
     ] {
         assert!(err.contains(part), "{part:?} not in {err}");
     }
+    // Under an address-space limit (`ulimit -v`, 1.5 GiB) the small device made 2.5 GiB
+    // of blocks is refused too: the limit, not the machine's memory, is what it may take.
+    let out = tool(
+        &dir,
+        20,
+        "sh",
+        &[
+            "-c",
+            &format!(
+                "ulimit -v 1572864 && exec {} serve {} --socket {} --set device.geometry.blocks_per_plane=640",
+                env!("CARGO_BIN_EXE_ssdlab"),
+                repo().join("configs/serve-small.toml").display(),
+                dir.join("limited.sock").display()
+            ),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("of stored bytes") && err.contains("GiB this machine has available"),
+        "{err}"
+    );
     let mut srv = Server::start_config(
         "large-capped",
         &config,
