@@ -15,9 +15,10 @@
 
 use ssdlab_core::config::Derived;
 
-/// Bytes per logical unit a recovery keeps while it scans (unit's best slot, version and
-/// sequence, and the last version: `ftl/recover.rs`), besides the FTLs.
-const RECOVERY_SCAN_BYTES_PER_UNIT: u64 = 20;
+/// Bytes per logical unit a recovery keeps while it scans (`ftl/recover.rs`: the newest
+/// copy's version, block age and slot, and the unit's version; 32 with 64-bit versions),
+/// besides the FTLs.
+const RECOVERY_SCAN_BYTES_PER_UNIT: u64 = 32;
 
 /// The stored bytes may pass `--max-stored-bytes` by the blocks being filled when it is
 /// reached: a host and a GC block per plane, whole.
@@ -180,7 +181,7 @@ write_buffer_bytes = 1048576
         assert_eq!(full.stored_bytes, d.physical_bytes + (1 << 20));
         assert_eq!(
             full.recovery_bytes,
-            2 * full.structures_bytes + 20 * d.logical_units as u64
+            2 * full.structures_bytes + 32 * d.logical_units as u64
         );
         let capped = Need::of(&d, Some(8 << 20), false);
         let open = 2 * 2 * 32 * 16384;
