@@ -47,6 +47,8 @@ pub(crate) struct OutState {
     pub at_device: u64,
     /// The last request forwarded or reply written (idle connections: [`Out::idle_for`]).
     pub last_active: Instant,
+    /// The reader waits for room (a release must wake it; otherwise no wake-up is paid).
+    pub reader_waiting: bool,
 }
 
 pub(crate) struct Out {
@@ -79,6 +81,7 @@ impl Out {
                 held_bytes: 0,
                 at_device: 0,
                 last_active: Instant::now(),
+                reader_waiting: false,
             }),
             room: Condvar::new(),
             fd: stream.as_raw_fd(),
@@ -110,11 +113,13 @@ impl Out {
                 return true;
             }
             // Woken by a release or the close; the timeout only guards against a missed one.
+            st.reader_waiting = true;
             st = self
                 .room
                 .wait_timeout(st, Duration::from_millis(200))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.reader_waiting = false;
         }
     }
 
@@ -131,15 +136,17 @@ impl Out {
             return;
         }
         let mut st = self.lock();
-        Self::release_locked(&mut st, n, charge_bytes);
-        drop(st);
-        self.room.notify_all();
+        self.release_locked(&mut st, n, charge_bytes);
     }
 
-    fn release_locked(st: &mut OutState, n: u32, charge_bytes: u64) {
+    /// Release under the lock; wakes the reader if it waits for room.
+    fn release_locked(&self, st: &mut OutState, n: u32, charge_bytes: u64) {
         st.held_requests = st.held_requests.saturating_sub(n);
         st.held_bytes = st.held_bytes.saturating_sub(charge_bytes);
         st.last_active = Instant::now();
+        if st.reader_waiting {
+            self.room.notify_all();
+        }
     }
 
     /// The writer is gone: nothing more is written, a waiting reader wakes.
@@ -180,9 +187,7 @@ impl Out {
                             let _ = self.tx.send(WriterMsg::Check);
                         }
                     }
-                    Self::release_locked(&mut st, 1, charge.bytes);
-                    drop(st);
-                    self.room.notify_all();
+                    self.release_locked(&mut st, 1, charge.bytes);
                     return;
                 }
                 Ok(n) => {
