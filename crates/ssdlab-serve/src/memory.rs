@@ -68,15 +68,18 @@ impl Need {
         self.structures_bytes + self.stored_bytes + self.recovery_bytes
     }
 
-    /// One line: the parts, in GiB.
+    /// One line: the parts.
     pub fn describe(&self) -> String {
-        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
         format!(
-            "about {:.2} GiB of structures now; up to {:.2} GiB with the stored bytes{}, {:.2} GiB during a recovery",
-            gib(self.structures_bytes),
-            gib(self.structures_bytes + self.stored_bytes),
-            if self.capped { " (--max-stored-bytes)" } else { " (every block written)" },
-            gib(self.total_bytes())
+            "about {} of structures now; up to {} with the stored bytes{}, {} during a recovery",
+            size(self.structures_bytes),
+            size(self.structures_bytes + self.stored_bytes),
+            if self.capped {
+                " (--max-stored-bytes)"
+            } else {
+                " (every block written)"
+            },
+            size(self.total_bytes())
         )
     }
 
@@ -102,6 +105,15 @@ impl Need {
             gib(self.recovery_bytes),
             gib(avail)
         ))
+    }
+}
+
+/// `bytes` in MiB below a GiB, else in GiB.
+fn size(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
     }
 }
 
