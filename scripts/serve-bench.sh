@@ -61,7 +61,7 @@ python3 -c "
 import json
 s = json.load(open('$dir/out/results.json'))['serve']
 print(f\"ssdlab serve: the device saw a mean queue depth of {s['mean_queue_depth']} \"
-      f\"({s['grace_timeouts']} of {s['grace_waits']} grace waits ran out)\")"
+      f\"({s['this_cycle']['grace_timeouts']} of {s['this_cycle']['grace_waits']} grace waits ran out)\")"
 
 
 nbdkit -f -U "$dir/nbdkit.sock" memory 256M &

@@ -68,16 +68,32 @@ struct Server {
     sock: PathBuf,
 }
 
+/// A fresh scratch directory for test `name`.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ssdlab-serve-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 impl Server {
     fn start(name: &str, extra: &[&str]) -> Server {
-        let dir =
-            std::env::temp_dir().join(format!("ssdlab-serve-test-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let s = Server::start_config(name, &repo().join("configs/serve-small.toml"), extra);
+        assert!(
+            s.stderr().contains("serve: 268435456 bytes on unix:"),
+            "{}",
+            s.stderr()
+        );
+        s
+    }
+
+    /// `ssdlab serve CONFIG` listening (on a socket in its scratch dir).
+    fn start_config(name: &str, config: &Path, extra: &[&str]) -> Server {
+        let dir = scratch(name);
         let sock = dir.join("s.sock");
         let child = Command::new(env!("CARGO_BIN_EXE_ssdlab"))
             .arg("serve")
-            .arg(repo().join("configs/serve-small.toml"))
+            .arg(config)
             .arg("--socket")
             .arg(&sock)
             .arg("--out")
@@ -97,7 +113,7 @@ impl Server {
             if let Some(st) = s.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("ssdlab serve exited ({st}): {}", s.stderr());
             }
-            s.stderr().contains("serve: 268435456 bytes on unix:")
+            s.stderr().contains(" bytes on unix:")
         });
         assert!(listening, "not listening in time: {}", s.stderr());
         assert!(s.sock.exists(), "listening but no socket file");
@@ -114,13 +130,27 @@ impl Server {
 
     /// SIGTERM, exit 0 within the timeout, the socket gone; results.json parsed.
     fn stop(&mut self) -> serde_json::Value {
+        self.signal(libc::SIGTERM);
+        self.exited("ssdlab serve after SIGTERM")
+    }
+
+    fn signal(&self, sig: libc::c_int) {
         let child = self.child.as_ref().expect("server running");
         // SAFETY: a signal to the process this test started (still ours: not yet waited).
-        assert_eq!(
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
-            0
-        );
-        self.exited("ssdlab serve after SIGTERM")
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+    }
+
+    /// VmRSS of the server, bytes.
+    fn rss_bytes(&self) -> u64 {
+        let pid = self.child.as_ref().expect("server running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .expect("VmRSS");
+        kib * 1024
     }
 
     /// The server exits by itself (0) within the timeout, the socket gone; results.json.
@@ -143,6 +173,14 @@ impl Server {
         assert_eq!(v["status"], "completed", "{v:#}");
         assert_eq!(v["integrity"]["errors"], 0, "{v:#}");
         v
+    }
+
+    /// Exit status and results.json (if any) once the server ends by itself.
+    fn ended(&mut self, what: &str) -> (ExitStatus, Option<serde_json::Value>) {
+        let mut child = self.child.take().expect("server running");
+        let st = wait_bounded(&mut child, TIMEOUT, what);
+        let text = std::fs::read_to_string(self.dir.join("out/results.json")).ok();
+        (st, text.map(|t| serde_json::from_str(&t).unwrap()))
     }
 }
 
@@ -287,13 +325,16 @@ fn fio_verifies_at_qd16_and_after_gc_and_results_count_its_bytes() {
     assert!(waf > 1.0, "waf {waf}: {res:#}");
     assert!(u(&res["gc"]["copied_units"]) > 0, "{res:#}");
     assert_eq!(u(&res["host"]["write_bytes"]), written, "{res:#}");
-    assert_eq!(u(&res["serve"]["commands"]["write_bytes"]), written);
     assert_eq!(
-        u(&res["serve"]["commands"]["read_bytes"]),
+        u(&res["serve"]["this_cycle"]["commands"]["write_bytes"]),
+        written
+    );
+    assert_eq!(
+        u(&res["serve"]["this_cycle"]["commands"]["read_bytes"]),
         written + (32 << 20),
         "every verify read reached the device"
     );
-    assert_eq!(res["serve"]["commands"]["errors"], 0);
+    assert_eq!(res["serve"]["this_cycle"]["commands"]["errors"], 0);
 }
 
 // ---- 2. qemu-io ----------------------------------------------------------------------------
@@ -353,14 +394,14 @@ fn qemu_io_write_read_discard_flush_zero() {
         "{stdout}"
     );
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write"], 1, "{res:#}");
     assert_eq!(c["write_bytes"], 1 << 20, "{res:#}");
     assert_eq!(c["trim"], 1, "{res:#}");
     assert_eq!(c["write_zeroes"], 1, "{res:#}");
     assert!(u(&c["flush"]) >= 1, "{res:#}");
     assert_eq!(res["host"]["trim_bytes"], 65536, "{res:#}");
-    assert_eq!(res["serve"]["connections"], 2, "{res:#}");
+    assert_eq!(res["serve"]["this_cycle"]["connections"], 2, "{res:#}");
 }
 
 #[test]
@@ -401,7 +442,7 @@ fn qemu_io_sub_unit_requests_with_min_block_512_then_exit_on_disconnect() {
     );
     // The only client left: the server writes its results and exits by itself.
     let res = srv.exited("ssdlab serve --exit-on-disconnect after qemu-io");
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write"], 3, "{res:#}");
     assert_eq!(c["write_bytes"], 8192 + 512 + 1024, "{res:#}");
     assert_eq!(c["write_zeroes"], 1, "{res:#}");
@@ -436,7 +477,7 @@ fn nbdcopy_in_and_out_is_byte_identical() {
         "the rest of the fresh device is not zeros"
     );
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert_eq!(c["write_bytes"], 8 << 20, "{res:#}");
     assert_eq!(c["read_bytes"], SIZE, "{res:#}");
     assert!(u(&c["flush"]) >= 1, "{res:#}");
@@ -507,6 +548,11 @@ fn be64(b: &[u8]) -> u64 {
 
 /// Fixed newstyle handshake, GO on the default export; in transmission afterwards.
 fn connect_go(path: &Path) -> UnixStream {
+    connect_go_sized(path, SIZE)
+}
+
+/// [`connect_go`] to an export of `size` bytes.
+fn connect_go_sized(path: &Path, size: u64) -> UnixStream {
     let mut s = connect(path);
     let g = read_n(&mut s, 18);
     assert_eq!(&g[..16], b"NBDMAGICIHAVEOPT");
@@ -526,7 +572,7 @@ fn connect_go(path: &Path) -> UnixStream {
         match be32(&h[12..]) {
             REP_INFO => {
                 if data[..2] == [0, 0] {
-                    assert_eq!(be64(&data[2..]), SIZE, "export size");
+                    assert_eq!(be64(&data[2..]), size, "export size");
                 }
             }
             REP_ACK => return s,
@@ -695,7 +741,7 @@ fn bad_clients_do_not_hurt_the_real_server() {
         assert!(err.contains(msg), "{msg:?} not in {err}");
     }
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     // good 1 write + 64; reads: s 2, 64 clients, good 1, fresh 5; nothing rejected counted.
     assert_eq!(c["write"], 65, "{res:#}");
     assert_eq!(c["write_bytes"], 65536 + 64 * 4096, "{res:#}");
@@ -703,7 +749,7 @@ fn bad_clients_do_not_hurt_the_real_server() {
     assert_eq!(c["flush"], 1, "{res:#}");
     assert_eq!(c["errors"], 0, "{res:#}");
     // good, bad magic, truncated, invalid requests, mid-payload, 64, fresh
-    assert_eq!(res["serve"]["connections"], 70, "{res:#}");
+    assert_eq!(res["serve"]["this_cycle"]["connections"], 70, "{res:#}");
 }
 
 // ---- 5. ext4 on nbdfuse + loop -------------------------------------------------------------
@@ -889,7 +935,7 @@ fn ext4_on_nbdfuse_and_a_loop_device() {
     assert!(st.success(), "nbdfuse exited {st}");
 
     let res = srv.stop();
-    let c = &res["serve"]["commands"];
+    let c = &res["serve"]["this_cycle"]["commands"];
     assert!(u(&c["write_bytes"]) >= 32 << 20, "{res:#}");
     assert!(u(&c["flush"]) > 0, "fsync reached the device: {res:#}");
     assert!(u(&c["trim"]) > 0, "fstrim reached the device: {res:#}");
@@ -1050,4 +1096,373 @@ fn ext4_survives_a_power_cut_in_a_write_burst() {
     )
     .unwrap();
     assert_eq!(first["status"], "power_cut");
+}
+
+// ---- 7. Flags, ends, hostile clients, memory, what the server says -----------------------
+
+/// `ssdlab serve ARGS` that must fail before it listens: its exit status and stderr.
+fn refused(name: &str, config: &Path, args: &[&str]) -> (i32, String) {
+    let dir = scratch(name);
+    let sock = dir.join("s.sock");
+    let out = tool(
+        &dir,
+        20,
+        env!("CARGO_BIN_EXE_ssdlab"),
+        &[
+            &[
+                "serve",
+                config.to_str().unwrap(),
+                "--socket",
+                sock.to_str().unwrap(),
+            ][..],
+            args,
+        ]
+        .concat(),
+    );
+    assert!(!sock.exists(), "{args:?}: it listened");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    (out.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn numeric_flags_out_of_range_are_refused_naming_the_flag() {
+    let small = repo().join("configs/serve-small.toml");
+    let cases: &[(&str, &str)] = &[
+        ("--dilation", "1e-300"),
+        ("--dilation", "inf"),
+        ("--dilation", "0"),
+        ("--stats-interval", "1e30"),
+        ("--stats-interval", "0"),
+        ("--stats-interval", "nan"),
+        ("--grace-us", "10000000000"),
+        ("--run-ahead-ns", "99999999999999"),
+        ("--owed-slack", "4294967295"),
+        ("--min-block", "100"),
+        ("--power-cut-after-requests", "0"),
+        ("--max-connections", "0"),
+        ("--max-requests-per-connection", "0"),
+        ("--max-bytes-per-connection", "1"),
+        ("--max-bytes-per-connection", "12XB"),
+        ("--handshake-timeout-s", "0"),
+        ("--idle-timeout-s", "-1"),
+        ("--drain-timeout-s", "1e300"),
+        ("--max-stored-bytes", "18446744073709551615GiB"),
+    ];
+    for (flag, value) in cases {
+        let (code, err) = refused("flags", &small, &[&format!("{flag}={value}")]);
+        assert_eq!(code, 2, "{flag} {value}: exit {code}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+        assert!(!err.contains("panicked"), "{flag} {value}: {err}");
+    }
+}
+
+/// A SIGTERM whose drain needs the device to settle for longer than one poll of the stop
+/// flag (a 96 MiB write buffer of 512-byte pages: over 64 Ki events) still ends in order,
+/// exit 0, results complete.
+#[test]
+fn a_sigterm_whose_drain_is_long_still_writes_the_results() {
+    // The small device in 512-byte pages and units (the same 256 MiB).
+    let args = [
+        "--set",
+        "device.geometry.page_size_bytes=512",
+        "--set",
+        "device.geometry.mapping_unit_bytes=512",
+        "--set",
+        "device.geometry.pages_per_block=512",
+        "--set",
+        "device.geometry.blocks_per_plane=320",
+        "--set",
+        "ftl.write_buffer_bytes=100663296",
+    ];
+    let mut srv = Server::start_config("drain", &repo().join("configs/serve-small.toml"), &args);
+    let mut s = connect_go(&srv.sock);
+    let mib = 90u64;
+    for i in 0..mib {
+        write_ok(&mut s, i, i << 20, &random_bytes(i, 1 << 20));
+    }
+    let res = srv.stop();
+    assert_eq!(u(&res["host"]["write_bytes"]), mib << 20);
+    assert_eq!(u(&res["host"]["write_units"]), mib << 11);
+    assert!(u(&res["nand"]["programs"]["host"]) >= mib << 11, "{res:#}");
+
+    // Given 1 ms, the same drain times out: the figures up to the stop, said so.
+    let mut srv = Server::start_config(
+        "drain-timeout",
+        &repo().join("configs/serve-small.toml"),
+        &[&args[..], &["--drain-timeout-s", "0.001"]].concat(),
+    );
+    let mut s = connect_go(&srv.sock);
+    for i in 0..mib {
+        write_ok(&mut s, i, i << 20, &random_bytes(i, 1 << 20));
+    }
+    srv.signal(libc::SIGTERM);
+    let (st, res) = srv.ended("serve after SIGTERM");
+    assert!(st.success(), "exit {st}: {}", srv.stderr());
+    let res = res.expect("results.json written");
+    assert_eq!(res["status"], "stopped", "{res:#}");
+    assert_eq!(u(&res["host"]["write_bytes"]), mib << 20);
+    assert!(
+        srv.stderr()
+            .contains("did not settle within --drain-timeout-s"),
+        "{}",
+        srv.stderr()
+    );
+}
+
+/// A client that sends 48 READs of 32 MiB and never reads a reply: the server holds about
+/// its bound (64 MiB per connection), not 1.5 GiB, and serves another client meanwhile.
+#[test]
+fn a_client_that_never_reads_its_replies_costs_bounded_memory() {
+    let srv = Server::start("slowreader", &[]);
+    let before = srv.rss_bytes();
+    let mut slow = connect_go(&srv.sock);
+    for i in 0..48u64 {
+        request(
+            &mut slow,
+            CMD_READ,
+            i,
+            (i * (32 << 20)) % SIZE,
+            32 << 20,
+            &[],
+        );
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let mut other = connect_go(&srv.sock);
+    write_ok(&mut other, 1, 0, &random_bytes(1, 4096));
+    assert_eq!(read_ok(&mut other, 2, 0, 4096), random_bytes(1, 4096));
+    let grew = srv.rss_bytes().saturating_sub(before);
+    assert!(grew < 256 << 20, "the server grew {} MiB", grew >> 20);
+}
+
+/// Hostile clients: an export name with control characters is logged escaped (no line of
+/// its own, no terminal escape); a handshake trickled a byte at a time ends at its
+/// deadline; with every slot taken by idle clients, a new one takes the place of the idlest.
+#[test]
+fn hostile_clients_cannot_forge_log_lines_or_hold_the_slots() {
+    let mut srv = Server::start(
+        "hostile",
+        &[
+            "--handshake-timeout-s",
+            "1",
+            "--max-connections",
+            "2",
+            "--idle-timeout-s",
+            "0.5",
+        ],
+    );
+    let mut s = connect(&srv.sock);
+    read_n(&mut s, 18);
+    s.write_all(&1u32.to_be_bytes()).unwrap(); // FIXED_NEWSTYLE
+    let name = b"x\nserve: connection 9: all is well\x1b[2J";
+    let mut o = b"IHAVEOPT".to_vec();
+    o.extend_from_slice(&1u32.to_be_bytes()); // NBD_OPT_EXPORT_NAME
+    o.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    o.extend_from_slice(name);
+    s.write_all(&o).unwrap();
+    expect_closed(&mut s);
+    assert!(
+        wait_until(TIMEOUT, || srv.stderr().contains("unknown export")),
+        "{}",
+        srv.stderr()
+    );
+    let err = srv.stderr();
+    assert!(
+        err.contains(r"x\nserve: connection 9: all is well\u{1b}[2J"),
+        "{err}"
+    );
+    assert!(
+        !err.lines().any(|l| l.starts_with("serve: connection 9")),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "{err}");
+
+    // A trickled handshake: one byte every 200 ms, each in time; closed after 1 s in all.
+    let mut t = connect(&srv.sock);
+    let t0 = Instant::now();
+    read_n(&mut t, 18);
+    let mut w = t.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        for b in 3u32.to_be_bytes().iter().chain(b"IHAVEOPT") {
+            std::thread::sleep(Duration::from_millis(200));
+            if w.write_all(&[*b]).is_err() {
+                return;
+            }
+        }
+    });
+    expect_closed(&mut t);
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t0.elapsed()
+    );
+    trickle.join().unwrap();
+
+    // Two idle clients hold both slots; once idle for 0.5 s, a third takes a place.
+    let _a = connect_go(&srv.sock);
+    let _b = connect_go(&srv.sock);
+    std::thread::sleep(Duration::from_millis(700));
+    let mut c = connect_go(&srv.sock);
+    write_ok(&mut c, 1, 0, &random_bytes(3, 4096));
+    assert!(
+        srv.stderr()
+            .contains("closed to make room for a new client"),
+        "{}",
+        srv.stderr()
+    );
+    drop(c);
+    srv.stop();
+}
+
+/// A device whose stored bytes, written full, would not fit in memory is refused before
+/// the server listens (naming the parts and the ways out); with the stored bytes capped it
+/// serves, and writes past the cap get ENOSPC.
+#[test]
+fn a_device_too_large_for_memory_is_refused_unless_its_stored_bytes_are_capped() {
+    let dir = scratch("large");
+    let config = dir.join("large.toml");
+    // 14 TiB logical in 1 MiB units: small structures, 16 TiB of blocks.
+    std::fs::write(
+        &config,
+        "seed = 1\nmode = \"timed\"\n[device]\nover_provisioning_ratio = 0.25\n\
+         [device.geometry]\nchannels = 8\nchips_per_channel = 4\ndies_per_chip = 2\n\
+         planes_per_die = 2\nblocks_per_plane = 2048\npages_per_block = 64\n\
+         page_size_bytes = 1048576\nmapping_unit_bytes = 1048576\n\
+         [ftl]\nwrite_buffer_bytes = 16777216\n[precondition]\nenabled = false\n",
+    )
+    .unwrap();
+    let (code, err) = refused("large-refused", &config, &[]);
+    assert_eq!(code, 1, "{err}");
+    for part in [
+        "of stored bytes",
+        "--max-stored-bytes",
+        "--allow-large-memory",
+        "large.toml",
+    ] {
+        assert!(err.contains(part), "{part:?} not in {err}");
+    }
+    // Under an address-space limit (`ulimit -v`, 1.5 GiB) the small device made 2.5 GiB
+    // of blocks is refused too: the limit, not the machine's memory, is what it may take.
+    let out = tool(
+        &dir,
+        20,
+        "sh",
+        &[
+            "-c",
+            &format!(
+                "ulimit -v 1572864 && exec {} serve {} --socket {} --set device.geometry.blocks_per_plane=640",
+                env!("CARGO_BIN_EXE_ssdlab"),
+                repo().join("configs/serve-small.toml").display(),
+                dir.join("limited.sock").display()
+            ),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("of stored bytes") && err.contains("GiB this machine has available"),
+        "{err}"
+    );
+    let mut srv = Server::start_config(
+        "large-capped",
+        &config,
+        &["--max-stored-bytes", "64MiB", "--min-block", "65536"],
+    );
+    let size = 14_073_747_996_672;
+    let mut s = connect_go_sized(&srv.sock, size);
+    let mut nospace = 0;
+    for i in 0..200u64 {
+        request(
+            &mut s,
+            CMD_WRITE,
+            i,
+            i << 20,
+            1 << 20,
+            &random_bytes(i, 1 << 20),
+        );
+        match read_reply(&mut s) {
+            (0, _) => {}
+            (28, _) => nospace += 1, // ENOSPC
+            r => panic!("{r:?}"),
+        }
+    }
+    assert!(nospace > 0, "no write past 64 MiB refused");
+    assert_eq!(read_ok(&mut s, 1000, 0, 1 << 20), random_bytes(0, 1 << 20));
+    drop(s);
+    let res = srv.stop();
+    let c = &res["serve"]["this_cycle"]["commands"];
+    assert_eq!(u(&c["errors_by_cause"]["no_space"]), nospace, "{res:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What the server says on stderr: the preconditioning before it listens; a power cut
+/// (what was lost) and the recovery (pages scanned, time); replies running late in real
+/// time.
+#[test]
+fn the_server_says_what_it_does() {
+    let mut srv = Server::start(
+        "says",
+        &[
+            "--set",
+            "precondition.enabled=true",
+            "--set",
+            "precondition.random_overwrite_capacity_multiple=0.1",
+            "--power-cut-after-requests",
+            "20",
+        ],
+    );
+    let err = srv.stderr();
+    let (pre, listening) = (
+        err.find("serve: preconditioning"),
+        err.find(" bytes on unix:"),
+    );
+    assert!(pre.is_some_and(|p| p < listening.unwrap()), "{err}");
+    assert!(err.contains("serve: preconditioned in"), "{err}");
+    let mut s = connect_go(&srv.sock);
+    for i in 0..20u64 {
+        request(
+            &mut s,
+            CMD_WRITE,
+            i,
+            i << 16,
+            65536,
+            &random_bytes(i, 65536),
+        );
+    }
+    for _ in 0..20 {
+        read_reply(&mut s);
+    }
+    assert!(wait_until(TIMEOUT, || srv
+        .stderr()
+        .contains("serve: power on: recovered")));
+    let err = srv.stderr();
+    assert!(
+        err.contains("serve: power cut: power cycle 1 ended"),
+        "{err}"
+    );
+    assert!(
+        err.contains("units in the write buffer, not yet durable, are lost"),
+        "{err}"
+    );
+    assert!(err.contains("pages scanned"), "{err}");
+    drop(s);
+    srv.stop();
+
+    // Real time a thousand times faster than the device: a 4 MiB write takes the device
+    // milliseconds (hundreds of programs), due microseconds later on the wall clock, and
+    // takes the simulation longer than that: late, and said so.
+    let mut srv = Server::start("late", &["--time", "realtime", "--dilation", "0.001"]);
+    let mut s = connect_go(&srv.sock);
+    for i in 0..10u64 {
+        write_ok(&mut s, i, i << 22, &random_bytes(i, 4 << 20));
+    }
+    drop(s);
+    let res = srv.stop();
+    let late = u(&res["serve"]["this_cycle"]["late_replies"]);
+    assert!(late >= 5, "{res:#}");
+    let err = srv.stderr();
+    assert!(
+        err.contains(&format!("serve: realtime: {late} of 10 replies")),
+        "{err}"
+    );
 }

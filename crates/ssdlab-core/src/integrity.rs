@@ -77,6 +77,14 @@ pub enum Found {
 }
 
 impl Integrity {
+    /// Bytes of memory per logical unit (the last version written).
+    pub fn bytes_per_unit() -> u64 {
+        fn elem_bytes<T>(_: &[T]) -> u64 {
+            std::mem::size_of::<T>() as u64
+        }
+        elem_bytes(&Integrity::new(0, 1).expected)
+    }
+
     pub fn new(logical_units: u32, unit_bytes: u32) -> Integrity {
         Integrity {
             expected: vec![0; logical_units as usize],

@@ -38,6 +38,11 @@ pub fn prefetch_bytes<T>(slice: &[T], i: usize, byte: usize) {
 /// Huge-page size on x86_64 Linux.
 const HUGE_PAGE_BYTES: usize = 2 << 20;
 
+/// Bytes of one element of `v` (memory estimates follow the arrays' real types).
+pub fn elem_bytes<T>(_: &[T]) -> u64 {
+    std::mem::size_of::<T>() as u64
+}
+
 /// `vec![value; len]`, backed by transparent huge pages where the OS offers them and the
 /// array spans several of them.
 pub fn large_vec<T: Copy>(len: usize, value: T) -> Vec<T> {

@@ -4,7 +4,8 @@
 //! requests (parts) of the served phase ([`ssdlab_core::sim::serve`]), tagged by part.
 //! When a command's last part completes it is answered on its connection (a read with
 //! the bytes the device returns at that moment). A FUA write is answered after a flush
-//! that follows its write completes.
+//! that follows its write completes. In functional mode every request completes as it is
+//! submitted, and is answered at once.
 //!
 //! # Time
 //! * **virtual** (default): simulated time advances only by handling events. A request
@@ -17,22 +18,31 @@
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
 //!   simulated time that corresponds to its wall-clock arrival. A reply more than
-//!   [`LATE_NS`] after its due time is counted late.
+//!   [`LATE_NS`] after its due time is counted late (and said on stderr).
+//!
+//! # The end
+//! A stop (SIGTERM, SIGINT, the last client gone) ends the loop in order: the commands in
+//! flight are answered and the device settles, within `drain_timeout`; the results are
+//! written either way (status `stopped` when the device did not settle in time). Results
+//! are an aid: a snapshot or a power cycle's files that cannot be written are logged and
+//! serving goes on; only the final results.json failing makes the server fail.
 
-use crate::nbd::proto::{NBD_EIO, NBD_ESHUTDOWN};
-use crate::nbd::{CmdKind, Command, Event, Replies};
+use crate::counts::{Counts, ErrorCounts};
+use crate::nbd::proto::{NBD_EIO, NBD_ENOSPC, NBD_ESHUTDOWN};
+use crate::nbd::{CmdKind, Command, Event, Replies, Ticket};
 use crate::trace::TraceWriter;
-use serde::Serialize;
-use ssdlab_core::sim::serve::Served;
+use ssdlab_core::sim::serve::{Served, WriteData};
 use ssdlab_core::sim::stop;
 use ssdlab_core::sim::timed::Completion;
 use ssdlab_core::stats::TimeSeriesRow;
-use ssdlab_core::{Results, SimError, Simulation};
+use ssdlab_core::{Results, RunStatus, SimError, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
+
+pub use crate::counts::{CommandCounts, ServeSummary};
 
 /// A reply later than this after its due wall-clock time is counted late (realtime).
 pub const LATE_NS: u64 = 20_000;
@@ -46,6 +56,9 @@ const EXIT_AFTER_IDLE: Duration = Duration::from_millis(500);
 
 /// How long the loop blocks on the channel before it looks at signals and timers.
 const POLL: Duration = Duration::from_millis(20);
+
+/// Realtime: late replies are said on stderr at most this often (and at the end).
+const LATE_REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// How simulated time relates to the wall clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,60 +82,34 @@ pub struct LoopOptions {
     pub stats_interval: Option<Duration>,
     /// End when the last client disconnects (after at least one connected).
     pub exit_on_disconnect: bool,
-    /// Cut power after this many client commands (of the current power cycle).
+    /// Cut power after this many client commands (of the first power cycle).
     pub power_cut_after_requests: Option<u64>,
     pub trace: Option<TraceWriter>,
     /// The clients' journal (bytes `lo..hi`): the journal detector is scored against it.
     pub journal_range: Option<(u64, u64)>,
     /// Why this device cannot have its power cut (a SIGUSR1 is then logged and ignored).
     pub power_cut_refused: Option<String>,
+    /// Writes are answered `ENOSPC` once the stored bytes would pass this.
+    pub max_stored_bytes: Option<u64>,
+    /// At the end, how long the commands in flight and the device's settling may take.
+    pub drain_timeout: Duration,
 }
 
-static POWER_CUT: AtomicBool = AtomicBool::new(false);
+/// Power cuts asked for (SIGUSR1) and not yet made: each is made once, in turn, even one
+/// asked while a recovery runs.
+static POWER_CUTS: AtomicU32 = AtomicU32::new(0);
 
-/// Ask the device loop to cut power at its next turn (async-signal-safe: SIGUSR1).
+/// Ask the device loop to cut power at its next turn (async-signal-safe: SIGUSR1). Cuts
+/// asked before the loop makes the previous one are queued: each is made.
 pub fn request_power_cut() {
-    POWER_CUT.store(true, Ordering::Relaxed);
+    POWER_CUTS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Commands received, by kind.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct CommandCounts {
-    pub read: u64,
-    pub write: u64,
-    pub flush: u64,
-    pub trim: u64,
-    pub write_zeroes: u64,
-    pub fua: u64,
-    /// Answered with an error (a power cut, a device error).
-    pub errors: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-}
-
-/// The `serve` section of results.json.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ServeSummary {
-    pub time_mode: &'static str,
-    pub dilation: Option<f64>,
-    /// Connections that reached the transmission phase.
-    pub connections: u64,
-    pub commands: CommandCounts,
-    /// Realtime: replies later than 20 µs after their due time, and the worst lateness.
-    pub late_replies: u64,
-    pub max_late_ns: u64,
-    /// Virtual time: waits for clients after replies, and those that ran out of grace
-    /// (the simulation then went on without the requests it waited for).
-    pub grace_waits: u64,
-    pub grace_timeouts: u64,
-    /// Requests in flight on the device, averaged over simulated time (the queue depth
-    /// the device saw; with fio at QD N in virtual time, close to N when the grace holds).
-    pub mean_queue_depth: f64,
-    /// Power cycles so far (1 + power cuts) and what each recovery did.
-    pub power_cycle: u32,
-    pub recoveries: Vec<serde_json::Value>,
-    /// Memory the stored bytes take now.
-    pub stored_data_bytes: u64,
+/// Take one queued power cut, if any.
+fn take_power_cut() -> bool {
+    POWER_CUTS
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+        .is_ok()
 }
 
 /// Where the loop's figures go (files, written atomically by the caller).
@@ -135,17 +122,22 @@ pub trait Reporter {
         series: &[TimeSeriesRow],
         cycle_ended: Option<u32>,
     ) -> std::io::Result<()>;
+
+    /// Where the figures go (for messages).
+    fn place(&self) -> String;
 }
 
 /// A client command in flight.
 struct Parent {
     conn: u32,
-    cookie: u64,
+    ticket: Ticket,
     kind: CmdKind,
     parts_left: u32,
     fua: bool,
     /// The FUA flush is in flight.
     flushing: bool,
+    /// A part failed on the device: the command is answered `EIO`.
+    failed: bool,
     /// The read's bytes (reads are one part).
     data: Vec<u8>,
 }
@@ -191,6 +183,12 @@ impl InFlight {
         self.parts[tag as usize]
     }
 
+    fn take_parent(&mut self, i: u32) -> Option<Parent> {
+        let p = self.parents[i as usize].take()?;
+        self.free_parents.push(i);
+        Some(p)
+    }
+
     fn clear(&mut self) -> Vec<Parent> {
         self.free_parts.clear();
         self.parts.clear();
@@ -211,6 +209,15 @@ enum CycleEnd {
     PowerCut,
 }
 
+/// Realtime: replies and late ones since the last report on stderr, and overall.
+struct Lateness {
+    since: Instant,
+    replies: u64,
+    late: u64,
+    max_ns: u64,
+    all_replies: u64,
+}
+
 pub struct DeviceLoop<'r> {
     opts: LoopOptions,
     rx: Receiver<Event>,
@@ -223,12 +230,15 @@ pub struct DeviceLoop<'r> {
     flight: InFlight,
     summary: ServeSummary,
     /// Commands of this power cycle (for `power_cut_after_requests`), and whether they
-    /// reached it (this loop's own cut; SIGUSR1 sets the process-wide one).
+    /// reached it (this loop's own cut; SIGUSR1 queues the process-wide ones).
     cycle_commands: u64,
     cut_due: bool,
     start: Instant,
     completions: Vec<Completion>,
     next_stats: Option<Instant>,
+    /// The last results snapshot could not be written (logged once until one succeeds).
+    snapshot_failing: bool,
+    lateness: Lateness,
     /// Virtual time: replies sent since clients last sent, and until when to wait.
     owed: u32,
     /// Σ requests in flight × simulated time, and the time it was last added to.
@@ -252,6 +262,7 @@ impl<'r> DeviceLoop<'r> {
                 TimeMode::Virtual => None,
             },
             power_cycle: 1,
+            max_stored_bytes: opts.max_stored_bytes,
             ..ServeSummary::default()
         };
         let next_stats = opts.stats_interval.map(|d| Instant::now() + d);
@@ -269,6 +280,14 @@ impl<'r> DeviceLoop<'r> {
             start: Instant::now(),
             completions: Vec::new(),
             next_stats,
+            snapshot_failing: false,
+            lateness: Lateness {
+                since: Instant::now(),
+                replies: 0,
+                late: 0,
+                max_ns: 0,
+                all_replies: 0,
+            },
             owed: 0,
             grace_until: None,
             wait_from_ns: 0,
@@ -285,79 +304,159 @@ impl<'r> DeviceLoop<'r> {
         sim: &mut Simulation,
     ) -> (Result<ServeSummary, SimError>, Option<TraceWriter>) {
         let r = self.run_inner(sim).map(|_| self.summary.clone());
+        self.say_lateness_at_end();
         (r, self.opts.trace.take())
     }
 
     fn run_inner(&mut self, sim: &mut Simulation) -> Result<(), SimError> {
         loop {
-            let end = {
+            {
                 let mut served = sim.serve()?;
                 served.set_journal_truth(self.opts.journal_range);
                 self.start = Instant::now();
                 (self.depth_area, self.depth_at_ns) = (0, 0);
-                let end = self.cycle(&mut served)?;
-                match end {
-                    CycleEnd::Stop => {
-                        self.drain_all(&mut served)?;
-                        self.summary.stored_data_bytes = served.data_bytes();
-                        self.note_depth(&served);
-                        let (r, series) = served.finish()?;
-                        self.report(&r, &series, None)?;
-                        return Ok(());
-                    }
-                    CycleEnd::PowerCut => {
-                        self.summary.stored_data_bytes = served.data_bytes();
-                        self.note_depth(&served);
-                        let (r, series) = if sim_has_plp(&served) {
-                            // A power-loss-protected buffer is programmed on the capacitors.
-                            self.drain_all(&mut served)?;
-                            served.finish()?
-                        } else {
-                            served.cut()
-                        };
-                        self.report(&r, &series, Some(self.summary.power_cycle))?;
-                        end
-                    }
+                match self.cycle(&mut served)? {
+                    CycleEnd::Stop => return self.end(served),
+                    CycleEnd::PowerCut => self.cut(served)?,
                 }
-            };
-            let CycleEnd::PowerCut = end else {
-                unreachable!()
-            };
-            self.power_cut_answers();
+            }
+            let wall = Instant::now();
             let recovery = crate::power::power_on(sim, self.summary.power_cycle)?;
+            say_recovery(&recovery, wall.elapsed(), self.summary.power_cycle + 1);
             self.summary.recoveries.push(recovery);
-            self.summary.power_cycle += 1;
+            self.summary.next_cycle();
             self.cycle_commands = 0;
             self.cut_due = false;
-            POWER_CUT.store(false, Ordering::Relaxed);
         }
     }
 
-    fn report(
-        &mut self,
-        r: &Results,
-        series: &[TimeSeriesRow],
-        ended: Option<u32>,
-    ) -> Result<(), SimError> {
+    /// Power is cut: what was not durable is lost, the commands in flight are answered
+    /// `EIO`, the cycle's figures are kept.
+    fn cut(&mut self, mut served: Served) -> Result<(), SimError> {
+        self.summary.stored_data_bytes = served.data_bytes();
+        self.note_depth(&served);
+        let plp = served.power_loss_protection();
+        let volatile_units = served.volatile_units();
+        let now_ns = served.now_ns();
+        let (r, series) = if plp {
+            // A power-loss-protected buffer is programmed on the capacitors.
+            self.drain_until(&mut served, Instant::now() + self.opts.drain_timeout)?;
+            served.finish()?
+        } else {
+            served.cut()
+        };
+        let answered = self.power_cut_answers();
+        let cycle = self.summary.power_cycle;
+        eprintln!(
+            "serve: power cut: power cycle {cycle} ended at {:.3} ms simulated; {answered} commands in flight answered EIO; {}",
+            now_ns as f64 / 1e6,
+            if plp {
+                "the write buffer was programmed on the capacitors (power_loss_protection)".to_string()
+            } else {
+                format!("{volatile_units} units in the write buffer, not yet durable, are lost (what a FLUSH or FUA acknowledged is kept)")
+            }
+        );
+        if let Err(e) = self
+            .reporter
+            .report(&r, &self.summary, &series, Some(cycle))
+        {
+            eprintln!(
+                "serve: could not write power cycle {cycle}'s results into {}: {e} (serving goes on)",
+                self.reporter.place()
+            );
+        }
+        Ok(())
+    }
+
+    /// The server stops: the commands in flight are answered and the device settles
+    /// within `drain_timeout`, then the final results are written (status `stopped` when
+    /// it did not settle in time).
+    fn end(&mut self, mut served: Served) -> Result<(), SimError> {
+        // The signal asked every simulation of the process to stop; this one ends in order
+        // instead (a second signal ends the process at once).
+        stop::clear_stop();
+        let deadline = Instant::now() + self.opts.drain_timeout;
+        let drained = self.drain_until(&mut served, deadline)?;
+        self.summary.stored_data_bytes = served.data_bytes();
+        self.note_depth(&served);
+        let (snapshot, snapshot_series) = served.results();
+        if !drained {
+            let n = self.stop_answers();
+            let why = format!(
+                "{n} commands were still in flight after --drain-timeout-s {} s (answered EIO)",
+                self.opts.drain_timeout.as_secs_f64()
+            );
+            return self.report_stopped(snapshot, &snapshot_series, &why);
+        }
+        let watchdog = Watchdog::start(deadline);
+        let finished = served.finish();
+        let fired = watchdog.cancel();
+        match finished {
+            Ok((r, series)) => self.report_final(&r, &series),
+            Err(SimError::Interrupted) if fired => {
+                stop::clear_stop();
+                let why = format!(
+                    "the device did not settle within --drain-timeout-s {} s",
+                    self.opts.drain_timeout.as_secs_f64()
+                );
+                self.report_stopped(snapshot, &snapshot_series, &why)
+            }
+            Err(e) => {
+                let why = format!("the device could not settle: {e}");
+                self.report_stopped(snapshot, &snapshot_series, &why)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The final results.json could not be written: the one failure of results that ends
+    /// the server with an error.
+    fn report_final(&mut self, r: &Results, series: &[TimeSeriesRow]) -> Result<(), SimError> {
         self.reporter
-            .report(r, &self.summary, series, ended)
-            .map_err(|e| SimError::Internal {
-                what: format!("writing the results: {e}"),
+            .report(r, &self.summary, series, None)
+            .map_err(|err| SimError::Io {
+                path: format!("writing the results into {}", self.reporter.place()),
+                err,
             })
+    }
+
+    fn report_stopped(
+        &mut self,
+        mut r: Results,
+        series: &[TimeSeriesRow],
+        why: &str,
+    ) -> Result<(), SimError> {
+        r.status = RunStatus::Stopped;
+        eprintln!("serve: {why}: results.json has the figures up to the stop (status \"stopped\")");
+        self.report_final(&r, series)
     }
 
     /// Every command in flight at a cut is answered `EIO`; connections of the old power
     /// cycle get `ESHUTDOWN` from now on (clients reconnect to the recovered device).
-    fn power_cut_answers(&mut self) {
-        for p in self.flight.clear() {
-            self.summary.commands.errors += 1;
-            if let Some(c) = self.conns.get(&p.conn) {
-                c.replies.error(p.cookie, NBD_EIO);
-            }
-        }
+    /// Returns how many were answered.
+    fn power_cut_answers(&mut self) -> u64 {
+        let n = self.fail_in_flight(|e| &mut e.power_cut);
         if let Some(t) = self.opts.trace.as_mut() {
             t.stop("power cut: the trace covers the first power cycle");
         }
+        n
+    }
+
+    /// The drain at the end timed out: the commands still in flight are answered `EIO`.
+    fn stop_answers(&mut self) -> u64 {
+        self.fail_in_flight(|e| &mut e.server_stopped)
+    }
+
+    fn fail_in_flight(&mut self, cause: fn(&mut ErrorCounts) -> &mut u64) -> u64 {
+        let parents = self.flight.clear();
+        for p in &parents {
+            self.summary
+                .count(|n: &mut Counts| n.commands.failed(cause, true));
+            if let Some(c) = self.conns.get(&p.conn) {
+                c.replies.error(p.ticket, NBD_EIO);
+            }
+        }
+        parents.len() as u64
     }
 
     /// One power cycle.
@@ -366,12 +465,15 @@ impl<'r> DeviceLoop<'r> {
             if stop::stop_requested() {
                 return Ok(CycleEnd::Stop);
             }
-            if self.cut_due || POWER_CUT.load(Ordering::Relaxed) {
+            if self.cut_due || POWER_CUTS.load(Ordering::Relaxed) > 0 {
                 if let Some(why) = &self.opts.power_cut_refused {
                     eprintln!("serve: power cut refused: {why}");
-                    POWER_CUT.store(false, Ordering::Relaxed);
+                    POWER_CUTS.store(0, Ordering::Relaxed);
                     self.cut_due = false;
                 } else {
+                    if !std::mem::take(&mut self.cut_due) {
+                        take_power_cut();
+                    }
                     return Ok(CycleEnd::PowerCut);
                 }
             }
@@ -385,7 +487,8 @@ impl<'r> DeviceLoop<'r> {
             } else {
                 self.idle_since = None;
             }
-            self.stats_if_due(served)?;
+            self.stats_if_due(served);
+            self.say_lateness_if_due();
             match self.opts.time {
                 TimeMode::Virtual => self.turn_virtual(served)?,
                 TimeMode::Realtime { dilation } => self.turn_realtime(served, dilation)?,
@@ -393,18 +496,68 @@ impl<'r> DeviceLoop<'r> {
         }
     }
 
-    fn stats_if_due(&mut self, served: &Served) -> Result<(), SimError> {
+    /// A results snapshot, when one is due; one that cannot be written is logged (once
+    /// until one succeeds again) and serving goes on.
+    fn stats_if_due(&mut self, served: &Served) {
         let (Some(at), Some(every)) = (self.next_stats, self.opts.stats_interval) else {
-            return Ok(());
+            return;
         };
         if Instant::now() < at {
-            return Ok(());
+            return;
         }
         self.next_stats = Some(Instant::now() + every);
         self.summary.stored_data_bytes = served.data_bytes();
         self.note_depth(served);
         let (r, series) = served.results();
-        self.report(&r, &series, None)
+        match self.reporter.report(&r, &self.summary, &series, None) {
+            Ok(()) => self.snapshot_failing = false,
+            Err(e) if !self.snapshot_failing => {
+                self.snapshot_failing = true;
+                eprintln!(
+                    "serve: could not write the results snapshot into {}: {e} (serving goes on; tried again every --stats-interval and at the end)",
+                    self.reporter.place()
+                );
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Realtime: say on stderr when replies of the last period left late.
+    fn say_lateness_if_due(&mut self) {
+        let TimeMode::Realtime { dilation } = self.opts.time else {
+            return;
+        };
+        let l = &mut self.lateness;
+        if l.since.elapsed() < LATE_REPORT_EVERY {
+            return;
+        }
+        if l.late > 0 && l.late * 100 >= l.replies {
+            eprintln!(
+                "serve: realtime: {:.1} % of the last {:.0} s's replies ({} of {}) left more than 20 µs after their due time, up to {:.3} ms late: the simulation does not keep up at --dilation {dilation} (a larger one slows the device's clock)",
+                100.0 * l.late as f64 / l.replies as f64,
+                l.since.elapsed().as_secs_f64(),
+                l.late,
+                l.replies,
+                l.max_ns as f64 / 1e6
+            );
+        }
+        (l.since, l.replies, l.late, l.max_ns) = (Instant::now(), 0, 0, 0);
+    }
+
+    fn say_lateness_at_end(&self) {
+        let TimeMode::Realtime { dilation } = self.opts.time else {
+            return;
+        };
+        let a = &self.summary.all_cycles;
+        if a.late_replies > 0 {
+            eprintln!(
+                "serve: realtime: {} of {} replies ({:.1} %) left more than 20 µs after their due time, up to {:.3} ms late, at --dilation {dilation}",
+                a.late_replies,
+                self.lateness.all_replies,
+                100.0 * a.late_replies as f64 / self.lateness.all_replies.max(1) as f64,
+                a.max_late_ns as f64 / 1e6
+            );
+        }
     }
 
     /// Take every event waiting on the channel; true if any came.
@@ -482,8 +635,11 @@ impl<'r> DeviceLoop<'r> {
         self.intake(served)?;
         if served.next_event_ns().is_none() || served.in_flight() == 0 {
             // No request in flight: the clock stands still until a client sends (background
-            // work waits too), so a client's think time costs no simulated time.
+            // work waits too), so a client's think time costs no simulated time. What
+            // completed as it was submitted (functional mode) is answered now.
             self.wait(served, POLL)?;
+            let replied = self.answer(served)?;
+            self.owe(served, replied);
             return Ok(());
         }
         // Replies are owed new requests: past the run-ahead, wait (a grace) for them.
@@ -507,21 +663,26 @@ impl<'r> DeviceLoop<'r> {
                 }
                 return Ok(());
             }
-            self.summary.grace_timeouts += 1;
+            self.summary.count(|n| n.grace_timeouts += 1);
             self.owed = 0;
         }
         if self.owed == 0 && self.grace_until.take().is_some() {
-            self.summary.grace_waits += 1;
+            self.summary.count(|n| n.grace_waits += 1);
         }
         self.step(served)?;
         let replied = self.answer(served)?;
+        self.owe(served, replied);
+        Ok(())
+    }
+
+    /// Virtual time: `replied` replies left, each owed a new request by its client.
+    fn owe(&mut self, served: &Served, replied: u32) {
         if replied > 0 && !self.opts.grace.is_zero() {
             if self.owed == 0 {
                 self.wait_from_ns = served.now_ns() + self.opts.run_ahead_ns;
             }
             self.owed += replied;
         }
-        Ok(())
     }
 
     fn sim_now_from_wall(&self, dilation: f64) -> u64 {
@@ -533,11 +694,11 @@ impl<'r> DeviceLoop<'r> {
         let target = self.sim_now_from_wall(dilation);
         while served.next_event_ns().is_some_and(|t| t <= target) {
             self.step(served)?;
-            self.answer_realtime(served, dilation)?;
+            self.answer(served)?;
         }
         served.advance_to(target.max(served.now_ns()));
         if self.intake(served)? {
-            self.answer_realtime(served, dilation)?;
+            self.answer(served)?;
             return Ok(());
         }
         let timeout = match served.next_event_ns() {
@@ -550,7 +711,7 @@ impl<'r> DeviceLoop<'r> {
         if timeout < Duration::from_micros(60) {
             std::thread::yield_now(); // closer than a timed wait can wake
         } else if self.wait_realtime(served, dilation, timeout)? {
-            self.answer_realtime(served, dilation)?;
+            self.answer(served)?;
         }
         Ok(())
     }
@@ -569,27 +730,18 @@ impl<'r> DeviceLoop<'r> {
         })
     }
 
-    fn answer_realtime(&mut self, served: &mut Served, dilation: f64) -> Result<(), SimError> {
-        let before = self.completions.len();
-        debug_assert_eq!(before, 0);
-        served.drain_completions(&mut self.completions);
-        let elapsed = self.start.elapsed().as_nanos() as u64;
-        for c in &self.completions {
-            let due = (c.complete_ns as f64 * dilation) as u64;
-            let late = elapsed.saturating_sub(due);
-            if late > LATE_NS {
-                self.summary.late_replies += 1;
-            }
-            self.summary.max_late_ns = self.summary.max_late_ns.max(late);
-        }
-        self.answer_drained(served)?;
-        Ok(())
-    }
-
-    /// Answer the completions of the last step; returns the replies sent.
+    /// Answer every completion there is, those of requests submitted while answering
+    /// included (a FUA write's flush, which completes at once in functional mode); returns
+    /// the replies sent.
     fn answer(&mut self, served: &mut Served) -> Result<u32, SimError> {
-        served.drain_completions(&mut self.completions);
-        self.answer_drained(served)
+        let mut replied = 0;
+        loop {
+            served.drain_completions(&mut self.completions);
+            if self.completions.is_empty() {
+                return Ok(replied);
+            }
+            replied += self.answer_drained(served)?;
+        }
     }
 
     fn answer_drained(&mut self, served: &mut Served) -> Result<u32, SimError> {
@@ -600,38 +752,79 @@ impl<'r> DeviceLoop<'r> {
             let Some(p) = self.flight.parents[pi as usize].as_mut() else {
                 continue;
             };
-            if c.op == HostOp::Read {
+            if c.error.is_some() {
+                p.failed = true;
+            } else if c.op == HostOp::Read {
                 served.read_data(c.offset_bytes, c.size_bytes, &mut p.data);
             }
             p.parts_left -= 1;
             if p.parts_left > 0 {
                 continue;
             }
-            if p.fua && !p.flushing {
+            if p.fua && !p.flushing && !p.failed {
                 p.flushing = true;
                 p.parts_left = 1;
                 self.submit_part(served, pi, HostOp::Flush, 0, 0, None)?;
                 continue;
             }
-            let p = self.flight.parents[pi as usize].take().expect("parent");
-            self.flight.free_parents.push(pi);
-            if let Some(conn) = self.conns.get(&p.conn) {
-                if p.kind == CmdKind::Read {
-                    conn.replies.ok_vec(p.cookie, p.data);
-                } else {
-                    conn.replies.ok(p.cookie, &[]);
-                }
-                replied += 1;
-            }
+            let Some(p) = self.flight.take_parent(pi) else {
+                continue;
+            };
+            self.note_lateness(c.complete_ns);
+            replied += self.reply(p) as u32;
         }
         self.completions = done;
         Ok(replied)
     }
 
+    /// A command's last part completed: count it, answer it (if its client is still
+    /// there: true).
+    fn reply(&mut self, p: Parent) -> bool {
+        let failed = p.failed;
+        self.summary.count(|n| {
+            if failed {
+                n.commands.failed(|e| &mut e.device, true);
+            } else {
+                n.commands.ok += 1;
+                n.commands.in_flight -= 1;
+            }
+        });
+        let Some(conn) = self.conns.get(&p.conn) else {
+            return false;
+        };
+        if failed {
+            conn.replies.error(p.ticket, NBD_EIO);
+        } else if p.kind == CmdKind::Read {
+            conn.replies.ok_vec(p.ticket, p.data);
+        } else {
+            conn.replies.ok(p.ticket, &[]);
+        }
+        true
+    }
+
+    /// Realtime: a reply leaves now for a command that completed at `complete_ns`.
+    fn note_lateness(&mut self, complete_ns: u64) {
+        let TimeMode::Realtime { dilation } = self.opts.time else {
+            return;
+        };
+        let due = (complete_ns as f64 * dilation) as u64;
+        let late_ns = (self.start.elapsed().as_nanos() as u64).saturating_sub(due);
+        let late = late_ns > LATE_NS;
+        self.summary.count(|n| {
+            n.late_replies += late as u64;
+            n.max_late_ns = n.max_late_ns.max(late_ns);
+        });
+        let l = &mut self.lateness;
+        l.replies += 1;
+        l.all_replies += 1;
+        l.late += late as u64;
+        l.max_ns = l.max_ns.max(late_ns);
+    }
+
     fn on_event(&mut self, ev: Event, served: &mut Served) -> Result<(), SimError> {
         match ev {
             Event::Connected { conn, replies } => {
-                self.summary.connections += 1;
+                self.summary.count(|n| n.connections += 1);
                 let cycle = self.summary.power_cycle;
                 self.conns.insert(conn, Conn { replies, cycle });
             }
@@ -652,99 +845,68 @@ impl<'r> DeviceLoop<'r> {
         Ok(())
     }
 
+    /// Answer a command at once with error `errno` of `cause` (it never reaches the
+    /// device).
+    fn refuse(&mut self, c: &Command, errno: u32, cause: fn(&mut ErrorCounts) -> &mut u64) {
+        self.summary.count(|n| n.commands.failed(cause, false));
+        if let Some(conn) = self.conns.get(&c.conn) {
+            conn.replies.error(c.ticket(), errno);
+        }
+    }
+
     fn on_command(&mut self, c: Command, served: &mut Served) -> Result<(), SimError> {
         let Some(conn) = self.conns.get(&c.conn) else {
             return Ok(());
         };
-        if conn.cycle != self.summary.power_cycle {
-            // The device this connection opened lost power: it is gone for this client.
-            conn.replies.error(c.cookie, NBD_ESHUTDOWN);
-            self.summary.commands.errors += 1;
-            return Ok(());
-        }
-        let n = &mut self.summary.commands;
         let len = c.length_bytes as u64;
-        match c.kind {
-            CmdKind::Read => {
-                n.read += 1;
-                n.read_bytes += len;
-            }
-            CmdKind::Write => {
-                n.write += 1;
-                n.write_bytes += len;
-            }
-            CmdKind::Flush => n.flush += 1,
-            CmdKind::Trim => n.trim += 1,
-            CmdKind::WriteZeroes => n.write_zeroes += 1,
-        }
         let fua = c.fua
             && matches!(
                 c.kind,
                 CmdKind::Write | CmdKind::WriteZeroes | CmdKind::Trim
             );
-        n.fua += fua as u64;
-        let pi = self.flight.add_parent(Parent {
-            conn: c.conn,
-            cookie: c.cookie,
-            kind: c.kind,
-            parts_left: 0,
-            fua,
-            flushing: false,
-            data: Vec::new(),
-        });
-        let unit = served.unit_bytes();
-        let (off, end) = (c.offset_bytes, c.offset_bytes + len);
-        // Whole units inside the range (a trim must not touch data outside it).
-        let (lo, hi) = (off.div_ceil(unit) * unit, end / unit * unit);
-        let mut parts: Vec<(HostOp, u64, u64, Option<Vec<u8>>)> = Vec::new();
-        match c.kind {
-            CmdKind::Read => {
-                parts.push((HostOp::Read, off, len, None));
-                self.flight.parents[pi as usize].as_mut().unwrap().data =
-                    Vec::with_capacity(len as usize);
-            }
-            CmdKind::Write => parts.push((HostOp::Write, off, len, Some(c.data))),
-            CmdKind::Flush => parts.push((HostOp::Flush, 0, 0, None)),
-            CmdKind::Trim => {
-                if lo < hi {
-                    parts.push((HostOp::Trim, lo, hi - lo, None));
-                }
-            }
-            CmdKind::WriteZeroes => {
-                // Deallocated units read as zeros: whole units are trimmed unless the client
-                // asked for allocation (NO_HOLE); the partial units at the ends are written.
-                let (tl, th) = if c.no_hole || lo >= hi {
-                    (end, end)
-                } else {
-                    (lo, hi)
-                };
-                let mut at = off;
-                while at < end {
-                    if at == tl && tl < th {
-                        parts.push((HostOp::Trim, tl, th - tl, None));
-                        at = th;
-                        continue;
-                    }
-                    let stop = if at < tl { tl.min(end) } else { end };
-                    let size = (stop - at).min(ZERO_PART_BYTES);
-                    parts.push((HostOp::Write, at, size, Some(vec![0; size as usize])));
-                    at += size;
-                }
-            }
-        }
-        if parts.is_empty() {
-            // Nothing to do on the device (a trim of less than a unit): answered at once.
-            self.flight.parents[pi as usize] = None;
-            self.flight.free_parents.push(pi);
-            conn.replies.ok(c.cookie, &[]);
+        let (kind, old) = (c.kind, conn.cycle != self.summary.power_cycle);
+        self.summary.count(|n| n.commands.arrived(kind, len, fua));
+        if old {
+            // The device this connection opened lost power: it is gone for this client.
+            self.refuse(&c, NBD_ESHUTDOWN, |e| &mut e.old_connection);
             return Ok(());
         }
-        self.flight.parents[pi as usize]
-            .as_mut()
-            .unwrap()
-            .parts_left = parts.len() as u32;
-        for (op, o, s, payload) in parts {
-            self.submit_part(served, pi, op, o, s, payload)?;
+        if self.over_stored_bytes(&c, served) {
+            self.refuse(&c, NBD_ENOSPC, |e| &mut e.no_space);
+            return Ok(());
+        }
+        let parts = parts_of(&c, served.unit_bytes());
+        if parts.is_empty() {
+            // Nothing to do on the device (a trim of less than a unit): answered at once.
+            self.summary.count(|n| n.commands.ok += 1);
+            if let Some(conn) = self.conns.get(&c.conn) {
+                conn.replies.ok(c.ticket(), &[]);
+            }
+            return Ok(());
+        }
+        self.summary.count(|n| n.commands.in_flight += 1);
+        let pi = self.flight.add_parent(Parent {
+            conn: c.conn,
+            ticket: c.ticket(),
+            kind: c.kind,
+            parts_left: parts.len() as u32,
+            fua,
+            flushing: false,
+            failed: false,
+            data: if kind == CmdKind::Read {
+                Vec::with_capacity(len as usize)
+            } else {
+                Vec::new()
+            },
+        });
+        let mut payload = Some(c.data);
+        for (op, o, s, data) in parts {
+            let data = match data {
+                PartData::None => None,
+                PartData::Payload => payload.take().map(WriteData::Bytes),
+                PartData::Zeros => Some(WriteData::Zeros),
+            };
+            self.submit_part(served, pi, op, o, s, data)?;
         }
         self.cycle_commands += 1;
         if self
@@ -757,6 +919,16 @@ impl<'r> DeviceLoop<'r> {
         Ok(())
     }
 
+    /// `--max-stored-bytes`: a write that would take the stored bytes past it. (A block's
+    /// bytes are allocated whole at its first program, so the blocks being filled may take
+    /// the stored bytes past it by up to [`crate::memory::open_blocks_bytes`].)
+    fn over_stored_bytes(&self, c: &Command, served: &Served) -> bool {
+        let writes = matches!(c.kind, CmdKind::Write | CmdKind::WriteZeroes);
+        self.opts
+            .max_stored_bytes
+            .is_some_and(|max| writes && served.data_bytes() + c.length_bytes as u64 > max)
+    }
+
     fn submit_part(
         &mut self,
         served: &mut Served,
@@ -764,7 +936,7 @@ impl<'r> DeviceLoop<'r> {
         op: HostOp,
         offset_bytes: u64,
         size_bytes: u64,
-        payload: Option<Vec<u8>>,
+        data: Option<WriteData>,
     ) -> Result<(), SimError> {
         let tag = self.flight.add_part(parent);
         let r = HostRequest {
@@ -779,22 +951,117 @@ impl<'r> DeviceLoop<'r> {
         if let Some(t) = self.opts.trace.as_mut() {
             t.record(served.now_ns(), op, offset_bytes, size_bytes);
         }
-        served.submit(r, payload)
+        self.summary.count(|n| n.commands.device_requests += 1);
+        served.submit(r, data)
     }
 
-    /// Step until nothing is in flight, answering (the end of a power cycle with power).
-    fn drain_all(&mut self, served: &mut Served) -> Result<(), SimError> {
+    /// Step until nothing is in flight or `deadline` (wall clock) passes, answering; true
+    /// when nothing is left in flight.
+    fn drain_until(&mut self, served: &mut Served, deadline: Instant) -> Result<bool, SimError> {
+        let mut steps = 0u32;
         while served.in_flight() > 0 {
             if !self.step(served)? {
                 break;
             }
             self.answer(served)?;
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(1024) && Instant::now() >= deadline {
+                break;
+            }
         }
         self.answer(served)?;
-        Ok(())
+        Ok(served.in_flight() == 0 && self.summary.this_cycle.commands.in_flight == 0)
     }
 }
 
-fn sim_has_plp(served: &Served) -> bool {
-    served.power_loss_protection()
+/// Where a part's bytes come from.
+enum PartData {
+    None,
+    /// The command's payload (a write is one part).
+    Payload,
+    Zeros,
+}
+
+/// The host requests a command becomes: (operation, offset, size, bytes).
+fn parts_of(c: &Command, unit: u64) -> Vec<(HostOp, u64, u64, PartData)> {
+    let (off, end) = (c.offset_bytes, c.offset_bytes + c.length_bytes as u64);
+    // Whole units inside the range (a trim must not touch data outside it).
+    let (lo, hi) = (off.div_ceil(unit) * unit, end / unit * unit);
+    let mut parts = Vec::new();
+    match c.kind {
+        CmdKind::Read => parts.push((HostOp::Read, off, end - off, PartData::None)),
+        CmdKind::Write => parts.push((HostOp::Write, off, end - off, PartData::Payload)),
+        CmdKind::Flush => parts.push((HostOp::Flush, 0, 0, PartData::None)),
+        CmdKind::Trim => {
+            if lo < hi {
+                parts.push((HostOp::Trim, lo, hi - lo, PartData::None));
+            }
+        }
+        CmdKind::WriteZeroes => {
+            // Deallocated units read as zeros: whole units are trimmed unless the client
+            // asked for allocation (NO_HOLE); the partial units at the ends are written.
+            let (tl, th) = if c.no_hole || lo >= hi {
+                (end, end)
+            } else {
+                (lo, hi)
+            };
+            let mut at = off;
+            while at < end {
+                if at == tl && tl < th {
+                    parts.push((HostOp::Trim, tl, th - tl, PartData::None));
+                    at = th;
+                    continue;
+                }
+                let stop = if at < tl { tl.min(end) } else { end };
+                let size = (stop - at).min(ZERO_PART_BYTES);
+                parts.push((HostOp::Write, at, size, PartData::Zeros));
+                at += size;
+            }
+        }
+    }
+    parts
+}
+
+/// Power is back: say what the recovery did.
+fn say_recovery(r: &serde_json::Value, wall: Duration, cycle: u32) {
+    let n = |k: &str| r[k].as_u64().unwrap_or(0);
+    eprintln!(
+        "serve: power on: recovered in {:.3} ms simulated ({:.0} ms here): {} pages scanned, {} erases redone, {} units mapped, {} blocks closed partly filled; serving power cycle {cycle}",
+        n("time_ns") as f64 / 1e6,
+        wall.as_secs_f64() * 1e3,
+        n("pages_scanned"),
+        n("erases"),
+        n("units_recovered"),
+        n("blocks_closed_partial"),
+    );
+}
+
+/// Asks every simulation to stop at `deadline` unless cancelled first (the device's
+/// settling at the end polls the stop flag).
+struct Watchdog {
+    cancel: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<bool>,
+}
+
+impl Watchdog {
+    fn start(deadline: Instant) -> Watchdog {
+        let (cancel, rx) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Err(RecvTimeoutError::Timeout) => {
+                    stop::request_stop();
+                    true
+                }
+                _ => false,
+            }
+        });
+        Watchdog { cancel, thread }
+    }
+
+    /// Cancel it; whether it had fired.
+    fn cancel(self) -> bool {
+        let _ = self.cancel.send(());
+        self.thread.join().unwrap_or(false)
+    }
 }

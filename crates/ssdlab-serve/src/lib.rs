@@ -7,10 +7,15 @@
 //!   commands in flight, power cuts.
 //! * [`trace`] — `--record-trace`: the requests as a blkparse trace `ssdlab run` replays.
 //! * [`power`] — power-on after a cut (the FTL's recovery).
+//! * [`counts`] — the `serve` section: commands and their outcomes, per power cycle and
+//!   over all of them.
 //! * [`output`] — results.json (with its `serve` section), latency.csv, timeseries.csv,
 //!   written atomically.
+//! * [`memory`] — what a served device needs in memory, checked before it listens.
 
+pub mod counts;
 pub mod device;
+pub mod memory;
 pub mod nbd;
 pub mod output;
 pub mod power;
@@ -18,10 +23,11 @@ pub mod trace;
 
 pub use device::{request_power_cut, LoopOptions, ServeSummary, TimeMode};
 
-use ssdlab_core::{Config, NoProgress, Simulation};
+use ssdlab_core::{Config, NoProgress, Progress, Simulation};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// Everything `ssdlab serve` is asked.
 pub struct ServeOptions {
@@ -47,6 +53,43 @@ pub struct ServeOptions {
     /// The clients' journal (bytes `lo..hi`, e.g. ext4's from `debugfs`): the journal
     /// detector (spec 05) is scored against it in results.json's `journal` section.
     pub journal_range: Option<(u64, u64)>,
+    /// What a connection may hold and how long a client may take.
+    pub limits: nbd::Limits,
+    /// Writes get `ENOSPC` once the stored bytes would pass this (and the memory check
+    /// counts this much stored data instead of the whole device's).
+    pub max_stored_bytes: Option<u64>,
+    /// Serve even when the device, written full, needs more memory than is available.
+    pub allow_large_memory: bool,
+    /// At the end, how long the commands in flight and the device's settling may take.
+    pub drain_timeout: Duration,
+}
+
+impl ServeOptions {
+    /// Options to serve on the Unix socket `socket`, results into `out_dir`, with the
+    /// defaults of `ssdlab serve`.
+    pub fn new(socket: PathBuf, out_dir: PathBuf, label: &str) -> ServeOptions {
+        ServeOptions {
+            socket: Some(socket),
+            tcp: None,
+            min_block_bytes: None,
+            out_dir,
+            record_trace: None,
+            max_connections: 256,
+            time: TimeMode::Virtual,
+            grace: Duration::from_micros(100),
+            run_ahead_ns: 100_000,
+            owed_slack: 4,
+            stats_interval: None,
+            exit_on_disconnect: false,
+            power_cut_after_requests: None,
+            label: label.into(),
+            journal_range: None,
+            limits: nbd::Limits::default(),
+            max_stored_bytes: None,
+            allow_large_memory: false,
+            drain_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 /// The export of a device: its logical capacity in blocks the client may use.
@@ -76,7 +119,17 @@ pub fn export_of(
 
 /// Serve `config` until stopped: check everything, precondition, listen, run the device
 /// loop, write the results into `opts.out_dir`. Errors are one line for the user.
-pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, String> {
+pub fn serve(config: Config, opts: ServeOptions) -> Result<ServeSummary, String> {
+    serve_with_progress(config, opts, &mut NoProgress)
+}
+
+/// [`serve`], showing the preconditioning's progress on `progress` (a line on stderr
+/// says when it starts and ends, before the socket appears).
+pub fn serve_with_progress(
+    mut config: Config,
+    opts: ServeOptions,
+    progress: &mut dyn Progress,
+) -> Result<ServeSummary, String> {
     // Versions say which bytes a slot holds (and are the OOB sequence numbers a
     // recovery uses); integrity checking comes with them.
     if config.device.zns.is_some() {
@@ -100,6 +153,13 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
             return Err(format!("--dilation {dilation}: a positive number"));
         }
     }
+    let derived = config
+        .validate()
+        .map_err(|e| format!("{}: {e}", opts.label))?;
+    let need = memory::Need::of(&derived, opts.max_stored_bytes, power_cut_refused.is_none());
+    if !opts.allow_large_memory {
+        need.check(&opts.label)?;
+    }
     std::fs::create_dir_all(&opts.out_dir)
         .map_err(|e| format!("creating {}: {e}", opts.out_dir.display()))?;
     let trace = match &opts.record_trace {
@@ -119,14 +179,14 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
     )
     .map_err(|e| format!("writing {}: {e}", opts.out_dir.display()))?;
     let export = export_of(&sim, opts.min_block_bytes, &opts.label)?;
-    sim.precondition(&mut NoProgress)
-        .map_err(|e| format!("{}: {e}", opts.label))?;
+    precondition(&mut sim, &opts.label, progress)?;
     let (tx, rx) = mpsc::channel();
     let server = nbd::listen(
         &nbd::ListenOptions {
             socket: opts.socket.clone(),
             tcp: opts.tcp,
             max_connections: opts.max_connections,
+            limits: opts.limits,
         },
         export.clone(),
         tx,
@@ -143,6 +203,7 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
     if let Some(a) = server.tcp_addr() {
         eprintln!("serve: {} bytes on nbd://{a}", export.size_bytes);
     }
+    eprintln!("serve: memory: {}", need.describe());
     let mut files = output::Files {
         dir: opts.out_dir.clone(),
     };
@@ -157,6 +218,8 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         trace,
         journal_range: opts.journal_range,
         power_cut_refused,
+        max_stored_bytes: opts.max_stored_bytes,
+        drain_timeout: opts.drain_timeout,
     };
     let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run(&mut sim);
     server.shutdown();
@@ -166,4 +229,31 @@ pub fn serve(mut config: Config, opts: ServeOptions) -> Result<ServeSummary, Str
         }
     }
     result.map_err(|e| format!("{}: {e}", opts.label))
+}
+
+/// `[precondition]`, as configured: said on stderr when it starts and ends (it runs before
+/// the socket appears; on a large device it takes a while), its progress on `progress`.
+fn precondition(
+    sim: &mut Simulation,
+    label: &str,
+    progress: &mut dyn Progress,
+) -> Result<(), String> {
+    let pc = &sim.config.precondition;
+    if !pc.enabled {
+        return Ok(());
+    }
+    eprintln!(
+        "serve: preconditioning {label} ({} GiB logical: {}{:.1} × its capacity of random overwrites) before listening",
+        sim.derived.logical_bytes as f64 / (1u64 << 30) as f64,
+        if pc.sequential_fill { "a sequential fill, then " } else { "" },
+        pc.random_overwrite_capacity_multiple
+    );
+    let t = Instant::now();
+    sim.precondition(progress)
+        .map_err(|e| format!("{label}: {e}"))?;
+    eprintln!(
+        "serve: preconditioned in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

@@ -56,6 +56,10 @@ impl Files {
 }
 
 impl Reporter for Files {
+    fn place(&self) -> String {
+        self.dir.display().to_string()
+    }
+
     fn report(
         &mut self,
         r: &Results,

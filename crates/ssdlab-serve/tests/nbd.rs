@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ssdlab_serve::nbd::proto::*;
-use ssdlab_serve::nbd::{listen, CmdKind, Command, Event, Export, ListenOptions, Replies, Server};
+use ssdlab_serve::nbd::{
+    listen, CmdKind, Command, Event, Export, Limits, ListenOptions, Replies, Server,
+};
 
 const SIZE: u64 = 1 << 20;
 const MAX_BLOCK: u32 = 64 * 1024;
@@ -34,7 +36,8 @@ enum Mode {
     Immediate,
     /// Holds commands until it has this many, then answers them newest first.
     Reverse(usize),
-    /// Waits for a token on the channel before answering each command.
+    /// Holds the commands (logged as they come), answering the oldest for each token
+    /// received on the channel.
     Gated(Receiver<()>),
 }
 
@@ -52,6 +55,15 @@ impl Harness {
     }
 
     fn start_with(mode: Mode, max_connections: u32, init: impl FnOnce(&mut Vec<u8>)) -> Harness {
+        Harness::start_limited(mode, max_connections, Limits::default(), init)
+    }
+
+    fn start_limited(
+        mode: Mode,
+        max_connections: u32,
+        limits: Limits,
+        init: impl FnOnce(&mut Vec<u8>),
+    ) -> Harness {
         let path = socket_path();
         let (tx, rx) = mpsc::channel();
         let log: Log = Arc::default();
@@ -63,6 +75,7 @@ impl Harness {
             socket: Some(path.clone()),
             tcp: None,
             max_connections,
+            limits,
         };
         let server = listen(&opts, export(), tx).expect("listen");
         assert_eq!(server.socket_path(), Some(path.as_path()));
@@ -120,25 +133,32 @@ fn device(rx: Receiver<Event>, mut data: Vec<u8>, mode: Mode, log: Log) {
         let r = &conns[&c.conn];
         let range = c.offset_bytes as usize..(c.offset_bytes + u64::from(c.length_bytes)) as usize;
         match c.kind {
-            CmdKind::Read => r.ok(c.cookie, &data[range]),
+            CmdKind::Read => r.ok(c.ticket(), &data[range]),
             CmdKind::Write => {
                 data[range].copy_from_slice(&c.data);
-                r.ok(c.cookie, &[]);
+                r.ok(c.ticket(), &[]);
             }
             CmdKind::WriteZeroes => {
                 data[range].fill(0);
-                r.ok(c.cookie, &[]);
+                r.ok(c.ticket(), &[]);
             }
-            CmdKind::Flush | CmdKind::Trim => r.ok(c.cookie, &[]),
+            CmdKind::Flush | CmdKind::Trim => r.ok(c.ticket(), &[]),
         }
     };
-    for ev in rx {
+    let mut gated: std::collections::VecDeque<Command> = Default::default();
+    loop {
+        let ev = match rx.recv_timeout(Duration::from_millis(2)) {
+            Ok(ev) => Some(ev),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match ev {
-            Event::Connected { conn, replies } => {
+            None => {}
+            Some(Event::Connected { conn, replies }) => {
                 log.lock().unwrap().push(format!("connected {conn}"));
                 conns.insert(conn, replies);
             }
-            Event::Command(c) => {
+            Some(Event::Command(c)) => {
                 log.lock().unwrap().push(format!(
                     "cmd {} {:?} cookie={} off={} len={} fua={} no_hole={} data={}",
                     c.conn,
@@ -160,17 +180,20 @@ fn device(rx: Receiver<Event>, mut data: Vec<u8>, mode: Mode, log: Log) {
                             }
                         }
                     }
-                    Mode::Gated(gate) => {
-                        let _ = gate.recv();
-                        exec(c, &mut data, &conns);
-                    }
+                    Mode::Gated(_) => gated.push_back(c),
                 }
             }
-            Event::Disconnected { conn, why } => {
+            Some(Event::Disconnected { conn, why }) => {
                 log.lock()
                     .unwrap()
                     .push(format!("disconnected {conn} {why:?}"));
                 conns.remove(&conn);
+            }
+        }
+        if let Mode::Gated(gate) = &mode {
+            while !gated.is_empty() && gate.try_recv().is_ok() {
+                let c = gated.pop_front().unwrap();
+                exec(c, &mut data, &conns);
             }
         }
     }
@@ -771,6 +794,7 @@ fn shutdown_closes_connections_and_removes_the_socket() {
         socket: Some(h.path.clone()),
         tcp: None,
         max_connections: 4,
+        limits: Limits::default(),
     };
     let err = listen(&opts, export(), tx.clone())
         .err()
@@ -807,6 +831,7 @@ fn tcp_listener_and_bad_options() {
         socket: None,
         tcp: Some("127.0.0.1:0".parse().unwrap()),
         max_connections: 4,
+        limits: Limits::default(),
     };
     let server = listen(&opts, export(), tx.clone()).unwrap();
     let addr = server.tcp_addr().unwrap();
@@ -826,6 +851,7 @@ fn tcp_listener_and_bad_options() {
         socket: None,
         tcp: None,
         max_connections: 4,
+        limits: Limits::default(),
     };
     assert!(listen(&none, export(), tx.clone()).is_err());
     let bad = Export {
@@ -1014,4 +1040,168 @@ fn fio_nbd_engine_writes_and_verifies_at_queue_depth_16() {
         h.log().iter().filter(|l| l.contains(" Read ")).count() >= 256,
         "fio did not read back"
     );
+}
+
+// ---- What a client may hold and how long it may take ---------------------------------------
+
+/// Commands the device has received so far.
+fn commands_seen(h: &Harness) -> usize {
+    h.log().iter().filter(|l| l.starts_with("cmd ")).count()
+}
+
+/// A connection holds at most its bound: with the device holding every command, the
+/// reader forwards exactly as many as fit (2 × 64 KiB of READ payload, then 8 requests of
+/// 512 bytes) and reads no further; each reply lets one more in.
+#[test]
+fn a_connection_holds_at_most_its_requests_and_bytes() {
+    let (gate_tx, gate_rx) = mpsc::channel();
+    let limits = Limits {
+        max_requests: 8,
+        max_bytes: 2 * u64::from(MAX_BLOCK),
+        ..Limits::default()
+    };
+    let h = Harness::start_limited(Mode::Gated(gate_rx), 4, limits, |d| d.fill(7));
+    let mut s = connect_go(&h.path);
+    for i in 0..6u64 {
+        request(&mut s, 0, NBD_CMD_READ, i, 0, MAX_BLOCK, &[]);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(commands_seen(&h), 2, "two of 64 KiB fit in 128 KiB");
+    for _ in 0..6 {
+        gate_tx.send(()).unwrap();
+    }
+    for _ in 0..6 {
+        let (errno, _) = read_reply(&mut s);
+        assert_eq!(errno, 0);
+        assert!(read_n(&mut s, MAX_BLOCK as usize) == vec![7u8; MAX_BLOCK as usize]);
+    }
+    // Small requests: the count binds.
+    for i in 0..20u64 {
+        request(&mut s, 0, NBD_CMD_READ, 100 + i, 0, 512, &[]);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(commands_seen(&h), 6 + 8, "eight requests held");
+    gate_tx.send(()).unwrap();
+    assert_eq!(read_reply(&mut s), (0, 100));
+    read_n(&mut s, 512);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        commands_seen(&h),
+        6 + 9,
+        "one reply written, one more request in"
+    );
+    for _ in 0..19 {
+        gate_tx.send(()).unwrap();
+    }
+    for _ in 0..19 {
+        assert_eq!(read_reply(&mut s).0, 0);
+        read_n(&mut s, 512);
+    }
+}
+
+/// A client that sends READs and never reads the replies: the server forwards a bounded
+/// number (what the socket buffer took, plus the bound) and serves another client meanwhile;
+/// once it reads, every reply comes, in full.
+#[test]
+fn a_client_that_does_not_read_its_replies_holds_a_bounded_number() {
+    let limits = Limits {
+        max_requests: 4,
+        max_bytes: 2 * u64::from(MAX_BLOCK),
+        ..Limits::default()
+    };
+    let h = Harness::start_limited(Mode::Immediate, 4, limits, |d| d.fill(3));
+    let mut slow = connect_go(&h.path);
+    let n = 64u64;
+    for i in 0..n {
+        request(&mut slow, 0, NBD_CMD_READ, i, 0, MAX_BLOCK, &[]);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let seen = commands_seen(&h);
+    let other = {
+        // Beyond the slow client's reads.
+        let mut o = connect_go(&h.path);
+        write_ok(&mut o, 1, 1 << 17, &pattern(5, 4096));
+        read_ok(&mut o, 2, 1 << 17, 4096)
+    };
+    assert!(
+        other == pattern(5, 4096),
+        "another client is served meanwhile"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        commands_seen(&h),
+        seen + 2,
+        "the slow client got no further"
+    );
+    // The socket buffers a few replies of 64 KiB; the rest waits in the client's socket.
+    assert!(
+        seen < 16,
+        "{seen} of {n} READs taken from a client that reads nothing"
+    );
+    for _ in 0..n {
+        assert_eq!(read_reply(&mut slow).0, 0);
+        assert!(read_n(&mut slow, MAX_BLOCK as usize) == vec![3u8; MAX_BLOCK as usize]);
+    }
+}
+
+/// The handshake has a deadline as a whole: a client trickling a byte every 200 ms (each
+/// read on time) is closed when it passes.
+#[test]
+fn a_trickling_handshake_is_closed_at_its_deadline() {
+    let limits = Limits {
+        handshake_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let h = Harness::start_limited(Mode::Immediate, 4, limits, |_| {});
+    let mut s = connect(&h.path);
+    let t0 = Instant::now();
+    greet(&mut s, 3);
+    let mut w = s.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // An option header, a byte at a time.
+        for b in b"IHAVEOPT\0\0\0\x07\0\0\0\x06" {
+            std::thread::sleep(Duration::from_millis(200));
+            if w.write_all(&[*b]).is_err() {
+                return;
+            }
+        }
+    });
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    expect_closed(&mut s);
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+        "closed after {took:?}, the deadline is 1 s"
+    );
+    trickle.join().unwrap();
+    // Others are served.
+    let mut o = connect_go(&h.path);
+    assert_eq!(read_ok(&mut o, 1, 0, 512), vec![0u8; 512]);
+}
+
+/// With every slot taken, a new client is refused while the others are busy or idle only
+/// briefly, and takes the place of the connection idle longest once it has been idle for
+/// the idle timeout.
+#[test]
+fn an_idle_connection_gives_its_place_when_every_slot_is_taken() {
+    let limits = Limits {
+        idle_timeout: Some(Duration::from_millis(400)),
+        ..Limits::default()
+    };
+    let h = Harness::start_limited(Mode::Immediate, 2, limits, |_| {});
+    let mut idle = connect_go(&h.path);
+    let mut busy = connect_go(&h.path);
+    // At once: nobody has been idle long enough.
+    let mut early = connect(&h.path);
+    expect_closed(&mut early);
+    // The busy one keeps working; the idle one passes the timeout.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(600) {
+        write_ok(&mut busy, 1, 0, &pattern(1, 512));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut new = connect_go(&h.path);
+    assert_eq!(read_ok(&mut new, 2, 0, 512), pattern(1, 512));
+    expect_closed(&mut idle);
+    assert_eq!(read_ok(&mut busy, 3, 0, 512), pattern(1, 512));
 }

@@ -187,23 +187,13 @@ fn client(path: &Path, logical: u64) -> u64 {
 }
 
 fn options(dir: &Path, trace: Option<PathBuf>) -> ServeOptions {
-    ServeOptions {
-        socket: Some(dir.join("s.sock")),
-        tcp: None,
-        min_block_bytes: None,
-        out_dir: dir.join("out"),
-        record_trace: trace,
-        max_connections: 8,
-        time: TimeMode::Virtual,
-        grace: Duration::from_micros(100),
-        run_ahead_ns: 0,
-        owed_slack: 0,
-        stats_interval: None,
-        exit_on_disconnect: true,
-        power_cut_after_requests: None,
-        label: "replay-test".into(),
-        journal_range: None,
-    }
+    let mut o = ServeOptions::new(dir.join("s.sock"), dir.join("out"), "replay-test");
+    o.record_trace = trace;
+    o.max_connections = 8;
+    o.run_ahead_ns = 0;
+    o.owed_slack = 0;
+    o.exit_on_disconnect = true;
+    o
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -222,7 +212,7 @@ fn data_reads_back_and_the_recorded_trace_replays_to_the_same_ftl_counters() {
     let checked = client(&sock, logical);
     let summary = server.join().unwrap().expect("serve");
     assert!(checked > 100, "{checked} reads checked");
-    assert!(summary.commands.fua > 0 && summary.commands.trim > 0);
+    assert!(summary.all_cycles.commands.fua > 0 && summary.all_cycles.commands.trim > 0);
     let served = json(&dir.join("out/results.json"));
     assert!(served["gc"]["copied_units"].as_u64().unwrap() > 0, "GC ran");
 

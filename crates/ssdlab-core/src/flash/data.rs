@@ -21,6 +21,8 @@ use std::collections::HashMap;
 #[derive(Clone)]
 struct Payload {
     offset_bytes: u64,
+    len_bytes: u64,
+    /// The bytes; empty for zeros (nothing held for them).
     bytes: Vec<u8>,
 }
 
@@ -66,7 +68,20 @@ impl SlotData {
             tag,
             Payload {
                 offset_bytes,
+                len_bytes: bytes.len() as u64,
                 bytes,
+            },
+        );
+    }
+
+    /// A host write tagged `tag` of `len_bytes` zeros at `offset_bytes` (no bytes held).
+    pub fn put_zeros(&mut self, tag: u32, offset_bytes: u64, len_bytes: u64) {
+        self.payloads.insert(
+            tag,
+            Payload {
+                offset_bytes,
+                len_bytes,
+                bytes: Vec::new(),
             },
         );
     }
@@ -128,11 +143,15 @@ impl SlotData {
         if let Some(p) = self.payloads.get(&tag) {
             let start = lpn as u64 * u as u64;
             let lo = start.max(p.offset_bytes);
-            let hi = (start + u as u64).min(p.offset_bytes + p.bytes.len() as u64);
+            let hi = (start + u as u64).min(p.offset_bytes + p.len_bytes);
             if lo < hi {
                 let (a, b) = ((lo - start) as usize, (hi - start) as usize);
                 let src = (lo - p.offset_bytes) as usize;
-                unit[a..b].copy_from_slice(&p.bytes[src..src + (b - a)]);
+                if p.bytes.is_empty() {
+                    unit[a..b].fill(0);
+                } else {
+                    unit[a..b].copy_from_slice(&p.bytes[src..src + (b - a)]);
+                }
             }
         }
         self.staged.insert(lpn, (version, unit));

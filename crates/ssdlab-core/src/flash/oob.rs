@@ -34,6 +34,14 @@ impl Clone for Oob {
 }
 
 impl Oob {
+    /// Bits of memory per physical slot: unit, valid bit, version (with `integrity`).
+    pub fn bits_per_slot(integrity: bool) -> u64 {
+        let o = Oob::new(0, integrity);
+        use crate::prefetch::elem_bytes;
+        let version = if integrity { elem_bytes(&o.version) } else { 0 };
+        8 * (elem_bytes(&o.lpn) + version) + 8 * elem_bytes(&o.valid) / WORD_BITS as u64
+    }
+
     pub fn new(slots: u64, integrity: bool) -> Oob {
         let slots = slots as usize;
         Oob {

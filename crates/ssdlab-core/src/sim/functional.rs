@@ -367,6 +367,11 @@ impl<'a> FunctionalDriver<'a> {
         self.packer.lookup(lpn)
     }
 
+    /// Units the packers hold (not yet programmed).
+    pub fn packed_units(&self) -> u32 {
+        self.packer.main.n as u32 + self.packer.extra.iter().map(|p| p.n as u32).sum::<u32>()
+    }
+
     /// Apply one host request (its meaning: [`Command`]).
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;

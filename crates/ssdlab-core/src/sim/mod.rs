@@ -241,6 +241,9 @@ pub enum RunStatus {
     Serving,
     /// `ssdlab serve`: power was cut; the figures up to the cut.
     PowerCut,
+    /// `ssdlab serve` stopped before the device settled (its drain at the end timed out):
+    /// the figures up to the stop.
+    Stopped,
 }
 
 /// Bad blocks and lifetime events.

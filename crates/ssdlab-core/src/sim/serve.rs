@@ -24,6 +24,15 @@ use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
 /// The name of the served flow in the results.
 pub const FLOW_NAME: &str = "served";
 
+/// The bytes a served write carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteData {
+    /// The request's bytes (its `size_bytes` of them).
+    Bytes(Vec<u8>),
+    /// Zeros (nothing is held for them until their units enter the write buffer).
+    Zeros,
+}
+
 enum Inner<'s> {
     Timed(Box<TimedSim<'s>>),
     Functional(Box<FunctionalDriver<'s>>),
@@ -147,15 +156,16 @@ impl Served<'_> {
     /// Every event of the current instant is handled first: a request arrives after the
     /// events of its instant, as an open-loop arrival does (`schedule_last_at`), so a
     /// trace of the served requests replays in the same order.
-    pub fn submit(&mut self, mut r: HostRequest, payload: Option<Vec<u8>>) -> Result<()> {
+    pub fn submit(&mut self, mut r: HostRequest, payload: Option<WriteData>) -> Result<()> {
         let now = self.now_ns();
         while self.next_event_ns().is_some_and(|t| t <= now) {
             self.step()?;
         }
         r.arrival_ns = now;
-        if let Some(bytes) = payload {
-            if let Some(d) = self.ftl_mut().data_mut() {
-                d.put_payload(r.tag, r.offset_bytes, bytes);
+        if let (Some(data), Some(d)) = (payload, self.ftl_mut().data_mut()) {
+            match data {
+                WriteData::Bytes(bytes) => d.put_payload(r.tag, r.offset_bytes, bytes),
+                WriteData::Zeros => d.put_zeros(r.tag, r.offset_bytes, r.size_bytes),
             }
         }
         match &mut self.inner {
@@ -230,6 +240,11 @@ impl Served<'_> {
         self.ftl_mut().set_journal_truth(units);
     }
 
+    /// The device served.
+    pub fn derived(&self) -> &Derived {
+        self.derived
+    }
+
     /// The mapping unit (requests are split into units of this many bytes).
     pub fn unit_bytes(&self) -> u64 {
         self.derived.geometry.unit_bytes as u64
@@ -238,6 +253,15 @@ impl Served<'_> {
     /// Whether the write buffer is protected against power loss (`ftl.power_loss_protection`).
     pub fn power_loss_protection(&self) -> bool {
         self.config.ftl.power_loss_protection
+    }
+
+    /// Units written and not yet durable (in the write buffer, or in a program not yet
+    /// complete): what a power cut now loses without power-loss protection.
+    pub fn volatile_units(&self) -> u64 {
+        match &self.inner {
+            Inner::Timed(t) => t.buffered_units() as u64,
+            Inner::Functional(d) => d.packed_units() as u64,
+        }
     }
 
     /// Requests submitted and not complete.
@@ -281,6 +305,10 @@ impl Served<'_> {
         match &self.inner {
             Inner::Timed(t) => {
                 let mut o = t.outcome_now();
+                if status == RunStatus::PowerCut {
+                    // Requests in flight never complete: they failed.
+                    o.host = t.counters_at_cut();
+                }
                 let phase = timed_phase(&mut o);
                 (self.results_of(phase, status), o.series)
             }
@@ -289,7 +317,8 @@ impl Served<'_> {
     }
 
     /// Power is cut now: the phase's figures up to here (status `power_cut`; nothing
-    /// settles). The FTL keeps what was durable for [`Simulation::power_on`].
+    /// settles; the requests in flight failed: `host.failed_requests`, in no other count).
+    /// The FTL keeps what was durable for [`Simulation::power_on`].
     pub fn cut(self) -> (Results, Vec<TimeSeriesRow>) {
         self.results_with(RunStatus::PowerCut)
     }

@@ -4,6 +4,7 @@
 
 use crate::common::tiny;
 use ssdlab_core::config::Mode;
+use ssdlab_core::sim::serve::WriteData;
 use ssdlab_core::sim::timed::Completion;
 use ssdlab_core::Simulation;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -72,10 +73,15 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
                     let mut payload = None;
                     let mut expect = Vec::new();
                     match op {
+                        HostOp::Write if rng.below(4) == 0 => {
+                            // Zeros, held as nothing until their units enter the buffer.
+                            model[o..o + s].fill(0);
+                            payload = Some(WriteData::Zeros);
+                        }
                         HostOp::Write => {
                             let bytes: Vec<u8> = (0..s).map(|_| rng.next() as u8).collect();
                             model[o..o + s].copy_from_slice(&bytes);
-                            payload = Some(bytes);
+                            payload = Some(WriteData::Bytes(bytes));
                         }
                         HostOp::Read => expect = model[o..o + s].to_vec(),
                         _ => model[req_off as usize..(req_off + req_size) as usize].fill(0),

@@ -4,16 +4,13 @@
 use std::io::{self, BufReader, IoSlice, Read, Write};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::Instant;
 
 use super::handshake::{self, Outcome};
 use super::listener::{Shared, Stream};
-use super::out::Out;
+use super::out::{Charge, Out};
 use super::proto::*;
 use super::{CmdKind, Command, Event, Replies};
-
-/// A client has this long for each read of the handshake (then no limit: clients idle).
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Rejected requests logged per connection (a misbehaving client could otherwise flood).
 const MAX_LOGGED_REJECTIONS: u32 = 8;
 /// Read data up to this size is copied into the writer's batch buffer; larger data goes
@@ -24,15 +21,21 @@ const BATCH_BYTES: usize = 256 * 1024;
 
 /// What the writer thread receives.
 pub(crate) enum WriterMsg {
-    /// A reply; `device` when it answers a forwarded command (counted against `forwarded`).
+    /// A reply; `device` when it answers a forwarded command (counted against `forwarded`);
+    /// `charge` is released once it is written.
     Reply {
         cookie: u64,
         errno: u32,
         data: Vec<u8>,
         device: bool,
+        charge: Charge,
     },
     /// The rest of a reply the socket took only in part (`out.rs`): the next bytes to write.
-    Raw { bytes: Vec<u8>, device: bool },
+    Raw {
+        bytes: Vec<u8>,
+        device: bool,
+        charge: Charge,
+    },
     /// A reply went out directly: see whether every device reply is written.
     Check,
     /// The reader stopped after forwarding this many commands: close once that many device
@@ -42,20 +45,41 @@ pub(crate) enum WriterMsg {
     Close,
 }
 
-/// Reads from the buffered socket, writes to the raw one (the handshake needs both).
+/// Reads from the buffered socket, writes to the raw one (the handshake needs both), each
+/// no later than `deadline` (the whole handshake's: a client that trickles its bytes gets
+/// no more time than one that sends nothing).
 struct Duplex<'a> {
     r: &'a mut BufReader<Stream>,
     w: &'a mut Stream,
+    deadline: Instant,
+}
+
+impl Duplex<'_> {
+    /// The time left, or `TimedOut` once the deadline has passed.
+    fn left(&self) -> io::Result<std::time::Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            Err(io::ErrorKind::TimedOut.into())
+        } else {
+            Ok(left)
+        }
+    }
 }
 
 impl Read for Duplex<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.r.buffer().is_empty() {
+            let left = self.left()?;
+            self.r.get_ref().set_read_timeout(Some(left))?;
+        }
         self.r.read(buf)
     }
 }
 
 impl Write for Duplex<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.w.set_write_timeout(Some(left))?;
         self.w.write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -72,8 +96,8 @@ pub(crate) fn run(
     rx: Receiver<WriterMsg>,
 ) {
     serve(shared, id, stream, tx, rx);
-    if let Some((s, _)) = shared.conns.lock().unwrap().remove(&id) {
-        s.shutdown();
+    if let Some(s) = shared.conns.lock().unwrap().remove(&id) {
+        s.stream.shutdown();
     }
 }
 
@@ -89,13 +113,14 @@ fn serve(
         Ok(w) => w,
         Err(e) => return log(&format!("cannot clone the socket ({e}), closing")),
     };
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let limits = shared.limits;
     let mut reader = BufReader::with_capacity(128 * 1024, stream);
     let export = &shared.export;
     match handshake::negotiate(
         &mut Duplex {
             r: &mut reader,
             w: &mut write_half,
+            deadline: Instant::now() + limits.handshake_timeout,
         },
         export,
     ) {
@@ -103,12 +128,22 @@ fn serve(
         Ok(Outcome::Ended) => return,
         Err(why) => return log(&why),
     }
-    if let Err(e) = reader.get_ref().set_read_timeout(None) {
+    // Clients may then idle as long as they like (a slot they hold is given to a new
+    // client only when every slot is taken: `Limits::idle_timeout`).
+    let cleared =
+        (reader.get_ref().set_read_timeout(None)).and_then(|_| write_half.set_write_timeout(None));
+    if let Err(e) = cleared {
         return log(&format!(
-            "cannot clear the socket's read timeout ({e}), closing"
+            "cannot clear the socket's timeouts ({e}), closing"
         ));
     }
-    let out = Arc::new(Out::new(&write_half, tx.clone()));
+    let out = Arc::new(Out::new(
+        &write_half,
+        tx.clone(),
+        limits.max_requests,
+        limits.max_bytes,
+    ));
+    shared.in_transmission(id, &out);
     let writer_out = Arc::clone(&out);
     let writer = match std::thread::Builder::new()
         .name(format!("nbd-write-{id}"))
@@ -144,7 +179,26 @@ fn serve(
                 break;
             }
         };
-        match validate(&h, export) {
+        let verdict = validate(&h, export);
+        if verdict == Verdict::Disconnect {
+            break;
+        }
+        // Every reply counts against the connection's bound, a rejection's too; a request
+        // with a payload (a WRITE's data, a READ's reply) holds its length.
+        let charge = Charge {
+            bytes: match verdict {
+                Verdict::Forward {
+                    kind: CmdKind::Read | CmdKind::Write,
+                    ..
+                } => u64::from(h.length),
+                _ => 0,
+            },
+        };
+        if !out.admit(charge) {
+            why = Some("the connection closed while its requests were held, closing".into());
+            break;
+        }
+        match verdict {
             Verdict::Disconnect => break,
             Verdict::Forward { kind, fua, no_hole } => {
                 let data = if kind == CmdKind::Write {
@@ -158,6 +212,7 @@ fn serve(
                     Vec::new()
                 };
                 let cmd = Command {
+                    charge,
                     conn: id,
                     cookie: h.cookie,
                     kind,
@@ -167,6 +222,7 @@ fn serve(
                     no_hole,
                     data,
                 };
+                out.forwarded();
                 if events.send(Event::Command(cmd)).is_err() {
                     why = Some("the device loop is gone, closing".to_string());
                     break;
@@ -212,7 +268,7 @@ fn serve(
                         if rejections == MAX_LOGGED_REJECTIONS { " (further rejections not logged)" } else { "" }
                     ));
                 }
-                out.reply(h.cookie, errno, Vec::new(), false);
+                out.reply(h.cookie, errno, Vec::new(), false, charge);
             }
         }
     }
@@ -291,15 +347,33 @@ fn write_replies(mut stream: Stream, rx: Receiver<WriterMsg>, out: &Out) -> Opti
     let why = write_loop(&mut stream, &rx, out)
         .err()
         .map(|e| format!("write error ({e}), closing"));
-    out.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+    out.close();
     stream.shutdown();
     why
 }
 
-/// `k` queued messages are fully written.
-fn written_out(out: &Out, k: u64) {
-    if k > 0 {
-        out.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= k;
+/// Queued messages fully written since the last call: how many, and the requests and
+/// payload bytes they held.
+#[derive(Default)]
+struct Written {
+    messages: u64,
+    requests: u32,
+    bytes: u64,
+}
+
+impl Written {
+    fn add(&mut self, charge: Charge) {
+        self.messages += 1;
+        self.requests += 1;
+        self.bytes += charge.bytes;
+    }
+}
+
+/// The messages of `w` are fully written: the writer's queue shrinks, their charges go.
+fn written_out(out: &Out, w: Written) {
+    if w.messages > 0 {
+        out.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= w.messages;
+        out.release(w.requests, w.bytes);
     }
 }
 
@@ -323,7 +397,7 @@ fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>, out: &Out) -> io::R
         let Ok(mut msg) = rx.recv() else {
             return Ok(());
         };
-        let mut in_buf = 0u64;
+        let mut in_buf = Written::default();
         loop {
             match msg {
                 WriterMsg::Reply {
@@ -331,9 +405,10 @@ fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>, out: &Out) -> io::R
                     errno,
                     data,
                     device,
+                    charge,
                 } => {
                     buf.extend_from_slice(&reply_header(cookie, errno));
-                    in_buf += 1;
+                    in_buf.add(charge);
                     if data.len() <= SMALL_DATA_BYTES {
                         buf.extend_from_slice(&data);
                         if buf.len() >= BATCH_BYTES {
@@ -350,9 +425,13 @@ fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>, out: &Out) -> io::R
                         written += 1;
                     }
                 }
-                WriterMsg::Raw { bytes, device } => {
+                WriterMsg::Raw {
+                    bytes,
+                    device,
+                    charge,
+                } => {
                     buf.extend_from_slice(&bytes);
-                    in_buf += 1;
+                    in_buf.add(charge);
                     if device {
                         written += 1;
                     }

@@ -6,6 +6,9 @@ use std::io::{self, Read, Write};
 use super::proto::*;
 use super::Export;
 
+/// A client's export name is logged (escaped) up to this many characters.
+const LOGGED_NAME_CHARS: usize = 64;
+
 /// How option haggling ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -99,7 +102,7 @@ pub(crate) fn negotiate<S: Read + Write>(
                 if !name_matches(&data, export) {
                     return Err(format!(
                         "NBD_OPT_EXPORT_NAME for unknown export '{}', closing",
-                        String::from_utf8_lossy(&data)
+                        super::escape(&data, LOGGED_NAME_CHARS)
                     ));
                 }
                 out.extend_from_slice(&export.size_bytes.to_be_bytes());
@@ -169,7 +172,7 @@ fn info_reply(out: &mut Vec<u8>, option: u32, data: &[u8], export: &Export) -> b
     if !name_matches(&req.name, export) {
         let msg = format!(
             "unknown export '{}'; this server exports '{}' (or use the default name '')",
-            String::from_utf8_lossy(&req.name),
+            super::escape(&req.name, LOGGED_NAME_CHARS),
             export.name
         );
         option_reply(out, option, NBD_REP_ERR_UNKNOWN, msg.as_bytes());

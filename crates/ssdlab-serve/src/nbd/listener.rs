@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::conn::{self, WriterMsg};
-use super::{Event, Export, ListenOptions};
+use super::out::Out;
+use super::{Event, Export, Limits, ListenOptions};
 
 /// A connected client socket (Unix or TCP).
 pub(crate) enum Stream {
@@ -39,6 +40,13 @@ impl Stream {
         match self {
             Stream::Unix(s) => s.set_read_timeout(t),
             Stream::Tcp(s) => s.set_read_timeout(t),
+        }
+    }
+
+    pub(crate) fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_write_timeout(t),
+            Stream::Tcp(s) => s.set_write_timeout(t),
         }
     }
 }
@@ -86,9 +94,59 @@ pub(crate) struct Shared {
     pub(crate) stopping: AtomicBool,
     next_conn: AtomicU32,
     max_connections: u32,
-    /// Open connections: a handle on the socket and on the writer channel, to close them.
-    pub(crate) conns: Mutex<HashMap<u32, (Stream, Sender<WriterMsg>)>>,
+    pub(crate) limits: Limits,
+    /// Open connections, to close them.
+    pub(crate) conns: Mutex<HashMap<u32, Slot>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// An open connection: a handle on its socket and on its writer channel, and once in
+/// transmission its reply path (how long it has been idle).
+pub(crate) struct Slot {
+    pub(crate) stream: Stream,
+    pub(crate) tx: Sender<WriterMsg>,
+    out: Option<Arc<Out>>,
+}
+
+impl Slot {
+    fn close(&self) {
+        self.stream.shutdown();
+        let _ = self.tx.send(WriterMsg::Close);
+    }
+}
+
+impl Shared {
+    /// Connection `id` entered the transmission phase.
+    pub(crate) fn in_transmission(&self, id: u32, out: &Arc<Out>) {
+        if let Some(s) = self.conns.lock().unwrap().get_mut(&id) {
+            s.out = Some(Arc::clone(out));
+        }
+    }
+}
+
+/// With every slot taken: close the connection idle longest if it has been idle
+/// `idle_timeout`, logged; true if one was closed.
+fn evict_idle(conns: &mut HashMap<u32, Slot>, limits: &Limits) -> bool {
+    let Some(limit) = limits.idle_timeout else {
+        return false;
+    };
+    let now = std::time::Instant::now();
+    let idlest = conns
+        .iter()
+        .filter_map(|(&id, s)| Some((s.out.as_ref()?.idle_for(now)?, id)))
+        .filter(|&(idle, _)| idle >= limit)
+        .max();
+    let Some((idle, id)) = idlest else {
+        return false;
+    };
+    if let Some(s) = conns.remove(&id) {
+        eprintln!(
+            "serve: connection {id}: idle for {:.1} s with every connection slot taken: closed to make room for a new client",
+            idle.as_secs_f64()
+        );
+        s.close();
+    }
+    true
 }
 
 /// A running server. Dropping it (or [`Server::shutdown`]) stops accepting, removes the
@@ -138,6 +196,7 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
         stopping: AtomicBool::new(false),
         next_conn: AtomicU32::new(0),
         max_connections: opts.max_connections,
+        limits: opts.limits,
         conns: Mutex::new(HashMap::new()),
         threads: Mutex::new(Vec::new()),
     });
@@ -235,7 +294,7 @@ fn accept(shared: &Arc<Shared>, stream: Stream) {
     let mut threads = shared.threads.lock().unwrap();
     threads.retain(|t| !t.is_finished());
     let mut conns = shared.conns.lock().unwrap();
-    if conns.len() >= shared.max_connections as usize {
+    if conns.len() >= shared.max_connections as usize && !evict_idle(&mut conns, &shared.limits) {
         eprintln!(
             "serve: refused a connection: {} connections open already (max_connections), closing",
             conns.len()
@@ -252,7 +311,14 @@ fn accept(shared: &Arc<Shared>, stream: Stream) {
             return;
         }
     };
-    conns.insert(id, (handle, tx.clone()));
+    conns.insert(
+        id,
+        Slot {
+            stream: handle,
+            tx: tx.clone(),
+            out: None,
+        },
+    );
     drop(conns);
     let shared2 = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
@@ -262,8 +328,8 @@ fn accept(shared: &Arc<Shared>, stream: Stream) {
         Ok(t) => threads.push(t),
         Err(e) => {
             eprintln!("serve: connection {id}: cannot start its thread ({e}), closing");
-            if let Some((s, _)) = shared.conns.lock().unwrap().remove(&id) {
-                s.shutdown();
+            if let Some(s) = shared.conns.lock().unwrap().remove(&id) {
+                s.stream.shutdown();
             }
         }
     }
@@ -316,9 +382,8 @@ impl Server {
         if let Some(path) = &self.socket_path {
             let _ = std::fs::remove_file(path);
         }
-        for (stream, tx) in self.shared.conns.lock().unwrap().values() {
-            stream.shutdown();
-            let _ = tx.send(WriterMsg::Close);
+        for s in self.shared.conns.lock().unwrap().values() {
+            s.close();
         }
         let threads = std::mem::take(&mut *self.shared.threads.lock().unwrap());
         for t in threads {

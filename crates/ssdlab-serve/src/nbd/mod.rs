@@ -20,6 +20,14 @@
 //! and a writer fed by a channel, so a client that does not read its replies never blocks
 //! the device loop or the other clients.
 //!
+//! Limits ([`Limits`]): a connection holds at most `max_requests` requests and
+//! `max_bytes` of their payloads from the moment its reader takes them until their replies
+//! are on the socket (the reader stops reading the socket at the bound, so a client that
+//! never reads its replies holds no more); the handshake must end within
+//! `handshake_timeout`, in total; with every connection slot taken, a new client takes the
+//! place of the connection idle longest, if it has been idle `idle_timeout` (nothing at the
+//! device, no request, no reply written).
+//!
 //! What the device loop sees, per connection that reaches the transmission phase:
 //! `Connected` (once, before its first command), `Command`s, and `Disconnected` (once, after
 //! the last command it forwarded and after the replies to all of them were written or could
@@ -30,7 +38,8 @@
 //!
 //! Bad clients are logged with one `eprintln!` line naming the connection and why
 //! (`serve: connection 3: bad request magic 0x12345678, closing`) and never affect the
-//! other connections.
+//! other connections. What a client sent is logged escaped ([`escape`]): no control
+//! character, no line of its own.
 
 mod conn;
 mod handshake;
@@ -40,8 +49,10 @@ pub mod proto;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub use listener::{listen, Server};
+pub use out::Charge;
 
 /// The one export the server offers: the simulated SSD.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,6 +131,8 @@ pub enum CmdKind {
 /// (TRIM and WRITE_ZEROES may be longer: they carry no payload).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
+    /// What the command holds on its connection until answered (its reply releases it).
+    charge: Charge,
     /// Connection id (as in [`Event::Connected`]).
     pub conn: u32,
     /// The client's opaque cookie (handle); pass it back to [`Replies`].
@@ -134,6 +147,23 @@ pub struct Command {
     pub no_hole: bool,
     /// Write payload (`length_bytes` bytes); empty for other kinds.
     pub data: Vec<u8>,
+}
+
+impl Command {
+    /// Where its reply goes ([`Replies`]): keep it to answer the command.
+    pub fn ticket(&self) -> Ticket {
+        Ticket {
+            cookie: self.cookie,
+            charge: self.charge,
+        }
+    }
+}
+
+/// A forwarded command's cookie and what it holds on its connection: a reply hands it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    pub cookie: u64,
+    charge: Charge,
 }
 
 /// What the device loop receives.
@@ -168,21 +198,73 @@ impl Replies {
     /// Success. `data` is the read data (exactly the command's `length_bytes`) for a Read,
     /// empty for everything else. Copies `data`; see [`Replies::ok_vec`] to hand over a
     /// buffer instead.
-    pub fn ok(&self, cookie: u64, data: &[u8]) {
-        self.ok_vec(cookie, data.to_vec());
+    pub fn ok(&self, t: Ticket, data: &[u8]) {
+        self.ok_vec(t, data.to_vec());
     }
 
     /// Success, handing over the read data buffer (no copy).
-    pub fn ok_vec(&self, cookie: u64, data: Vec<u8>) {
-        self.out.reply(cookie, 0, data, true);
+    pub fn ok_vec(&self, t: Ticket, data: Vec<u8>) {
+        self.out.reply(t.cookie, 0, data, true, t.charge);
     }
 
     /// Failure with an NBD error value (`proto::NBD_E*`, e.g. [`proto::NBD_EIO`]); no data
     /// is sent. An `errno` of 0 is sent as `NBD_EIO` (0 would mean success).
-    pub fn error(&self, cookie: u64, errno: u32) {
+    pub fn error(&self, t: Ticket, errno: u32) {
         let errno = if errno == 0 { proto::NBD_EIO } else { errno };
-        self.out.reply(cookie, errno, Vec::new(), true);
+        self.out.reply(t.cookie, errno, Vec::new(), true, t.charge);
     }
+
+    /// Requests the connection holds now and their payload bytes (read, not yet answered
+    /// on the socket).
+    pub fn held(&self) -> (u32, u64) {
+        self.out.held()
+    }
+}
+
+/// What a connection may hold and how long a client may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Requests a connection holds (read, reply not yet on the socket); at this many its
+    /// reader stops reading the socket. qemu-nbd serves 16 at a time.
+    pub max_requests: u32,
+    /// Payload bytes those requests hold (a READ's length, a WRITE's data); a request
+    /// alone is always taken, so at least one of the largest size fits.
+    pub max_bytes: u64,
+    /// The whole handshake (greeting to the transmission phase) must end within this.
+    pub handshake_timeout: Duration,
+    /// With every connection slot taken, a new client takes the place of the connection
+    /// idle longest if it has been idle this long (`None`: never).
+    pub idle_timeout: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_requests: 128,
+            max_bytes: 64 << 20,
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// `raw` (bytes a client sent) fit for one log line: printable ASCII as is, everything
+/// else escaped (`\n`, `\x1b`, `\u{…}`), at most `max_chars` characters (`…` after).
+pub fn escape(raw: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == max_chars {
+            out.push('…');
+            break;
+        }
+        if c == ' ' || c.is_ascii_graphic() {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    out
 }
 
 /// Where to listen; at least one of `socket` and `tcp`.
@@ -192,6 +274,8 @@ pub struct ListenOptions {
     pub socket: Option<PathBuf>,
     /// TCP address (port 0 picks a free port; see [`Server::tcp_addr`]).
     pub tcp: Option<SocketAddr>,
-    /// Simultaneous connections; more are accepted and closed at once (logged).
+    /// Simultaneous connections; more are accepted and closed at once (logged), unless an
+    /// idle one gives its place ([`Limits::idle_timeout`]).
     pub max_connections: u32,
+    pub limits: Limits,
 }

@@ -1,22 +1,35 @@
-//! A connection's reply path. A reply goes straight to the socket from the thread that
-//! makes it (the device loop), without blocking, when nothing is queued before it; what
-//! the socket does not take at once — and every reply behind it — goes through the
-//! connection's writer thread, in order. So a client that reads its replies costs no
-//! thread switch per reply, and one that does not never blocks the device loop.
+//! A connection's reply path, and what the connection holds. A reply goes straight to the
+//! socket from the thread that makes it (the device loop), without blocking, when nothing
+//! is queued before it; what the socket does not take at once — and every reply behind it —
+//! goes through the connection's writer thread, in order. So a client that reads its
+//! replies costs no thread switch per reply, and one that does not never blocks the device
+//! loop.
 //!
 //! Replies never interleave: a direct send happens only while the writer has nothing
 //! queued (`queued == 0`, under the lock), and the writer counts a message as written only
 //! once all of its bytes are out.
+//!
+//! What a connection holds is bounded ([`super::Limits`]): every request the reader takes
+//! is charged (one request, and its payload bytes: a READ's length, a WRITE's data) until
+//! its reply is entirely on the socket; the reader waits ([`Out::admit`]) while the
+//! connection is at its bound, so it stops reading the socket, and a client that sends
+//! without reading its replies holds at most the bound, whatever it sends.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::conn::WriterMsg;
 use super::proto::reply_header;
 
-#[derive(Default)]
+/// What a request holds until its reply is written: one request and `bytes` of payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Charge {
+    pub bytes: u64,
+}
+
 pub(crate) struct OutState {
     /// Messages handed to the writer and not yet fully written.
     pub queued: u64,
@@ -27,28 +40,140 @@ pub(crate) struct OutState {
     pub expecting: bool,
     /// The writer is gone: replies go nowhere.
     pub closed: bool,
+    /// Requests taken and not yet answered on the socket, and their payload bytes.
+    pub held_requests: u32,
+    pub held_bytes: u64,
+    /// Commands forwarded to the device and not yet answered by it.
+    pub at_device: u64,
+    /// The last request forwarded or reply written (idle connections: [`Out::idle_for`]).
+    pub last_active: Instant,
+    /// The reader waits for room (a release must wake it; otherwise no wake-up is paid).
+    pub reader_waiting: bool,
 }
 
 pub(crate) struct Out {
     pub state: Mutex<OutState>,
+    /// Signalled when a charge is released or the connection closes.
+    room: Condvar,
     fd: RawFd,
     tx: Sender<WriterMsg>,
+    max_requests: u32,
+    max_bytes: u64,
 }
 
 impl Out {
     /// The reply path of a connection whose socket is `fd` (kept open by the writer's
-    /// stream for as long as the writer runs) and whose writer listens on `tx`.
-    pub fn new(stream: &impl AsRawFd, tx: Sender<WriterMsg>) -> Out {
+    /// stream for as long as the writer runs) and whose writer listens on `tx`, holding at
+    /// most `max_requests` requests and `max_bytes` of payload.
+    pub fn new(
+        stream: &impl AsRawFd,
+        tx: Sender<WriterMsg>,
+        max_requests: u32,
+        max_bytes: u64,
+    ) -> Out {
         Out {
-            state: Mutex::new(OutState::default()),
+            state: Mutex::new(OutState {
+                queued: 0,
+                direct_device_replies: 0,
+                expecting: false,
+                closed: false,
+                held_requests: 0,
+                held_bytes: 0,
+                at_device: 0,
+                last_active: Instant::now(),
+                reader_waiting: false,
+            }),
+            room: Condvar::new(),
             fd: stream.as_raw_fd(),
             tx,
+            max_requests: max_requests.max(1),
+            max_bytes,
         }
     }
 
-    /// Send a reply (`device`: it answers a forwarded command).
-    pub fn reply(&self, cookie: u64, errno: u32, data: Vec<u8>, device: bool) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take a request of `charge` (the reader, before it reads the payload or forwards it):
+    /// waits while the connection holds its most requests or bytes (a request alone is
+    /// always taken). False once the connection is closed.
+    pub fn admit(&self, charge: Charge) -> bool {
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return false;
+            }
+            let room = st.held_requests == 0
+                || (st.held_requests < self.max_requests
+                    && st.held_bytes + charge.bytes <= self.max_bytes);
+            if room {
+                st.held_requests += 1;
+                st.held_bytes += charge.bytes;
+                return true;
+            }
+            // Woken by a release or the close; the timeout only guards against a missed one.
+            st.reader_waiting = true;
+            st = self
+                .room
+                .wait_timeout(st, Duration::from_millis(200))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            st.reader_waiting = false;
+        }
+    }
+
+    /// A command went to the device.
+    pub fn forwarded(&self) {
+        let mut st = self.lock();
+        st.at_device += 1;
+        st.last_active = Instant::now();
+    }
+
+    /// Replies of total `charge` over `n` requests are on the socket.
+    pub fn release(&self, n: u32, charge_bytes: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut st = self.lock();
+        self.release_locked(&mut st, n, charge_bytes);
+    }
+
+    /// Release under the lock; wakes the reader if it waits for room.
+    fn release_locked(&self, st: &mut OutState, n: u32, charge_bytes: u64) {
+        st.held_requests = st.held_requests.saturating_sub(n);
+        st.held_bytes = st.held_bytes.saturating_sub(charge_bytes);
+        st.last_active = Instant::now();
+        if st.reader_waiting {
+            self.room.notify_all();
+        }
+    }
+
+    /// The writer is gone: nothing more is written, a waiting reader wakes.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.room.notify_all();
+    }
+
+    /// How long the connection has been idle: nothing at the device, no request forwarded
+    /// and no reply written for that long (`None` while a command is at the device).
+    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
+        let st = self.lock();
+        (st.at_device == 0).then(|| now.saturating_duration_since(st.last_active))
+    }
+
+    /// Requests and payload bytes held now.
+    pub fn held(&self) -> (u32, u64) {
+        let st = self.lock();
+        (st.held_requests, st.held_bytes)
+    }
+
+    /// Send a reply (`device`: it answers a forwarded command) for a request of `charge`.
+    pub fn reply(&self, cookie: u64, errno: u32, data: Vec<u8>, device: bool, charge: Charge) {
+        let mut st = self.lock();
+        if device {
+            st.at_device = st.at_device.saturating_sub(1);
+        }
         if st.closed {
             return;
         }
@@ -62,6 +187,7 @@ impl Out {
                             let _ = self.tx.send(WriterMsg::Check);
                         }
                     }
+                    self.release_locked(&mut st, 1, charge.bytes);
                     return;
                 }
                 Ok(n) => {
@@ -77,6 +203,7 @@ impl Out {
                     let _ = self.tx.send(WriterMsg::Raw {
                         bytes: rest,
                         device,
+                        charge,
                     });
                     return;
                 }
@@ -90,6 +217,7 @@ impl Out {
             errno,
             data,
             device,
+            charge,
         });
     }
 }

@@ -170,6 +170,11 @@ impl Clone for MappingTable {
 }
 
 impl MappingTable {
+    /// Bytes of memory per logical unit.
+    pub fn bytes_per_unit() -> u64 {
+        crate::prefetch::elem_bytes(&MappingTable::new(0).l2p)
+    }
+
     pub fn new(logical_units: u32) -> MappingTable {
         MappingTable {
             l2p: crate::prefetch::large_vec(logical_units as usize, crate::flash::NONE),

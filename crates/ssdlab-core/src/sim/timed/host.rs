@@ -34,8 +34,10 @@ pub(super) struct Completed {
     pub reads: u64,
     pub writes: u64,
     pub flushes: u64,
+    pub trims: u64,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    pub trim_bytes: u64,
     pub write_units: u64,
 }
 
@@ -52,6 +54,10 @@ impl Completed {
                 self.write_units += r.span.count as u64;
             }
             HostOp::Flush => self.flushes += 1,
+            HostOp::Trim => {
+                self.trims += 1;
+                self.trim_bytes += r.bytes;
+            }
             _ => {}
         }
     }
@@ -305,6 +311,18 @@ impl HostFrontEnd {
     /// A request from outside the workload (a server's client) on flow 0, now.
     pub fn submit_external(&mut self, r: HostRequest, cx: &mut Cx) -> Result<()> {
         self.submit(0, r, cx)
+    }
+
+    /// The host counters if power were cut now (`ssdlab serve`): a request counts as read,
+    /// written, trimmed or flushed only if it completed; those in flight (submitted, not
+    /// completed) failed and count in `failed_requests` only.
+    pub fn counters_at_cut(&self) -> HostCounters {
+        let (mut c, d) = (self.counters, &self.completed);
+        (c.reads, c.writes, c.trims, c.flushes) = (d.reads, d.writes, d.trims, d.flushes);
+        (c.read_bytes, c.write_bytes, c.trim_bytes) = (d.read_bytes, d.write_bytes, d.trim_bytes);
+        c.write_units = d.write_units;
+        c.failed_requests += self.flows.iter().map(|f| f.in_flight as u64).sum::<u64>();
+        c
     }
 
     /// The statistics so far, as [`HostFrontEnd::finish`] gives them at the end (without

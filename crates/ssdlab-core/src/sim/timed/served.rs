@@ -5,6 +5,7 @@
 use super::{Completion, Cx, TimedOutcome, TimedSim};
 use crate::error::Result;
 use crate::ftl::Ftl;
+use crate::stats::HostCounters;
 use ssdlab_workload::HostRequest;
 
 impl TimedSim<'_> {
@@ -78,6 +79,16 @@ impl TimedSim<'_> {
     /// Version of `lpn` the write buffer holds (waiting or in flight), if any.
     pub fn buffered(&self, lpn: u32) -> Option<u32> {
         self.front.buffered(lpn)
+    }
+
+    /// Units the write buffer holds (waiting for a page, or in a program not complete).
+    pub fn buffered_units(&self) -> u32 {
+        self.front.buffer_units()
+    }
+
+    /// The host counters if power were cut now: the requests in flight failed.
+    pub fn counters_at_cut(&self) -> HostCounters {
+        self.front.counters_at_cut()
     }
 
     /// The phase's figures so far (the phase goes on; no settling).
