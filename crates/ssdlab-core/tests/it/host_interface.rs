@@ -303,6 +303,16 @@ fn bad_host_interface_settings_name_their_key() {
             &|h| h.max_data_transfer_bytes = 512,
             "device.host_interface.max_data_transfer_bytes",
         ),
+        // NVMe's MDTS is 2^n memory pages: 5000 and 6144 would split 128 KiB reads into
+        // parts that are not unit-aligned.
+        (
+            &|h| h.max_data_transfer_bytes = 5000,
+            "device.host_interface.max_data_transfer_bytes: 5000: NVMe's MDTS is a power of two times the 4 KiB memory page",
+        ),
+        (
+            &|h| h.max_data_transfer_bytes = 6144,
+            "device.host_interface.max_data_transfer_bytes: 6144:",
+        ),
         (
             &|h| h.arbitration = ArbitrationConfig::RoundRobin(round_robin::Params { burst: 3 }),
             "device.host_interface.arbitration.burst",
