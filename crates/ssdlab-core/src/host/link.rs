@@ -15,8 +15,63 @@
 //! (acknowledgements, flow-control updates: a few percent of the wire), flow-control
 //! credit stalls, the link's propagation delay.
 
+use ssdlab_workload::HostOp;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// The data a command of `op` for `size_bytes` moves between host and memory of the
+/// device: host → device (writes, zone appends), device → host (reads). The one place
+/// every driver and the link learn a command's payload from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Payload {
+    pub down_bytes: u64,
+    pub up_bytes: u64,
+}
+
+impl Payload {
+    #[inline]
+    pub fn of(op: HostOp, size_bytes: u64) -> Payload {
+        match op {
+            HostOp::Write | HostOp::ZoneAppend => Payload {
+                down_bytes: size_bytes,
+                up_bytes: 0,
+            },
+            HostOp::Read => Payload {
+                down_bytes: 0,
+                up_bytes: size_bytes,
+            },
+            _ => Payload::default(),
+        }
+    }
+
+    /// Both directions' bytes.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.down_bytes + self.up_bytes
+    }
+}
+
+/// The host data path without a modelled link (`device.host_transfer_mb_per_s`): one
+/// transfer at a time in request order, both directions sharing it (a first-come,
+/// first-served server), so no run moves more than its rate.
+#[derive(Clone, Debug, Default)]
+pub struct HostPath {
+    /// When the transfer last started ends.
+    free_at_ns: u64,
+    /// Time with a transfer in progress.
+    pub busy_ns: u64,
+}
+
+impl HostPath {
+    /// A transfer taking `ns` that can start at `now_ns`: when it ends.
+    #[inline]
+    pub fn reserve(&mut self, now_ns: u64, ns: u64) -> u64 {
+        let end = self.free_at_ns.max(now_ns) + ns;
+        self.free_at_ns = end;
+        self.busy_ns += ns;
+        end
+    }
+}
 
 /// Host → device (doorbells, submission entries, write data) and device → host (read
 /// data, completion entries, interrupts, memory-read requests).

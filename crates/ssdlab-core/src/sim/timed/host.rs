@@ -17,7 +17,9 @@ use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
 use crate::host::command::{self, Command};
+use crate::host::link::{HostPath, Payload};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
+use crate::sim::audit::Completed;
 use crate::stats::{HostCounters, Latency, LatencyRecorder};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, Workload};
@@ -28,32 +30,25 @@ use std::collections::VecDeque;
 /// instead of queueing behind GC and reads.
 const HOST_PROGRAMS_PER_PLANE: u32 = 2;
 
-/// Requests completed, by operation.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Completed {
-    pub reads: u64,
-    pub writes: u64,
-    pub flushes: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub write_units: u64,
-}
-
-impl Completed {
-    fn count(&mut self, r: &Request) {
-        match r.op {
-            HostOp::Read => {
-                self.reads += 1;
-                self.read_bytes += r.bytes;
-            }
-            HostOp::Write | HostOp::ZoneAppend => {
-                self.writes += 1;
-                self.write_bytes += r.bytes;
-                self.write_units += r.span.count as u64;
-            }
-            HostOp::Flush => self.flushes += 1,
-            _ => {}
+/// Count request `r`, completed to the host, in `c`.
+fn count_completed(c: &mut Completed, r: &Request) {
+    if r.error.is_some() {
+        c.failed += 1;
+        return;
+    }
+    match r.op {
+        HostOp::Read => {
+            c.reads += 1;
+            c.read_bytes += r.bytes;
         }
+        HostOp::Write | HostOp::ZoneAppend => {
+            c.writes += 1;
+            c.write_bytes += r.bytes;
+            c.write_units += r.span.count as u64;
+        }
+        HostOp::Flush => c.flushes += 1,
+        HostOp::Trim => c.trims += 1,
+        _ => c.zone_commands += 1,
     }
 }
 
@@ -101,6 +96,11 @@ pub(super) struct HostFrontEnd {
     journal_latency: hdrhistogram::Histogram<u64>,
     /// `[device.host_interface]`: submission queues, arbitration, the PCIe link.
     iface: Option<HostInterface>,
+    /// Without a host interface: the host data path every request's data crosses
+    /// (`device.host_transfer_mb_per_s`).
+    host_path: HostPath,
+    /// The shortest time from dispatch to data of a read served by NAND (audit).
+    pub nand_read_min_ns: u64,
 }
 
 impl HostFrontEnd {
@@ -141,6 +141,8 @@ impl HostFrontEnd {
             .map(|h| HostInterface::new(h, n));
         HostFrontEnd {
             iface,
+            host_path: HostPath::default(),
+            nand_read_min_ns: u64::MAX,
             reqs: RequestTable::default(),
             flows,
             sources,
@@ -283,6 +285,15 @@ impl HostFrontEnd {
     /// Time of the last completion so far.
     pub fn last_completion_ns(&self) -> u64 {
         self.last_completion_ns
+    }
+
+    /// Time the data path carried data: the link's directions (down, up) with a host
+    /// interface, else the host transfer path's (in both).
+    pub fn data_path_busy_ns(&self) -> [u64; 2] {
+        match &self.iface {
+            Some(i) => i.busy_ns(),
+            None => [self.host_path.busy_ns; 2],
+        }
     }
 
     /// Keep completions for [`HostFrontEnd::drain_completions`] (a server replies to them).
@@ -590,30 +601,58 @@ impl HostFrontEnd {
         }
         match r.op {
             HostOp::Write => self.admit_write(id, cx),
-            _ => self.complete(id, cx),
+            _ => {
+                if r.op == HostOp::Read {
+                    self.nand_read_min_ns = self.nand_read_min_ns.min(cx.now() - r.submit_ns);
+                }
+                self.complete(id, cx)
+            }
         }
     }
 
-    /// The device is done with request `id`: it completes (or its completion crosses the
-    /// host interface).
+    /// The device is done with request `id`: its data crosses the host data path, then
+    /// it completes (or its completion crosses the host interface, whose link carries
+    /// the data).
     pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
+        if self.iface.is_none() && self.transfer(id, cx) {
+            return Ok(());
+        }
         let r = self.reqs.remove(id);
         match self.iface.as_mut() {
             None => self.host_completed(r, cx),
             Some(i) => {
-                i.device_done(r.cmd, cx);
+                i.device_done(r.cmd, r.error, cx);
                 Ok(())
             }
         }
+    }
+
+    /// Without a host interface, request `id`'s data (if any) crosses the host data path
+    /// once the device is done with it: true when it completes later, at the transfer's
+    /// end (`device.host_transfer_mb_per_s`, one transfer at a time).
+    fn transfer(&mut self, id: u32, cx: &mut Cx) -> bool {
+        let r = self.reqs.get_mut(id);
+        if r.stage == Stage::Transferring || r.error.is_some() {
+            return false;
+        }
+        let bytes = Payload::of(r.op, r.bytes).bytes();
+        if bytes == 0 {
+            return false;
+        }
+        r.stage = Stage::Transferring;
+        let ns = cx.ftl.timing.host_transfer_ns(bytes);
+        let end = self.host_path.reserve(cx.now(), ns);
+        cx.q.schedule_at(end, Event::Complete { req: id });
+        true
     }
 
     /// The host sees request `r` complete: its latency, the flow's next request.
     fn host_completed(&mut self, r: Request, cx: &mut Cx) -> Result<()> {
         let now = cx.now();
         let latency = now - r.submit_ns;
+        count_completed(&mut self.completed, &r);
         if r.error.is_none() {
             // A failed request is counted as failed only (`HostCounters::failed_requests`).
-            self.completed.count(&r);
             self.latency.record(r.op, latency);
             if !self.per_flow.is_empty() {
                 // One flow: its latencies are the host's (copied in `finish`).
@@ -692,9 +731,10 @@ impl HostFrontEnd {
                 let span = self.splitter.split(&r)?;
                 self.dispatch(f as usize, r, span, id, cx)
             }
-            Action::Completed(f, r, submit_ns) => {
+            Action::Completed(f, r, submit_ns, error) => {
                 let span = self.splitter.split(&r)?;
-                let req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                req.error = error;
                 self.host_completed(req, cx)
             }
         }
