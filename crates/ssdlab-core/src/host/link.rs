@@ -58,8 +58,8 @@ impl Payload {
 pub struct HostPath {
     /// When the transfer last started ends.
     free_at_ns: u64,
-    /// Time with a transfer in progress.
-    pub busy_ns: u64,
+    /// Time of the transfers started (up to their ends).
+    busy_ns: u64,
 }
 
 impl HostPath {
@@ -70,6 +70,14 @@ impl HostPath {
         self.free_at_ns = end;
         self.busy_ns += ns;
         end
+    }
+
+    /// Time with a transfer in progress up to `now_ns`, no earlier than the last
+    /// reservation (a transfer still running counts its part so far: the path is busy
+    /// without a break from `now_ns` to its last transfer's end).
+    pub fn busy_ns_at(&self, now_ns: u64) -> u64 {
+        self.busy_ns
+            .saturating_sub(self.free_at_ns.saturating_sub(now_ns))
     }
 }
 
@@ -209,6 +217,48 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command's data, by direction: writes and zone appends down, reads up, the
+    /// others none (a zone append once crossed the link without its data).
+    #[test]
+    fn payload_of_each_command() {
+        let p = |op| Payload::of(op, 65_536);
+        assert_eq!(
+            p(HostOp::Write),
+            Payload {
+                down_bytes: 65_536,
+                up_bytes: 0
+            }
+        );
+        assert_eq!(p(HostOp::ZoneAppend), p(HostOp::Write));
+        assert_eq!(
+            p(HostOp::Read),
+            Payload {
+                down_bytes: 0,
+                up_bytes: 65_536
+            }
+        );
+        for op in [
+            HostOp::Trim,
+            HostOp::Flush,
+            HostOp::ZoneReset,
+            HostOp::ZoneReport,
+        ] {
+            assert_eq!(p(op).bytes(), 0, "{op:?}");
+        }
+    }
+
+    /// The host data path serves one transfer at a time in request order; its busy time
+    /// up to a moment counts a running transfer's part so far.
+    #[test]
+    fn the_host_path_serves_one_transfer_at_a_time() {
+        let mut h = HostPath::default();
+        assert_eq!(h.reserve(100, 50), 150);
+        assert_eq!(h.reserve(120, 50), 200, "waits for the first");
+        assert_eq!(h.reserve(500, 10), 510, "idle path: at once");
+        assert_eq!(h.busy_ns_at(510), 110);
+        assert_eq!(h.busy_ns_at(505), 105);
+    }
 
     /// PCIe 3.0 x4 carries 4 · 64/65 bytes per ns: 128 KiB of payload in 256-byte TLPs with
     /// 26 bytes each is 144,384 wire bytes, 36,660 ns (⌈144384 · 65 / 256⌉), 3.575 GB/s.

@@ -287,12 +287,12 @@ impl HostFrontEnd {
         self.last_completion_ns
     }
 
-    /// Time the data path carried data: the link's directions (down, up) with a host
-    /// interface, else the host transfer path's (in both).
-    pub fn data_path_busy_ns(&self) -> [u64; 2] {
+    /// Time the data path carried data up to `now_ns`: the link's directions (down, up)
+    /// with a host interface, else the host transfer path's (in both).
+    pub fn data_path_busy_ns(&self, now_ns: u64) -> [u64; 2] {
         match &self.iface {
             Some(i) => i.busy_ns(),
-            None => [self.host_path.busy_ns; 2],
+            None => [self.host_path.busy_ns_at(now_ns); 2],
         }
     }
 

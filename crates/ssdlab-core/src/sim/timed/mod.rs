@@ -419,7 +419,7 @@ impl<'a> TimedSim<'a> {
             end_ns: self.q.now_ns(),
             series_closed: series_closed && self.series_interval_ns > 0,
             nand_read_min_ns: self.front.nand_read_min_ns,
-            data_path_busy_ns: self.front.data_path_busy_ns(),
+            data_path_busy_ns: self.front.data_path_busy_ns(self.q.now_ns()),
             channel_free_at_ns: self.dies.channels.free_at_ns().to_vec(),
         }
     }
