@@ -52,8 +52,9 @@ impl Payload {
 }
 
 /// The host data path without a modelled link (`device.host_transfer_mb_per_s`): one
-/// transfer at a time in request order, both directions sharing it (a first-come,
-/// first-served server), so no run moves more than its rate.
+/// transfer at a time in the order they are asked for (a transfer asked for ahead of
+/// its start, a buffer access away, keeps its place), both directions sharing it, so no
+/// run moves more than its rate.
 #[derive(Clone, Debug, Default)]
 pub struct HostPath {
     /// When the transfer last started ends.
@@ -72,9 +73,10 @@ impl HostPath {
         end
     }
 
-    /// Time with a transfer in progress up to `now_ns`, no earlier than the last
-    /// reservation (a transfer still running counts its part so far: the path is busy
-    /// without a break from `now_ns` to its last transfer's end).
+    /// Time with a transfer in progress up to `now_ns`, reservations made by then: exact
+    /// once every transfer reserved has ended, a lower bound while some are pending (a
+    /// running transfer counts its part so far, or less when the path waits for a
+    /// transfer's start).
     pub fn busy_ns_at(&self, now_ns: u64) -> u64 {
         self.busy_ns
             .saturating_sub(self.free_at_ns.saturating_sub(now_ns))

@@ -136,9 +136,6 @@ pub enum Stage {
     AwaitingDrain,
     /// Done with the device, completion scheduled.
     Completing,
-    /// Done with the device, its data crossing the host data path (no host interface);
-    /// it completes when the transfer ends.
-    Transferring,
 }
 
 #[derive(Clone, Copy, Debug)]

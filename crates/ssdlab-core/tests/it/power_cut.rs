@@ -379,7 +379,7 @@ proptest! {
 #[test]
 fn a_flushed_version_survives_an_in_flight_rewrite_only_with_the_hold() {
     const SEED: u64 = 1553394775403180569;
-    const CUT_EVENTS: u64 = 244;
+    const CUT_EVENTS: u64 = 160;
     let c = timed_config();
     let d = c.validate().unwrap();
     let mut ftl = Ftl::new(&c, &d).unwrap();

@@ -577,8 +577,28 @@ impl HostFrontEnd {
     }
 
     fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {
-        self.reqs.get_mut(id).stage = Stage::Completing;
-        let at = cx.now() + self.buffer_access_ns;
+        let ready = cx.now() + self.buffer_access_ns;
+        self.complete_at(id, ready, cx);
+    }
+
+    /// Request `id` is done with the device at `ready_ns`; without a host interface its
+    /// data then crosses the host data path (`device.host_transfer_mb_per_s`, one
+    /// transfer at a time, in this order) and it completes at the transfer's end (with
+    /// one, the link carries it: [`HostFrontEnd::complete`]). The one place a request's
+    /// completion time is computed; the ends come in time order (one lane).
+    fn complete_at(&mut self, id: u32, ready_ns: u64, cx: &mut Cx) {
+        let r = self.reqs.get_mut(id);
+        r.stage = Stage::Completing;
+        let bytes = match (&self.iface, r.error) {
+            (None, None) => Payload::of(r.op, r.bytes).bytes(),
+            _ => 0,
+        };
+        let at = if bytes == 0 {
+            ready_ns
+        } else {
+            let ns = cx.ftl.timing.host_transfer_ns(bytes);
+            self.host_path.reserve(ready_ns, ns)
+        };
         cx.q.schedule_in_lane(super::LANE_COMPLETE, at, Event::Complete { req: id });
     }
 
@@ -605,18 +625,19 @@ impl HostFrontEnd {
                 if r.op == HostOp::Read {
                     self.nand_read_min_ns = self.nand_read_min_ns.min(cx.now() - r.submit_ns);
                 }
-                self.complete(id, cx)
+                if self.iface.is_some() {
+                    return self.complete(id, cx);
+                }
+                self.complete_at(id, cx.now(), cx);
+                Ok(())
             }
         }
     }
 
-    /// The device is done with request `id`: its data crosses the host data path, then
-    /// it completes (or its completion crosses the host interface, whose link carries
-    /// the data).
+    /// The device is done with request `id` (and its data crossed the host data path:
+    /// [`HostFrontEnd::complete_at`]): it completes, or its completion crosses the host
+    /// interface, whose link carries the data.
     pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
-        if self.iface.is_none() && self.transfer(id, cx) {
-            return Ok(());
-        }
         let r = self.reqs.remove(id);
         match self.iface.as_mut() {
             None => self.host_completed(r, cx),
@@ -625,25 +646,6 @@ impl HostFrontEnd {
                 Ok(())
             }
         }
-    }
-
-    /// Without a host interface, request `id`'s data (if any) crosses the host data path
-    /// once the device is done with it: true when it completes later, at the transfer's
-    /// end (`device.host_transfer_mb_per_s`, one transfer at a time).
-    fn transfer(&mut self, id: u32, cx: &mut Cx) -> bool {
-        let r = self.reqs.get_mut(id);
-        if r.stage == Stage::Transferring || r.error.is_some() {
-            return false;
-        }
-        let bytes = Payload::of(r.op, r.bytes).bytes();
-        if bytes == 0 {
-            return false;
-        }
-        r.stage = Stage::Transferring;
-        let ns = cx.ftl.timing.host_transfer_ns(bytes);
-        let end = self.host_path.reserve(cx.now(), ns);
-        cx.q.schedule_at(end, Event::Complete { req: id });
-        true
     }
 
     /// The host sees request `r` complete: its latency, the flow's next request.
