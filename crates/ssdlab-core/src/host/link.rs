@@ -61,9 +61,20 @@ pub struct HostPath {
     free_at_ns: u64,
     /// Time of the transfers started (up to their ends).
     busy_ns: u64,
+    /// The last transfer's size and time (requests mostly have one size: no division).
+    last: (u64, u64),
 }
 
 impl HostPath {
+    /// The time of `bytes`, `ns_of(bytes)` remembered for the next transfer of that size.
+    #[inline]
+    pub fn time_of(&mut self, bytes: u64, ns_of: impl FnOnce(u64) -> u64) -> u64 {
+        if self.last.0 != bytes {
+            self.last = (bytes, ns_of(bytes));
+        }
+        self.last.1
+    }
+
     /// A transfer taking `ns` that can start at `now_ns`: when it ends.
     #[inline]
     pub fn reserve(&mut self, now_ns: u64, ns: u64) -> u64 {

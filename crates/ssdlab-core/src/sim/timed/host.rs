@@ -596,7 +596,8 @@ impl HostFrontEnd {
         let at = if bytes == 0 {
             ready_ns
         } else {
-            let ns = cx.ftl.timing.host_transfer_ns(bytes);
+            let t = &cx.ftl.timing;
+            let ns = self.host_path.time_of(bytes, |b| t.host_transfer_ns(b));
             self.host_path.reserve(ready_ns, ns)
         };
         cx.q.schedule_in_lane(super::LANE_COMPLETE, at, Event::Complete { req: id });
