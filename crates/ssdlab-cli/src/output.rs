@@ -468,7 +468,7 @@ pub fn audit_lines(a: &ssdlab_core::sim::audit::Audit) -> String {
     let n = |v: Verdict| a.checks.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         s,
-        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {} MB/s ({}{})",
+        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {:.0} MB/s ({}{})",
         a.checks.len(),
         n(Verdict::Ok),
         n(Verdict::Skipped),
