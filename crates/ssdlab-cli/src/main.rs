@@ -301,5 +301,10 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
         );
     }
     println!("results: {}", out.join("results.json").display());
-    Ok(())
+    // Figures that cannot be (a broken conservation or bound): a bug. The results are
+    // written, marked (`audit.verdict = "internal_error"`); the run fails.
+    match results.audit.internal_error() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }

@@ -457,5 +457,87 @@ pub fn summary(r: &Results) -> String {
             i.checked_reads, i.errors
         );
     }
+    s.push_str(&audit_lines(&r.audit));
     s
+}
+
+/// The results audit's findings: a line of counts, then each warning and error.
+pub fn audit_lines(a: &ssdlab_core::sim::audit::Audit) -> String {
+    use ssdlab_core::sim::audit::Verdict;
+    let mut s = String::new();
+    let n = |v: Verdict| a.checks.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        s,
+        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {:.0} MB/s ({}{})",
+        a.checks.len(),
+        n(Verdict::Ok),
+        n(Verdict::Skipped),
+        a.warnings,
+        a.errors,
+        a.data_path.mb_per_s,
+        a.data_path.bound,
+        if a.data_path.full_duplex { ", each direction" } else { "" }
+    );
+    for c in a.findings() {
+        let what = if c.verdict == Verdict::Error {
+            "INTERNAL ERROR"
+        } else {
+            "warning"
+        };
+        let _ = writeln!(
+            s,
+            "  {what} ({}): {}",
+            c.name,
+            c.message.as_deref().unwrap_or("")
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssdlab_core::sim::audit;
+
+    /// A small timed run of configs/serve-small.toml.
+    fn small_run() -> Results {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/serve-small.toml");
+        let mut cfg = Config::from_file(&path).unwrap();
+        if let ssdlab_workload::WorkloadConfig::Synthetic(w) = &mut cfg.workload {
+            w.requests = 300;
+        }
+        ssdlab_core::run(cfg, &mut ssdlab_core::NoProgress).unwrap()
+    }
+
+    /// The summary ends with the audit: its counts and data path, then each finding — a
+    /// warning for a share, INTERNAL ERROR for figures that cannot be (which the run then
+    /// reports as an internal error: `cmd_run`).
+    #[test]
+    fn the_summary_says_the_audit_findings() {
+        let r = small_run();
+        let s = summary(&r);
+        let line = s.lines().find(|l| l.starts_with("audit: ")).expect(&s);
+        assert!(
+            line.ends_with("data path 7877 MB/s (device.host_transfer_mb_per_s)"),
+            "{line}"
+        );
+        // A fresh device: most reads find units never written.
+        assert!(s.contains("  warning (unwritten_reads): "), "{s}");
+        assert!(!s.contains("INTERNAL ERROR"), "{s}");
+        // A write counted but never completed: an internal error, said.
+        let mut bad = r.clone();
+        bad.host.counters.writes += 1;
+        bad.host.requests += 1;
+        bad.audit = audit::audit(&bad, &r.audit.facts);
+        let s = summary(&bad);
+        assert!(
+            s.contains("  INTERNAL ERROR (writes_completed): host.writes = "),
+            "{s}"
+        );
+        let e = bad.audit.internal_error().unwrap().to_string();
+        assert!(e.starts_with("internal error (please report it with your config and seed): the results audit found figures that cannot be: writes_completed: "), "{e}");
+        // results.json marks it.
+        let v: serde_json::Value = serde_json::from_str(&run::results_json(&bad).unwrap()).unwrap();
+        assert_eq!(v["audit"]["verdict"], "internal_error");
+    }
 }

@@ -45,10 +45,32 @@ where
     Ok(())
 }
 
+/// The CCDF curve of `h` (latency µs, P(latency > x)): from P = 1 at the smallest sample
+/// (so a constant latency still shows), through every recorded value, down to 1/N at the
+/// largest sample — the smallest probability N samples can tell, where the curve stops
+/// (below it the plot would show what no sample measured). Empty without samples.
+pub fn ccdf_curve(h: &ssdlab_core::stats::hdr::Histogram<u64>) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let lo = h.min().max(1) as f64 / 1e3;
+    let hi = h.max().max(1) as f64 / 1e3;
+    let mut pts: Vec<(f64, f64)> = std::iter::once((lo, 1.0))
+        .chain(
+            ccdf(h)
+                .into_iter()
+                .filter(|(_, p)| *p > 0.0)
+                .map(|(v, p)| (v.max(1) as f64 / 1e3, p)),
+        )
+        .collect();
+    pts.push((hi, 1.0 / h.len() as f64)); // the last sample: the drop stops at 1/N
+    pts
+}
+
 /// Latency CCDF per operation (operations without samples are left out), log-log, legend
-/// beside the chart. Each curve ends with a drop to the bottom at its largest sample
-/// (P(latency > max) = 0), so an operation whose every sample has one latency (writes
-/// into the buffer: all 1.0 µs) shows as a vertical line at it, named in the legend.
+/// beside the chart. Each curve ends with a drop at its largest sample to 1/N
+/// ([`ccdf_curve`]), so an operation whose every sample has one latency (writes into the
+/// buffer) shows as a vertical line at it, named in the legend.
 pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
     let root = SVGBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE)?;
@@ -62,24 +84,13 @@ pub fn latency(path: &Path, lat: &Latency) -> Result<()> {
         if h.is_empty() {
             continue;
         }
-        let lo = h.min().max(1) as f64 / 1e3;
-        let hi = h.max().max(1) as f64 / 1e3;
-        // Start at P = 1 at the smallest sample, so a constant latency still shows.
-        let mut pts: Vec<(f64, f64)> = std::iter::once((lo, 1.0))
-            .chain(
-                ccdf(h)
-                    .into_iter()
-                    .filter(|(_, p)| *p > 0.0)
-                    .map(|(v, p)| (v.max(1) as f64 / 1e3, p)),
-            )
-            .collect();
-        pts.push((hi, 0.0)); // the drop; drawn to the axis below
+        let (lo, hi) = (h.min().max(1) as f64 / 1e3, h.max().max(1) as f64 / 1e3);
         let label = if lo == hi {
             format!("{name}: all {lo:.1} µs")
         } else {
             name.to_string()
         };
-        series.push((label, pts));
+        series.push((label, ccdf_curve(h)));
     }
     let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.1.iter().copied()).collect();
     if all.is_empty() {
@@ -238,4 +249,30 @@ pub fn timeseries(path: &Path, rows: &[TimeSeriesRow]) -> Result<()> {
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A latency CCDF stops at 1/N at the largest sample (it dropped to the bottom of the
+    /// axis: probabilities no sample measured), and starts at P = 1 at the smallest.
+    #[test]
+    fn the_ccdf_stops_at_one_over_n() {
+        let mut h = ssdlab_core::stats::new_histogram();
+        for v in [1_000u64, 2_000, 2_000, 5_000, 40_000] {
+            h.record(v).unwrap();
+        }
+        let pts = ccdf_curve(&h);
+        let min_p = pts.iter().map(|p| p.1).fold(1.0, f64::min);
+        assert_eq!(min_p, 1.0 / 5.0);
+        assert_eq!(pts.first().unwrap().1, 1.0);
+        let last = *pts.last().unwrap();
+        assert_eq!(last.1, 0.2);
+        assert!((last.0 - 40.0).abs() < 0.1, "{last:?}");
+        // A constant latency: a vertical line from 1 to 1/N at it.
+        let mut h = ssdlab_core::stats::new_histogram();
+        h.record_n(1_000, 4).unwrap();
+        assert_eq!(ccdf_curve(&h), vec![(1.0, 1.0), (1.0, 0.25)]);
+    }
 }

@@ -158,6 +158,9 @@ fn finished(dir: &Path, digest: &str) -> Option<String> {
     }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).ok()?).ok()?;
+    if v["audit"]["verdict"] == "internal_error" {
+        return None; // its figures cannot be: run it again (and fail again, loudly)
+    }
     v["sweep_row"].as_str().map(str::to_string)
 }
 
@@ -207,6 +210,10 @@ fn run_point(dir: &Path, ready: &Ready, tag: &str) -> Result<(String, bool)> {
     remove_dir(dir)?;
     std::fs::rename(&tmp, dir)
         .with_context(|| format!("renaming {} to {}", tmp.display(), dir.display()))?;
+    // Figures that cannot be: the point's results stay, marked; the point fails.
+    if let Some(e) = r.audit.internal_error() {
+        bail!(e)
+    }
     Ok((row, false))
 }
 

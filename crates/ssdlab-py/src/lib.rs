@@ -99,6 +99,7 @@ fn options(seed: Option<u64>, allow_large_memory: bool) -> RunOptions {
 /// `src` run as `ssdlab run` runs it ([`one::execute`]: the same checks and messages).
 fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutput, String> {
     let o = one::execute(src, &options(seed, big))?;
+    audited(src, &o.results)?;
     let resolved = o.resolved_config();
     Ok(RunOutput {
         results_json: one::results_json(&o.results).map_err(|e| e.to_string())?,
@@ -110,6 +111,15 @@ fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutpu
         precondition_wall_s: o.precondition_wall_s,
         workload_wall_s: o.workload_wall_s,
     })
+}
+
+/// Figures that cannot be (the results audit found a broken conservation or bound: a
+/// bug) are an error naming the configuration; warnings stay in the results.
+fn audited(src: &ConfigSource, r: &ssdlab_core::Results) -> Result<(), String> {
+    match r.audit.internal_error() {
+        Some(e) => Err(format!("{}: {e}", src.label)),
+        None => Ok(()),
+    }
 }
 
 /// One run: `text` (TOML) named `label` in messages, relative inputs resolved against
@@ -175,7 +185,8 @@ fn run_points(
                         sets,
                         grid: Vec::new(),
                     };
-                    match one::execute(&src, &options(None, allow_large_memory)) {
+                    let o = one::execute(&src, &options(None, allow_large_memory));
+                    match o.and_then(|o| audited(&src, &o.results).map(|_| o)) {
                         Ok(o) => (true, one::sweep_headline(&o.results)),
                         Err(e) => (false, e),
                     }

@@ -71,6 +71,21 @@ def test_summary_latency_timeseries_and_config(small):
     assert small.perf["workload_wall_s"] > 0
 
 
+def test_audit_shares_are_python_warnings(small):
+    # A fresh device read: most units read were never written, said as the CLI says it.
+    fresh = ROOT / "configs" / "serve-small.toml"
+    with pytest.warns(UserWarning, match=r"ssdlab audit \(unwritten_reads\): .*never written"):
+        r = ssdlab.run(fresh, {"workload.requests": 500})
+    audit = r.summary["audit"]
+    assert audit["verdict"] == "warnings" and audit["errors"] == 0
+    assert audit["data_path"]["bound"] == "device.host_transfer_mb_per_s"
+    assert r.summary["host"]["mb_per_s"] <= audit["data_path"]["mb_per_s"]
+    # Every check has a name, a kind, figures and a verdict.
+    for c in audit["checks"]:
+        assert c["kind"] in ("conservation", "bound", "share") and isinstance(c["figures"], dict), c
+    assert small.summary["audit"]["errors"] == 0
+
+
 def test_functional_run_has_an_empty_latency_table():
     r = ssdlab.run(DEFAULT, {**SMALL, "mode": "functional"})
     assert r.latency_csv is None and r.latency.empty

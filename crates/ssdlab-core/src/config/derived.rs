@@ -286,6 +286,12 @@ impl Derived {
         if c.device.channel_rate_mb_per_s == 0 {
             return Err(err("device.channel_rate_mb_per_s", "must be > 0"));
         }
+        if c.device.host_transfer_mb_per_s == 0 {
+            return Err(err(
+                "device.host_transfer_mb_per_s",
+                "must be > 0 (every byte a request moves crosses the host data path)",
+            ));
+        }
         for mode in CellMode::ALL {
             let t = c.device.timing.get(mode);
             let key = |f: &str| format!("device.timing.{}.{f}", mode.name());

@@ -28,7 +28,7 @@ pub struct HostInterfaceConfig {
     /// fetches the next command when one completes. 1 to 65,536.
     pub max_commands_in_flight: u32,
     /// Maximum data transfer size (MDTS): the host driver splits larger reads and writes
-    /// into commands of at most this many bytes (0 = no limit).
+    /// into commands of at most this many bytes; 2^n × 4096 (NVMe), 0 = no limit.
     pub max_data_transfer_bytes: u64,
     /// Which submission queue the next command comes from (`ssdlab policies`).
     pub arbitration: ArbitrationConfig,
@@ -105,12 +105,12 @@ impl HostInterfaceConfig {
                 format!("{}: 1 to 65536", self.max_commands_in_flight),
             );
         }
-        if self.max_data_transfer_bytes != 0 && self.max_data_transfer_bytes < 4096 {
+        let m = self.max_data_transfer_bytes;
+        if m != 0 && !(m.is_multiple_of(4096) && (m / 4096).is_power_of_two()) {
             return bad(
                 "max_data_transfer_bytes",
                 format!(
-                    "{}: at least 4096 (one memory page), or 0 for no limit",
-                    self.max_data_transfer_bytes
+                    "{m}: NVMe's MDTS is a power of two times the 4 KiB memory page (4096, 8192, 16384, …, 131072, …), or 0 for no limit"
                 ),
             );
         }

@@ -119,6 +119,11 @@ pub struct DeviceConfig {
     /// Command and address cycles of each NAND operation, charged to the die.
     #[serde(default)]
     pub command_overhead_ns: u64,
+    /// The host data path without `[device.host_interface]` (MB/s, 10^6 bytes per
+    /// second): every byte a request reads or writes crosses it, one transfer at a time
+    /// (both directions share it). Default: PCIe 4.0 x4 after its line encoding.
+    #[serde(default = "default_host_transfer_rate")]
+    pub host_transfer_mb_per_s: u64,
     #[serde(default)]
     pub timing: TimingTable,
     /// Share of blocks that are bad from the factory (drawn from the seed, excluded from
@@ -152,12 +157,21 @@ impl DeviceConfig {
             &self.timing,
             self.command_overhead_ns,
             self.channel_rate_mb_per_s,
+            self.host_transfer_mb_per_s,
         )
     }
 }
 
 fn default_channel_rate() -> u64 {
     800
+}
+
+/// PCIe 4.0 x4: 4 lanes of 16 GT/s with 128b/130b encoding, 7,877 MB/s before TLP
+/// overhead (no faster than the link a typical NVMe SSD of the presets has).
+pub const DEFAULT_HOST_TRANSFER_MB_PER_S: u64 = 7_877;
+
+fn default_host_transfer_rate() -> u64 {
+    DEFAULT_HOST_TRANSFER_MB_PER_S
 }
 
 /// What a region holds.

@@ -36,4 +36,9 @@ impl Channels {
     pub fn busy_ns(&self) -> &[u64] {
         &self.busy_ns
     }
+
+    /// When each channel's last reserved transfer ends.
+    pub fn free_at_ns(&self) -> &[u64] {
+        &self.free_at_ns
+    }
 }

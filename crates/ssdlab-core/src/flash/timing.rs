@@ -121,15 +121,18 @@ pub struct TimingModel {
     pub endurance_pe_cycles: [u32; 4],
     pub command_overhead_ns: u64,
     channel_rate_mb_per_s: u64,
+    host_transfer_mb_per_s: u64,
 }
 
 impl TimingModel {
-    /// The model of `timing` with `command_overhead_ns` per operation and a channel of
-    /// `channel_rate_mb_per_s` (the `[device]` keys of the same names).
+    /// The model of `timing` with `command_overhead_ns` per operation, a channel of
+    /// `channel_rate_mb_per_s` and a host data path of `host_transfer_mb_per_s` (the
+    /// `[device]` keys of the same names).
     pub fn new(
         timing: &TimingTable,
         command_overhead_ns: u64,
         channel_rate_mb_per_s: u64,
+        host_transfer_mb_per_s: u64,
     ) -> TimingModel {
         let t = |m: CellMode| timing.get(m);
         let each = |f: &dyn Fn(CellMode) -> u64| CellMode::ALL.map(f);
@@ -144,7 +147,20 @@ impl TimingModel {
             endurance_pe_cycles: CellMode::ALL.map(|m| t(m).endurance_pe_cycles),
             command_overhead_ns,
             channel_rate_mb_per_s,
+            host_transfer_mb_per_s,
         }
+    }
+
+    /// Time to move `bytes` of a request's data between host and device without a
+    /// modelled link (`device.host_transfer_mb_per_s`), rounded up.
+    #[inline]
+    pub fn host_transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes * 1000).div_ceil(self.host_transfer_mb_per_s.max(1))
+    }
+
+    /// The host data path's rate without a modelled link (MB/s).
+    pub fn host_transfer_mb_per_s(&self) -> u64 {
+        self.host_transfer_mb_per_s
     }
 
     /// Bus time to move `bytes` over a channel (1 MB/s = 1 byte/µs), rounded up.

@@ -110,7 +110,10 @@ impl Command {
             return decode_zoned(req, span, ftl, counters);
         }
         match req.op {
-            HostOp::Read => Command::Read(span),
+            HostOp::Read => {
+                counters.read_units += span.count as u64;
+                Command::Read(span)
+            }
             HostOp::Write => {
                 let lane = match ftl.lane_of_placement(req.placement_id) {
                     Some(l) => l,
@@ -166,7 +169,10 @@ fn decode_zoned(
     let aligned = req.offset_bytes.is_multiple_of(unit) && req.size_bytes.is_multiple_of(unit);
     let mut finished = None;
     let out = match req.op {
-        HostOp::Read => zs.read(span.first, span.count).map(|_| Command::Read(span)),
+        HostOp::Read => zs.read(span.first, span.count).map(|_| {
+            counters.read_units += span.count as u64;
+            Command::Read(span)
+        }),
         HostOp::Write | HostOp::ZoneAppend => {
             let append = req.op == HostOp::ZoneAppend;
             zs.write(span.first, span.count, aligned, append).map(|w| {

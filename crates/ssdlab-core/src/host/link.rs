@@ -15,8 +15,84 @@
 //! (acknowledgements, flow-control updates: a few percent of the wire), flow-control
 //! credit stalls, the link's propagation delay.
 
+use ssdlab_workload::HostOp;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// The data a command of `op` for `size_bytes` moves between host and memory of the
+/// device: host → device (writes, zone appends), device → host (reads). The one place
+/// every driver and the link learn a command's payload from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Payload {
+    pub down_bytes: u64,
+    pub up_bytes: u64,
+}
+
+impl Payload {
+    #[inline]
+    pub fn of(op: HostOp, size_bytes: u64) -> Payload {
+        match op {
+            HostOp::Write | HostOp::ZoneAppend => Payload {
+                down_bytes: size_bytes,
+                up_bytes: 0,
+            },
+            HostOp::Read => Payload {
+                down_bytes: 0,
+                up_bytes: size_bytes,
+            },
+            _ => Payload::default(),
+        }
+    }
+
+    /// Both directions' bytes.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.down_bytes + self.up_bytes
+    }
+}
+
+/// The host data path without a modelled link (`device.host_transfer_mb_per_s`): one
+/// transfer at a time in the order they are asked for (a transfer asked for ahead of
+/// its start, a buffer access away, keeps its place), both directions sharing it, so no
+/// run moves more than its rate.
+#[derive(Clone, Debug, Default)]
+pub struct HostPath {
+    /// When the transfer last started ends.
+    free_at_ns: u64,
+    /// Time of the transfers started (up to their ends).
+    busy_ns: u64,
+    /// The last transfer's size and time (requests mostly have one size: no division).
+    last: (u64, u64),
+}
+
+impl HostPath {
+    /// The time of `bytes`, `ns_of(bytes)` remembered for the next transfer of that size.
+    #[inline]
+    pub fn time_of(&mut self, bytes: u64, ns_of: impl FnOnce(u64) -> u64) -> u64 {
+        if self.last.0 != bytes {
+            self.last = (bytes, ns_of(bytes));
+        }
+        self.last.1
+    }
+
+    /// A transfer taking `ns` that can start at `now_ns`: when it ends.
+    #[inline]
+    pub fn reserve(&mut self, now_ns: u64, ns: u64) -> u64 {
+        let end = self.free_at_ns.max(now_ns) + ns;
+        self.free_at_ns = end;
+        self.busy_ns += ns;
+        end
+    }
+
+    /// Time with a transfer in progress up to `now_ns`, reservations made by then: exact
+    /// once every transfer reserved has ended, a lower bound while some are pending (a
+    /// running transfer counts its part so far, or less when the path waits for a
+    /// transfer's start).
+    pub fn busy_ns_at(&self, now_ns: u64) -> u64 {
+        self.busy_ns
+            .saturating_sub(self.free_at_ns.saturating_sub(now_ns))
+    }
+}
 
 /// Host → device (doorbells, submission entries, write data) and device → host (read
 /// data, completion entries, interrupts, memory-read requests).
@@ -154,6 +230,48 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command's data, by direction: writes and zone appends down, reads up, the
+    /// others none (a zone append once crossed the link without its data).
+    #[test]
+    fn payload_of_each_command() {
+        let p = |op| Payload::of(op, 65_536);
+        assert_eq!(
+            p(HostOp::Write),
+            Payload {
+                down_bytes: 65_536,
+                up_bytes: 0
+            }
+        );
+        assert_eq!(p(HostOp::ZoneAppend), p(HostOp::Write));
+        assert_eq!(
+            p(HostOp::Read),
+            Payload {
+                down_bytes: 0,
+                up_bytes: 65_536
+            }
+        );
+        for op in [
+            HostOp::Trim,
+            HostOp::Flush,
+            HostOp::ZoneReset,
+            HostOp::ZoneReport,
+        ] {
+            assert_eq!(p(op).bytes(), 0, "{op:?}");
+        }
+    }
+
+    /// The host data path serves one transfer at a time in request order; its busy time
+    /// up to a moment counts a running transfer's part so far.
+    #[test]
+    fn the_host_path_serves_one_transfer_at_a_time() {
+        let mut h = HostPath::default();
+        assert_eq!(h.reserve(100, 50), 150);
+        assert_eq!(h.reserve(120, 50), 200, "waits for the first");
+        assert_eq!(h.reserve(500, 10), 510, "idle path: at once");
+        assert_eq!(h.busy_ns_at(510), 110);
+        assert_eq!(h.busy_ns_at(505), 105);
+    }
 
     /// PCIe 3.0 x4 carries 4 · 64/65 bytes per ns: 128 KiB of payload in 256-byte TLPs with
     /// 26 bytes each is 144,384 wire bytes, 36,660 ns (⌈144384 · 65 / 256⌉), 3.575 GB/s.

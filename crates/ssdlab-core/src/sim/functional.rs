@@ -1,6 +1,7 @@
 //! Functional mode: the FTL driven without an event queue. Every NAND operation is counted
 //! and completes as it is issued; its array latency (tR, tPROG, loops × erase-loop time) is
-//! added to one serial clock; no transfer or command time, no parallelism. The clock also
+//! added to one serial clock, and so is each request's data crossing the host data path
+//! (`device.host_transfer_mb_per_s`); no channel transfer or command time, no parallelism. The clock also
 //! follows request arrival times (open-loop workloads), and a gap of `idle_gc_after_ns`
 //! or more between requests lets background GC drain before the next request. Used for
 //! preconditioning, lifetime runs and OP sweeps, and as `mode = "functional"`.
@@ -9,6 +10,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::{Ftl, NandSink};
 use crate::host::command::{self, Command, UnitBuffer};
+use crate::host::link::Payload;
 use crate::host::{Splitter, UnitSpan};
 use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
@@ -376,7 +378,13 @@ impl<'a> FunctionalDriver<'a> {
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;
         self.arrive(req.arrival_ns)?;
-        match Command::decode(req, span, self.ftl, &self.packer, &mut self.host) {
+        let cmd = Command::decode(req, span, self.ftl, &self.packer, &mut self.host);
+        if !matches!(cmd, Command::Failed(_)) {
+            // Its data crosses the host data path (`device.host_transfer_mb_per_s`).
+            let bytes = Payload::of(req.op, req.size_bytes).bytes();
+            self.clock.time_ns += self.ftl.timing.host_transfer_ns(bytes);
+        }
+        match cmd {
             Command::Read(span) => self.read_span(span)?,
             Command::Write {
                 rmw, span, lane: 0, ..

@@ -2,6 +2,7 @@
 //! (functional) and the measured workload (timed or functional), and assembles the
 //! results document.
 
+pub mod audit;
 pub mod functional;
 pub(crate) mod lookahead;
 pub mod serve;
@@ -169,6 +170,9 @@ pub struct Results {
     /// An FDP device's handles (`[device.fdp]`), since the device was built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fdp: Option<crate::ftl::fdp::FdpSummary>,
+    /// The run's check of its own figures ([`audit`]): conservation, physical bounds,
+    /// shares a reader must know.
+    pub audit: audit::Audit,
 }
 
 /// Detector decisions against the workload's truth.
@@ -296,6 +300,10 @@ pub struct Simulation {
     pub last_latency: Option<stats::Latency>,
     /// Time series of the last timed run (`output.timeseries_interval_ns`).
     pub last_timeseries: Vec<stats::TimeSeriesRow>,
+    /// A run whose results audit finds a broken conservation or bound (a bug) ends with
+    /// [`SimError::Internal`] (default); off, the results come back with the finding in
+    /// `audit` (`ssdlab run` writes them marked, then reports the error).
+    pub audit_strict: bool,
     /// Flows whose source may be drawn on a thread of its own (trace replay; results are
     /// the same either way): [`ssdlab_workload::threaded::max_workers`] by default (the
     /// process runs no more than that many at once).
@@ -335,6 +343,7 @@ impl Simulation {
             erase_trace: Vec::new(),
             last_latency: None,
             last_timeseries: Vec::new(),
+            audit_strict: true,
             workload_threads: ssdlab_workload::threaded::max_workers(),
             precondition: None,
             pending_sink: SinkSlot::default(),
@@ -364,6 +373,7 @@ impl Simulation {
             erase_trace: Vec::new(),
             last_latency: None,
             last_timeseries: Vec::new(),
+            audit_strict: base.audit_strict,
             workload_threads: base.workload_threads,
             precondition: base.precondition.clone(),
             pending_sink: SinkSlot::default(),
@@ -526,7 +536,11 @@ impl Simulation {
         phase.journal_truth = truth;
         phase.journal_written = workload_stats.journal_write_bytes();
         let c = diff(&self.ftl.counters_now(), &before);
-        Ok(self.view().assemble(phase, &c, workload_stats.snapshot()))
+        let r = self.view().assemble(phase, &c, workload_stats.snapshot());
+        match r.audit.internal_error() {
+            Some(e) if self.audit_strict => Err(e),
+            _ => Ok(r),
+        }
     }
 
     /// The measured phase in the timed mode.
@@ -671,7 +685,8 @@ impl View<'_> {
             failure_reason: lt.failure_reason.clone(),
         };
         let journal = self.journal_summary(&phase, c);
-        Results {
+        let facts = self.audit_facts(&phase, c);
+        let mut r = Results {
             ssdlab_version: env!("CARGO_PKG_VERSION"),
             mode: self.config.mode,
             seed: self.config.seed,
@@ -724,6 +739,52 @@ impl View<'_> {
                     g.slots_per_page,
                 )
             }),
+            audit: audit::Audit::default(),
+        };
+        r.audit = audit::audit(&r, &facts);
+        r
+    }
+
+    /// What the audit knows beyond the results document of a phase whose FTL counters
+    /// changed by `c`.
+    fn audit_facts(&self, phase: &PhaseOutcome, c: &FtlCounters) -> audit::Facts {
+        let g = &self.derived.geometry;
+        let t = &self.ftl.timing;
+        let fastest_read = self
+            .derived
+            .regions
+            .iter()
+            .map(|r| t.read_ns[r.cell_mode.index()])
+            .min()
+            .unwrap_or(0);
+        let link = self
+            .config
+            .device
+            .host_interface
+            .as_ref()
+            .filter(|_| self.config.mode == Mode::Timed);
+        audit::Facts {
+            timed: phase.timed_facts.clone(),
+            host_units_programmed: c.host_units_programmed,
+            padding_units: c.padding_units,
+            slots_per_page: g.slots_per_page,
+            nand_read_floor_ns: t.command_overhead_ns
+                + fastest_read
+                + t.transfer_ns(g.unit_bytes as u64),
+            data_path: match link {
+                Some(h) => audit::DataPath {
+                    bound: "device.host_interface",
+                    mb_per_s: stats::round6(
+                        (64 * h.generation_factor() * h.lanes as u64) as f64 / 65.0 * 1000.0,
+                    ),
+                    full_duplex: true,
+                },
+                None => audit::DataPath {
+                    bound: "device.host_transfer_mb_per_s",
+                    mb_per_s: t.host_transfer_mb_per_s() as f64,
+                    full_duplex: false,
+                },
+            },
         }
     }
 }
@@ -741,6 +802,7 @@ fn functional_phase(d: &FunctionalDriver) -> PhaseOutcome {
         journal_truth: None,
         journal_written: (0, 0),
         host_interface: None,
+        timed_facts: None,
     }
 }
 
@@ -786,6 +848,27 @@ fn timed_phase(o: &mut timed::TimedOutcome) -> PhaseOutcome {
         journal_truth: None,
         journal_written: (0, 0),
         host_interface: o.host_interface.take(),
+        timed_facts: Some(timed_facts(o)),
+    }
+}
+
+/// What the audit knows of a timed phase beyond its figures.
+fn timed_facts(o: &timed::TimedOutcome) -> audit::TimedFacts {
+    let a = &o.audit;
+    audit::TimedFacts {
+        completed: a.completed,
+        in_flight: a.in_flight,
+        end_ns: a.end_ns,
+        series: a.series_closed.then(|| audit::SeriesSums::of(&o.series)),
+        die_busy_max_ns: o.die_busy_ns.iter().copied().max().unwrap_or(0),
+        channels: o
+            .channel_busy_ns
+            .iter()
+            .copied()
+            .zip(a.channel_free_at_ns.iter().copied())
+            .collect(),
+        nand_read_min_ns: (a.nand_read_min_ns != u64::MAX).then_some(a.nand_read_min_ns),
+        data_path_busy_ns: a.data_path_busy_ns,
     }
 }
 
@@ -802,6 +885,8 @@ struct PhaseOutcome {
     journal_truth: Option<(u64, u64)>,
     journal_written: (u64, u64),
     host_interface: Option<timed::HostInterfaceSummary>,
+    /// Timed mode: what the audit knows beyond the figures.
+    timed_facts: Option<audit::TimedFacts>,
 }
 
 impl View<'_> {

@@ -338,8 +338,8 @@ impl Served<'_> {
         let (phase, series, ftl): (PhaseOutcome, Vec<TimeSeriesRow>, &Ftl) = match inner {
             Inner::Timed(t) => {
                 let (mut o, ftl) = (*t).finish_with_ftl(&mut super::NoProgress)?;
-                let series = std::mem::take(&mut o.series);
-                (timed_phase(&mut o), series, ftl)
+                let phase = timed_phase(&mut o); // the audit sums the series first
+                (phase, std::mem::take(&mut o.series), ftl)
             }
             Inner::Functional(d) => {
                 let mut d = *d;

@@ -121,6 +121,9 @@ pub struct HostCounters {
     pub trim_bytes: u64,
     /// Mapping units written by the host (partial units count whole).
     pub write_units: u64,
+    /// Mapping units read by the host (partial units count whole): buffer hits, units
+    /// never written and units read from NAND.
+    pub read_units: u64,
     /// Units read that were found in the DRAM write buffer.
     pub buffer_read_hits: u64,
     /// Units read that were never written (or trimmed): served without NAND access.

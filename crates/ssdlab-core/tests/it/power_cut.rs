@@ -372,34 +372,46 @@ proptest! {
 
 /// Why `ssdlab serve` holds overwritten versions: host units are mapped when their
 /// program is issued, which invalidates the older copy at once. Without the hold, GC here
-/// collected the block of unit 5's flushed version 6 (nothing valid to copy) and was
-/// erasing it when the power went, while the rewrite (version 115) was still being
-/// programmed: the recovery finds neither. With the hold (the same requests and cut) the
-/// erase waits for the rewrite's program, and nothing a flush acknowledged is lost.
+/// collected the block of a unit's flushed version (nothing valid to copy) and was
+/// erasing it when the power went, while the unit's rewrite was still being programmed:
+/// the recovery finds neither. With the hold (the same requests and cut) the erase waits
+/// for the rewrite's program, and nothing a flush acknowledged is lost.
 #[test]
 fn a_flushed_version_survives_an_in_flight_rewrite_only_with_the_hold() {
+    const SEED: u64 = 1553394775403180569;
+    const CUT_EVENTS: u64 = 160;
     let c = timed_config();
     let d = c.validate().unwrap();
     let mut ftl = Ftl::new(&c, &d).unwrap();
-    let seen = run_and_cut(&c, &mut ftl, 1553394775403180569, 124, 152);
-    assert_eq!(seen.floor.get(&5), Some(&6));
+    let seen = run_and_cut(&c, &mut ftl, SEED, 124, CUT_EVENTS);
     let in_flight = in_flight_units(&ftl);
-    assert!(in_flight.contains(&5));
     let old_block = (0..ftl.blocks.len())
         .find(|&b| ftl.blocks.state[b] == BlockState::Erasing)
         .unwrap();
     let first = old_block * ftl.geo.units_per_block as usize;
-    assert!(ftl.oob.lpn[first..first + ftl.geo.units_per_block as usize].contains(&5));
+    let erasing = &ftl.oob.lpn[first..first + ftl.geo.units_per_block as usize];
+    // The unit: flushed, its newest version in flight, its flushed copy being erased.
+    let lost = *in_flight
+        .iter()
+        .find(|u| seen.floor.contains_key(u) && erasing.contains(u))
+        .expect("a flushed unit rewritten in flight, its old block erasing");
+    let floor = seen.floor[&lost];
     let (rec, _) = Ftl::recover(&c, &d, ftl).unwrap();
-    assert_eq!(rec.flash_version(5), None, "lost");
+    assert!(
+        rec.flash_version(lost).is_none_or(|v| v < floor),
+        "unit {lost} lost"
+    );
     assert_eq!(check_recovered(&rec, &seen, &in_flight), Ok(1));
 
     let mut ftl = Ftl::new(&c, &d).unwrap();
     ftl.hold_overwritten_until_durable();
-    let seen = run_and_cut(&c, &mut ftl, 1553394775403180569, 124, 152);
+    let seen = run_and_cut(&c, &mut ftl, SEED, 124, CUT_EVENTS);
     let in_flight = in_flight_units(&ftl);
     let (rec, _) = Ftl::recover(&c, &d, ftl).unwrap();
-    assert!(rec.flash_version(5).is_some_and(|v| v >= 6), "unit 5 kept");
+    assert!(
+        rec.flash_version(lost).is_some_and(|v| v >= floor),
+        "unit {lost} kept"
+    );
     assert_eq!(check_recovered(&rec, &seen, &in_flight), Ok(0));
 }
 

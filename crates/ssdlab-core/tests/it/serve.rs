@@ -98,6 +98,12 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
                     flight[tag] = Some((op, req_off, req_size, expect));
                     served.submit(r, payload).unwrap();
                     submitted += 1;
+                    if submitted % 256 == 0 {
+                        // A snapshot mid-run (requests and transfers in flight): its
+                        // figures are audited too, and must all be possible.
+                        let (snap, _) = served.results();
+                        crate::common::assert_audited(&snap);
+                    }
                     continue;
                 }
             }
@@ -134,6 +140,7 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
         "seed {seed}: the device's bytes differ from the model"
     );
     let (results, _) = served.finish().unwrap();
+    crate::common::assert_audited(&results);
     results
 }
 

@@ -84,7 +84,8 @@ journal_bytes = 1048576
 fsync_every = 4
 requests = 30000"#;
 
-/// Functional time per page: SLC pages cost 200 µs, TLC pages 1 ms. `slc-buffer` writes
+/// Functional time per page: SLC pages cost 200 µs, TLC pages 1 ms, and each page's 16 KiB
+/// cross the host data path (`device.host_transfer_mb_per_s`). `slc-buffer` writes
 /// its first pages at SLC speed, falls to TLC speed once the buffer is full, and after an
 /// idle gap (the buffer drains to TLC) writes at SLC speed again.
 #[test]
@@ -111,21 +112,32 @@ fn the_baseline_falls_to_tlc_speed_when_full_and_recovers_after_idle() {
         }
         (d.clock.time_ns - t0) / n
     };
+    let host = sim_host_ns(16384);
     let fast = time_pages(&mut d, 100, 0);
     let _ = time_pages(&mut d, 200, 0); // fills the buffer
     let slow = time_pages(&mut d, 100, 0);
-    assert_eq!(fast, 200_000, "SLC program per page");
+    assert_eq!(fast, 200_000 + host, "SLC program per page");
     assert_eq!(
-        slow, 1_000_000,
+        slow,
+        1_000_000 + host,
         "TLC program per page once the buffer is full"
     );
     // An idle gap: the buffer migrates to TLC, then writes run at SLC speed again.
     let idle_at = d.clock.time_ns + 10_000_000;
     let _ = time_pages(&mut d, 1, idle_at);
     let again = time_pages(&mut d, 100, 0);
-    assert_eq!(again, 200_000, "SLC speed after the idle drain");
+    assert_eq!(again, 200_000 + host, "SLC speed after the idle drain");
     let migrated = d.ftl.counters.journal.migrated_units;
     assert!(migrated > 200 * 4, "{migrated} units migrated");
+}
+
+/// Host transfer time of `bytes` at the default `device.host_transfer_mb_per_s`.
+fn sim_host_ns(bytes: u64) -> u64 {
+    let t = device(Mode::Functional, "slc-buffer", false, "")
+        .device
+        .timing_model();
+    assert_eq!(t.host_transfer_ns(16384), 2080, "⌈16384000 / 7877⌉");
+    t.host_transfer_ns(bytes)
 }
 
 /// Run the ext4 model (`requests`), then let the host go idle so the buffer drains.

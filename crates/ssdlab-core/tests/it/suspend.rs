@@ -3,7 +3,8 @@
 //! One die, one plane. Writes fill the device until GC erases a block that holds no valid
 //! data (so GC issues only the erase). Reads of other units arrive while the erase runs;
 //! every completion time below is derived by hand from C (command), L (erase loop), P
-//! (suspend penalty) and R (one 4 KiB read: C + tR + transfer).
+//! (suspend penalty), R (one 4 KiB read: C + tR + transfer) and H (its data crossing the
+//! host data path after the die is done).
 
 use crate::common;
 
@@ -18,6 +19,8 @@ const C: u64 = 1000;
 const L: u64 = 5_000_000;
 const P: u64 = 100_000;
 const R: u64 = C + 40_000 + 5120;
+/// 4 KiB over the host data path (`device.host_transfer_mb_per_s` = 7877).
+const H: u64 = 520;
 
 fn config(policy: &str) -> Config {
     let mut c = common::tiny(1, 8, 4, 1, 1.0);
@@ -128,14 +131,14 @@ fn one_read_mid_loop_under_each_policy() {
             None => {
                 assert_eq!(
                     r.reads,
-                    vec![(ta, end + R)],
+                    vec![(ta, end + R + H)],
                     "none: the read waits for the whole erase"
                 );
                 assert_eq!(r.erase.end_ns, end);
                 assert_eq!(s.erase_read_delay_max_ns, end - ta);
             }
             Some(ts) => {
-                assert_eq!(r.reads, vec![(ta, ts + P + R)], "{policy:?}");
+                assert_eq!(r.reads, vec![(ta, ts + P + R + H)], "{policy:?}");
                 assert_eq!(
                     r.erase.end_ns, erase_end_or_read,
                     "{policy:?}: the remaining work resumes exactly"
@@ -178,7 +181,7 @@ fn read_arriving_during_suspension() {
     let r = run(config("ies"), &[(15, ta), (14, ta + P + 10_000)]);
     assert_eq!(
         r.reads,
-        vec![(ta, ta + P + R), (ta + P + 10_000, ta + P + 2 * R)]
+        vec![(ta, ta + P + R + H), (ta + P + 10_000, ta + P + 2 * R + H)]
     );
     assert_eq!((r.erase.suspensions, r.erase.end_ns), (1, end + P + 2 * R));
     check_exec(&r.erase);
@@ -189,7 +192,7 @@ fn read_arriving_during_suspension() {
     let t2 = resume + L / 10;
     assert_eq!(
         r.reads,
-        vec![(ta, t1 + P + R), (t1 + P + 10_000, t2 + P + R)]
+        vec![(ta, t1 + P + R + H), (t1 + P + 10_000, t2 + P + R + H)]
     );
     assert_eq!(
         (r.erase.suspensions, r.erase.end_ns),
@@ -204,7 +207,7 @@ fn read_arriving_during_suspension() {
     let t2 = resume + L;
     assert_eq!(
         r.reads,
-        vec![(ta, t1 + P + R), (t1 + P + 10_000, t2 + P + R)]
+        vec![(ta, t1 + P + R + H), (t1 + P + 10_000, t2 + P + R + H)]
     );
     assert_eq!(r.erase.suspensions_per_loop, vec![0, 0, 1, 1, 0]);
     check_exec(&r.erase);
@@ -220,7 +223,7 @@ fn resume_penalty_is_charged_on_resume() {
     c.device.timing.tlc.resume_penalty_ns = 20_000;
     let r = run(c, &[(15, ta)]);
     let t1 = w0 + 2 * L + 2_000_000;
-    assert_eq!(r.reads, vec![(ta, t1 + P + R)]);
+    assert_eq!(r.reads, vec![(ta, t1 + P + R + H)]);
     assert_eq!(
         (r.erase.end_ns, r.erase.penalties_ns),
         (w0 + 5 * L + P + R + 20_000, P + 20_000)
@@ -235,7 +238,7 @@ fn des_never_suspends_in_the_last_loop() {
     let w0 = t0 + C;
     let ta = w0 + 4 * L + 1_000;
     let r = run(config("des"), &[(15, ta)]);
-    assert_eq!(r.reads, vec![(ta, w0 + 5 * L + R)]);
+    assert_eq!(r.reads, vec![(ta, w0 + 5 * L + R + H)]);
     assert_eq!(r.erase.suspensions, 0);
 }
 
@@ -254,7 +257,10 @@ fn starvation_guard_limits_suspensions() {
     let t1 = w0 + L / 2 + L / 10;
     assert_eq!(
         r.reads,
-        vec![(ta, t1 + P + R), (w0 + 3 * L, w0 + 5 * L + P + R + R)]
+        vec![
+            (ta, t1 + P + R + H),
+            (w0 + 3 * L, w0 + 5 * L + P + R + R + H)
+        ]
     );
     assert_eq!(r.erase.suspensions, 1);
 }
@@ -400,7 +406,10 @@ fn program_suspend_at_loop_boundary() {
         .unwrap();
     let read = s.completions.iter().find(|c| c.op == HostOp::Read).unwrap();
     let boundary = prog_start + 2 * prog / loops;
-    assert_eq!((read.submit_ns, read.complete_ns), (ta, boundary + pp + R));
+    assert_eq!(
+        (read.submit_ns, read.complete_ns),
+        (ta, boundary + pp + R + H)
+    );
     assert_eq!(r.suspend.unwrap().program_suspensions, 1);
     let fl = s
         .completions

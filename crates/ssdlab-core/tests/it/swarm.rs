@@ -3,8 +3,9 @@
 //! injected failures and factory bad blocks, open and closed loop, small random
 //! geometries — each runs a short synthetic workload with the integrity oracle on (every
 //! read checked), the invariant checker every few operations (debug builds) and once at the
-//! end (all builds), and, in timed mode, the liveness check (every submitted request
-//! completed). A failing case is reported with its seed, its configuration and a one-line
+//! end (all builds), the results audit on every case (`sim::audit`: conservation and
+//! physical bounds of the figures), and, in timed mode, the liveness check (every
+//! submitted request completed). A failing case is reported with its seed, its configuration and a one-line
 //! reproduction.
 //!
 //! `SSDLAB_SWARM_CASES=N` runs N cases (default [`DEFAULT_CASES`]), `SSDLAB_SWARM_START=S`
@@ -436,6 +437,11 @@ fn run_case(seed: u64) -> Outcome {
         sim.ftl.set_check_every_ops(64);
         sim.precondition(&mut NoProgress)?;
         let r = sim.run_workload(&mut NoProgress)?;
+        // The results audit (strict by default: a broken conservation or bound is already
+        // an internal error above); said here too, so no case passes with one.
+        if let Some(e) = r.audit.internal_error() {
+            return Ok(Some(format!("results audit: {e}")));
+        }
         if let Err(e) = sim.ftl.check_invariants() {
             return Ok(Some(format!("invariant broken at the end: {e}")));
         }

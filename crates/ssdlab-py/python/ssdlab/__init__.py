@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -76,6 +77,10 @@ class Result:
             "precondition_wall_s": raw["precondition_wall_s"],
             "workload_wall_s": raw["workload_wall_s"],
         }
+        # The results audit's warnings (shares a reader must know), as the CLI prints them.
+        for check in self.summary.get("audit", {}).get("checks", []):
+            if check.get("verdict") == "warning":
+                warnings.warn("ssdlab audit ({}): {}".format(check["name"], check.get("message", "")), stacklevel=3)
 
     def write(self, out_dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Write results.json, latency.csv, timeseries.csv and config.resolved.toml into

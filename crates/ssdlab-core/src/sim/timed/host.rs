@@ -17,7 +17,9 @@ use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
 use crate::host::command::{self, Command};
+use crate::host::link::{HostPath, Payload};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
+use crate::sim::audit::Completed;
 use crate::stats::{HostCounters, Latency, LatencyRecorder};
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest, Workload};
@@ -28,38 +30,28 @@ use std::collections::VecDeque;
 /// instead of queueing behind GC and reads.
 const HOST_PROGRAMS_PER_PLANE: u32 = 2;
 
-/// Requests completed, by operation.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Completed {
-    pub reads: u64,
-    pub writes: u64,
-    pub flushes: u64,
-    pub trims: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub trim_bytes: u64,
-    pub write_units: u64,
-}
-
-impl Completed {
-    fn count(&mut self, r: &Request) {
-        match r.op {
-            HostOp::Read => {
-                self.reads += 1;
-                self.read_bytes += r.bytes;
-            }
-            HostOp::Write | HostOp::ZoneAppend => {
-                self.writes += 1;
-                self.write_bytes += r.bytes;
-                self.write_units += r.span.count as u64;
-            }
-            HostOp::Flush => self.flushes += 1,
-            HostOp::Trim => {
-                self.trims += 1;
-                self.trim_bytes += r.bytes;
-            }
-            _ => {}
+/// Count request `r`, completed to the host, in `c`.
+fn count_completed(c: &mut Completed, r: &Request) {
+    if r.error.is_some() {
+        c.failed += 1;
+        return;
+    }
+    match r.op {
+        HostOp::Read => {
+            c.reads += 1;
+            c.read_bytes += r.bytes;
         }
+        HostOp::Write | HostOp::ZoneAppend => {
+            c.writes += 1;
+            c.write_bytes += r.bytes;
+            c.write_units += r.span.count as u64;
+        }
+        HostOp::Flush => c.flushes += 1,
+        HostOp::Trim => {
+            c.trims += 1;
+            c.trim_bytes += r.bytes;
+        }
+        _ => c.zone_commands += 1,
     }
 }
 
@@ -107,6 +99,11 @@ pub(super) struct HostFrontEnd {
     journal_latency: hdrhistogram::Histogram<u64>,
     /// `[device.host_interface]`: submission queues, arbitration, the PCIe link.
     iface: Option<HostInterface>,
+    /// Without a host interface: the host data path every request's data crosses
+    /// (`device.host_transfer_mb_per_s`).
+    host_path: HostPath,
+    /// The shortest time from dispatch to data of a read served by NAND (audit).
+    pub nand_read_min_ns: u64,
 }
 
 impl HostFrontEnd {
@@ -147,6 +144,8 @@ impl HostFrontEnd {
             .map(|h| HostInterface::new(h, n));
         HostFrontEnd {
             iface,
+            host_path: HostPath::default(),
+            nand_read_min_ns: u64::MAX,
             reqs: RequestTable::default(),
             flows,
             sources,
@@ -289,6 +288,15 @@ impl HostFrontEnd {
     /// Time of the last completion so far.
     pub fn last_completion_ns(&self) -> u64 {
         self.last_completion_ns
+    }
+
+    /// Time the data path carried data up to `now_ns`: the link's directions (down, up)
+    /// with a host interface, else the host transfer path's (in both).
+    pub fn data_path_busy_ns(&self, now_ns: u64) -> [u64; 2] {
+        match &self.iface {
+            Some(i) => i.busy_ns(),
+            None => [self.host_path.busy_ns_at(now_ns); 2],
+        }
     }
 
     /// Keep completions for [`HostFrontEnd::drain_completions`] (a server replies to them).
@@ -584,8 +592,29 @@ impl HostFrontEnd {
     }
 
     fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {
-        self.reqs.get_mut(id).stage = Stage::Completing;
-        let at = cx.now() + self.buffer_access_ns;
+        let ready = cx.now() + self.buffer_access_ns;
+        self.complete_at(id, ready, cx);
+    }
+
+    /// Request `id` is done with the device at `ready_ns`; without a host interface its
+    /// data then crosses the host data path (`device.host_transfer_mb_per_s`, one
+    /// transfer at a time, in this order) and it completes at the transfer's end (with
+    /// one, the link carries it: [`HostFrontEnd::complete`]). The one place a request's
+    /// completion time is computed; the ends come in time order (one lane).
+    fn complete_at(&mut self, id: u32, ready_ns: u64, cx: &mut Cx) {
+        let r = self.reqs.get_mut(id);
+        r.stage = Stage::Completing;
+        let bytes = match (&self.iface, r.error) {
+            (None, None) => Payload::of(r.op, r.bytes).bytes(),
+            _ => 0,
+        };
+        let at = if bytes == 0 {
+            ready_ns
+        } else {
+            let t = &cx.ftl.timing;
+            let ns = self.host_path.time_of(bytes, |b| t.host_transfer_ns(b));
+            self.host_path.reserve(ready_ns, ns)
+        };
         cx.q.schedule_in_lane(super::LANE_COMPLETE, at, Event::Complete { req: id });
     }
 
@@ -608,18 +637,28 @@ impl HostFrontEnd {
         }
         match r.op {
             HostOp::Write => self.admit_write(id, cx),
-            _ => self.complete(id, cx),
+            _ => {
+                if r.op == HostOp::Read {
+                    self.nand_read_min_ns = self.nand_read_min_ns.min(cx.now() - r.submit_ns);
+                }
+                if self.iface.is_some() {
+                    return self.complete(id, cx);
+                }
+                self.complete_at(id, cx.now(), cx);
+                Ok(())
+            }
         }
     }
 
-    /// The device is done with request `id`: it completes (or its completion crosses the
-    /// host interface).
+    /// The device is done with request `id` (and its data crossed the host data path:
+    /// [`HostFrontEnd::complete_at`]): it completes, or its completion crosses the host
+    /// interface, whose link carries the data.
     pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
         let r = self.reqs.remove(id);
         match self.iface.as_mut() {
             None => self.host_completed(r, cx),
             Some(i) => {
-                i.device_done(r.cmd, cx);
+                i.device_done(r.cmd, r.error, cx);
                 Ok(())
             }
         }
@@ -629,9 +668,9 @@ impl HostFrontEnd {
     fn host_completed(&mut self, r: Request, cx: &mut Cx) -> Result<()> {
         let now = cx.now();
         let latency = now - r.submit_ns;
+        count_completed(&mut self.completed, &r);
         if r.error.is_none() {
             // A failed request is counted as failed only (`HostCounters::failed_requests`).
-            self.completed.count(&r);
             self.latency.record(r.op, latency);
             if !self.per_flow.is_empty() {
                 // One flow: its latencies are the host's (copied in `finish`).
@@ -710,9 +749,10 @@ impl HostFrontEnd {
                 let span = self.splitter.split(&r)?;
                 self.dispatch(f as usize, r, span, id, cx)
             }
-            Action::Completed(f, r, submit_ns) => {
+            Action::Completed(f, r, submit_ns, error) => {
                 let span = self.splitter.split(&r)?;
-                let req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                req.error = error;
                 self.host_completed(req, cx)
             }
         }

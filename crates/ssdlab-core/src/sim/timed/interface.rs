@@ -11,7 +11,8 @@
 //! 3. the controller fetches the entry: a memory-read request (up), the 64-byte entry
 //!    (down);
 //! 4. the controller processes it (`command_ns`, one command at a time);
-//! 5. a write fetches its data (read requests up, data down), then goes to the front end;
+//! 5. a write or zone append fetches its data (read requests up, data down:
+//!    `host::link::Payload`), then goes to the front end;
 //!    other commands go to the front end at once (`HostFrontEnd::dispatch`);
 //! 6. when the front end is done, a read's data and the completion entry with its MSI-X
 //!    interrupt go up; a write's (trim's, flush's) completion goes up;
@@ -23,7 +24,8 @@
 use super::{Cx, Event};
 use crate::config::HostInterfaceConfig;
 use crate::flash::NONE;
-use crate::host::link::{Dir, Direction, Wire, SQE_BYTES};
+use crate::ftl::zones::ZoneError;
+use crate::host::link::{Dir, Direction, Payload, Wire, SQE_BYTES};
 use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::VecDeque;
@@ -55,6 +57,8 @@ struct Cmd {
     submit_ns: u64,
     down_bytes: u64,
     up_bytes: u64,
+    /// Why the device failed the command, if it did.
+    error: Option<ZoneError>,
 }
 
 /// A request split into several commands.
@@ -63,6 +67,8 @@ struct Parent {
     req: HostRequest,
     submit_ns: u64,
     left: u32,
+    /// A part's failure fails the request.
+    error: Option<ZoneError>,
 }
 
 /// A slab of reusable slots.
@@ -118,8 +124,8 @@ pub(super) enum Action {
     /// Hand the command to the device (decode, FTL): flow, request, command id.
     Dispatch(u16, HostRequest, u32),
     /// The host saw the completion of (the last command of) a request: flow, request,
-    /// host submission time.
-    Completed(u16, HostRequest, u64),
+    /// host submission time, the status it failed with (if it did).
+    Completed(u16, HostRequest, u64, Option<ZoneError>),
 }
 
 pub(super) struct HostInterface {
@@ -178,6 +184,11 @@ impl HostInterface {
         }
     }
 
+    /// Time each direction (down, up) had a transfer in flight.
+    pub fn busy_ns(&self) -> [u64; 2] {
+        [self.dirs[0].busy_ns, self.dirs[1].busy_ns]
+    }
+
     /// Commands and requests held (submitted, not yet completed to the host).
     pub fn in_flight(&self) -> u32 {
         self.cmds.len() as u32
@@ -206,6 +217,7 @@ impl HostInterface {
             req: r,
             submit_ns: now,
             left: parts as u32,
+            error: None,
         });
         for k in 0..parts {
             let off = k * m;
@@ -227,6 +239,7 @@ impl HostInterface {
             submit_ns: now,
             down_bytes: 0,
             up_bytes: 0,
+            error: None,
         });
         self.traffic[f].commands += 1;
         let b = self.wire.doorbell();
@@ -345,12 +358,13 @@ impl HostInterface {
     pub fn on_processed(&mut self, id: u32, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Processing);
-        if c.req.op == HostOp::Write && c.req.size_bytes > 0 {
+        let down = Payload::of(c.req.op, c.req.size_bytes).down_bytes;
+        if down > 0 {
             self.cmds.slots[id as usize].step = Step::WriteData;
-            let req = self.wire.read_requests(c.req.size_bytes);
+            let req = self.wire.read_requests(down);
             self.traffic[c.flow as usize].link_up_bytes += req;
             self.send(Dir::Up, DETACHED, req, cx);
-            let data = self.wire.data(c.req.size_bytes);
+            let data = self.wire.data(down);
             self.send(Dir::Down, id, data, cx);
         } else {
             self.cmds.slots[id as usize].step = Step::Device;
@@ -358,15 +372,18 @@ impl HostInterface {
         }
     }
 
-    /// The front end is done with command `id`: a read's data and the completion go up.
-    pub fn device_done(&mut self, id: u32, cx: &mut Cx) {
+    /// The front end is done with command `id` (failed with `error`, if so): a read's data
+    /// and the completion go up (a failed command's completion only).
+    pub fn device_done(&mut self, id: u32, error: Option<ZoneError>, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Device);
         let mut b = self.wire.completion();
-        if c.req.op == HostOp::Read && c.req.size_bytes > 0 {
-            b += self.wire.data(c.req.size_bytes);
+        let up = Payload::of(c.req.op, c.req.size_bytes).up_bytes;
+        if up > 0 && error.is_none() {
+            b += self.wire.data(up);
         }
         self.cmds.slots[id as usize].step = Step::Completion;
+        self.cmds.slots[id as usize].error = error;
         self.send(Dir::Up, id, b, cx);
     }
 
@@ -378,22 +395,24 @@ impl HostInterface {
         let t = &mut self.traffic[c.flow as usize];
         t.link_down_bytes += c.down_bytes;
         t.link_up_bytes += c.up_bytes;
-        match c.req.op {
-            HostOp::Read => t.read_bytes += c.req.size_bytes,
-            HostOp::Write => t.write_bytes += c.req.size_bytes,
-            _ => {}
+        if c.error.is_none() {
+            // A failed command's bytes are no throughput (its wire bytes are counted).
+            let p = Payload::of(c.req.op, c.req.size_bytes);
+            t.read_bytes += p.up_bytes;
+            t.write_bytes += p.down_bytes;
         }
         if c.parent == NONE {
             self.actions
-                .push(Action::Completed(c.flow, c.req, c.submit_ns));
+                .push(Action::Completed(c.flow, c.req, c.submit_ns, c.error));
             return;
         }
         let p = &mut self.parents.slots[c.parent as usize];
         p.left -= 1;
+        p.error = p.error.or(c.error);
         if p.left == 0 {
             let p = self.parents.remove(c.parent);
             self.actions
-                .push(Action::Completed(c.flow, p.req, p.submit_ns));
+                .push(Action::Completed(c.flow, p.req, p.submit_ns, p.error));
         }
     }
 }

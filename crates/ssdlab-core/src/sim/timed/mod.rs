@@ -204,6 +204,28 @@ pub struct TimedOutcome {
     pub journal_latency: Option<hdrhistogram::Histogram<u64>>,
     /// The host interface's figures (`[device.host_interface]`).
     pub host_interface: Option<HostInterfaceSummary>,
+    /// What the results audit needs beyond the figures above.
+    pub audit: TimedAudit,
+}
+
+/// What a timed phase tells the results audit ([`crate::sim::audit::TimedFacts`]).
+#[derive(Clone, Debug, Default)]
+pub struct TimedAudit {
+    /// Requests completed to the host, by operation.
+    pub completed: crate::sim::audit::Completed,
+    /// Requests not completed when the figures were taken.
+    pub in_flight: u64,
+    /// Simulated time when the figures were taken.
+    pub end_ns: u64,
+    /// The time series ended with the phase (its last, partial interval written).
+    pub series_closed: bool,
+    /// The fastest read served by NAND, dispatch to data (`u64::MAX`: none).
+    pub nand_read_min_ns: u64,
+    /// The data path's busy time: the link's directions (down, up), or the host transfer
+    /// path's in both.
+    pub data_path_busy_ns: [u64; 2],
+    /// Per channel: when its last reserved transfer ends (transfers are reserved ahead).
+    pub channel_free_at_ns: Vec<u64>,
 }
 
 pub struct TimedSim<'a> {
@@ -318,7 +340,16 @@ impl<'a> TimedSim<'a> {
         mut self,
         progress: &mut dyn Progress,
     ) -> Result<(TimedOutcome, &'a mut Ftl)> {
-        let series = self.series.take().map(|s| s.rows).unwrap_or_default();
+        let last_ns = self.front.last_completion_ns();
+        let series = match self.series.take() {
+            Some(mut s) => {
+                // The measured phase ends with its last completion: the partial interval
+                // up to it is the series' last row.
+                s.close(last_ns, &self.front, self.ftl, self.susp.summary())?;
+                s.rows
+            }
+            None => Vec::new(),
+        };
         if self.front.in_flight() > 0 && self.ftl.zones().is_some() {
             // A zone's page found no free block and no reset came to free one.
             self.ftl.zone_out_of_blocks();
@@ -334,6 +365,7 @@ impl<'a> TimedSim<'a> {
         // The measured figures end with the last host completion. Then the device settles,
         // unmeasured: buffered units are programmed and background work finishes, so the
         // FTL state handed to a later phase has no lost writes and no half-erased blocks.
+        let audit = self.audit_now(true);
         let die_busy_ns = self.dies.busy_ns();
         let channel_busy_ns = self.dies.channels.busy_ns().to_vec();
         let host_program_batches = self.dies.sched.host_program_batches;
@@ -354,7 +386,6 @@ impl<'a> TimedSim<'a> {
         }
         progress.update(self.front.counters.requests(), self.q.now_ns());
         let journal_latency = self.front.take_journal_latency();
-        let last_ns = self.front.last_completion_ns();
         let host_interface = self.front.interface_summary(self.cfg, last_ns);
         let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
         let (suspend, erases) = self.susp.finish();
@@ -375,8 +406,22 @@ impl<'a> TimedSim<'a> {
             series,
             journal_latency,
             host_interface,
+            audit,
         };
         Ok((outcome, self.ftl))
+    }
+
+    /// What the results audit needs now (`series_closed`: the series just ended).
+    fn audit_now(&self, series_closed: bool) -> TimedAudit {
+        TimedAudit {
+            completed: self.front.completed,
+            in_flight: self.front.in_flight() as u64,
+            end_ns: self.q.now_ns(),
+            series_closed: series_closed && self.series_interval_ns > 0,
+            nand_read_min_ns: self.front.nand_read_min_ns,
+            data_path_busy_ns: self.front.data_path_busy_ns(self.q.now_ns()),
+            channel_free_at_ns: self.dies.channels.free_at_ns().to_vec(),
+        }
     }
 
     /// Process events until the queue is empty or, with `until_host_done`, until every flow
@@ -389,7 +434,7 @@ impl<'a> TimedSim<'a> {
         let mut next_sample_ns = self.next_sample_ns();
         let mut worn_out = self.ftl.worn_out();
         while let Some((now, ev)) = self.q.pop() {
-            if now >= next_sample_ns {
+            if now > next_sample_ns {
                 if let Some(s) = self.series.as_mut() {
                     s.sample(now, &self.front, self.ftl, self.susp.summary())?;
                 }
@@ -597,9 +642,10 @@ mod tests {
         }
     }
 
-    /// A pause of about three years between two requests is two rows of the time series
+    /// A pause of about three years between two requests is a few rows of the time series
     /// (its first empty interval and its last), not one per interval; a pause shorter than
-    /// `IDLE_ROWS` intervals keeps a row per interval.
+    /// `IDLE_ROWS` intervals keeps a row per interval. The last row is the partial
+    /// interval up to the last completion.
     #[test]
     fn long_idle_gaps_are_two_rows_of_the_time_series() {
         let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
@@ -615,16 +661,62 @@ mod tests {
                 .map(|r| (r.time_ns, r.write_iops > 0.0))
                 .collect::<Vec<_>>()
         };
-        let years = 94_670_856_000_000_000; // 3 years
+        let years = 94_670_856_000_000_000; // 3 years, a multiple of the interval
         let r = rows(years);
-        let last = years / iv * iv;
-        assert_eq!(r, vec![(iv, true), (2 * iv, false), (last, false)], "{r:?}");
-        // 500 intervals: a row for each boundary before the second write (its own
-        // interval never ends: the run does).
+        // The second write arrives at a boundary (whose row holds its instant's events)
+        // and completes a buffer access and a host transfer later, in the partial row.
+        let done = years + 1000 + 520;
+        assert_eq!(
+            r,
+            vec![
+                (iv, true),
+                (2 * iv, false),
+                (years - iv, false),
+                (years, false),
+                (done, true)
+            ],
+            "{r:?}"
+        );
+        // 500 intervals: a row for each boundary before the second write, then its own
+        // interval, partial: it ends with the run.
         let r = rows(500 * iv + 1);
-        assert_eq!(r.len(), 500, "{:?}", &r[..3]);
-        assert!(r[0].1 && r[1..].iter().all(|x| !x.1));
-        assert!(r.windows(2).all(|w| w[1].0 == w[0].0 + iv));
+        assert_eq!(r.len(), 501, "{:?}", &r[..3]);
+        assert!(r[0].1 && r[1..500].iter().all(|x| !x.1) && r[500].1);
+        assert!(r[..500].windows(2).all(|w| w[1].0 == w[0].0 + iv));
+        assert_eq!(r[500].0, 500 * iv + 1 + 1520);
+    }
+
+    /// The time series ends with the last completion: its last row is the partial
+    /// interval up to it, its rates over its real length, so every row's rate × interval
+    /// sums to the run's totals (the partial interval was left out: up to a quarter of a
+    /// short run's requests).
+    #[test]
+    fn the_time_series_sums_to_the_totals() {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = Mode::Timed;
+        c.output.timeseries_interval_ns = 5_000_000;
+        // 12 writes 1 ms apart: the last completes at 11.00152 ms (a buffer access and a
+        // host transfer after it arrived), a fifth of an interval after the last boundary.
+        let times: Vec<u64> = (0..12).map(|i| i * 1_000_000).collect();
+        let mut sim = Simulation::new(c).unwrap();
+        let r = sim
+            .run_workload_with(writes_at(&times), &mut NoProgress)
+            .unwrap();
+        let rows = &sim.last_timeseries;
+        let t: Vec<u64> = rows.iter().map(|r| r.time_ns).collect();
+        assert_eq!(t, [5_000_000, 10_000_000, 11_001_520]);
+        assert_eq!(r.host.sim_time_ns, 11_001_520);
+        let mut prev = 0;
+        let mut writes = 0.0;
+        for row in rows {
+            writes += row.write_iops * (row.time_ns - prev) as f64 / 1e9;
+            prev = row.time_ns;
+        }
+        assert!((writes - 12.0).abs() < 1e-9, "{writes}");
+        // The partial row's rate is over its 1.00152 ms: the writes at 10 and 11 ms.
+        assert!((rows[2].write_iops - 2e9 / 1_001_520.0).abs() < 1e-6);
+        let audit = r.audit.checks.iter().find(|c| c.name == "timeseries_sums");
+        assert_eq!(audit.unwrap().verdict, crate::sim::audit::Verdict::Ok);
     }
 
     /// A series that would outgrow its cap ends the run with an error naming the key.
@@ -674,10 +766,12 @@ mod tests {
         };
         let t = c.device.timing_model();
         let (tr, xfer) = (t.read_ns[2], t.transfer_ns(4096));
-        assert_eq!(latency(None), (tr + xfer, 1, 0));
+        let host = t.host_transfer_ns(4096);
+        assert_eq!(latency(None), (tr + xfer + host, 1, 0));
         // Block 8 is on the other plane of the same die: the stages still serialise.
-        assert_eq!(latency(Some(8)), (2 * (tr + xfer), 1, 1));
-        // Functional mode: both reads are counted and their array time summed.
+        assert_eq!(latency(Some(8)), (2 * (tr + xfer) + host, 1, 1));
+        // Functional mode: both reads are counted and their array time summed, with the
+        // data's host transfer.
         let mut sim = Simulation::new(c.clone()).unwrap();
         let mut d = FunctionalDriver::new(&mut sim.ftl);
         d.write_unit(5).unwrap();
@@ -695,7 +789,7 @@ mod tests {
             journal: None,
         })
         .unwrap();
-        assert_eq!(d.clock.time_ns - before, 2 * tr);
+        assert_eq!(d.clock.time_ns - before, 2 * tr + host);
     }
 
     /// Integrity mode checks what a read returns when it completes: a read that overtakes

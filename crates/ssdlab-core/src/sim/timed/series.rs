@@ -1,6 +1,9 @@
 //! The time series of a timed run: every `output.timeseries_interval_ns` of simulated
 //! time, the rates of the interval just ended and the device state at its end (free blocks,
-//! buffer occupancy), so GC storms and the approach to steady state can be seen.
+//! buffer occupancy), so GC storms and the approach to steady state can be seen. A row at
+//! `time_ns` counts what happened after the previous row's time, up to and including its
+//! own; the last row ends with the phase's last completion (a partial interval, its rates
+//! over its real length), so the rates times the intervals sum to the phase's totals.
 //!
 //! An idle gap (no event for many intervals: a trace's pause, a very low open-loop rate)
 //! would be rows of zeros, one per interval: a gap of more than [`IDLE_ROWS`] intervals
@@ -77,14 +80,14 @@ impl Sampler {
         }
     }
 
-    /// When the next sample is due: an event at or after it samples first, with the state
-    /// before it.
+    /// When the next sample is due: an event after it samples first, with the state
+    /// before it (the events of the boundary's own instant belong to its row).
     #[inline]
     pub fn next_ns(&self) -> u64 {
         self.next_ns
     }
 
-    /// Emit the rows of every boundary up to `now`; the first carries the interval's
+    /// Emit the rows of every boundary before `now`; the first carries the interval's
     /// activity, later ones (an idle gap) are empty, and a gap of more than
     /// [`IDLE_ROWS`] intervals is written as its first empty row and the last boundary's.
     pub fn sample(
@@ -94,19 +97,52 @@ impl Sampler {
         ftl: &Ftl,
         susp: &SuspendSummary,
     ) -> Result<()> {
+        self.rows_until(now, false, front, ftl, susp)
+    }
+
+    /// End the series with the phase at `end_ns` (its last completion; no event after it
+    /// counts): the rows of every boundary up to it, then the partial interval from the
+    /// last boundary to `end_ns`, its rates over its real length (left out when empty
+    /// and of no length).
+    pub fn close(
+        &mut self,
+        end_ns: u64,
+        front: &HostFrontEnd,
+        ftl: &Ftl,
+        susp: &SuspendSummary,
+    ) -> Result<()> {
+        let start = self.next_ns - self.interval_ns;
+        let end_ns = end_ns.max(start);
+        self.rows_until(end_ns, true, front, ftl, susp)?;
+        let start = self.next_ns - self.interval_ns;
         let m = Self::mark(front, ftl, susp);
-        let secs = self.interval_ns as f64 / 1e9;
-        let spp = ftl.geo.slots_per_page as f64;
-        let free_min = (0..ftl.geo.planes)
-            .map(|p| ftl.free_blocks(ftl.data_region().id(), p))
-            .min()
-            .unwrap_or(0);
+        let l = self.last;
+        let quiet = (m.reads, m.writes, m.flushes) == (l.reads, l.writes, l.flushes);
+        if end_ns > start || !quiet {
+            let row = self.row(end_ns, (end_ns - start).max(1), front, ftl, m);
+            self.rows.push(row);
+            self.last = m;
+        }
+        Ok(())
+    }
+
+    /// Emit the rows of every boundary before `now` (`inclusive`: up to and including it).
+    fn rows_until(
+        &mut self,
+        now: u64,
+        inclusive: bool,
+        front: &HostFrontEnd,
+        ftl: &Ftl,
+        susp: &SuspendSummary,
+    ) -> Result<()> {
+        let m = Self::mark(front, ftl, susp);
+        let due = |next: u64| next < now || (inclusive && next == now);
         let mut emitted = 0u64;
-        while self.next_ns <= now {
-            if emitted == 2 && (now - self.next_ns) / self.interval_ns >= IDLE_ROWS {
+        while due(self.next_ns) {
+            if emitted == 2 && (now - 1 - self.next_ns) / self.interval_ns >= IDLE_ROWS {
                 // After the activity row and one empty row, the rest of a long gap is
-                // empty: its last boundary only.
-                self.next_ns += (now - self.next_ns) / self.interval_ns * self.interval_ns;
+                // empty: its last boundary before `now` only.
+                self.next_ns += (now - 1 - self.next_ns) / self.interval_ns * self.interval_ns;
             }
             if self.rows.len() >= self.max_rows {
                 return Err(SimError::config(
@@ -119,31 +155,50 @@ impl Sampler {
                     ),
                 ));
             }
-            let l = self.last;
-            let units = (m.write_units - l.write_units) as f64;
-            self.rows.push(TimeSeriesRow {
-                time_ns: self.next_ns,
-                read_iops: (m.reads - l.reads) as f64 / secs,
-                write_iops: (m.writes - l.writes) as f64 / secs,
-                flush_iops: (m.flushes - l.flushes) as f64 / secs,
-                read_mb_per_s: (m.read_bytes - l.read_bytes) as f64 / 1e6 / secs,
-                write_mb_per_s: (m.write_bytes - l.write_bytes) as f64 / 1e6 / secs,
-                waf: if units > 0.0 {
-                    (m.programs - l.programs) as f64 * spp / units
-                } else {
-                    0.0
-                },
-                gc_erases: m.gc_erases - l.gc_erases,
-                free_blocks_min: free_min,
-                buffer_units: front.buffer_units(),
-                buffer_waiters: front.buffer_waiters(),
-                erase_suspensions: m.suspensions - l.suspensions,
-            });
+            let row = self.row(self.next_ns, self.interval_ns, front, ftl, m);
+            self.rows.push(row);
             self.last = m;
             self.next_ns += self.interval_ns;
             emitted += 1;
         }
         Ok(())
+    }
+
+    /// The row ending at `time_ns` of an interval `len_ns` long, counts `m` now.
+    fn row(
+        &self,
+        time_ns: u64,
+        len_ns: u64,
+        front: &HostFrontEnd,
+        ftl: &Ftl,
+        m: Mark,
+    ) -> TimeSeriesRow {
+        let secs = len_ns as f64 / 1e9;
+        let spp = ftl.geo.slots_per_page as f64;
+        let free_min = (0..ftl.geo.planes)
+            .map(|p| ftl.free_blocks(ftl.data_region().id(), p))
+            .min()
+            .unwrap_or(0);
+        let l = self.last;
+        let units = (m.write_units - l.write_units) as f64;
+        TimeSeriesRow {
+            time_ns,
+            read_iops: (m.reads - l.reads) as f64 / secs,
+            write_iops: (m.writes - l.writes) as f64 / secs,
+            flush_iops: (m.flushes - l.flushes) as f64 / secs,
+            read_mb_per_s: (m.read_bytes - l.read_bytes) as f64 / 1e6 / secs,
+            write_mb_per_s: (m.write_bytes - l.write_bytes) as f64 / 1e6 / secs,
+            waf: if units > 0.0 {
+                (m.programs - l.programs) as f64 * spp / units
+            } else {
+                0.0
+            },
+            gc_erases: m.gc_erases - l.gc_erases,
+            free_blocks_min: free_min,
+            buffer_units: front.buffer_units(),
+            buffer_waiters: front.buffer_waiters(),
+            erase_suspensions: m.suspensions - l.suspensions,
+        }
     }
 
     #[cfg(test)]

@@ -36,7 +36,7 @@ impl TimedSim<'_> {
         let Some((now, ev)) = self.q.pop() else {
             return Ok(false);
         };
-        if now >= self.next_sample_ns() {
+        if now > self.next_sample_ns() {
             if let Some(s) = self.series.as_mut() {
                 s.sample(now, &self.front, self.ftl, self.susp.summary())?;
             }
@@ -115,6 +115,7 @@ impl TimedSim<'_> {
                 .unwrap_or_default(),
             journal_latency,
             host_interface: self.front.interface_summary(self.cfg, sim_time_ns),
+            audit: self.audit_now(false),
         }
     }
 }

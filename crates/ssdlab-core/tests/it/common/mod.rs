@@ -86,9 +86,18 @@ pub fn open(reqs: Vec<HostRequest>) -> Workload {
     }
 }
 
+/// The results audit of `r` found no figure that cannot be (every run of the core is
+/// audited, strictly by default; this says so where a test builds results another way).
+pub fn assert_audited(r: &ssdlab_core::sim::Results) {
+    if let Some(e) = r.audit.internal_error() {
+        panic!("{e}");
+    }
+}
+
 /// Liveness of a timed run: every request of `reqs` completed and was measured (reads,
-/// writes and flushes each have one latency sample per request).
+/// writes and flushes each have one latency sample per request); its audit is clean.
 pub fn assert_all_completed(r: &ssdlab_core::sim::Results, reqs: &[HostRequest]) {
+    assert_audited(r);
     let n = |op| reqs.iter().filter(|q| q.op == op).count() as u64;
     let l = r.latency_ns.as_ref().expect("a timed run");
     assert_eq!(

@@ -1,0 +1,1110 @@
+//! The results audit (`results.json` → `audit`): every run checks its own figures before
+//! anyone reads them. Three kinds of check:
+//!
+//! * **conservation**: every count appears once and adds up (requests counted = requests
+//!   completed = latency samples = the time series' sums; bytes within their units; NAND
+//!   operations by cause = their totals; host units programmed ≤ host units written);
+//! * **bound**: what physics allows (host MB/s within the data path, die, channel and link
+//!   busy no longer than the phase, a NAND read no faster than tR plus its transfer);
+//! * **share**: what a reader must know to read the figures (failed requests, reads of
+//!   units never written, writes absorbed by the buffer, WAF below 1): warnings.
+//!
+//! A broken conservation or bound is a bug: a library run ends with
+//! [`SimError::Internal`] ([`crate::Simulation::audit_strict`]), `ssdlab run` writes the
+//! results marked (`verdict = "internal_error"`), says so and exits non-zero. A share is a
+//! warning, printed in the run summary and recorded.
+//!
+//! Each check is one function in [`CHECKS`] reading the results document and the
+//! [`Facts`] a run knows beyond it. A new feature adds its counters to the document (or to
+//! `Facts`, filled in `sim`) and its identities as one function plus one line of `CHECKS`;
+//! the unit tests below hold every check to failing on a perturbed input.
+
+use super::{Results, RunStatus};
+use crate::error::SimError;
+use crate::stats::{round6, TimeSeriesRow};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// Failed requests above this share of all requests are a warning.
+pub const FAILED_SHARE_WARN: f64 = 0.01;
+/// Units read that were never written, above this share of the units read: a warning.
+pub const UNWRITTEN_SHARE_WARN: f64 = 0.10;
+/// Units written that never reached NAND (absorbed by the buffer), above this share of
+/// the units written: a warning.
+pub const ABSORBED_SHARE_WARN: f64 = 0.10;
+
+/// Requests the host saw complete in a timed phase, by operation; failed requests apart
+/// (in `failed` only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completed {
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub trims: u64,
+    pub zone_commands: u64,
+    pub failed: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub trim_bytes: u64,
+    pub write_units: u64,
+}
+
+/// Σ rate × interval of each rate column of a time series (as written: rates rounded to
+/// 6 decimals), the interval of a row being from the previous row's time to its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SeriesSums {
+    pub rows: u64,
+    pub end_ns: u64,
+    pub reads: f64,
+    pub writes: f64,
+    pub flushes: f64,
+    pub read_bytes: f64,
+    pub write_bytes: f64,
+}
+
+impl SeriesSums {
+    /// The sums of `rows` (a series starting at time 0).
+    pub fn of(rows: &[TimeSeriesRow]) -> SeriesSums {
+        let mut s = SeriesSums {
+            rows: rows.len() as u64,
+            ..SeriesSums::default()
+        };
+        let mut prev = 0u64;
+        for r in rows {
+            let secs = (r.time_ns - prev) as f64 / 1e9;
+            s.reads += round6(r.read_iops) * secs;
+            s.writes += round6(r.write_iops) * secs;
+            s.flushes += round6(r.flush_iops) * secs;
+            s.read_bytes += round6(r.read_mb_per_s) * 1e6 * secs;
+            s.write_bytes += round6(r.write_mb_per_s) * 1e6 * secs;
+            prev = r.time_ns;
+        }
+        s.end_ns = prev;
+        s
+    }
+}
+
+/// What a timed phase knows beyond its results document.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimedFacts {
+    pub completed: Completed,
+    /// Requests submitted and not completed when the figures were taken (a snapshot, a
+    /// power cut, a worn-out device; 0 when the phase ran to its end).
+    pub in_flight: u64,
+    /// Simulated time when the figures were taken (the last completion when the phase
+    /// ran to its end; later for a snapshot or a worn-out device).
+    pub end_ns: u64,
+    /// The time series, when it was written and ended with the phase.
+    pub series: Option<SeriesSums>,
+    pub die_busy_max_ns: u64,
+    /// Per channel: time it spent transferring, and when its last reserved transfer ends
+    /// (transfers are reserved ahead of the time the figures were taken).
+    pub channels: Vec<(u64, u64)>,
+    /// The fastest read served by NAND, from its dispatch to its data off the channel
+    /// (`None`: no read was).
+    pub nand_read_min_ns: Option<u64>,
+    /// Time the data path carried data: per direction (down, up) for the link; the host
+    /// transfer path in both.
+    pub data_path_busy_ns: [u64; 2],
+}
+
+/// What a phase knows beyond its results document ([`Results`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Facts {
+    /// Timed mode only.
+    pub timed: Option<TimedFacts>,
+    /// Host units the FTL placed in pages during the phase (after buffer merges).
+    pub host_units_programmed: u64,
+    /// Empty slots programmed (partial pages) during the phase.
+    pub padding_units: u64,
+    pub slots_per_page: u32,
+    /// The shortest a read served by NAND can take: command, the fastest tR of the
+    /// device's cell modes, one unit over the channel.
+    pub nand_read_floor_ns: u64,
+    pub data_path: DataPath,
+}
+
+/// The data path whose rate bounds the host's throughput (`audit.data_path`).
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct DataPath {
+    /// The configuration that sets it: `device.host_transfer_mb_per_s`, or
+    /// `device.host_interface` (the PCIe link, timed mode).
+    pub bound: &'static str,
+    /// Its rate (each direction's for a full-duplex link), 10⁶ bytes per second.
+    pub mb_per_s: f64,
+    /// Reads and writes each have the rate (a PCIe link), or share it.
+    pub full_duplex: bool,
+}
+
+/// What a check is about.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Counts that must add up: a violation is a bug.
+    Conservation,
+    /// A physical limit: a violation is a bug.
+    Bound,
+    /// A share the reader must know: a warning.
+    Share,
+}
+
+/// A check's outcome, worst last.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Ok,
+    /// Does not apply to this run (its `message` says why).
+    Skipped,
+    Warning,
+    Error,
+}
+
+/// A figure a check compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Num {
+    U(u64),
+    F(f64),
+}
+
+impl Serialize for Num {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Num::U(v) => s.serialize_u64(v),
+            Num::F(v) => s.serialize_f64(round6(v)),
+        }
+    }
+}
+
+/// The figures a check compared, by name (in order; names are results.json paths where
+/// the figure is there).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Figures(pub Vec<(&'static str, Num)>);
+
+impl Serialize for Figures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// One check of the audit.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Check {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub verdict: Verdict,
+    pub figures: Figures,
+    /// What is wrong (an error), what the reader must know (a warning), or why the check
+    /// does not apply (skipped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Check {
+    fn new(name: &'static str, kind: Kind, figures: Vec<(&'static str, Num)>) -> Check {
+        Check {
+            name,
+            kind,
+            verdict: Verdict::Ok,
+            figures: Figures(figures),
+            message: None,
+        }
+    }
+
+    /// Not applicable to this run, because `why`.
+    fn skipped(name: &'static str, kind: Kind, why: &str) -> Check {
+        Check {
+            verdict: Verdict::Skipped,
+            message: Some(why.to_string()),
+            ..Check::new(name, kind, Vec::new())
+        }
+    }
+
+    /// The check fails when `bad` (an error, or a warning for a share), saying `why`; the
+    /// first failure's words are kept.
+    fn fail_if(mut self, bad: bool, why: impl FnOnce() -> String) -> Check {
+        if bad && self.verdict == Verdict::Ok {
+            self.verdict = match self.kind {
+                Kind::Share => Verdict::Warning,
+                _ => Verdict::Error,
+            };
+            self.message = Some(why());
+        }
+        self
+    }
+}
+
+/// The run's verdict: the worst of its checks.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Overall {
+    #[default]
+    Ok,
+    /// A share the reader must know (the figures stand).
+    Warnings,
+    /// A conservation or bound check failed: a bug in the simulator; the figures are not
+    /// to be used.
+    InternalError,
+}
+
+/// `results.json` → `audit`.
+#[derive(Serialize, Debug, Clone, PartialEq, Default)]
+pub struct Audit {
+    pub verdict: Overall,
+    pub errors: u32,
+    pub warnings: u32,
+    pub data_path: DataPath,
+    pub checks: Vec<Check>,
+    /// What the checks read beyond the document (not written: [`audit`] again after a
+    /// change of the document).
+    #[serde(skip)]
+    pub facts: Facts,
+}
+
+impl Audit {
+    /// The checks that did not pass: errors first, then warnings.
+    pub fn findings(&self) -> Vec<&Check> {
+        let mut v: Vec<&Check> = self
+            .checks
+            .iter()
+            .filter(|c| c.verdict >= Verdict::Warning)
+            .collect();
+        v.sort_by_key(|c| std::cmp::Reverse(c.verdict));
+        v
+    }
+
+    /// A failed conservation or bound check, as the internal error it is.
+    pub fn internal_error(&self) -> Option<SimError> {
+        let broken: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Error)
+            .map(|c| format!("{}: {}", c.name, c.message.as_deref().unwrap_or("")))
+            .collect();
+        (!broken.is_empty()).then(|| SimError::Internal {
+            what: format!(
+                "the results audit found figures that cannot be: {}",
+                broken.join("; ")
+            ),
+        })
+    }
+}
+
+/// A check: the results document and the facts beyond it → the check's figures and verdict.
+pub type CheckFn = fn(&Results, &Facts) -> Check;
+
+/// Every check, in the order of `audit.checks`.
+pub const CHECKS: &[CheckFn] = &[
+    request_counts,
+    reads_completed,
+    writes_completed,
+    flushes_completed,
+    trims_completed,
+    zone_commands_completed,
+    failed_requests_apart,
+    rates_from_counts,
+    timeseries_sums,
+    bytes_in_units,
+    host_units_reach_nand,
+    nand_by_cause,
+    nand_slots_hold_units,
+    host_data_path,
+    data_path_busy,
+    die_and_channel_busy,
+    nand_read_time,
+    failed_share,
+    unwritten_reads,
+    buffer_absorbed,
+    waf_below_one,
+];
+
+/// Audit `r` with `facts`.
+pub fn audit(r: &Results, facts: &Facts) -> Audit {
+    let checks: Vec<Check> = CHECKS.iter().map(|f| f(r, facts)).collect();
+    let count = |v: Verdict| checks.iter().filter(|c| c.verdict == v).count() as u32;
+    let (errors, warnings) = (count(Verdict::Error), count(Verdict::Warning));
+    Audit {
+        verdict: if errors > 0 {
+            Overall::InternalError
+        } else if warnings > 0 {
+            Overall::Warnings
+        } else {
+            Overall::Ok
+        },
+        errors,
+        warnings,
+        data_path: facts.data_path.clone(),
+        checks,
+        facts: facts.clone(),
+    }
+}
+
+use Num::{F, U};
+
+const FUNCTIONAL: &str = "the functional mode completes every request as it is submitted";
+
+// ---- conservation ----------------------------------------------------------------------
+
+/// `host.requests` is the sum of the requests by operation and the failed ones.
+fn request_counts(r: &Results, _: &Facts) -> Check {
+    let c = &r.host.counters;
+    let sum = c.reads + c.writes + c.trims + c.flushes + c.zone_commands + c.failed_requests;
+    Check::new(
+        "request_counts",
+        Kind::Conservation,
+        vec![
+            ("host.requests", U(r.host.requests)),
+            (
+                "sum of host.reads, writes, trims, flushes, zone_commands, failed_requests",
+                U(sum),
+            ),
+        ],
+    )
+    .fail_if(sum != r.host.requests, || {
+        format!(
+            "host.requests {} but the operations add up to {sum}",
+            r.host.requests
+        )
+    })
+}
+
+/// A figure named by its results.json path.
+type Named = (&'static str, u64);
+
+/// Requests of one operation counted (`host.<op>`) = completed to the host = latency
+/// samples (`samples`, when the operation has them), but for requests still in flight
+/// when the figures were taken.
+fn completed_check(
+    name: &'static str,
+    f: &Facts,
+    host: Named,
+    done: fn(&Completed) -> u64,
+    samples: Option<Named>,
+) -> Check {
+    let Some(t) = &f.timed else {
+        return Check::skipped(name, Kind::Conservation, FUNCTIONAL);
+    };
+    let completed = done(&t.completed);
+    let mut figures = vec![
+        (host.0, U(host.1)),
+        ("completed", U(completed)),
+        ("in flight", U(t.in_flight)),
+    ];
+    if let Some((n, v)) = samples {
+        figures.push((n, U(v)));
+    }
+    Check::new(name, Kind::Conservation, figures)
+        .fail_if(completed > host.1, || {
+            format!("{completed} completed but {} = {} counted", host.0, host.1)
+        })
+        .fail_if(host.1 - completed.min(host.1) > t.in_flight, || {
+            format!(
+                "{} = {} but {completed} completed, and only {} requests are in flight",
+                host.0, host.1, t.in_flight
+            )
+        })
+        .fail_if(samples.is_some_and(|(_, v)| v != completed), || {
+            let (n, v) = samples.unwrap_or_default();
+            format!("{n} = {v} but {completed} completed")
+        })
+}
+
+/// The latency samples of an operation, named.
+fn samples(r: &Results, name: &'static str, get: fn(&super::LatencyBlock) -> u64) -> Option<Named> {
+    r.latency_ns.as_ref().map(|l| (name, get(l)))
+}
+
+fn reads_completed(r: &Results, f: &Facts) -> Check {
+    let host = ("host.reads", r.host.counters.reads);
+    let lat = samples(r, "latency_ns.read.count", |l| l.read.count);
+    completed_check("reads_completed", f, host, |c| c.reads, lat)
+}
+
+fn writes_completed(r: &Results, f: &Facts) -> Check {
+    let host = ("host.writes", r.host.counters.writes);
+    let lat = samples(r, "latency_ns.write.count", |l| l.write.count);
+    completed_check("writes_completed", f, host, |c| c.writes, lat)
+}
+
+fn flushes_completed(r: &Results, f: &Facts) -> Check {
+    let host = ("host.flushes", r.host.counters.flushes);
+    let lat = samples(r, "latency_ns.flush.count", |l| l.flush.count);
+    completed_check("flushes_completed", f, host, |c| c.flushes, lat)
+}
+
+fn trims_completed(r: &Results, f: &Facts) -> Check {
+    let host = ("host.trims", r.host.counters.trims);
+    completed_check("trims_completed", f, host, |c| c.trims, None)
+}
+
+fn zone_commands_completed(r: &Results, f: &Facts) -> Check {
+    let host = ("host.zone_commands", r.host.counters.zone_commands);
+    completed_check(
+        "zone_commands_completed",
+        f,
+        host,
+        |c| c.zone_commands,
+        None,
+    )
+}
+
+/// Failed requests are counted as failed only: completed as failed, in no latency (the
+/// checks above) and no rate (`rates_from_counts`).
+fn failed_requests_apart(r: &Results, f: &Facts) -> Check {
+    let host = ("host.failed_requests", r.host.counters.failed_requests);
+    let mut c = completed_check("failed_requests_apart", f, host, |c| c.failed, None);
+    if c.verdict == Verdict::Skipped {
+        c = Check::new(
+            "failed_requests_apart",
+            Kind::Conservation,
+            vec![(host.0, U(host.1))],
+        );
+    }
+    c
+}
+
+/// The headline rates are the counts over the simulated time: IOPS without the failed
+/// requests, MB/s of the bytes counted.
+fn rates_from_counts(r: &Results, _: &Facts) -> Check {
+    let h = &r.host;
+    let c = &h.counters;
+    let rate = |x: f64| {
+        if h.sim_time_ns == 0 {
+            0.0
+        } else {
+            round6(x / (h.sim_time_ns as f64 / 1e9))
+        }
+    };
+    let iops = rate((h.requests - c.failed_requests.min(h.requests)) as f64);
+    let read = rate(c.read_bytes as f64 / 1e6);
+    let write = rate(c.write_bytes as f64 / 1e6);
+    // Each rate is rounded to 6 decimals: a sum of rounded rates may be off by 1e-6.
+    let near = |a: f64, b: f64| (a - b).abs() <= 2e-6 + 1e-9 * b.abs();
+    Check::new(
+        "rates_from_counts",
+        Kind::Conservation,
+        vec![
+            ("host.iops", F(h.iops)),
+            ("(host.requests - host.failed_requests) / host.sim_time_ns", F(iops)),
+            ("host.read_mb_per_s", F(h.read_mb_per_s)),
+            ("host.read_bytes / host.sim_time_ns", F(read)),
+            ("host.write_mb_per_s", F(h.write_mb_per_s)),
+            ("host.write_bytes / host.sim_time_ns", F(write)),
+            ("host.mb_per_s", F(h.mb_per_s)),
+        ],
+    )
+    .fail_if(!near(h.iops, iops), || {
+        format!("host.iops {} but the requests served over the time give {iops}", h.iops)
+    })
+    .fail_if(!near(h.read_mb_per_s, read) || !near(h.write_mb_per_s, write), || {
+        format!(
+            "host.read_mb_per_s {} / write_mb_per_s {} but the bytes over the time give {read} / {write}",
+            h.read_mb_per_s, h.write_mb_per_s
+        )
+    })
+    .fail_if(!near(h.mb_per_s, read + write), || {
+        format!("host.mb_per_s {} is not read + write ({})", h.mb_per_s, read + write)
+    })
+}
+
+/// timeseries.csv: Σ rate × interval of every row (the last, partial one included) is what
+/// completed.
+fn timeseries_sums(r: &Results, f: &Facts) -> Check {
+    const NAME: &str = "timeseries_sums";
+    let Some(t) = &f.timed else {
+        return Check::skipped(
+            NAME,
+            Kind::Conservation,
+            "the functional mode has no time series",
+        );
+    };
+    let Some(s) = &t.series else {
+        return Check::skipped(
+            NAME,
+            Kind::Conservation,
+            "no time series, or one still running (output.timeseries_interval_ns = 0, a snapshot)",
+        );
+    };
+    let c = &t.completed;
+    // The rates are written to 6 decimals: half a unit of the last, over the series' time,
+    // is what rounding may take (counts; × 10⁶ for bytes from MB/s).
+    let secs = s.end_ns as f64 / 1e9;
+    let pairs = [
+        ("read_iops", s.reads, c.reads as f64, 1.0),
+        ("write_iops", s.writes, c.writes as f64, 1.0),
+        ("flush_iops", s.flushes, c.flushes as f64, 1.0),
+        ("read_mb_per_s", s.read_bytes, c.read_bytes as f64, 1e6),
+        ("write_mb_per_s", s.write_bytes, c.write_bytes as f64, 1e6),
+    ];
+    let bad = pairs.iter().find(|(_, sum, want, scale)| {
+        (sum - want).abs() > 1e-9 * want + 5e-7 * scale * secs + 1e-6
+    });
+    Check::new(
+        NAME,
+        Kind::Conservation,
+        vec![
+            ("rows", U(s.rows)),
+            ("last row time_ns", U(s.end_ns)),
+            ("host.sim_time_ns", U(r.host.sim_time_ns)),
+            ("read_iops * interval", F(s.reads)),
+            ("completed reads", U(c.reads)),
+            ("write_iops * interval", F(s.writes)),
+            ("completed writes", U(c.writes)),
+            ("flush_iops * interval", F(s.flushes)),
+            ("completed flushes", U(c.flushes)),
+            ("read_mb_per_s * interval (bytes)", F(s.read_bytes)),
+            ("completed read bytes", U(c.read_bytes)),
+            ("write_mb_per_s * interval (bytes)", F(s.write_bytes)),
+            ("completed write bytes", U(c.write_bytes)),
+        ],
+    )
+    .fail_if(bad.is_some(), || {
+        let (col, sum, want, _) = bad.copied().unwrap_or_default();
+        format!("timeseries.csv {col} sums to {sum:.3}, the run completed {want}")
+    })
+    .fail_if(
+        r.status == RunStatus::Completed && s.rows > 0 && s.end_ns != r.host.sim_time_ns,
+        || {
+            format!(
+                "the last row ends at {} ns, the phase at host.sim_time_ns {}",
+                s.end_ns, r.host.sim_time_ns
+            )
+        },
+    )
+}
+
+/// Host bytes fit the mapping units counted for them: bytes ≤ units × unit size, and
+/// each command adds at most two partly covered units.
+fn bytes_in_units(r: &Results, _: &Facts) -> Check {
+    let c = &r.host.counters;
+    let u = r.device.unit_bytes as u64;
+    // Commands: requests, or the host interface's commands when it splits them.
+    let commands = |requests: u64| requests + r.host_interface.as_ref().map_or(0, |h| h.commands);
+    let slack = |requests: u64| 2 * (u - 1) * commands(requests);
+    let (w, rd) = (c.write_units * u, c.read_units * u);
+    Check::new(
+        "bytes_in_units",
+        Kind::Conservation,
+        vec![
+            ("host.write_bytes", U(c.write_bytes)),
+            ("host.write_units * device.unit_bytes", U(w)),
+            ("host.read_bytes", U(c.read_bytes)),
+            ("host.read_units * device.unit_bytes", U(rd)),
+        ],
+    )
+    .fail_if(
+        c.write_bytes > w || w > c.write_bytes + slack(c.writes),
+        || {
+            format!(
+                "host.write_bytes {} do not fit host.write_units {} of {u} bytes",
+                c.write_bytes, c.write_units
+            )
+        },
+    )
+    .fail_if(
+        c.read_bytes > rd || rd > c.read_bytes + slack(c.reads),
+        || {
+            format!(
+                "host.read_bytes {} do not fit host.read_units {} of {u} bytes",
+                c.read_bytes, c.read_units
+            )
+        },
+    )
+}
+
+/// The FTL places no more host units in pages than the host wrote (buffer merges, trims
+/// and zone resets make it fewer).
+fn host_units_reach_nand(r: &Results, f: &Facts) -> Check {
+    let w = r.host.counters.write_units;
+    Check::new(
+        "host_units_reach_nand",
+        Kind::Conservation,
+        vec![
+            ("host.write_units", U(w)),
+            ("host units programmed", U(f.host_units_programmed)),
+        ],
+    )
+    .fail_if(f.host_units_programmed > w, || {
+        format!(
+            "the FTL programmed {} host units, the host wrote {w}",
+            f.host_units_programmed
+        )
+    })
+}
+
+/// `nand.<kind>`: the causes add up to the total.
+fn nand_by_cause(r: &Results, _: &Facts) -> Check {
+    let n = &r.nand;
+    let sum = |b: &crate::stats::ByCause| b.host + b.gc + b.wear_leveling + b.mapping + b.migration;
+    let kinds = [
+        ("reads", &n.reads),
+        ("programs", &n.programs),
+        ("erases", &n.erases),
+    ];
+    let bad = kinds.iter().find(|(_, b)| sum(b) != b.total);
+    Check::new(
+        "nand_by_cause",
+        Kind::Conservation,
+        vec![
+            ("nand.reads.total", U(n.reads.total)),
+            ("nand.reads by cause", U(sum(&n.reads))),
+            ("nand.programs.total", U(n.programs.total)),
+            ("nand.programs by cause", U(sum(&n.programs))),
+            ("nand.erases.total", U(n.erases.total)),
+            ("nand.erases by cause", U(sum(&n.erases))),
+        ],
+    )
+    .fail_if(bad.is_some(), || {
+        let (k, b) = bad.copied().unwrap_or(kinds[0]);
+        format!("nand.{k}: causes sum to {}, total {}", sum(b), b.total)
+    })
+}
+
+/// NAND programs hold every unit placed in them: programs × slots per page ≥ host units
+/// + GC copies + padding.
+fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
+    let slots = r.nand.programs.total * f.slots_per_page as u64;
+    let units = f.host_units_programmed + r.gc.copied_units + f.padding_units;
+    Check::new(
+        "nand_slots_hold_units",
+        Kind::Conservation,
+        vec![
+            ("nand.programs.total * slots per page", U(slots)),
+            ("host units programmed", U(f.host_units_programmed)),
+            ("gc.copied_units", U(r.gc.copied_units)),
+            ("padding slots", U(f.padding_units)),
+        ],
+    )
+    .fail_if(slots < units, || {
+        format!("{slots} slots programmed hold {units} units")
+    })
+}
+
+// ---- bounds ----------------------------------------------------------------------------
+
+/// Host throughput within the data path: the link's rate per direction, or the host
+/// transfer rate for reads and writes together.
+fn host_data_path(r: &Results, f: &Facts) -> Check {
+    let h = &r.host;
+    let p = &f.data_path;
+    let over = |v: f64| v > p.mb_per_s * (1.0 + 1e-6);
+    let mut c = Check::new(
+        "host_data_path",
+        Kind::Bound,
+        vec![
+            ("host.read_mb_per_s", F(h.read_mb_per_s)),
+            ("host.write_mb_per_s", F(h.write_mb_per_s)),
+            ("host.mb_per_s", F(h.mb_per_s)),
+            ("audit.data_path.mb_per_s", F(p.mb_per_s)),
+        ],
+    );
+    if p.full_duplex {
+        c = c.fail_if(over(h.read_mb_per_s) || over(h.write_mb_per_s), || {
+            format!(
+                "reads at {} MB/s, writes at {} MB/s: above the {} MB/s of each direction of the link",
+                h.read_mb_per_s, h.write_mb_per_s, p.mb_per_s
+            )
+        });
+    }
+    c.fail_if(!p.full_duplex && over(h.mb_per_s), || {
+        format!(
+            "{} MB/s above the {} MB/s of the host data path ({})",
+            h.mb_per_s, p.mb_per_s, p.bound
+        )
+    })
+}
+
+/// The data path (each link direction, or the host transfer path) carried data no
+/// longer than the phase.
+fn data_path_busy(_: &Results, f: &Facts) -> Check {
+    let Some(t) = &f.timed else {
+        return Check::skipped(
+            "data_path_busy",
+            Kind::Bound,
+            "the functional mode keeps no busy time",
+        );
+    };
+    let [down, up] = t.data_path_busy_ns;
+    Check::new(
+        "data_path_busy",
+        Kind::Bound,
+        vec![
+            ("busy ns, host to device", U(down)),
+            ("busy ns, device to host", U(up)),
+            ("simulated ns when the figures were taken", U(t.end_ns)),
+        ],
+    )
+    .fail_if(down.max(up) > t.end_ns, || {
+        format!(
+            "the data path was busy {} ns of a phase of {} ns (utilization above 1)",
+            down.max(up),
+            t.end_ns
+        )
+    })
+}
+
+/// Each die was busy no longer than the phase, each channel no longer than until its
+/// last transfer ends (its transfers never overlap).
+fn die_and_channel_busy(_: &Results, f: &Facts) -> Check {
+    let Some(t) = &f.timed else {
+        return Check::skipped(
+            "die_and_channel_busy",
+            Kind::Bound,
+            "the functional mode keeps no busy time",
+        );
+    };
+    let busiest = t.channels.iter().copied().max().unwrap_or_default();
+    let over = t.channels.iter().find(|(busy, end)| busy > end);
+    Check::new(
+        "die_and_channel_busy",
+        Kind::Bound,
+        vec![
+            ("busiest die, busy ns", U(t.die_busy_max_ns)),
+            ("simulated ns when the figures were taken", U(t.end_ns)),
+            ("busiest channel, busy ns", U(busiest.0)),
+            ("its last transfer's end, ns", U(busiest.1)),
+        ],
+    )
+    .fail_if(t.die_busy_max_ns > t.end_ns, || {
+        format!("a die was busy {} ns of {} ns", t.die_busy_max_ns, t.end_ns)
+    })
+    .fail_if(over.is_some(), || {
+        let (busy, end) = over.copied().unwrap_or_default();
+        format!("a channel was busy {busy} ns by the end of its last transfer at {end} ns")
+    })
+}
+
+/// No read served by NAND took less than a command, tR and one unit's transfer.
+fn nand_read_time(_: &Results, f: &Facts) -> Check {
+    const NAME: &str = "nand_read_time";
+    let Some(t) = &f.timed else {
+        return Check::skipped(NAME, Kind::Bound, "the functional mode has no read latency");
+    };
+    let Some(min) = t.nand_read_min_ns else {
+        return Check::skipped(NAME, Kind::Bound, "no read was served by NAND");
+    };
+    Check::new(
+        NAME,
+        Kind::Bound,
+        vec![
+            ("fastest read served by NAND, ns", U(min)),
+            ("command + tR + one unit's transfer, ns", U(f.nand_read_floor_ns)),
+        ],
+    )
+    .fail_if(min < f.nand_read_floor_ns, || {
+        format!(
+            "a read served by NAND took {min} ns, less than the {} ns of its command, tR and transfer",
+            f.nand_read_floor_ns
+        )
+    })
+}
+
+// ---- shares ----------------------------------------------------------------------------
+
+/// Percentage with one decimal.
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 1000.0 / whole as f64).round() / 10.0
+    }
+}
+
+/// Failed requests above 1 %: said, with their main status.
+fn failed_share(r: &Results, _: &Facts) -> Check {
+    let (failed, all) = (r.host.counters.failed_requests, r.host.requests);
+    let mut statuses: Vec<(String, u64)> = Vec::new();
+    if let Some(z) = &r.zns {
+        statuses.extend(z.errors.iter().map(|(k, &n)| (k.to_string(), n)));
+    }
+    if let Some(p) = &r.fdp {
+        statuses.push((
+            "invalid placement identifier".into(),
+            p.invalid_placement_ids,
+        ));
+    }
+    let main = statuses.iter().filter(|s| s.1 > 0).max_by_key(|s| s.1);
+    Check::new(
+        "failed_share",
+        Kind::Share,
+        vec![
+            ("host.failed_requests", U(failed)),
+            ("host.requests", U(all)),
+        ],
+    )
+    .fail_if(failed as f64 > FAILED_SHARE_WARN * all as f64, || {
+        let why = main.map_or(String::new(), |(s, n)| format!(", mostly {s} ({n})"));
+        format!(
+            "{} % of the requests failed{why}: they are in no throughput, latency or WAF figure",
+            pct(failed, all)
+        )
+    })
+}
+
+/// Reads of units never written above 10 %: said (they cost no NAND read).
+fn unwritten_reads(r: &Results, _: &Facts) -> Check {
+    let c = &r.host.counters;
+    Check::new(
+        "unwritten_reads",
+        Kind::Share,
+        vec![
+            ("host.unmapped_read_units", U(c.unmapped_read_units)),
+            ("host.read_units", U(c.read_units)),
+        ],
+    )
+    .fail_if(c.unmapped_read_units as f64 > UNWRITTEN_SHARE_WARN * c.read_units as f64, || {
+        format!(
+            "{} % of the units read were never written (or were trimmed): served without NAND, they cost only the host transfer (precondition the device to read data)",
+            pct(c.unmapped_read_units, c.read_units)
+        )
+    })
+}
+
+/// Units written that never reached NAND (rewritten or trimmed in the buffer, dropped by a
+/// zone reset) above 10 %: said.
+fn buffer_absorbed(r: &Results, f: &Facts) -> Check {
+    if r.status != RunStatus::Completed {
+        return Check::skipped(
+            "buffer_absorbed",
+            Kind::Share,
+            "units may still be in the write buffer",
+        );
+    }
+    let w = r.host.counters.write_units;
+    let absorbed = w.saturating_sub(f.host_units_programmed);
+    Check::new(
+        "buffer_absorbed",
+        Kind::Share,
+        vec![
+            ("host.write_units", U(w)),
+            ("host units programmed", U(f.host_units_programmed)),
+        ],
+    )
+    .fail_if(absorbed as f64 > ABSORBED_SHARE_WARN * w as f64, || {
+        format!(
+            "{} % of the units written never reached NAND ({absorbed} units rewritten or trimmed in the write buffer{}): WAF counts only what was programmed",
+            pct(absorbed, w),
+            r.zns.as_ref().map_or(String::new(), |z| format!(", or dropped by zone resets: zns.dropped_units {}", z.dropped_units))
+        )
+    })
+}
+
+/// WAF below 1: said, with why.
+fn waf_below_one(r: &Results, f: &Facts) -> Check {
+    let w = r.host.counters.write_units;
+    if w == 0 || r.status != RunStatus::Completed {
+        return Check::skipped(
+            "waf_below_one",
+            Kind::Share,
+            "no host writes, or a phase not settled",
+        );
+    }
+    let absorbed = w.saturating_sub(f.host_units_programmed);
+    Check::new(
+        "waf_below_one",
+        Kind::Share,
+        vec![("waf", F(r.waf)), ("units written that never reached NAND", U(absorbed))],
+    )
+    .fail_if(r.waf < 1.0, || {
+        let dropped = r.zns.as_ref().map_or(0, |z| z.dropped_units);
+        format!(
+            "WAF {:.3} below 1: {absorbed} of the {w} units written never reached NAND (rewritten or trimmed in the write buffer{})",
+            r.waf,
+            if dropped > 0 { format!("; zns.dropped_units {dropped} dropped by zone resets") } else { String::new() }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, Mode};
+    use crate::{NoProgress, Simulation};
+    use ssdlab_workload::replay::VecSource;
+    use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
+
+    fn req(op: HostOp, unit: u64, units: u64) -> HostRequest {
+        HostRequest {
+            tag: 0,
+            placement_id: 0,
+            arrival_ns: 0,
+            op,
+            offset_bytes: unit * 4096,
+            size_bytes: units * 4096,
+            journal: None,
+        }
+    }
+
+    /// A timed run on the tiny device with a time series: writes, rewrites, reads from
+    /// NAND and the buffer, a trim and a flush; its results and what the audit saw.
+    fn clean_run(mode: Mode) -> Results {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = mode;
+        c.output.timeseries_interval_ns = 20_000;
+        let mut reqs: Vec<HostRequest> = (0..17).map(|u| req(HostOp::Write, u, 1)).collect();
+        reqs.push(req(HostOp::Flush, 0, 0));
+        reqs.extend((0..16).map(|u| req(HostOp::Read, u, 2)));
+        reqs.push(req(HostOp::Trim, 3, 1));
+        reqs.push(req(HostOp::Write, 18, 2));
+        let w = Workload {
+            flows: vec![Flow {
+                name: "t".into(),
+                arrival: Arrival::Closed { queue_depth: 4 },
+                source: Box::new(VecSource::new(reqs)),
+            }],
+            duration_ns: None,
+            stats: Default::default(),
+        };
+        let mut sim = Simulation::new(c).unwrap();
+        sim.run_workload_with(w, &mut NoProgress).unwrap()
+    }
+
+    fn verdict_of(r: &Results, f: &Facts, name: &str) -> (Verdict, Option<String>) {
+        let a = audit(r, f);
+        let c = a.checks.iter().find(|c| c.name == name).expect(name);
+        (c.verdict, c.message.clone())
+    }
+
+    type Perturb = fn(&mut Results, &mut Facts);
+
+    /// One perturbation per check, each breaking what that check holds.
+    fn perturbations() -> Vec<(&'static str, Perturb)> {
+        vec![
+            ("request_counts", |r, _| r.host.requests += 1),
+            ("reads_completed", |r, _| r.host.counters.reads += 1),
+            ("writes_completed", |r, _| {
+                // The symptom of a write answered with an error yet counted as done.
+                r.latency_ns.as_mut().unwrap().write.count -= 1
+            }),
+            ("flushes_completed", |_, f| {
+                f.timed.as_mut().unwrap().completed.flushes += 1
+            }),
+            ("trims_completed", |r, _| r.host.counters.trims += 1),
+            ("zone_commands_completed", |r, _| {
+                r.host.counters.zone_commands += 2
+            }),
+            ("failed_requests_apart", |r, _| {
+                r.host.counters.failed_requests += 1
+            }),
+            ("rates_from_counts", |r, _| r.host.iops *= 1.01),
+            ("timeseries_sums", |_, f| {
+                // The last, partial interval left out.
+                let s = f.timed.as_mut().unwrap().series.as_mut().unwrap();
+                s.reads *= 0.8;
+            }),
+            ("bytes_in_units", |r, _| r.host.counters.write_bytes += 4096),
+            ("host_units_reach_nand", |r, f| {
+                f.host_units_programmed = r.host.counters.write_units + 1
+            }),
+            ("nand_by_cause", |r, _| r.nand.programs.gc += 1),
+            ("nand_slots_hold_units", |r, _| r.nand.programs.total /= 2),
+            ("host_data_path", |r, f| {
+                // A 1 MiB write "in 1 µs".
+                r.host.mb_per_s = f.data_path.mb_per_s * 2.0
+            }),
+            ("data_path_busy", |_, f| {
+                let t = f.timed.as_mut().unwrap();
+                t.data_path_busy_ns[1] = t.end_ns + 1
+            }),
+            ("die_and_channel_busy", |_, f| {
+                let t = f.timed.as_mut().unwrap();
+                t.channels[0].0 = t.channels[0].1 + 1
+            }),
+            ("nand_read_time", |_, f| {
+                f.timed.as_mut().unwrap().nand_read_min_ns = Some(f.nand_read_floor_ns - 1)
+            }),
+            ("failed_share", |r, _| {
+                r.host.counters.failed_requests = r.host.requests / 10
+            }),
+            ("unwritten_reads", |r, _| {
+                r.host.counters.unmapped_read_units = r.host.counters.read_units
+            }),
+            ("buffer_absorbed", |r, f| {
+                f.host_units_programmed = r.host.counters.write_units / 2
+            }),
+            ("waf_below_one", |r, _| r.waf = 0.5),
+        ]
+    }
+
+    /// A clean run passes every check that applies (the tiny run's rewrites and trim are
+    /// below the warning shares).
+    #[test]
+    fn a_clean_run_passes() {
+        for mode in [Mode::Timed, Mode::Functional] {
+            let r = clean_run(mode);
+            let bad: Vec<_> = r.audit.findings();
+            assert!(bad.is_empty(), "{mode:?}: {bad:#?}");
+            assert_eq!(r.audit.verdict, Overall::Ok);
+            assert_eq!(r.audit.checks.len(), CHECKS.len());
+        }
+        // Timed: every check applies but the zone commands' (none on this device... they
+        // still compare 0 with 0) and none is skipped.
+        let r = clean_run(Mode::Timed);
+        let skipped: Vec<_> = r
+            .audit
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Skipped)
+            .map(|c| c.name)
+            .collect();
+        assert!(skipped.is_empty(), "{skipped:?}");
+    }
+
+    /// Every check fails on a perturbed input: conservation and bound checks with an
+    /// error (a bug), shares with a warning; and every check has its perturbation here.
+    #[test]
+    fn every_check_fails_on_a_perturbed_input() {
+        let clean = clean_run(Mode::Timed);
+        let list = perturbations();
+        let names: Vec<&str> = list.iter().map(|p| p.0).collect();
+        let all: Vec<&str> = audit(&clean, &clean.audit.facts)
+            .checks
+            .iter()
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(names, all, "one perturbation per check, in order");
+        for (name, perturb) in list {
+            let (mut r, mut f) = (clean.clone(), clean.audit.facts.clone());
+            assert_eq!(verdict_of(&r, &f, name).0, Verdict::Ok, "{name} clean");
+            perturb(&mut r, &mut f);
+            let (v, msg) = verdict_of(&r, &f, name);
+            let kind = audit(&r, &f)
+                .checks
+                .iter()
+                .find(|c| c.name == name)
+                .map(|c| c.kind)
+                .unwrap();
+            let want = if kind == Kind::Share {
+                Verdict::Warning
+            } else {
+                Verdict::Error
+            };
+            assert_eq!(v, want, "{name}: {msg:?}");
+            assert!(msg.is_some_and(|m| !m.is_empty()), "{name} says why");
+            if want == Verdict::Error {
+                let e = audit(&r, &f).internal_error().expect(name).to_string();
+                assert!(
+                    e.starts_with("internal error (please report it") && e.contains(name),
+                    "{e}"
+                );
+            }
+        }
+    }
+
+    /// A strict simulation (the default) turns a broken check into an internal error; an
+    /// audit with warnings only is no error.
+    #[test]
+    fn warnings_are_no_internal_error() {
+        let mut r = clean_run(Mode::Timed);
+        r.host.counters.unmapped_read_units = r.host.counters.read_units;
+        let a = audit(&r, &r.audit.facts);
+        assert_eq!((a.verdict, a.errors, a.warnings), (Overall::Warnings, 0, 1));
+        assert!(a.internal_error().is_none());
+        let text = serde_json::to_string(&a).unwrap();
+        assert!(text.contains("\"verdict\":\"warnings\""), "{text}");
+        assert!(!text.contains("facts"), "the facts are not written");
+    }
+}
