@@ -1,10 +1,15 @@
-//! One meaning of a host request for both drivers (`host::command`): on tiny cases the
-//! functional and the timed mode issue the same NAND operations, by cause, and count the
-//! same host work (buffer hits, unmapped units, read-modify-write reads) for the same
-//! requests. Each write group ends with a flush, so both modes program the same pages.
+//! One meaning and one execution of a host request for both drivers (`host::command`):
+//! on tiny cases the functional and the timed mode issue the same NAND operations, by
+//! cause, and count the same host work (buffer hits, unmapped units, read-modify-write
+//! reads) for the same requests (each write group ends with a flush, so both modes program
+//! the same pages); on the swarm's configurations, under request sequences whose outcome
+//! timing cannot change (see `both_modes_agree_where_timing_cannot_matter`), they agree
+//! exactly; and the cases the modes disagreed on (FDP read-modify-write reads, a journal
+//! unit closing a data page, a served failure's status) by hand.
 
 use crate::common;
 use ssdlab_core::config::Mode;
+use ssdlab_core::ftl::zones::ZoneError;
 use ssdlab_core::sim::{NoProgress, Results};
 use ssdlab_core::{Config, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
@@ -639,4 +644,38 @@ fn fdp_example_issues_every_read_modify_write_read_in_both_modes() {
     assert_eq!(f.1["rmw_reads"], f.0["reads"]["host"]);
     assert_eq!(f.1["rmw_reads"], 379);
     assert_eq!(f.0["programs"]["host"], 5001);
+}
+
+/// A failed request served (`ssdlab serve`'s core side) completes with its status in both
+/// modes: here an FDP write naming a placement identifier the device does not have (the
+/// functional mode's served completions carried no status).
+#[test]
+fn a_served_failure_completes_with_its_status_in_both_modes() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = common::tiny(1, 16, 8, 4, 2.0);
+        c.mode = mode;
+        c.integrity = true;
+        c.device.fdp = Some(ssdlab_core::config::FdpConfig::default());
+        let mut sim = Simulation::new(c).unwrap();
+        let mut served = sim.serve().unwrap();
+        for (tag, placement_id) in [(1, 9), (2, 1)] {
+            let w = HostRequest {
+                op: HostOp::Write,
+                size_bytes: 4096,
+                placement_id,
+                tag,
+                ..Default::default()
+            };
+            served.submit(w, Some(vec![7; 4096])).unwrap();
+        }
+        while served.step().unwrap() {}
+        let mut done = Vec::new();
+        served.drain_completions(&mut done);
+        let status: Vec<_> = done.iter().map(|c| (c.tag, c.error)).collect();
+        assert_eq!(
+            status,
+            vec![(1, Some(ZoneError::InvalidField)), (2, None)],
+            "{mode:?}"
+        );
+    }
 }
