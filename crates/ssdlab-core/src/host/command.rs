@@ -271,11 +271,26 @@ pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result
 /// when space frees, with that count).
 #[inline]
 pub fn put_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
-    let zoned = d.parts().ftl.zones().is_some();
+    if d.parts().ftl.zones().is_some() {
+        return put_zone_units(d, req, w, done);
+    }
+    while done < w.span.count {
+        if !d.put(w, w.span.first + done)? {
+            return Ok(done);
+        }
+        done += 1;
+    }
+    d.finish(req, None)?;
+    Ok(done)
+}
+
+/// [`put_units`] on a zoned device.
+#[inline(never)]
+fn put_zone_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
     while done < w.span.count {
         let lpn = w.span.first + done;
-        if zoned && !still_written(d.parts().ftl, lpn, w.lane) {
-            done += 1;
+        if !still_written(d.parts().ftl, lpn, w.lane) {
+            done += 1; // its zone was reset since the write was accepted
             continue;
         }
         if !d.put(w, lpn)? {
@@ -283,7 +298,7 @@ pub fn put_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) 
         }
         done += 1;
     }
-    if zoned && last_of_zone(d.parts().ftl, &w.span) {
+    if last_of_zone(d.parts().ftl, &w.span) {
         d.close_lane(w.lane)?;
     }
     d.finish(req, None)?;
@@ -306,7 +321,6 @@ fn read<D: Driver>(d: &mut D, span: UnitSpan, req: u32) -> Result<u32> {
     Ok(out.nand_reads + out.nand_programs)
 }
 
-#[cold]
 fn still_written(ftl: &Ftl, lpn: u32, lane: u8) -> bool {
     ftl.zones().is_some_and(|z| z.still_written(lpn, lane))
 }
@@ -314,7 +328,6 @@ fn still_written(ftl: &Ftl, lpn: u32, lane: u8) -> bool {
 /// Whether a write of `span` is the last its zone takes: the zone is full (written to its
 /// capacity, or finished) where the span ends. (A write that waited for space while a
 /// later one filled the zone is not: the later one closes the lane, after its units.)
-#[cold]
 fn last_of_zone(ftl: &Ftl, span: &UnitSpan) -> bool {
     ftl.zones().is_some_and(|zs| {
         let z = zs.zone_of(span.first);
