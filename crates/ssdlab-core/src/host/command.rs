@@ -266,9 +266,8 @@ pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result
 /// a unit whose zone was reset since the write was accepted is dropped. When every unit
 /// is in, the lane's last partial page goes out if the write is the last its zone takes
 /// (it filled the zone, or the zone was finished where it ends while it waited), and the
-/// request completes. Returns how many
-/// units are in: fewer than the span's when there was no room (the driver calls again
-/// when space frees, with that count).
+/// request completes. Returns how many units are in: fewer than the span's when there was
+/// no room (the driver calls again when space frees, with that count).
 #[inline]
 pub fn put_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
     if d.parts().ftl.zones().is_some() {
