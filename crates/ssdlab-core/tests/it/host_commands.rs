@@ -146,21 +146,31 @@ fn a_journal_unit_after_a_data_unit_closes_its_page_in_both_modes() {
 
 // ---- Both modes agree wherever timing cannot change the outcome ----
 //
-// The class of request sequences: one request at a time, each arriving after the device
-// has finished everything the one before started (an open-loop flow with `GAP_NS` between
-// arrivals: no request in flight, no NAND operation queued, no background job left), and
-// no write carrying more than a page of units (with less than a page waiting in its lane,
-// it programs at most one full page, so no background work it starts runs beside its own
-// programs). Then both drivers meet the same device state and buffer contents (the timed
-// buffer holds what the functional packer holds: the units of each lane's partial page)
-// at every request, and the timed mode's pacing, queueing and die order cannot change what
-// a command does. Injected program and erase failures are left out (their draws follow the
-// order of issue), and so is the host interface (the functional mode does not model it:
-// its transfer-size splits make other commands).
+// The class of request sequences:
+// 1. one request at a time, each arriving after the device has finished everything the
+//    one before started (an open-loop flow with `GAP_NS` between arrivals, and a final
+//    flush `GAP_NS` after the last request, so that the end-of-run settling also meets an
+//    idle device);
+// 2. no write carries more than a page of units;
+// 3. the timed write buffer holds every lane's partial page besides a write, as the
+//    functional packers do (a smaller shared buffer makes writes wait for space);
+// 4. no background work: a case compares the requests before the first GC, wear-leveling,
+//    migration or mapping-relocation operation of its functional run. With background
+//    work, timing changes the outcome even one request at a time: a GC job picks its next
+//    victim while its own copies' programs are in flight (a block becomes a candidate only
+//    once its last program completes), jobs of several planes draw victims from one
+//    random stream in die order, `cost-benefit` ages blocks by the program sequence.
+// Then both drivers meet the same device state and buffer contents at every request (the
+// timed buffer holds what the functional packers hold: each lane's open partial page), and
+// pacing, queueing and die order cannot change what a command does. A translation page
+// loaded while its program is in flight is served from DRAM in the timed mode: loads are
+// compared (NAND reads plus loads served from DRAM). Injected program and erase failures
+// are left out (their draws follow the order of issue), and so is the host interface (the
+// functional mode does not model it: its transfer-size splits make other commands).
 
 /// Simulated time between two requests of an agreement case: far more than any request's
-/// NAND work and all the background work it starts (idle GC included) take on the swarm's
-/// devices.
+/// NAND work takes on the swarm's devices (and an idle-time GC, if it starts, ends the
+/// compared requests).
 const GAP_NS: u64 = 60_000_000_000;
 
 /// Cases of a plain run; `SSDLAB_AGREE_CASES=N` runs N, `SSDLAB_AGREE_START=S` from seed S.
