@@ -15,6 +15,11 @@ pub const MAX_REGIONS: usize = 8;
 /// Most erase loops an erase may take (per-loop suspension counters are fixed arrays).
 pub const MAX_ERASE_LOOPS: u32 = 64;
 
+/// A unit's integrity version: which host write of it a copy holds (0 without integrity
+/// mode). The write buffers, the functional packer and the host command path store it
+/// under this name.
+pub type Version = u32;
+
 /// OOB tag of a translation page's slots (`TRANS_TAG | tpn`); logical units stay below it.
 pub const TRANS_TAG: u32 = 1 << 31;
 

@@ -3,7 +3,7 @@
 //! only. Without lanes there is one, and everything is the plain buffer's.
 
 use super::WriteBuffer;
-use crate::base::MAX_LANES;
+use crate::base::{Version, MAX_LANES};
 
 /// Each lane's sequence number at one moment (a flush's marks).
 pub type Marks = [u64; MAX_LANES];
@@ -106,7 +106,7 @@ impl LaneBuffers {
 
     /// Version of `lpn` if a lane holds it (waiting or in flight).
     #[inline]
-    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+    pub fn lookup(&self, lpn: u32) -> Option<Version> {
         if self.lane_of.is_empty() {
             return self.first.lookup(lpn);
         }
@@ -124,7 +124,7 @@ impl LaneBuffers {
     /// ([`WriteBuffer::try_insert`]); a copy waiting in another lane is dropped first (the
     /// unit moves to its new lane).
     #[inline]
-    pub fn try_insert(&mut self, lane: usize, lpn: u32, version: impl FnOnce() -> u32) -> bool {
+    pub fn try_insert(&mut self, lane: usize, lpn: u32, version: impl FnOnce() -> Version) -> bool {
         if self.rest.is_empty() {
             return self.first.try_insert(lpn, version);
         }

@@ -101,6 +101,20 @@ pub trait NandSink {
     }
 }
 
+/// A sink lent out (a driver hands the FTL its own sink for one command).
+impl<S: NandSink> NandSink for &mut S {
+    const IMMEDIATE: bool = S::IMMEDIATE;
+    #[inline(always)]
+    fn issue(&mut self, op: NandOp) {
+        (**self).issue(op)
+    }
+
+    #[inline(always)]
+    fn issue_times(&mut self, op: NandOp, times: u64) {
+        (**self).issue_times(op, times)
+    }
+}
+
 /// Operation counts by kind and cause, counted when issued.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NandCounts {

@@ -1,14 +1,20 @@
-//! What a host request means, written once for every driver.
+//! What a host request means and how it is carried out, written once for both drivers.
 //!
-//! A request is decoded into a [`Command`]: the units it reads, the partly covered units a
-//! write must read first (read-modify-write), the units it writes, trims, or a flush mark.
-//! Reads and trims go through [`read_units`] and [`trim_units`] against the driver's own
-//! buffer (anything implementing [`UnitBuffer`]); a write's units enter that buffer in the
-//! driver's own way (the functional packer at once, the timed write buffer as space
-//! allows), and a flush mark is kept by the driver's buffer. A new kind of host command is
-//! added in the workload's request type and here.
+//! A request is decoded once into a [`Command`] ([`Command::decode`]: the units it reads,
+//! the partly covered units a write must read first (read-modify-write), the units it
+//! writes and in which lane, trims, a flush, a zone command) and carried out once
+//! ([`execute`], then [`put_units`] for a write's units): which NAND reads go out against
+//! which buffer, what enters the buffer in which lane, what a trim, a flush, a zone reset
+//! or finish does, when a lane's last partial page goes out, and with which status the
+//! request completes. A driver ([`Driver`]) supplies only its buffer, its way to NAND, time
+//! and queues: the functional driver's packer programs a page the moment it is full and
+//! every request completes at once; the timed front end's write buffer waits for space
+//! and for room on the dies, and a request completes after the buffer access. A new kind
+//! of host command is added in the workload's request type and here ([`Command`],
+//! [`Command::decode`], [`execute`]).
 
 use super::UnitSpan;
+use crate::base::Version;
 use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::zones::ZoneError;
@@ -19,14 +25,14 @@ use ssdlab_workload::{HostOp, HostRequest};
 /// A driver's buffer of host units not yet durable, as a host command sees it.
 pub trait UnitBuffer {
     /// Version of `lpn` if the buffer holds it.
-    fn lookup(&self, lpn: u32) -> Option<u32>;
+    fn lookup(&self, lpn: u32) -> Option<Version>;
     /// Drop `lpn` (trim).
     fn discard(&mut self, lpn: u32);
 }
 
 impl UnitBuffer for WriteBuffer {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         WriteBuffer::lookup(self, lpn)
     }
 
@@ -38,7 +44,7 @@ impl UnitBuffer for WriteBuffer {
 
 impl UnitBuffer for LaneBuffers {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         LaneBuffers::lookup(self, lpn)
     }
 
@@ -70,13 +76,11 @@ pub enum Command {
     /// Read the units (those in the buffer or never written need no NAND read).
     Read(UnitSpan),
     /// Read `rmw` first, then write every unit of `span` through the buffer, in write
-    /// lane `lane` (an FDP handle, a zone's lane; 0 otherwise). `filled`: the write filled
-    /// its zone, whose last partial page must go out once the units are in.
+    /// lane `lane` (an FDP handle, a zone's lane; 0 otherwise).
     Write {
         rmw: RmwReads,
         span: UnitSpan,
         lane: u8,
-        filled: bool,
     },
     /// Drop the units from the buffer and unmap them.
     Trim(UnitSpan),
@@ -136,12 +140,7 @@ impl Command {
                     }
                 }
                 counters.rmw_reads += rmw.n as u64;
-                Command::Write {
-                    rmw,
-                    span,
-                    lane,
-                    filled: false,
-                }
+                Command::Write { rmw, span, lane }
             }
             HostOp::Trim => Command::Trim(span),
             HostOp::Flush => Command::Flush,
@@ -151,6 +150,212 @@ impl Command {
                 Command::Failed(ZoneError::InvalidCommand)
             }
         }
+    }
+}
+
+/// A write's units and where they go: what [`put_units`] puts into the buffer (and what a
+/// write waiting for space resumes from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteUnits {
+    /// The units (on a zoned device, where the write landed).
+    pub span: UnitSpan,
+    /// The write lane ([`Command::Write`]).
+    pub lane: u8,
+    /// The request's tag ([`HostRequest::tag`]): the bytes of its units in `serve`.
+    pub tag: u32,
+}
+
+/// The state a command works on, borrowed from a driver together.
+pub struct Parts<'a, B, S> {
+    pub ftl: &'a mut Ftl,
+    pub buffer: &'a mut B,
+    pub sink: S,
+    pub counters: &'a mut HostCounters,
+}
+
+/// What a driver supplies to the one execution of host commands ([`execute`],
+/// [`put_units`]): its buffer of units not yet durable, its way to NAND, and time and
+/// queues. What a command does is decided here; a driver only says when. Requests are
+/// named by the driver's own id (`req`; the functional driver's is `NONE`).
+pub trait Driver {
+    /// The buffer reads look in, trims and resets drop units from.
+    type Buffer: UnitBuffer;
+    /// Where the FTL issues NAND operations.
+    type Sink<'s>: NandSink
+    where
+        Self: 's;
+    /// Operations complete as they are issued (the functional mode): nothing waits.
+    const IMMEDIATE: bool;
+
+    /// The FTL, the buffer, a sink and the host counters.
+    fn parts(&mut self) -> Parts<'_, Self::Buffer, Self::Sink<'_>>;
+    /// Request `req` issued NAND reads (`out`): unless the driver is immediate, it waits
+    /// for them (its last one done: a read completes, a write is admitted).
+    fn reads_issued(&mut self, req: u32, out: &ReadOutcome);
+    /// Write `w` of request `req` is decoded: its units enter the buffer through
+    /// [`put_units`] once its read-modify-write reads (`reads_pending`) are done and the
+    /// writes waiting before it are in.
+    fn write(&mut self, req: u32, w: WriteUnits, reads_pending: bool) -> Result<()>;
+    /// Put unit `lpn` of write `w` into lane `w.lane` at a new version
+    /// ([`Ftl::new_version_for`]), programming what it completes: a full page, or the
+    /// lane's waiting units when `lpn` is of another page class ([`Ftl::page_class`]: a
+    /// page holds one class). False, and nothing changes, when there is no room now.
+    fn put(&mut self, w: &WriteUnits, lpn: u32) -> Result<bool>;
+    /// Lane `lane`'s waiting units go out now, the last page partial (its zone is full).
+    fn close_lane(&mut self, lane: u8) -> Result<()>;
+    /// Flushes need no NAND work: the buffer is power-loss protected ([`flush_free`]).
+    fn flush_is_free(&self) -> bool;
+    /// Flush `req`: every unit written before it becomes durable, then it completes.
+    fn flush(&mut self, req: u32) -> Result<()>;
+    /// Request `req` is done with the device: it completes (failed with `error`).
+    fn finish(&mut self, req: u32, error: Option<ZoneError>) -> Result<()>;
+    /// Units left the buffer (a trim, a zone reset): writes waiting for space may go on.
+    fn space_freed(&mut self) -> Result<()>;
+}
+
+/// Carry out command `cmd` of request `req` (tagged `tag`) on driver `d`.
+#[inline]
+pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result<()> {
+    match cmd {
+        Command::Read(span) => {
+            if read(d, span, req)? == 0 || D::IMMEDIATE {
+                d.finish(req, None)?;
+            }
+            Ok(())
+        }
+        Command::Write { rmw, span, lane } => {
+            d.parts().ftl.count_lane_units(lane, span.count);
+            let mut ops = 0;
+            for &lpn in rmw.lpns() {
+                ops += read(d, one_unit(lpn), req)?;
+            }
+            let w = WriteUnits { span, lane, tag };
+            d.write(req, w, ops > 0 && !D::IMMEDIATE)
+        }
+        Command::Trim(span) => {
+            {
+                let Parts {
+                    ftl, buffer, sink, ..
+                } = d.parts();
+                trim_units(ftl, span, buffer, &mut { sink })?;
+            }
+            d.finish(req, None)?;
+            d.space_freed()
+        }
+        Command::Flush if d.flush_is_free() => d.finish(req, None),
+        Command::Flush => d.flush(req),
+        Command::ZoneReset { zone } => {
+            {
+                let Parts {
+                    ftl, buffer, sink, ..
+                } = d.parts();
+                reset_zone(ftl, zone, buffer, &mut { sink })?;
+            }
+            d.finish(req, None)?;
+            d.space_freed()
+        }
+        Command::ZoneFinish { lane } => {
+            if let Some(l) = lane {
+                d.close_lane(l)?;
+            }
+            d.finish(req, None)
+        }
+        Command::Done => d.finish(req, None),
+        Command::Failed(e) => d.finish(req, Some(e)),
+    }
+}
+
+/// Put write `w`'s units from its `done`-th on into the driver's buffer (request `req`);
+/// a unit whose zone was reset since the write was accepted is dropped. When every unit
+/// is in, the lane's last partial page goes out if the write is the last its zone takes
+/// (it filled the zone, or the zone was finished where it ends while it waited), and the
+/// request completes. Returns how many units are in: fewer than the span's when there was
+/// no room (the driver calls again when space frees, with that count).
+#[inline]
+pub fn put_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
+    if d.parts().ftl.zones().is_some() {
+        return put_zone_units(d, req, w, done);
+    }
+    while done < w.span.count {
+        if !d.put(w, w.span.first + done)? {
+            return Ok(done);
+        }
+        done += 1;
+    }
+    d.finish(req, None)?;
+    Ok(done)
+}
+
+/// [`put_units`] on a zoned device.
+#[inline(never)]
+fn put_zone_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
+    while done < w.span.count {
+        let lpn = w.span.first + done;
+        if !still_written(d.parts().ftl, lpn, w.lane) {
+            done += 1; // its zone was reset since the write was accepted
+            continue;
+        }
+        if !d.put(w, lpn)? {
+            return Ok(done);
+        }
+        done += 1;
+    }
+    if last_of_zone(d.parts().ftl, &w.span) {
+        d.close_lane(w.lane)?;
+    }
+    d.finish(req, None)?;
+    Ok(done)
+}
+
+/// Read `span` for request `req` on driver `d`: the NAND operations issued (to wait for).
+#[inline]
+fn read<D: Driver>(d: &mut D, span: UnitSpan, req: u32) -> Result<u32> {
+    let out = {
+        let Parts {
+            ftl,
+            buffer,
+            sink,
+            counters,
+        } = d.parts();
+        read_units(ftl, span, &*buffer, req, &mut { sink }, counters)?
+    };
+    d.reads_issued(req, &out);
+    Ok(out.nand_reads + out.nand_programs)
+}
+
+fn still_written(ftl: &Ftl, lpn: u32, lane: u8) -> bool {
+    ftl.zones().is_some_and(|z| z.still_written(lpn, lane))
+}
+
+/// Whether a write of `span` is the last its zone takes: the zone is full (written to its
+/// capacity, or finished) where the span ends. (A write that waited for space while a
+/// later one filled the zone is not: the later one closes the lane, after its units.)
+fn last_of_zone(ftl: &Ftl, span: &UnitSpan) -> bool {
+    ftl.zones().is_some_and(|zs| {
+        let z = zs.zone_of(span.first);
+        zs.is_full(z) && zs.written(z).end == span.first + span.count
+    })
+}
+
+/// Whether host flushes need no NAND work: the buffer is power-loss protected
+/// (`ftl.power_loss_protection`, `plp`), as a zoned device's zone buffers always are
+/// (docs/zns.md).
+pub fn flush_free(plp: bool, ftl: &Ftl) -> bool {
+    plp || ftl.zones().is_some()
+}
+
+/// Whether a page holds units of one class only ([`Ftl::page_class`]: journal or not with
+/// `slc-journal`, one zone's on a zoned device); otherwise every unit packs with every
+/// other.
+pub fn page_classes(ftl: &Ftl) -> bool {
+    ftl.packs_journal_apart() || ftl.zones().is_some()
+}
+
+/// Host units can no longer be placed and nothing will free space for them: on a zoned
+/// device (no GC: only a reset frees a block) the device has failed.
+pub fn host_pages_stuck(ftl: &mut Ftl) {
+    if ftl.zones().is_some() {
+        ftl.zone_out_of_blocks();
     }
 }
 
@@ -184,7 +389,6 @@ fn decode_zoned(
                         ..span
                     },
                     lane: w.lane,
-                    filled: w.filled,
                 }
             })
         }

@@ -53,6 +53,12 @@ impl Splitter {
         }
     }
 
+    /// The splitter of `ftl`'s device: its mapping unit and logical capacity; zone
+    /// commands are valid on a zoned device.
+    pub fn for_device(ftl: &crate::ftl::Ftl) -> Splitter {
+        Splitter::new(ftl.geo.unit_bytes, ftl.logical_units()).zoned(ftl.zones().is_some())
+    }
+
     /// The mapping unit in bytes.
     pub fn unit_bytes(&self) -> u64 {
         self.unit_bytes
@@ -159,9 +165,8 @@ pub struct Request {
     pub cmd: u32,
     /// The submitter's tag ([`HostRequest::tag`]).
     pub tag: u32,
-    /// A write's lane ([`command::Command::Write`]), and whether it filled its zone.
+    /// A write's lane ([`command::Command::Write`]).
     pub lane: u8,
-    pub filled: bool,
     /// Why the request failed, if it did.
     pub error: Option<crate::ftl::zones::ZoneError>,
 }
@@ -192,7 +197,6 @@ impl Request {
             cmd,
             tag: r.tag,
             lane: 0,
-            filled: false,
             error: None,
         }
     }

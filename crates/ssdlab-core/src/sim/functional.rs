@@ -6,12 +6,14 @@
 //! or more between requests lets background GC drain before the next request. Used for
 //! preconditioning, lifetime runs and OP sweeps, and as `mode = "functional"`.
 
+use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
-use crate::ftl::{Ftl, NandSink};
-use crate::host::command::{self, Command, UnitBuffer};
+use crate::ftl::zones::ZoneError;
+use crate::ftl::{Ftl, NandSink, ReadOutcome};
+use crate::host::command::{self, Command, Driver, Parts, UnitBuffer, WriteUnits};
 use crate::host::link::Payload;
-use crate::host::{Splitter, UnitSpan};
+use crate::host::Splitter;
 use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::HostRequest;
@@ -62,7 +64,7 @@ impl NandSink for SerialClock {
 /// The partial page being filled (the functional mode's write buffer: one page).
 struct Packer {
     lpns: [u32; MAX_SLOTS_PER_PAGE],
-    versions: [u32; MAX_SLOTS_PER_PAGE],
+    versions: [Version; MAX_SLOTS_PER_PAGE],
     n: usize,
     capacity: usize,
 }
@@ -80,7 +82,7 @@ impl Packer {
     /// Pack `lpn` at `version` (a copy already packed takes the new version in place);
     /// whether the page is now full.
     #[inline(always)]
-    fn put(&mut self, lpn: u32, version: u32) -> bool {
+    fn put(&mut self, lpn: u32, version: Version) -> bool {
         if self.capacity > 1 {
             if let Some(i) = self.lpns[..self.n].iter().position(|&l| l == lpn) {
                 self.versions[i] = version;
@@ -96,7 +98,7 @@ impl Packer {
 
 impl UnitBuffer for Packer {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         self.lpns[..self.n]
             .iter()
             .position(|&l| l == lpn)
@@ -113,9 +115,9 @@ impl UnitBuffer for Packer {
     }
 }
 
-/// The packers of every write lane: lane 0's (the only one without lanes) and the
-/// others' (FDP handles, a zoned device's lanes).
-struct Packers {
+/// The packers of every write lane (the functional driver's buffer of host units): lane
+/// 0's (the only one without lanes) and the others' (FDP handles, a zoned device's lanes).
+pub struct Packers {
     main: Packer,
     extra: Vec<Packer>,
 }
@@ -132,7 +134,7 @@ impl Packers {
 
 impl UnitBuffer for Packers {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         self.main.lookup(lpn).or_else(|| {
             self.extra
                 .iter()
@@ -167,6 +169,8 @@ pub struct FunctionalDriver<'a> {
     /// The placement packs journal units apart (`slc-journal`).
     separate_journal: bool,
     splitter: Splitter,
+    /// Why the last request failed, if it did.
+    last_error: Option<ZoneError>,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -174,11 +178,9 @@ impl<'a> FunctionalDriver<'a> {
         let clock = SerialClock::new(&ftl.timing);
         let capacity = ftl.geo.slots_per_page as usize;
         let separate_journal = ftl.packs_journal_apart();
-        let splitter =
-            Splitter::new(ftl.geo.unit_bytes, ftl.logical_units()).zoned(ftl.zones().is_some());
+        let splitter = Splitter::for_device(ftl);
         let lanes = ftl.lanes();
-        // A zoned device's zone write buffers are power-loss protected (docs/zns.md).
-        let flush_free = ftl.zones().is_some();
+        let flush_free = command::flush_free(false, ftl);
         FunctionalDriver {
             ftl,
             clock,
@@ -194,6 +196,7 @@ impl<'a> FunctionalDriver<'a> {
             phase: "workload",
             separate_journal,
             splitter,
+            last_error: None,
         }
     }
 
@@ -211,7 +214,7 @@ impl<'a> FunctionalDriver<'a> {
 
     /// A power-loss-protected buffer: host flushes program nothing.
     pub fn with_power_loss_protection(mut self, on: bool) -> Self {
-        self.flush_free = on || self.ftl.zones().is_some();
+        self.flush_free = command::flush_free(on, self.ftl);
         self
     }
 
@@ -245,8 +248,10 @@ impl<'a> FunctionalDriver<'a> {
         Ok(())
     }
 
-    /// Write one unit of the host request tagged `tag` in write lane `lane` (> 0: an FDP
-    /// handle, a zone's lane); a page holds units of one lane (and one zone).
+    /// Write one unit of the host request tagged `tag` in write lane `lane` (a device with
+    /// lanes: FDP handles, a zoned device's lanes); a page holds units of one lane and one
+    /// class ([`Ftl::page_class`]), and a copy of the unit waiting in another lane is
+    /// dropped.
     #[inline(never)]
     fn write_unit_in_lane(&mut self, lpn: u32, tag: u32, lane: u8) -> Result<()> {
         self.units_written += 1;
@@ -308,8 +313,8 @@ impl<'a> FunctionalDriver<'a> {
         let placed =
             self.ftl
                 .write_host_page(lane, lpns, versions, NONE, &mut self.clock, |_| true)?;
-        if placed.is_none() && self.ftl.zones().is_some() {
-            self.ftl.zone_out_of_blocks();
+        if placed.is_none() {
+            command::host_pages_stuck(self.ftl);
         }
         if placed.is_some() || self.ftl.worn_out() {
             self.stamp();
@@ -330,7 +335,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Version of `lpn` the device holds (packed page first, then flash); integrity mode.
-    pub fn stored_version(&self, lpn: u32) -> Option<u32> {
+    pub fn stored_version(&self, lpn: u32) -> Option<Version> {
         self.packer
             .lookup(lpn)
             .or_else(|| self.ftl.flash_version(lpn))
@@ -341,12 +346,6 @@ impl<'a> FunctionalDriver<'a> {
         for lane in 0..self.packer.extra.len() as u8 + 1 {
             self.program_packed(lane)?;
         }
-        Ok(())
-    }
-
-    fn read_span(&mut self, span: UnitSpan) -> Result<()> {
-        let (ftl, packer) = (&mut *self.ftl, &self.packer);
-        command::read_units(ftl, span, packer, NONE, &mut self.clock, &mut self.host)?;
         Ok(())
     }
 
@@ -365,7 +364,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Version of `lpn` the packer holds (a unit not yet programmed), if any.
-    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+    pub fn buffered(&self, lpn: u32) -> Option<Version> {
         self.packer.lookup(lpn)
     }
 
@@ -374,7 +373,8 @@ impl<'a> FunctionalDriver<'a> {
         self.packer.main.n as u32 + self.packer.extra.iter().map(|p| p.n as u32).sum::<u32>()
     }
 
-    /// Apply one host request (its meaning: [`Command`]).
+    /// Apply one host request (its meaning: [`Command`], carried out by
+    /// [`command::execute`]).
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;
         self.arrive(req.arrival_ns)?;
@@ -384,46 +384,78 @@ impl<'a> FunctionalDriver<'a> {
             let bytes = Payload::of(req.op, req.size_bytes).bytes();
             self.clock.time_ns += self.ftl.timing.host_transfer_ns(bytes);
         }
-        match cmd {
-            Command::Read(span) => self.read_span(span)?,
-            Command::Write {
-                rmw, span, lane: 0, ..
-            } => {
-                for &lpn in rmw.lpns() {
-                    self.read_span(command::one_unit(lpn))?;
-                }
-                for lpn in span.lpns() {
-                    self.write_unit_tagged(lpn, req.tag)?;
-                }
-                self.ftl.count_lane_units(0, span.count);
-            }
-            Command::Write {
-                span, lane, filled, ..
-            } => {
-                for lpn in span.lpns() {
-                    self.write_unit_in_lane(lpn, req.tag, lane)?;
-                }
-                self.ftl.count_lane_units(lane, span.count);
-                if filled {
-                    self.program_packed(lane)?;
-                }
-            }
-            Command::ZoneReset { zone } => {
-                command::reset_zone(self.ftl, zone, &mut self.packer, &mut self.clock)?
-            }
-            Command::ZoneFinish { lane } => {
-                if let Some(l) = lane {
-                    self.program_packed(l)?;
-                }
-            }
-            Command::Done | Command::Failed(_) => {}
-            Command::Trim(span) => {
-                command::trim_units(self.ftl, span, &mut self.packer, &mut self.clock)?
-            }
-            Command::Flush if self.flush_free => {}
-            Command::Flush => self.flush()?,
-        }
+        command::execute(self, cmd, NONE, req.tag)?;
         self.stamp();
+        Ok(())
+    }
+
+    /// Why the last request submitted failed (a zone or placement error), if it did.
+    pub fn last_error(&self) -> Option<ZoneError> {
+        self.last_error
+    }
+}
+
+/// The functional driver's side of a host command: the packers, the serial clock, and no
+/// waiting (every operation completes as it is issued, every request at once).
+impl Driver for FunctionalDriver<'_> {
+    type Buffer = Packers;
+    type Sink<'s>
+        = &'s mut SerialClock
+    where
+        Self: 's;
+    const IMMEDIATE: bool = true;
+
+    #[inline(always)]
+    fn parts(&mut self) -> Parts<'_, Packers, &mut SerialClock> {
+        Parts {
+            ftl: self.ftl,
+            buffer: &mut self.packer,
+            sink: &mut self.clock,
+            counters: &mut self.host,
+        }
+    }
+
+    #[inline(always)]
+    fn reads_issued(&mut self, _req: u32, _out: &ReadOutcome) {}
+
+    #[inline(always)]
+    fn write(&mut self, req: u32, w: WriteUnits, _reads_pending: bool) -> Result<()> {
+        command::put_units(self, req, &w, 0)?;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn put(&mut self, w: &WriteUnits, lpn: u32) -> Result<bool> {
+        if self.packer.extra.is_empty() {
+            self.write_unit_tagged(lpn, w.tag)?;
+        } else {
+            self.write_unit_in_lane(lpn, w.tag, w.lane)?;
+        }
+        Ok(true)
+    }
+
+    fn close_lane(&mut self, lane: u8) -> Result<()> {
+        self.program_packed(lane)
+    }
+
+    #[inline(always)]
+    fn flush_is_free(&self) -> bool {
+        self.flush_free
+    }
+
+    fn flush(&mut self, req: u32) -> Result<()> {
+        FunctionalDriver::flush(self)?;
+        self.finish(req, None)
+    }
+
+    #[inline(always)]
+    fn finish(&mut self, _req: u32, error: Option<ZoneError>) -> Result<()> {
+        self.last_error = error;
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn space_freed(&mut self) -> Result<()> {
         Ok(())
     }
 }

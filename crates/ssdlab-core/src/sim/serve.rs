@@ -181,7 +181,7 @@ impl Served<'_> {
                     offset_bytes: r.offset_bytes,
                     size_bytes: r.size_bytes,
                     tag: r.tag,
-                    error: None,
+                    error: d.last_error(),
                 });
                 Ok(())
             }

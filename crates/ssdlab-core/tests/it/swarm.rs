@@ -165,7 +165,7 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
 }
 
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
-fn draw(seed: u64) -> String {
+pub(crate) fn draw(seed: u64) -> String {
     let t = fdp(seed, hold_overwrites(seed, draw_device_and_work(seed)));
     let hi = host_interface_toml(seed, &t);
     t + &hi

@@ -12,11 +12,14 @@
 use super::super::lookahead::Lookahead;
 use super::interface::{Action, HostInterface};
 use super::{Completion, Cx, Event};
+use crate::base::Version;
 use crate::cache::{LaneBuffers, Marks};
 use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
-use crate::host::command::{self, Command};
+use crate::ftl::zones::ZoneError;
+use crate::ftl::{Ftl, ReadOutcome};
+use crate::host::command::{self, Command, Driver, Parts, WriteUnits};
 use crate::host::link::{HostPath, Payload};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
 use crate::sim::audit::Completed;
@@ -62,8 +65,10 @@ pub(super) struct HostFrontEnd {
     flow_names: Vec<String>,
     buffer: LaneBuffers,
     /// Per lane: waiting units below this sequence number go out in partial pages (a
-    /// zone filled or finished).
+    /// zone filled or finished, a unit of another page class followed them).
     lane_force: Vec<u64>,
+    /// A page holds units of one class ([`command::page_classes`]).
+    classes: bool,
     /// Writes waiting for buffer space, oldest first.
     buffer_waiters: VecDeque<u32>,
     /// Flushes waiting for their mark to be durable; while any waits, partial pages are
@@ -107,7 +112,13 @@ pub(super) struct HostFrontEnd {
 }
 
 impl HostFrontEnd {
-    pub fn new(cfg: &Config, d: &Derived, workload: Workload, mut threads: usize) -> HostFrontEnd {
+    pub fn new(
+        cfg: &Config,
+        d: &Derived,
+        workload: Workload,
+        mut threads: usize,
+        ftl: &Ftl,
+    ) -> HostFrontEnd {
         let g = d.geometry;
         let unit = g.unit_bytes as u64;
         let journal_truth = workload
@@ -132,11 +143,7 @@ impl HostFrontEnd {
             flow_names.push(f.name);
         }
         let n = flows.len();
-        let lanes = match (&cfg.device.fdp, &cfg.device.zns) {
-            (Some(f), _) => f.handles as usize,
-            (_, Some(_)) => crate::base::MAX_LANES,
-            _ => 1,
-        };
+        let lanes = ftl.lanes();
         let iface = cfg
             .device
             .host_interface
@@ -152,6 +159,7 @@ impl HostFrontEnd {
             flow_names,
             buffer: LaneBuffers::new(d.write_buffer_units, lanes, d.logical_units),
             lane_force: vec![0; lanes],
+            classes: command::page_classes(ftl),
 
             buffer_waiters: VecDeque::new(),
             drain_waiters: Vec::new(),
@@ -168,12 +176,11 @@ impl HostFrontEnd {
             sink: None,
             duration_ns: workload.duration_ns,
             buffer_access_ns: cfg.ftl.buffer_access_ns,
-            // A zoned device's zone write buffers are power-loss protected (docs/zns.md).
-            flush_free: cfg.ftl.power_loss_protection || cfg.device.zns.is_some(),
+            flush_free: command::flush_free(cfg.ftl.power_loss_protection, ftl),
             last_completion_ns: 0,
             planes_per_die: g.planes_per_die,
             slots_per_page: g.slots_per_page,
-            splitter: Splitter::new(g.unit_bytes, d.logical_units).zoned(cfg.device.zns.is_some()),
+            splitter: Splitter::for_device(ftl),
             idle_gc_after_ns: cfg.ftl.idle_gc_after_ns,
             idle_epoch: 0,
             journal_truth,
@@ -312,7 +319,7 @@ impl HostFrontEnd {
     }
 
     /// Version of `lpn` the write buffer holds (waiting or in flight), if any.
-    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+    pub fn buffered(&self, lpn: u32) -> Option<Version> {
         self.buffer.lookup(lpn)
     }
 
@@ -483,11 +490,12 @@ impl HostFrontEnd {
         }
     }
 
-    /// The device takes request (or command) `r` of flow `f`.
+    /// The device takes request (or command) `r` of flow `f`: decoded once, carried out
+    /// by [`command::execute`] with this front end's buffer and queues ([`Exec`]).
     fn dispatch(
         &mut self,
         f: usize,
-        mut r: HostRequest,
+        r: HostRequest,
         span: UnitSpan,
         cmd_id: u32,
         cx: &mut Cx,
@@ -498,10 +506,6 @@ impl HostFrontEnd {
             // counts requests, the first part counted this one.
             self.counters.uncount_request(r.op);
         }
-        if let (HostOp::ZoneAppend, Command::Write { span, .. }) = (r.op, cmd) {
-            // The completion names where the append landed.
-            r.offset_bytes = span.first as u64 * self.splitter.unit_bytes();
-        }
         let id = self.reqs.insert(Request::new(
             f as u16,
             &r,
@@ -510,85 +514,7 @@ impl HostFrontEnd {
             cx.now(),
             cmd_id,
         ));
-        match cmd {
-            Command::Read(span) => {
-                if self.read_units(span, id, cx)? == 0 {
-                    self.finish_after_buffer(id, cx);
-                }
-            }
-            Command::Write {
-                rmw,
-                span,
-                lane,
-                filled,
-            } => {
-                let q = self.reqs.get_mut(id);
-                (q.span, q.lane, q.filled) = (span, lane, filled);
-                cx.ftl.count_lane_units(lane, span.count);
-                let mut n = 0;
-                for &lpn in rmw.lpns() {
-                    n += self.read_units(command::one_unit(lpn), id, cx)?;
-                }
-                if n == 0 {
-                    self.admit_write(id, cx)?;
-                }
-            }
-            Command::Trim(span) => {
-                let (ftl, mut sink) = cx.parts();
-                command::trim_units(ftl, span, &mut self.buffer, &mut sink)?;
-                self.finish_after_buffer(id, cx);
-                if !self.buffer_waiters.is_empty() && self.buffer.inflight_units() == 0 {
-                    // Units dropped from the buffer made room, and no program completion is
-                    // coming to serve the waiting writes (with less than a page pending,
-                    // none would start): they waited for ever (swarm seed 32883).
-                    self.serve_buffer_waiters(cx)?;
-                }
-            }
-            Command::Flush => {
-                // Covers the units written before it; later writes do not delay it.
-                let marks = self.buffer.end_marks();
-                if self.flush_free || self.buffer.is_durable(&marks) {
-                    self.finish_after_buffer(id, cx);
-                } else {
-                    self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
-                    self.drain_waiters.push((id, marks));
-                    self.pump_buffer(cx)?;
-                }
-            }
-            Command::ZoneReset { zone } => {
-                let (ftl, mut sink) = cx.parts();
-                command::reset_zone(ftl, zone, &mut self.buffer, &mut sink)?;
-                self.finish_after_buffer(id, cx);
-                if !self.buffer_waiters.is_empty() {
-                    self.serve_buffer_waiters(cx)?;
-                }
-            }
-            Command::ZoneFinish { lane } => {
-                if let Some(l) = lane {
-                    self.force_lane(l);
-                    self.pump_buffer(cx)?;
-                }
-                self.finish_after_buffer(id, cx);
-            }
-            Command::Done => self.finish_after_buffer(id, cx),
-            Command::Failed(e) => {
-                self.reqs.get_mut(id).error = Some(e);
-                self.finish_after_buffer(id, cx);
-            }
-        }
-        Ok(())
-    }
-
-    /// Issue NAND reads for the units of `span` not in the buffer; returns how many run
-    /// now (the first stage of the plan).
-    fn read_units(&mut self, span: UnitSpan, id: u32, cx: &mut Cx) -> Result<u32> {
-        let (ftl, mut sink) = cx.parts();
-        let out = command::read_units(ftl, span, &self.buffer, id, &mut sink, &mut self.counters)?;
-        let r = self.reqs.get_mut(id);
-        let ops = out.nand_reads + out.nand_programs;
-        r.pending_ops += ops - out.staged_ops;
-        r.parked_ops += out.staged_ops;
-        Ok(ops)
+        command::execute(&mut Exec { front: self, cx }, cmd, id, r.tag)
     }
 
     fn finish_after_buffer(&mut self, id: u32, cx: &mut Cx) {
@@ -770,42 +696,21 @@ impl HostFrontEnd {
 
     fn serve_buffer_waiters(&mut self, cx: &mut Cx) -> Result<()> {
         while let Some(&id) = self.buffer_waiters.front() {
-            let r = *self.reqs.get(id);
-            // `pending_ops` counts the units already inserted while the write waits here.
-            let mut done = r.pending_ops;
-            let lane = r.lane as usize;
-            let zoned = cx.ftl.zones().is_some();
-            while done < r.span.count {
-                let lpn = r.span.first + done;
-                let ftl = &mut *cx.ftl;
-                if zoned && ftl.zones().is_some_and(|z| !z.still_written(lpn, r.lane)) {
-                    done += 1; // its zone was reset meanwhile
-                    continue;
-                }
-                if !self
-                    .buffer
-                    .try_insert(lane, lpn, || ftl.new_version_for(lpn, r.tag))
-                {
-                    break; // no room: a program completion calls again
-                }
-                done += 1;
-                if self.buffer.lane(lane).pending_units() >= self.slots_per_page {
-                    self.pump_buffer(cx)?;
-                }
-            }
-            self.reqs.get_mut(id).pending_ops = done;
-            if done < r.span.count {
-                break;
-            }
-            let zone_full = |z: &crate::ftl::zones::Zones| z.is_full(z.zone_of(r.span.first));
-            if r.filled || (r.op.writes_data() && cx.ftl.zones().is_some_and(zone_full)) {
-                // Its zone is full (finished while this write waited): out it goes.
-                self.force_lane(r.lane);
+            let r = self.reqs.get(id);
+            let w = WriteUnits {
+                span: r.span,
+                lane: r.lane,
+                tag: r.tag,
+            };
+            // `pending_ops` counts the units already in while the write waits here.
+            let done = r.pending_ops;
+            let done = command::put_units(&mut Exec { front: self, cx }, id, &w, done)?;
+            if done < w.span.count {
+                self.reqs.get_mut(id).pending_ops = done;
+                break; // no room: a program completion calls again
             }
             self.buffer_waiters.pop_front();
             self.reqs.get_mut(id).pending_ops = 0;
-            self.note_journal_write(id, cx.now());
-            self.finish_after_buffer(id, cx);
         }
         self.pump_buffer(cx)
     }
@@ -837,7 +742,7 @@ impl HostFrontEnd {
             flushes.unwrap_or(0).max(self.lane_force[lane])
         };
         // Every unit packs with every other (no journal apart, no zones): no page class.
-        let one_class = !cx.ftl.packs_journal_apart() && cx.ftl.zones().is_none();
+        let one_class = !self.classes;
         let ppd = self.planes_per_die;
         let limit = HOST_PROGRAMS_PER_PLANE * ppd;
         loop {
@@ -939,4 +844,120 @@ fn release_stage(cx: &mut Cx, req: u32, stage: u8) -> u32 {
     }
     debug_assert!(released > 0 || req == NONE);
     released
+}
+
+/// The timed front end's side of a host command ([`command::Driver`]): the write buffer
+/// (units wait for space, pages for room on the dies), the dies' queues (a request waits
+/// for its NAND reads), and completion after the buffer access.
+struct Exec<'f, 'c, 'x> {
+    front: &'f mut HostFrontEnd,
+    cx: &'c mut Cx<'x>,
+}
+
+impl Driver for Exec<'_, '_, '_> {
+    type Buffer = LaneBuffers;
+    type Sink<'s>
+        = super::QueueSink<'s>
+    where
+        Self: 's;
+    const IMMEDIATE: bool = false;
+
+    #[inline(always)]
+    fn parts(&mut self) -> Parts<'_, LaneBuffers, super::QueueSink<'_>> {
+        let (ftl, sink) = self.cx.parts();
+        Parts {
+            ftl,
+            buffer: &mut self.front.buffer,
+            sink,
+            counters: &mut self.front.counters,
+        }
+    }
+
+    #[inline]
+    fn reads_issued(&mut self, req: u32, out: &ReadOutcome) {
+        let r = self.front.reqs.get_mut(req);
+        r.pending_ops += out.nand_reads + out.nand_programs - out.staged_ops;
+        r.parked_ops += out.staged_ops;
+    }
+
+    fn write(&mut self, req: u32, w: WriteUnits, reads_pending: bool) -> Result<()> {
+        let unit = self.front.splitter.unit_bytes();
+        let q = self.front.reqs.get_mut(req);
+        (q.span, q.lane) = (w.span, w.lane);
+        if q.op == HostOp::ZoneAppend {
+            // The completion names where the append landed.
+            q.offset_bytes = w.span.first as u64 * unit;
+        }
+        if reads_pending {
+            return Ok(()); // admitted when its reads are done (`op_done`)
+        }
+        self.front.admit_write(req, self.cx)
+    }
+
+    #[inline]
+    fn put(&mut self, w: &WriteUnits, lpn: u32) -> Result<bool> {
+        let f = &mut *self.front;
+        let lane = w.lane as usize;
+        let ftl = &mut *self.cx.ftl;
+        let mut forced = false;
+        if f.classes {
+            // A unit of another class than the first of the lane's open page (the waiting
+            // units not yet closed) closes that page.
+            let open = f.buffer.lane(lane).first_waiting_from(f.lane_force[lane]);
+            if open.is_some_and(|first| ftl.page_class(first) != ftl.page_class(lpn)) {
+                f.force_lane(w.lane);
+                forced = true;
+            }
+        }
+        let tag = w.tag;
+        let inserted = f
+            .buffer
+            .try_insert(lane, lpn, || ftl.new_version_for(lpn, tag));
+        if forced || (inserted && f.buffer.lane(lane).pending_units() >= f.slots_per_page) {
+            f.pump_buffer(self.cx)?;
+        }
+        Ok(inserted)
+    }
+
+    fn close_lane(&mut self, lane: u8) -> Result<()> {
+        self.front.force_lane(lane);
+        self.front.pump_buffer(self.cx)
+    }
+
+    #[inline]
+    fn flush_is_free(&self) -> bool {
+        self.front.flush_free
+    }
+
+    fn flush(&mut self, req: u32) -> Result<()> {
+        // Covers the units written before it; later writes do not delay it.
+        let marks = self.front.buffer.end_marks();
+        if self.front.buffer.is_durable(&marks) {
+            self.front.finish_after_buffer(req, self.cx);
+            return Ok(());
+        }
+        self.front.reqs.get_mut(req).stage = Stage::AwaitingDrain;
+        self.front.drain_waiters.push((req, marks));
+        self.front.pump_buffer(self.cx)
+    }
+
+    #[inline]
+    fn finish(&mut self, req: u32, error: Option<ZoneError>) -> Result<()> {
+        match error {
+            Some(e) => self.front.reqs.get_mut(req).error = Some(e),
+            None => self.front.note_journal_write(req, self.cx.now()),
+        }
+        self.front.finish_after_buffer(req, self.cx);
+        Ok(())
+    }
+
+    fn space_freed(&mut self) -> Result<()> {
+        if !self.front.buffer_waiters.is_empty() && self.front.buffer.inflight_units() == 0 {
+            // Units dropped from the buffer made room, and no program completion is
+            // coming to serve the waiting writes (with less than a page pending, none
+            // would start): they waited for ever (swarm seed 32883).
+            self.front.serve_buffer_waiters(self.cx)?;
+        }
+        Ok(())
+    }
 }

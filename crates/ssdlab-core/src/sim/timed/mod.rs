@@ -284,7 +284,7 @@ impl<'a> TimedSim<'a> {
         };
         TimedSim {
             q: EventQueue::new(),
-            front: HostFrontEnd::new(cfg, d, workload, threads),
+            front: HostFrontEnd::new(cfg, d, workload, threads, ftl),
             dies: DieExecutor::new(cfg, &g, &ftl.timing),
             susp,
             out,
@@ -350,9 +350,9 @@ impl<'a> TimedSim<'a> {
             }
             None => Vec::new(),
         };
-        if self.front.in_flight() > 0 && self.ftl.zones().is_some() {
+        if self.front.in_flight() > 0 {
             // A zone's page found no free block and no reset came to free one.
-            self.ftl.zone_out_of_blocks();
+            crate::host::command::host_pages_stuck(self.ftl);
         }
         let worn_out = self.ftl.worn_out();
         if self.front.in_flight() > 0 && !worn_out {
@@ -377,8 +377,8 @@ impl<'a> TimedSim<'a> {
             self.front.pump_buffer(&mut cx!(self))?;
             self.dispatch_outbox()?;
             self.event_loop(progress, false)?;
-            if !self.front.buffer_is_empty() && self.ftl.zones().is_some() {
-                self.ftl.zone_out_of_blocks();
+            if !self.front.buffer_is_empty() {
+                crate::host::command::host_pages_stuck(self.ftl);
             }
             if !self.ftl.worn_out() {
                 debug_assert!(self.front.buffer_is_empty());
