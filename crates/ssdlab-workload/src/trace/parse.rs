@@ -724,6 +724,11 @@ impl LineParser for SsdlabParser {
                             .into(),
                     );
                 }
+            } else if op == HostOp::ZoneAppend && size > geo.zone_bytes {
+                return Err(format!(
+                    "column 4 (size_bytes): a zone append of {size} bytes is larger than a zone ({} bytes)",
+                    geo.zone_bytes
+                ));
             } else if offset % geo.zone_bytes != 0 {
                 return Err(format!(
                     "column 3 (offset_bytes): a {} names a zone by its first byte; {offset} is not a multiple of the zone size {}",

@@ -945,6 +945,12 @@ fn ssdlab_format_errors_name_line_column_and_why() {
             "column 4 (size_bytes): a flush carries no data",
         ),
         ("0,ZP,0,0\n", &zoned_ctx(), 1, "report buffer"),
+        (
+            "0,A,0,4040964096\n",
+            &zoned_ctx(),
+            1,
+            "column 4 (size_bytes): a zone append of 4040964096 bytes is larger than a zone",
+        ),
         ("x,W,0,4096\n", &zoned_ctx(), 1, "column 1 (time_ns)"),
         ("0,W,0\n", &zoned_ctx(), 1, "expected 4 or 5"),
         ("0,ZR,1048576,0\n", &zoned_ctx(), 1, "beyond the device"),
