@@ -357,6 +357,48 @@ pub fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
     }
 }
 
+/// The results audit's findings as `ssdlab run`'s summary ends with them (and `serve`,
+/// `reproduce` print them): a line of counts, then each warning and error.
+pub fn audit_lines(a: &ssdlab_core::sim::audit::Audit) -> String {
+    use ssdlab_core::sim::audit::Verdict;
+    let mut s = String::new();
+    let n = |v: Verdict| a.checks.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        s,
+        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {:.0} MB/s ({}{})",
+        a.checks.len(),
+        n(Verdict::Ok),
+        n(Verdict::Skipped),
+        a.warnings,
+        a.errors,
+        a.data_path.mb_per_s,
+        a.data_path.bound,
+        if a.data_path.full_duplex { ", each direction" } else { "" }
+    );
+    s + &audit_findings(a, "  ")
+}
+
+/// Each warning and error of an audit, one a line led by `lead`: `warning (check): …` or
+/// `INTERNAL ERROR (check): …`.
+pub fn audit_findings(a: &ssdlab_core::sim::audit::Audit, lead: &str) -> String {
+    use ssdlab_core::sim::audit::Verdict;
+    let mut s = String::new();
+    for c in a.findings() {
+        let what = if c.verdict == Verdict::Error {
+            "INTERNAL ERROR"
+        } else {
+            "warning"
+        };
+        let _ = writeln!(
+            s,
+            "{lead}{what} ({}): {}",
+            c.name,
+            c.message.as_deref().unwrap_or("")
+        );
+    }
+    s
+}
+
 /// `results.json`: the deterministic results, pretty-printed, with a final newline.
 pub fn results_json(r: &Results) -> serde_json::Result<String> {
     Ok(serde_json::to_string_pretty(r)? + "\n")
