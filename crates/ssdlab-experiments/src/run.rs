@@ -302,6 +302,17 @@ impl Checked {
     }
 }
 
+/// Figures that cannot be (the results audit found a broken conservation or bound: a
+/// bug) as an error naming the configuration `label`; warnings stay in the results. The
+/// Python binding raises it (`SsdlabError`), `ssdlab bench` reports no speed from such a
+/// run; `ssdlab run` writes the results first, marked.
+pub fn audited(label: &str, r: &Results) -> Result<(), String> {
+    match r.audit.internal_error() {
+        Some(e) => Err(format!("{label}: {e}")),
+        None => Ok(()),
+    }
+}
+
 /// One run as `ssdlab run` does it, from configuration to results: [`check`], then
 /// [`Checked::run`] without progress or request log. `ssdlab run`, every point of
 /// `ssdlab sweep` and the Python binding's `run` go through [`check`] and
@@ -575,6 +586,33 @@ pub fn sweep_headline(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run whose audit found figures that cannot be is an error naming the
+    /// configuration (the Python binding raises it, bench refuses it); warnings are none.
+    #[test]
+    fn an_audit_error_is_an_error_naming_the_config() {
+        let src = ConfigSource {
+            text: include_str!("../../../configs/serve-small.toml").into(),
+            label: "small.toml".into(),
+            base_dir: None,
+            sets: vec!["workload.requests=300".into()],
+            grid: Vec::new(),
+        };
+        let r = execute(&src, &RunOptions::default()).unwrap().results;
+        assert_eq!(r.audit.errors, 0);
+        assert!(r.audit.warnings > 0, "a fresh device's reads");
+        assert_eq!(audited("small.toml", &r), Ok(()));
+        // A write counted that never completed (a write answered EIO counted as done).
+        let mut bad = r.clone();
+        bad.host.counters.writes += 1;
+        bad.host.requests += 1;
+        bad.audit = ssdlab_core::sim::audit::audit(&bad, &r.audit.facts);
+        let e = audited("small.toml", &bad).unwrap_err();
+        assert!(
+            e.starts_with("small.toml: internal error (please report it with your config and seed): the results audit found figures that cannot be: writes_completed: "),
+            "{e}"
+        );
+    }
 
     #[test]
     fn overrides_keep_the_file_label_and_lines() {
