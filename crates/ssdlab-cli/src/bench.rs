@@ -52,6 +52,17 @@ pub struct BenchArgs {
     repeat: u32,
 }
 
+/// A measured run's results, refused when their audit found figures that cannot be: no
+/// speed is reported from a run whose figures are wrong. (Its simulation runs strictly,
+/// so it ends with that error first; this holds even for one that does not, e.g. a
+/// measurement without the audit's cost.)
+fn audited(figure: &str, r: ssdlab_core::Results) -> Result<ssdlab_core::Results> {
+    ssdlab_experiments::run::audited(&format!("bench: the {figure} run"), &r)
+        .map_err(anyhow::Error::msg)
+        .context("no speed is reported from a run whose figures cannot be")?;
+    Ok(r)
+}
+
 /// "best x, median y" of rates.
 fn best_median(mut rates: Vec<f64>) -> String {
     rates.sort_by(|a, b| b.total_cmp(a));
@@ -120,7 +131,7 @@ fn timed(state: &str, base: &Simulation, repeat: u32) -> Result<()> {
     for _ in 0..repeat {
         let mut run = Simulation::from_state(base.config.clone(), base)?;
         let (t, cpu) = (Instant::now(), process_cpu_ns());
-        let r = run.run_workload(&mut NoProgress)?;
+        let r = audited("timed", run.run_workload(&mut NoProgress)?)?;
         let requests_m = r.host.requests as f64 / 1e6;
         rates.push(requests_m / t.elapsed().as_secs_f64());
         if let (Some(a), Some(b)) = (cpu, process_cpu_ns()) {
@@ -166,7 +177,7 @@ fn trace_replay(filled: &Simulation, requests: u64, repeat: u32) -> Result<()> {
             let mut run = Simulation::from_state(cfg.clone(), filled)?;
             run.workload_threads = t;
             let start = Instant::now();
-            let r = run.run_workload(&mut NoProgress)?;
+            let r = audited("trace replay", run.run_workload(&mut NoProgress)?)?;
             rates[k].push(r.host.requests as f64 / 1e6 / start.elapsed().as_secs_f64());
             results[k] = Some(serde_json::to_string(&r)?);
         }
@@ -248,7 +259,7 @@ fn functional(a: &BenchArgs) -> Result<()> {
         let mut sim = Simulation::new(cfg.clone())?;
         sim.precondition(&mut NoProgress)?;
         let t = Instant::now();
-        let r = sim.run_workload(&mut NoProgress)?;
+        let r = audited("functional", sim.run_workload(&mut NoProgress)?)?;
         let ours = r.host.requests as f64 / t.elapsed().as_secs_f64() / 1e6;
         rates.push(ours);
         last = Some(r);
@@ -334,5 +345,36 @@ impl CReference {
             .find_map(|w| w.strip_prefix("Mwrites_per_s="))
             .and_then(|v| v.parse::<f64>().ok())
             .with_context(|| format!("unexpected output of greedy_ftl: {text}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bench reports no speed from a run whose audit found figures that cannot be, and
+    /// says why; a run with warnings only is measured.
+    #[test]
+    fn no_speed_from_a_run_whose_audit_failed() {
+        let mut cfg = parse(OP_PAPER, "configs/op-paper.toml").unwrap();
+        if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
+            s.requests = 1000;
+        }
+        let mut sim = Simulation::new(cfg).unwrap();
+        assert!(
+            sim.audit_strict,
+            "bench's simulations end with an internal error"
+        );
+        let r = sim.run_workload(&mut NoProgress).unwrap();
+        let r = audited("functional", r).unwrap();
+        let mut bad = r.clone();
+        bad.nand.programs.gc += 1; // programs by cause no longer add up
+        bad.audit = ssdlab_core::sim::audit::audit(&bad, &r.audit.facts);
+        let e = format!("{:#}", audited("functional", bad).unwrap_err());
+        assert!(
+            e.starts_with("no speed is reported from a run whose figures cannot be: bench: the functional run: internal error (please report it")
+                && e.contains("nand_by_cause"),
+            "{e}"
+        );
     }
 }

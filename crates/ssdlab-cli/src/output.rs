@@ -461,38 +461,7 @@ pub fn summary(r: &Results) -> String {
     s
 }
 
-/// The results audit's findings: a line of counts, then each warning and error.
-pub fn audit_lines(a: &ssdlab_core::sim::audit::Audit) -> String {
-    use ssdlab_core::sim::audit::Verdict;
-    let mut s = String::new();
-    let n = |v: Verdict| a.checks.iter().filter(|c| c.verdict == v).count();
-    let _ = writeln!(
-        s,
-        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {:.0} MB/s ({}{})",
-        a.checks.len(),
-        n(Verdict::Ok),
-        n(Verdict::Skipped),
-        a.warnings,
-        a.errors,
-        a.data_path.mb_per_s,
-        a.data_path.bound,
-        if a.data_path.full_duplex { ", each direction" } else { "" }
-    );
-    for c in a.findings() {
-        let what = if c.verdict == Verdict::Error {
-            "INTERNAL ERROR"
-        } else {
-            "warning"
-        };
-        let _ = writeln!(
-            s,
-            "  {what} ({}): {}",
-            c.name,
-            c.message.as_deref().unwrap_or("")
-        );
-    }
-    s
-}
+pub use ssdlab_experiments::run::audit_lines;
 
 #[cfg(test)]
 mod tests {

@@ -218,6 +218,8 @@ pub fn run(a: &Args) -> Result<()> {
         max_stored_bytes: a.max_stored_bytes,
         allow_large_memory: a.allow_large_memory,
         drain_timeout: Duration::from_secs_f64(a.drain_timeout_s),
+        // An internal error is reported below, after the summary.
+        audit_strict: false,
     };
     let mut bar = crate::progress::Bar::new(false);
     let s = ssdlab_serve::serve_with_progress(cfg, opts, &mut bar).map_err(anyhow::Error::msg)?;
@@ -234,6 +236,13 @@ pub fn run(a: &Args) -> Result<()> {
         c.errors,
         s.power_cycle - 1
     );
+    // The final results.json's audit, as `ssdlab run`'s summary ends with it.
+    eprint!("serve: {}", crate::output::audit_lines(&s.audit));
     println!("results: {}", out.join("results.json").display());
-    Ok(())
+    // Figures that cannot be, in the final results.json or an earlier document (said
+    // when found; serving went on): a bug. The results are written; the server fails.
+    match s.internal_error() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }

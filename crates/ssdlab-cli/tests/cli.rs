@@ -582,6 +582,50 @@ fn reproduce_dftl_writes_its_table_csv_and_plot() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("scale"));
 }
 
+/// `reproduce`: each point's results audit warnings are said once on stderr (point, check,
+/// words; with `-q` too) and kept with the point in the JSON (`audit_warnings`, empty
+/// when it has none). Without the sequential fill the reads of the fresh device find
+/// units never written.
+#[test]
+fn reproduce_says_and_keeps_each_points_audit_warnings() {
+    let out = temp_dir("reproduce-audit");
+    let o = ssdlab()
+        .args(["reproduce", "dftl", "--scale", "32", "--requests", "2000"])
+        .args(["--variants", "page-map", "-q"])
+        .args(["--set", "precondition.sequential_fill=false", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("audit warning"))
+        .collect();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("dftl.json")).unwrap()).unwrap();
+    let mut kept = Vec::new();
+    for row in json["rows"].as_array().unwrap() {
+        let w = row["audit_warnings"].as_array().expect("audit_warnings");
+        // Writes read nothing; reads and the mix read units never written.
+        assert_eq!(w.is_empty(), row["workload"] == "write", "{row:#}");
+        for x in w {
+            assert_eq!(x["check"], "unwritten_reads", "{x:#}");
+            kept.push(format!(
+                "  audit warning: {}: unwritten_reads: {}",
+                x["point"].as_str().unwrap(),
+                x["message"].as_str().unwrap()
+            ));
+        }
+    }
+    assert_eq!(said, kept, "each kept warning said once, in order");
+    assert_eq!(said.len(), 4, "{err}");
+    assert!(
+        said[0].starts_with("  audit warning: page-map read: unwritten_reads: 100 % of the units read were never written"),
+        "{err}"
+    );
+}
+
 /// `reproduce ssr` with a short read-intensity axis: its CSV and plot next to the QD 16
 /// panel's, the axis and the shape table in the report; bad axis flags refused before any
 /// work, naming the flag.

@@ -172,6 +172,23 @@ impl Server {
         }
         assert_eq!(v["status"], "completed", "{v:#}");
         assert_eq!(v["integrity"]["errors"], 0, "{v:#}");
+        // The final results' audit, said as `ssdlab run` says it: the serve section's
+        // checks after the core's, none broken (in any document: serving went on, but
+        // the server would have failed).
+        let err = self.stderr();
+        let said = format!(
+            "serve: audit: {} checks, ",
+            v["audit"]["checks"].as_array().unwrap().len()
+        );
+        assert!(err.contains(&said), "{err}");
+        assert!(!err.contains("INTERNAL ERROR"), "{err}");
+        assert_ne!(v["audit"]["verdict"], "internal_error", "{v:#}");
+        assert!(
+            v["audit"]["checks"][ssdlab_core::sim::audit::CHECKS.len()]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("serve_")),
+            "{v:#}"
+        );
         v
     }
 
@@ -237,6 +254,11 @@ fn fio_job<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .iter()
         .find(|j| j["jobname"] == name)
         .unwrap_or_else(|| panic!("no fio job {name} in {v:#}"))
+}
+
+fn json_file(p: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap()
 }
 
 fn u(v: &serde_json::Value) -> u64 {
@@ -1444,6 +1466,15 @@ fn the_server_says_what_it_does() {
         err.contains("units in the write buffer, not yet durable, are lost"),
         "{err}"
     );
+    // The power cycle's results audit, in a line (its findings by name).
+    let cut = json_file(&srv.dir.join("out/power-cycle-1/results.json"));
+    let line = format!(
+        "serve: power-cycle-1/results.json: audit: {} checks, {} warnings",
+        cut["audit"]["checks"].as_array().unwrap().len(),
+        cut["audit"]["warnings"]
+    );
+    assert!(err.contains(&line), "{line} in {err}");
+    assert!(err.contains(", 0 errors\n"), "{err}");
     assert!(err.contains("pages scanned"), "{err}");
     drop(s);
     srv.stop();

@@ -179,6 +179,8 @@ pub struct DftlRow {
     /// Read latency CCDF (ns, share above), for the plot.
     #[serde(skip)]
     pub read_ccdf: Vec<(u64, f64)>,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 /// NAND operations and their array time per host request of a measured run, by cause:
@@ -312,6 +314,10 @@ fn measure(
             None => read.map(|_| 1),
         },
         gc_victims: r.gc.invocations,
+        audit_warnings: crate::AuditWarning::of(
+            &r,
+            format!("{variant} {workload}{}", if gc { " (GC)" } else { "" }),
+        ),
         per_request: PerRequest::of(&sim.config, &r),
         sim_s: r.host.sim_time_ns as f64 / 1e9,
         wall_s: t.elapsed().as_secs_f64(),

@@ -37,7 +37,9 @@ pub mod ssr;
 pub mod wl;
 pub mod zns;
 
-use ssdlab_core::SimError;
+use serde::Serialize;
+use ssdlab_core::sim::audit::Verdict;
+use ssdlab_core::{Results, SimError};
 use ssdlab_model::ModelError;
 use thiserror::Error;
 
@@ -89,3 +91,42 @@ impl ExperimentError {
 
 /// Result alias of this crate.
 pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;
+
+/// A warning of the results audit of one point of an experiment: a share a reader of the
+/// point's figures must know (the figures stand). Kept with the point in the experiment's
+/// JSON (`audit_warnings`) and said once on stderr as the point ends. A broken
+/// conservation or bound is no warning: it ends the experiment with the internal error
+/// (the simulations run strictly, [`ssdlab_core::Simulation::audit_strict`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditWarning {
+    /// The point, as the experiment's progress lines name it.
+    pub point: String,
+    /// The check (`audit.checks[].name` of the point's results).
+    pub check: &'static str,
+    pub message: String,
+}
+
+impl AuditWarning {
+    /// The warnings of the audit of `r`, the results of `point`.
+    pub fn of(r: &Results, point: impl Into<String>) -> Vec<AuditWarning> {
+        let point = point.into();
+        r.audit
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Warning)
+            .map(|c| AuditWarning {
+                point: point.clone(),
+                check: c.name,
+                message: c.message.clone().unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// The warning in a line: `audit warning: POINT: CHECK: MESSAGE`.
+    pub fn line(&self) -> String {
+        format!(
+            "audit warning: {}: {}: {}",
+            self.point, self.check, self.message
+        )
+    }
+}

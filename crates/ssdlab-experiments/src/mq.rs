@@ -348,6 +348,8 @@ pub struct MqRun {
     /// Per flow in `flows` order: (completed, latency of its operation).
     #[serde(skip)]
     pub per_flow: Vec<(u64, LatencySummary)>,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 /// The whole study.
@@ -420,6 +422,19 @@ fn measure(
         die_utilization_mean: engine.map_or(0.0, |e| e.die_utilization_mean),
         wall_s: t.elapsed().as_secs_f64(),
         per_flow,
+        audit_warnings: crate::AuditWarning::of(
+            &r,
+            format!(
+                "{} {} {}",
+                if gc { "GC" } else { "no GC" },
+                sharing.short(),
+                which
+                    .iter()
+                    .map(|&i| p.flows[i].name)
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            ),
+        ),
     })
 }
 

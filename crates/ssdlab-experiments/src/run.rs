@@ -302,6 +302,17 @@ impl Checked {
     }
 }
 
+/// Figures that cannot be (the results audit found a broken conservation or bound: a
+/// bug) as an error naming the configuration `label`; warnings stay in the results. The
+/// Python binding raises it (`SsdlabError`), `ssdlab bench` reports no speed from such a
+/// run; `ssdlab run` writes the results first, marked.
+pub fn audited(label: &str, r: &Results) -> Result<(), String> {
+    match r.audit.internal_error() {
+        Some(e) => Err(format!("{label}: {e}")),
+        None => Ok(()),
+    }
+}
+
 /// One run as `ssdlab run` does it, from configuration to results: [`check`], then
 /// [`Checked::run`] without progress or request log. `ssdlab run`, every point of
 /// `ssdlab sweep` and the Python binding's `run` go through [`check`] and
@@ -355,6 +366,48 @@ pub fn absolute_inputs(cfg: &mut Config, base: Option<&Path>) {
         let joined = base.unwrap_or(Path::new("")).join(&*file);
         *file = std::fs::canonicalize(&joined).unwrap_or(joined);
     }
+}
+
+/// The results audit's findings as `ssdlab run`'s summary ends with them (and `serve`,
+/// `reproduce` print them): a line of counts, then each warning and error.
+pub fn audit_lines(a: &ssdlab_core::sim::audit::Audit) -> String {
+    use ssdlab_core::sim::audit::Verdict;
+    let mut s = String::new();
+    let n = |v: Verdict| a.checks.iter().filter(|c| c.verdict == v).count();
+    let _ = writeln!(
+        s,
+        "audit: {} checks, {} passed, {} not applicable, {} warnings, {} errors; data path {:.0} MB/s ({}{})",
+        a.checks.len(),
+        n(Verdict::Ok),
+        n(Verdict::Skipped),
+        a.warnings,
+        a.errors,
+        a.data_path.mb_per_s,
+        a.data_path.bound,
+        if a.data_path.full_duplex { ", each direction" } else { "" }
+    );
+    s + &audit_findings(a, "  ")
+}
+
+/// Each warning and error of an audit, one a line led by `lead`: `warning (check): …` or
+/// `INTERNAL ERROR (check): …`.
+pub fn audit_findings(a: &ssdlab_core::sim::audit::Audit, lead: &str) -> String {
+    use ssdlab_core::sim::audit::Verdict;
+    let mut s = String::new();
+    for c in a.findings() {
+        let what = if c.verdict == Verdict::Error {
+            "INTERNAL ERROR"
+        } else {
+            "warning"
+        };
+        let _ = writeln!(
+            s,
+            "{lead}{what} ({}): {}",
+            c.name,
+            c.message.as_deref().unwrap_or("")
+        );
+    }
+    s
 }
 
 /// `results.json`: the deterministic results, pretty-printed, with a final newline.
@@ -533,6 +586,33 @@ pub fn sweep_headline(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run whose audit found figures that cannot be is an error naming the
+    /// configuration (the Python binding raises it, bench refuses it); warnings are none.
+    #[test]
+    fn an_audit_error_is_an_error_naming_the_config() {
+        let src = ConfigSource {
+            text: include_str!("../../../configs/serve-small.toml").into(),
+            label: "small.toml".into(),
+            base_dir: None,
+            sets: vec!["workload.requests=300".into()],
+            grid: Vec::new(),
+        };
+        let r = execute(&src, &RunOptions::default()).unwrap().results;
+        assert_eq!(r.audit.errors, 0);
+        assert!(r.audit.warnings > 0, "a fresh device's reads");
+        assert_eq!(audited("small.toml", &r), Ok(()));
+        // A write counted that never completed (a write answered EIO counted as done).
+        let mut bad = r.clone();
+        bad.host.counters.writes += 1;
+        bad.host.requests += 1;
+        bad.audit = ssdlab_core::sim::audit::audit(&bad, &r.audit.facts);
+        let e = audited("small.toml", &bad).unwrap_err();
+        assert!(
+            e.starts_with("small.toml: internal error (please report it with your config and seed): the results audit found figures that cannot be: writes_completed: "),
+            "{e}"
+        );
+    }
 
     #[test]
     fn overrides_keep_the_file_label_and_lines() {

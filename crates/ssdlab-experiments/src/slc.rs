@@ -300,6 +300,8 @@ pub struct SlcRun {
     pub host_pages: u64,
     pub flushes: u64,
     pub wall_s: f64,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 fn run_one(
@@ -359,6 +361,14 @@ fn run_one(
         host_pages: r.nand.programs.host,
         flushes: r.host.counters.flushes,
         wall_s: t.elapsed().as_secs_f64(),
+        audit_warnings: crate::AuditWarning::of(
+            &r,
+            format!(
+                "{policy} {app:?} {mode:?}{}",
+                fsync.map_or(String::new(), |f| format!(" fsync {f}"))
+            )
+            .to_lowercase(),
+        ),
     })
 }
 
@@ -786,6 +796,7 @@ mod tests {
             host_pages: 0,
             flushes: 0,
             wall_s: 0.0,
+            audit_warnings: Vec::new(),
         }
     }
 

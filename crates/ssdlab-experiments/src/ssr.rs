@@ -235,6 +235,8 @@ pub struct SsrRun {
     pub read_ccdf: Vec<(u64, f64)>,
     #[serde(skip)]
     pub write_ccdf: Vec<(u64, f64)>,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 /// One policy at one point of the read-intensity axis.
@@ -257,6 +259,8 @@ pub struct IntensityRun {
     pub sim_time_ns: u64,
     pub waf: f64,
     pub wall_s: f64,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 /// The whole experiment.
@@ -850,6 +854,8 @@ pub fn run(
             let mut sim = Simulation::from_state(p.run_config(pol, w, n), &base)?;
             sim.trace_completions = p.trace_erases;
             let r = sim.run_workload(&mut NoProgress)?;
+            let audit_warnings =
+                crate::AuditWarning::of(&r, format!("{} {}", pol.name(), w.name()));
             let lat: Latency = sim.last_latency.take().unwrap_or_default();
             let l = r.latency_ns.ok_or_else(|| {
                 ExperimentError::invalid("mode", "the SSR runs need the timed mode")
@@ -869,6 +875,7 @@ pub fn run(
                 erases: std::mem::take(&mut sim.erase_trace),
                 read_ccdf: ccdf(&lat.read),
                 write_ccdf: ccdf(&lat.write),
+                audit_warnings,
             };
             on_run(&run);
             Ok(run)
@@ -998,6 +1005,7 @@ fn run_intensity(
             w.flows[0].name = "readers".into();
             w.flows.append(&mut wf.flows);
             let r = sim.run_workload_with(w, &mut NoProgress)?;
+            let audit_warnings = crate::AuditWarning::of(&r, format!("rho {rho} {}", pol.name()));
             let l = r.latency_ns.ok_or_else(|| {
                 ExperimentError::invalid("mode", "the SSR runs need the timed mode")
             })?;
@@ -1014,6 +1022,7 @@ fn run_intensity(
                 sim_time_ns: r.host.sim_time_ns,
                 waf: r.waf,
                 wall_s: t.elapsed().as_secs_f64(),
+                audit_warnings,
             };
             on_run(&run);
             Ok(run)

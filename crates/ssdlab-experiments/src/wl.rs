@@ -198,6 +198,8 @@ pub struct WlRun {
     /// Erase count of every block at failure (for the distribution plot).
     #[serde(skip)]
     pub erase_counts: Vec<u32>,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 impl WlRun {
@@ -228,6 +230,7 @@ pub fn run_one(p: &WlParams, algo: &WlAlgo, trace: u32) -> Result<WlRun> {
         ));
     }
     let s = |ns: u64| ns as f64 / 1e9;
+    let audit_warnings = crate::AuditWarning::of(&r, format!("{label} trace {trace}"));
     Ok(WlRun {
         algorithm: label,
         th: algo.th,
@@ -245,6 +248,7 @@ pub fn run_one(p: &WlParams, algo: &WlAlgo, trace: u32) -> Result<WlRun> {
         waf: r.waf,
         wall_s: t.elapsed().as_secs_f64(),
         erase_counts: sim.ftl.blocks.erase_count.clone(),
+        audit_warnings,
     })
 }
 
@@ -603,6 +607,7 @@ mod tests {
             waf: 1.0,
             wall_s: 0.0,
             erase_counts: Vec::new(),
+            audit_warnings: Vec::new(),
         }
     }
 

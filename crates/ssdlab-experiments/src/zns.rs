@@ -490,6 +490,8 @@ pub struct ZnsRun {
     /// Device WAF of the warm-up phase.
     pub warmup_device_waf: f64,
     pub wall_s: f64,
+    /// Warnings of the point's results audit (shares a reader of its figures must know).
+    pub audit_warnings: Vec<crate::AuditWarning>,
 }
 
 /// The whole study.
@@ -592,6 +594,10 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         request_errors: request_errors(&r) - request_errors(&w0),
         warmup_device_waf: w0.waf,
         wall_s: t.elapsed().as_secs_f64(),
+        audit_warnings: crate::AuditWarning::of(
+            &r,
+            format!("{} {:.0} % {}", mix.name(), spare * 100.0, device.name()),
+        ),
     })
 }
 

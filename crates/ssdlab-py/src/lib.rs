@@ -114,12 +114,10 @@ fn simulate(src: &ConfigSource, seed: Option<u64>, big: bool) -> Result<RunOutpu
 }
 
 /// Figures that cannot be (the results audit found a broken conservation or bound: a
-/// bug) are an error naming the configuration; warnings stay in the results.
+/// bug) are an error naming the configuration ([`one::audited`]); warnings stay in the
+/// results.
 fn audited(src: &ConfigSource, r: &ssdlab_core::Results) -> Result<(), String> {
-    match r.audit.internal_error() {
-        Some(e) => Err(format!("{}: {e}", src.label)),
-        None => Ok(()),
-    }
+    one::audited(&src.label, r)
 }
 
 /// One run: `text` (TOML) named `label` in messages, relative inputs resolved against

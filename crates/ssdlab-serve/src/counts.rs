@@ -10,6 +10,8 @@
 
 use crate::nbd::CmdKind;
 use serde::Serialize;
+use ssdlab_core::sim::audit::{Audit, Verdict};
+use ssdlab_core::SimError;
 
 /// Why commands were answered with an error.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -108,6 +110,71 @@ pub struct Counts {
     pub grace_timeouts: u64,
 }
 
+impl Counts {
+    /// Add an ended power cycle's counters (`max_late_ns`: the larger). Destructured whole,
+    /// so a new counter must say how cycles add up.
+    pub fn add_cycle(&mut self, c: &Counts) {
+        let Counts {
+            connections,
+            commands,
+            late_replies,
+            max_late_ns,
+            grace_waits,
+            grace_timeouts,
+        } = *c;
+        let CommandCounts {
+            read,
+            write,
+            flush,
+            trim,
+            write_zeroes,
+            fua,
+            read_bytes,
+            write_bytes,
+            ok,
+            errors,
+            errors_by_cause: e,
+            in_flight,
+            device_requests,
+        } = commands;
+        let m = &mut self.commands;
+        let me = &mut m.errors_by_cause;
+        me.power_cut += e.power_cut;
+        me.old_connection += e.old_connection;
+        me.no_space += e.no_space;
+        me.device += e.device;
+        me.server_stopped += e.server_stopped;
+        m.read += read;
+        m.write += write;
+        m.flush += flush;
+        m.trim += trim;
+        m.write_zeroes += write_zeroes;
+        m.fua += fua;
+        m.read_bytes += read_bytes;
+        m.write_bytes += write_bytes;
+        m.ok += ok;
+        m.errors += errors;
+        m.in_flight += in_flight;
+        m.device_requests += device_requests;
+        self.connections += connections;
+        self.late_replies += late_replies;
+        self.max_late_ns = self.max_late_ns.max(max_late_ns);
+        self.grace_waits += grace_waits;
+        self.grace_timeouts += grace_timeouts;
+    }
+}
+
+/// The failed checks of `a` (`name: message; …`), if any.
+pub fn broken_checks(a: &Audit) -> Option<String> {
+    let b: Vec<String> = a
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Error)
+        .map(|c| format!("{}: {}", c.name, c.message.as_deref().unwrap_or("")))
+        .collect();
+    (!b.is_empty()).then(|| b.join("; "))
+}
+
 /// The `serve` section of results.json.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ServeSummary {
@@ -128,9 +195,35 @@ pub struct ServeSummary {
     /// Memory the stored bytes take now, and the most they may (`--max-stored-bytes`).
     pub stored_data_bytes: u64,
     pub max_stored_bytes: Option<u64>,
+    /// The power cycles that ended, their `this_cycle` added up (not written: each is in
+    /// its `power-cycle-N/results.json`); the audit holds `all_cycles` to it plus this one.
+    #[serde(skip)]
+    pub ended_cycles: Counts,
+    /// The audit of the final results.json, `serve` checks included (not written here: it
+    /// is that document's `audit` section).
+    #[serde(skip)]
+    pub audit: Audit,
+    /// Internal errors the audits of earlier documents found (snapshots, power cuts), each
+    /// led by its document (`power-cycle-1/results.json: check: …`): said when found, and
+    /// the server ends with them.
+    #[serde(skip)]
+    pub earlier_audit_errors: Vec<String>,
 }
 
 impl ServeSummary {
+    /// The figures the server wrote cannot be (an audit found a broken identity: a bug):
+    /// the final results.json's and earlier documents', as one internal error.
+    pub fn internal_error(&self) -> Option<SimError> {
+        let mut all = self.earlier_audit_errors.clone();
+        all.extend(broken_checks(&self.audit).map(|b| format!("results.json: {b}")));
+        (!all.is_empty()).then(|| SimError::Internal {
+            what: format!(
+                "the results audit found figures that cannot be: {}",
+                all.join("; ")
+            ),
+        })
+    }
+
     /// Apply `f` to this cycle's counters and to all cycles'.
     pub fn count(&mut self, f: impl Fn(&mut Counts)) {
         f(&mut self.this_cycle);
@@ -140,6 +233,7 @@ impl ServeSummary {
     /// A new power cycle begins (nothing is in flight).
     pub fn next_cycle(&mut self) {
         debug_assert_eq!(self.this_cycle.commands.in_flight, 0);
+        self.ended_cycles.add_cycle(&self.this_cycle);
         self.power_cycle += 1;
         self.this_cycle = Counts::default();
         self.mean_queue_depth = 0.0;

@@ -31,6 +31,7 @@ use crate::counts::{Counts, ErrorCounts};
 use crate::nbd::proto::{NBD_EIO, NBD_ENOSPC, NBD_ESHUTDOWN};
 use crate::nbd::{CmdKind, Command, Event, Replies, Ticket};
 use crate::trace::TraceWriter;
+use ssdlab_core::sim::audit::Verdict;
 use ssdlab_core::sim::serve::{Served, WriteData};
 use ssdlab_core::sim::stop;
 use ssdlab_core::sim::timed::Completion;
@@ -238,6 +239,9 @@ pub struct DeviceLoop<'r> {
     next_stats: Option<Instant>,
     /// The last results snapshot could not be written (logged once until one succeeds).
     snapshot_failing: bool,
+    /// The checks the last audited document failed (`a,b`; empty: none), so a snapshot's
+    /// internal error is said once, not at every snapshot.
+    failing_checks: String,
     lateness: Lateness,
     /// Virtual time: replies sent since clients last sent, and until when to wait.
     owed: u32,
@@ -281,6 +285,7 @@ impl<'r> DeviceLoop<'r> {
             completions: Vec::new(),
             next_stats,
             snapshot_failing: false,
+            failing_checks: String::new(),
             lateness: Lateness {
                 since: Instant::now(),
                 replies: 0,
@@ -347,6 +352,8 @@ impl<'r> DeviceLoop<'r> {
         };
         let answered = self.power_cut_answers();
         let cycle = self.summary.power_cycle;
+        let mut r = r;
+        crate::audit::audit(&mut r, &self.summary);
         eprintln!(
             "serve: power cut: power cycle {cycle} ended at {:.3} ms simulated; {answered} commands in flight answered EIO; {}",
             now_ns as f64 / 1e6,
@@ -356,6 +363,9 @@ impl<'r> DeviceLoop<'r> {
                 format!("{volatile_units} units in the write buffer, not yet durable, are lost (what a FLUSH or FUA acknowledged is kept)")
             }
         );
+        let doc = format!("power-cycle-{cycle}/results.json");
+        eprintln!("serve: {doc}: {}", crate::audit::brief(&r.audit));
+        self.note_internal_error(&doc, &r);
         if let Err(e) = self
             .reporter
             .report(&r, &self.summary, &series, Some(cycle))
@@ -392,7 +402,7 @@ impl<'r> DeviceLoop<'r> {
         let finished = served.finish();
         let fired = watchdog.cancel();
         match finished {
-            Ok((r, series)) => self.report_final(&r, &series),
+            Ok((r, series)) => self.report_final(r, &series),
             Err(SimError::Interrupted) if fired => {
                 stop::clear_stop();
                 let why = format!(
@@ -409,11 +419,13 @@ impl<'r> DeviceLoop<'r> {
         }
     }
 
-    /// The final results.json could not be written: the one failure of results that ends
-    /// the server with an error.
-    fn report_final(&mut self, r: &Results, series: &[TimeSeriesRow]) -> Result<(), SimError> {
+    /// The final results.json, audited (the audit is kept in the summary); it could not be
+    /// written: the one failure of results that ends the server with an error.
+    fn report_final(&mut self, mut r: Results, series: &[TimeSeriesRow]) -> Result<(), SimError> {
+        crate::audit::audit(&mut r, &self.summary);
+        self.summary.audit = r.audit.clone();
         self.reporter
-            .report(r, &self.summary, series, None)
+            .report(&r, &self.summary, series, None)
             .map_err(|err| SimError::Io {
                 path: format!("writing the results into {}", self.reporter.place()),
                 err,
@@ -428,7 +440,35 @@ impl<'r> DeviceLoop<'r> {
     ) -> Result<(), SimError> {
         r.status = RunStatus::Stopped;
         eprintln!("serve: {why}: results.json has the figures up to the stop (status \"stopped\")");
-        self.report_final(&r, series)
+        self.report_final(r, series)
+    }
+
+    /// A document's audit found figures that cannot be (a bug): said loudly and kept for
+    /// the end (serving goes on: the clients' data comes first). A snapshot's are said
+    /// when the checks that fail change, not at every snapshot.
+    fn note_internal_error(&mut self, doc: &str, r: &Results) {
+        let Some(broken) = crate::counts::broken_checks(&r.audit) else {
+            self.failing_checks.clear();
+            return;
+        };
+        let names: Vec<&str> = r
+            .audit
+            .findings()
+            .iter()
+            .filter(|c| c.verdict == Verdict::Error)
+            .map(|c| c.name)
+            .collect();
+        let names = names.join(",");
+        if r.status == RunStatus::Serving && names == self.failing_checks {
+            return;
+        }
+        self.failing_checks = names;
+        eprintln!(
+            "serve: INTERNAL ERROR (please report it with your config and seed; serving goes on, and the server will end with this error): the results audit of {doc} found figures that cannot be: {broken}"
+        );
+        self.summary
+            .earlier_audit_errors
+            .push(format!("{doc}: {broken}"));
     }
 
     /// Every command in flight at a cut is answered `EIO`; connections of the old power
@@ -508,7 +548,9 @@ impl<'r> DeviceLoop<'r> {
         self.next_stats = Some(Instant::now() + every);
         self.summary.stored_data_bytes = served.data_bytes();
         self.note_depth(served);
-        let (r, series) = served.results();
+        let (mut r, series) = served.results();
+        crate::audit::audit(&mut r, &self.summary);
+        self.note_internal_error("results.json (a snapshot)", &r);
         match self.reporter.report(&r, &self.summary, &series, None) {
             Ok(()) => self.snapshot_failing = false,
             Err(e) if !self.snapshot_failing => {

@@ -9,10 +9,13 @@
 //! * [`power`] — power-on after a cut (the FTL's recovery).
 //! * [`counts`] — the `serve` section: commands and their outcomes, per power cycle and
 //!   over all of them.
+//! * [`audit`] — the `serve` section's identities, checked in the results audit of every
+//!   document written.
 //! * [`output`] — results.json (with its `serve` section), latency.csv, timeseries.csv,
 //!   written atomically.
 //! * [`memory`] — what a served device needs in memory, checked before it listens.
 
+pub mod audit;
 pub mod counts;
 pub mod device;
 pub mod memory;
@@ -62,6 +65,11 @@ pub struct ServeOptions {
     pub allow_large_memory: bool,
     /// At the end, how long the commands in flight and the device's settling may take.
     pub drain_timeout: Duration,
+    /// A results audit that found figures that cannot be (in the final results.json or an
+    /// earlier document) makes [`serve`] end with that internal error, once the results
+    /// are written (default; off: the returned summary's
+    /// [`ServeSummary::internal_error`] says it, as `ssdlab serve` reports it).
+    pub audit_strict: bool,
 }
 
 impl ServeOptions {
@@ -88,6 +96,7 @@ impl ServeOptions {
             max_stored_bytes: None,
             allow_large_memory: false,
             drain_timeout: Duration::from_secs(30),
+            audit_strict: true,
         }
     }
 }
@@ -228,7 +237,11 @@ pub fn serve_with_progress(
             return Err(format!("--record-trace: {e}"));
         }
     }
-    result.map_err(|e| format!("{}: {e}", opts.label))
+    let summary = result.map_err(|e| format!("{}: {e}", opts.label))?;
+    match summary.internal_error() {
+        Some(e) if opts.audit_strict => Err(format!("{}: {e}", opts.label)),
+        _ => Ok(summary),
+    }
 }
 
 /// `[precondition]`, as configured: said on stderr when it starts and ends (it runs before

@@ -205,6 +205,16 @@ fn a_power_cut_is_counted_per_cycle_and_over_all_cycles_exactly() {
         2,
         "the second cycle's host figures"
     );
+    // Both documents' audits hold the serve section's identities (the cut's included:
+    // the writes in flight at the cut had units placed, in no host count).
+    assert_serve_audited(&first);
+    assert_serve_audited(&last);
+    assert_eq!(
+        serde_json::to_value(&summary.audit).unwrap(),
+        last["audit"],
+        "the summary's audit is the final document's"
+    );
+    assert!(summary.internal_error().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -75,6 +75,9 @@ pub fn run(a: &DftlArgs) -> Result<()> {
         );
     }
     let progress = move |rows: &[exp::DftlRow]| {
+        for r in rows {
+            super::say_audit(&r.audit_warnings);
+        }
         if !quiet {
             if let Some(r) = rows.first() {
                 let wall: f64 = rows.iter().map(|r| r.wall_s).sum();

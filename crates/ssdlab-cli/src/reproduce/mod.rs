@@ -78,6 +78,15 @@ pub fn write_outputs<R: Serialize>(
     Ok(())
 }
 
+/// Say a point's results audit warnings on stderr as the point ends, each once (with
+/// `--quiet` too: they are findings, not progress); the experiment's JSON keeps them with
+/// the point (`audit_warnings`).
+pub fn say_audit(warnings: &[ssdlab_experiments::AuditWarning]) {
+    for w in warnings {
+        eprintln!("  {}", w.line());
+    }
+}
+
 /// How an expected-shape check came out: `yes`, `no`, or `not run`.
 pub fn holds(ok: Option<bool>) -> &'static str {
     match ok {

@@ -61,6 +61,7 @@ pub fn run(a: &MqArgs) -> Result<()> {
                 r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, &p);

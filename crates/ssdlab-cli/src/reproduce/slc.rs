@@ -74,6 +74,7 @@ pub fn run(a: &SlcArgs) -> Result<()> {
                 r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report);

@@ -114,6 +114,7 @@ pub fn run(a: &SsrArgs) -> Result<()> {
                 r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let progress_i = move |r: &exp::IntensityRun| {
         if !quiet {
@@ -127,6 +128,7 @@ pub fn run(a: &SsrArgs) -> Result<()> {
                 r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let report = pool.install(|| exp::run(&p, &progress, &progress_i))?;
     let total_wall = wall.elapsed().as_secs_f64();

@@ -72,6 +72,7 @@ pub fn run(a: &WlArgs) -> Result<()> {
                 r.algorithm, r.trace, r.first_bad_s, r.failure_s, r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, a);

@@ -69,6 +69,7 @@ pub fn run(a: &ZnsArgs) -> Result<()> {
                 r.wall_s
             );
         }
+        super::say_audit(&r.audit_warnings);
     };
     let report = pool.install(|| exp::run(&p, &progress))?;
     let md = markdown(&report, &p);

@@ -858,6 +858,7 @@ fn timed_facts(o: &timed::TimedOutcome) -> audit::TimedFacts {
     audit::TimedFacts {
         completed: a.completed,
         in_flight: a.in_flight,
+        write_units_submitted: a.write_units_submitted,
         end_ns: a.end_ns,
         series: a.series_closed.then(|| audit::SeriesSums::of(&o.series)),
         die_busy_max_ns: o.die_busy_ns.iter().copied().max().unwrap_or(0),

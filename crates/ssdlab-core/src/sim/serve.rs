@@ -292,6 +292,8 @@ impl Served<'_> {
         let mut r = self.view().assemble(phase, &c, Default::default());
         if r.status == RunStatus::Completed {
             r.status = status;
+            // The audit reads the status (what may be in flight, in the buffer).
+            r.audit = super::audit::audit(&r, &r.audit.facts);
         }
         r
     }

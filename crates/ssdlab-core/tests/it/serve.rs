@@ -103,6 +103,19 @@ fn serve_random(mode: Mode, seed: u64, requests: u32, depth: usize) -> ssdlab_co
                         // figures are audited too, and must all be possible.
                         let (snap, _) = served.results();
                         crate::common::assert_audited(&snap);
+                        // Audited as the snapshot it is: what the buffer holds is not
+                        // judged as absorbed.
+                        let absorbed = snap
+                            .audit
+                            .checks
+                            .iter()
+                            .find(|c| c.name == "buffer_absorbed");
+                        assert_eq!(
+                            absorbed.map(|c| c.verdict),
+                            Some(ssdlab_core::sim::audit::Verdict::Skipped),
+                            "{:?}",
+                            snap.status
+                        );
                     }
                     continue;
                 }

@@ -161,3 +161,29 @@ pub fn assert_conserved(c: &serde_json::Value) {
         .sum();
     assert_eq!(causes, n("errors"), "{c:#}");
 }
+
+/// A document `serve` wrote at the end of a power cycle (a cut, the end) carries the
+/// `serve` section's checks in its audit, after the core's, every one passed; and no
+/// internal error.
+pub fn assert_serve_audited(doc: &serde_json::Value) {
+    let a = &doc["audit"];
+    assert_ne!(a["verdict"], "internal_error", "{a:#}");
+    let checks = a["checks"].as_array().expect("audit.checks");
+    let serve: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["verdict"].as_str().unwrap()))
+        .filter(|(n, _)| n.starts_with("serve_"))
+        .collect();
+    assert_eq!(
+        serve,
+        [
+            ("serve_commands_answered", "ok"),
+            ("serve_errors_by_cause", "ok"),
+            ("serve_nothing_in_flight", "ok"),
+            ("serve_all_cycles_sum", "ok"),
+            ("serve_device_requests", "ok"),
+        ],
+        "{a:#}"
+    );
+    assert_eq!(checks.len(), ssdlab_core::sim::audit::CHECKS.len() + 5);
+}

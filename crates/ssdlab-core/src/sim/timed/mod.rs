@@ -215,6 +215,9 @@ pub struct TimedAudit {
     pub completed: crate::sim::audit::Completed,
     /// Requests not completed when the figures were taken.
     pub in_flight: u64,
+    /// Host units of every write submitted (completed or not; `host.write_units` at a cut
+    /// counts the completed ones).
+    pub write_units_submitted: u64,
     /// Simulated time when the figures were taken.
     pub end_ns: u64,
     /// The time series ended with the phase (its last, partial interval written).
@@ -416,6 +419,7 @@ impl<'a> TimedSim<'a> {
         TimedAudit {
             completed: self.front.completed,
             in_flight: self.front.in_flight() as u64,
+            write_units_submitted: self.front.counters.write_units,
             end_ns: self.q.now_ns(),
             series_closed: series_closed && self.series_interval_ns > 0,
             nand_read_min_ns: self.front.nand_read_min_ns,
