@@ -21,7 +21,12 @@
 //! * a block doomed by a failed program is recovered like any other (the failure is
 //!   forgotten); an interrupted erase is redone without a failure draw;
 //! * the recovery's reads and erases are counted in [`RecoverySummary`] only, not in the
-//!   FTL's per-cause NAND counters (which carry over from before the cut).
+//!   FTL's per-cause NAND counters (which carry over from before the cut);
+//! * every plane's background step is queued, and the next driver runs it when it begins
+//!   ([`Ftl::run_pending`]): a running device starts GC on a plane when a host page
+//!   lands there, but a plane the recovery left at its GC reserve takes no host page, so
+//!   without this it never collected again (its share of the writes went to the other
+//!   planes until none had a victim, and writes stopped completing).
 
 use super::translation::TRANS_TAG;
 use super::Ftl;
@@ -246,6 +251,13 @@ impl Ftl {
         }
         if let Err(why) = ftl.update_capacity() {
             ftl.health.fail(why);
+        }
+        // The pools were rebuilt at once: every plane's need for GC is checked when the
+        // next driver begins (see the module's choices).
+        for r in 0..ftl.regions.len() as u8 {
+            for p in 0..g.planes {
+                ftl.wake(r, p);
+            }
         }
         ftl.data = old.data.map(|mut data| {
             data.power_cut(|b| (durable[b as usize] * spp) as usize);

@@ -241,6 +241,12 @@ impl Ftl {
         self.run_background(sink)
     }
 
+    /// Run the background steps queued while no driver ran (after a power-on recovery,
+    /// every plane's): a driver calls it when it begins.
+    pub fn run_pending<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        self.run_background(sink)
+    }
+
     /// Run every queued background step until none is left.
     #[inline(always)]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {

@@ -303,6 +303,9 @@ impl<'a> TimedSim<'a> {
                 self.susp.summary(),
             ));
         }
+        let mut cx = cx!(self);
+        let (ftl, mut sink) = cx.parts();
+        ftl.run_pending(&mut sink)?;
         self.front.start(&mut cx!(self))?;
         self.dispatch_outbox()
     }
