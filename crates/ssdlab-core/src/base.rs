@@ -18,6 +18,13 @@ pub const MAX_ERASE_LOOPS: u32 = 64;
 /// OOB tag of a translation page's slots (`TRANS_TAG | tpn`); logical units stay below it.
 pub const TRANS_TAG: u32 = 1 << 31;
 
+/// An integrity version: the sequence number of one unit write (the OOB's, with the unit),
+/// unique over the device's life. 64 bits: at 10^6 unit writes a second they last over
+/// half a million years, so "the newest version wins" never meets a wrap (32 bits wrapped
+/// after 2^32 writes, ~12 h at 100k IOPS, and a recovery would then have taken stale
+/// copies for new).
+pub type Version = u64;
+
 /// NAND cell mode of a block.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Default)]
 #[serde(rename_all = "kebab-case")]

@@ -106,7 +106,7 @@ impl LaneBuffers {
 
     /// Version of `lpn` if a lane holds it (waiting or in flight).
     #[inline]
-    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+    pub fn lookup(&self, lpn: u32) -> Option<crate::base::Version> {
         if self.lane_of.is_empty() {
             return self.first.lookup(lpn);
         }
@@ -124,7 +124,12 @@ impl LaneBuffers {
     /// ([`WriteBuffer::try_insert`]); a copy waiting in another lane is dropped first (the
     /// unit moves to its new lane).
     #[inline]
-    pub fn try_insert(&mut self, lane: usize, lpn: u32, version: impl FnOnce() -> u32) -> bool {
+    pub fn try_insert(
+        &mut self,
+        lane: usize,
+        lpn: u32,
+        version: impl FnOnce() -> crate::base::Version,
+    ) -> bool {
         if self.rest.is_empty() {
             return self.first.try_insert(lpn, version);
         }

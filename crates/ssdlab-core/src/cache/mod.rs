@@ -6,6 +6,7 @@
 pub mod lanes;
 pub use lanes::{LaneBuffers, Marks};
 
+use crate::base::Version;
 use crate::flash::NONE;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -51,7 +52,7 @@ pub struct WriteBuffer {
     /// Entries `(lpn, version)` by sequence number from `base_seq`: first those of pages in
     /// flight (up to `head_seq`), then those waiting for a page. `lpn == NONE` marks a
     /// trimmed entry.
-    entries: VecDeque<(u32, u32)>,
+    entries: VecDeque<(u32, Version)>,
     base_seq: u64,
     head_seq: u64,
     /// Sequence number of the newest copy of each buffered unit, its low 32 bits (the
@@ -119,12 +120,12 @@ impl WriteBuffer {
     }
 
     #[inline]
-    fn entry(&self, seq: u64) -> &(u32, u32) {
+    fn entry(&self, seq: u64) -> &(u32, Version) {
         &self.entries[(seq - self.base_seq) as usize]
     }
 
     #[inline]
-    fn entry_mut(&mut self, seq: u64) -> &mut (u32, u32) {
+    fn entry_mut(&mut self, seq: u64) -> &mut (u32, Version) {
         &mut self.entries[(seq - self.base_seq) as usize]
     }
 
@@ -141,7 +142,7 @@ impl WriteBuffer {
     /// without one nothing happens (`version` is not called) and the result is false.
     /// [`WriteBuffer::needs_space`] + [`WriteBuffer::insert`] in one index lookup.
     #[inline]
-    pub fn try_insert(&mut self, lpn: u32, version: impl FnOnce() -> u32) -> bool {
+    pub fn try_insert(&mut self, lpn: u32, version: impl FnOnce() -> Version) -> bool {
         use std::collections::hash_map::Entry;
         let end = self.end_seq();
         let full = self.free_units() == 0;
@@ -166,7 +167,7 @@ impl WriteBuffer {
     /// Store `lpn` at `version`; the caller has checked the space. A copy still waiting is
     /// replaced in place; a copy in flight stays (its program is under way) and the new
     /// one waits for a page.
-    pub fn insert(&mut self, lpn: u32, version: u32) {
+    pub fn insert(&mut self, lpn: u32, version: Version) {
         if let Some(&low) = self.index.get(&lpn) {
             let seq = self.seq_of(low);
             if seq >= self.head_seq {
@@ -182,7 +183,7 @@ impl WriteBuffer {
 
     /// Version of `lpn` if the buffer holds it (waiting or in flight).
     #[inline]
-    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+    pub fn lookup(&self, lpn: u32) -> Option<Version> {
         let seq = self.seq_of(*self.index.get(&lpn)?);
         #[cfg(test)]
         if self.forget_inflight && seq < self.head_seq {
@@ -212,7 +213,7 @@ impl WriteBuffer {
     pub fn peek_page<C: Fn(u32) -> u32>(
         &self,
         lpns: &mut [u32],
-        versions: &mut [u32],
+        versions: &mut [Version],
         class: C,
     ) -> usize {
         let mut n = 0;
@@ -471,7 +472,7 @@ mod class_tests {
     fn pages_hold_one_class() {
         let mut b = WriteBuffer::new(16);
         for (i, l) in [1u32, 2, 100, 101, 102, 3].into_iter().enumerate() {
-            b.insert(l, i as u32);
+            b.insert(l, i as u64);
         }
         let journal = |l: u32| (l >= 100) as u32;
         let (mut l, mut v) = ([0; 4], [0; 4]);

@@ -151,14 +151,16 @@ fn nonzero(key: &str, v: u32) -> Result<u32> {
 impl Derived {
     /// Approximate memory a run of this device holds (bytes): the page map (4 B per
     /// logical unit), the out-of-band reverse map (4 B per physical slot), per-block state,
-    /// the write buffer's index and, with `integrity`, the version table. Within a few
-    /// percent of the peak RSS measured on the Table-1 device (518 MB estimated, 527 MB).
+    /// the write buffer's index and, with `integrity`, the versions (a 64-bit
+    /// [`crate::base::Version`] per logical unit, the oracle's, and per physical slot, the
+    /// OOB's). Within a few percent of the peak RSS measured on the Table-1 device (518 MB
+    /// estimated, 527 MB).
     pub fn estimated_memory_bytes(&self, integrity: bool) -> u64 {
         let g = &self.geometry;
         let units = self.logical_units as u64;
         let slots = g.pages * g.slots_per_page as u64;
         let per_block = 64;
-        let versions = if integrity { 8 * units } else { 0 };
+        let versions = if integrity { 8 * (units + slots) } else { 0 };
         4 * units
             + 4 * slots
             + per_block * g.blocks as u64

@@ -754,6 +754,15 @@ impl Ftl {
         self.blocks.pins[b] = pins.saturating_sub(1);
     }
 
+    /// Test hook: the next host write gets integrity version `v` (a device that has
+    /// already written `v - 1` units; integrity mode).
+    #[doc(hidden)]
+    pub fn set_next_version(&mut self, v: crate::base::Version) {
+        if let Some(i) = self.integrity.as_mut() {
+            i.set_next_version(v);
+        }
+    }
+
     /// Test hook: force a block-state change as a bug would (checked like any other).
     #[doc(hidden)]
     pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
@@ -885,7 +894,7 @@ impl Ftl {
 
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
-    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<u32>) {
+    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<crate::base::Version>) {
         let old = self.table.update(lpn, slot);
         if old != NONE {
             self.invalidate(old);

@@ -30,6 +30,7 @@
 
 use super::translation::TRANS_TAG;
 use super::Ftl;
+use crate::base::Version;
 use crate::config::{Config, Derived};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, NONE};
@@ -173,7 +174,7 @@ impl Ftl {
 
         // Copy the OOB of every durable slot (stale ones too) and keep each unit's newest
         // version: (version, closing order of its block, slot).
-        let mut best: Vec<(u32, u64, u32)> = vec![(0, 0, NONE); ftl.logical_units as usize];
+        let mut best: Vec<(Version, u64, u32)> = vec![(0, 0, NONE); ftl.logical_units as usize];
         for (b, &dur) in durable.iter().enumerate() {
             let age = match old.blocks.state[b] {
                 BlockState::Open => u64::MAX,
@@ -199,7 +200,7 @@ impl Ftl {
                 }
             }
         }
-        let mut expected = vec![0u32; ftl.logical_units as usize];
+        let mut expected: Vec<Version> = vec![0; ftl.logical_units as usize];
         for (lpn, &(v, _, slot)) in best.iter().enumerate() {
             if slot == NONE {
                 continue;

@@ -19,14 +19,14 @@ use ssdlab_workload::{HostOp, HostRequest};
 /// A driver's buffer of host units not yet durable, as a host command sees it.
 pub trait UnitBuffer {
     /// Version of `lpn` if the buffer holds it.
-    fn lookup(&self, lpn: u32) -> Option<u32>;
+    fn lookup(&self, lpn: u32) -> Option<crate::base::Version>;
     /// Drop `lpn` (trim).
     fn discard(&mut self, lpn: u32);
 }
 
 impl UnitBuffer for WriteBuffer {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<crate::base::Version> {
         WriteBuffer::lookup(self, lpn)
     }
 
@@ -38,7 +38,7 @@ impl UnitBuffer for WriteBuffer {
 
 impl UnitBuffer for LaneBuffers {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<crate::base::Version> {
         LaneBuffers::lookup(self, lpn)
     }
 

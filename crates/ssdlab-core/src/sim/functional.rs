@@ -5,6 +5,7 @@
 //! or more between requests lets background GC drain before the next request. Used for
 //! preconditioning, lifetime runs and OP sweeps, and as `mode = "functional"`.
 
+use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::{Ftl, NandSink};
@@ -60,7 +61,7 @@ impl NandSink for SerialClock {
 /// The partial page being filled (the functional mode's write buffer: one page).
 struct Packer {
     lpns: [u32; MAX_SLOTS_PER_PAGE],
-    versions: [u32; MAX_SLOTS_PER_PAGE],
+    versions: [Version; MAX_SLOTS_PER_PAGE],
     n: usize,
     capacity: usize,
 }
@@ -78,7 +79,7 @@ impl Packer {
     /// Pack `lpn` at `version` (a copy already packed takes the new version in place);
     /// whether the page is now full.
     #[inline(always)]
-    fn put(&mut self, lpn: u32, version: u32) -> bool {
+    fn put(&mut self, lpn: u32, version: Version) -> bool {
         if self.capacity > 1 {
             if let Some(i) = self.lpns[..self.n].iter().position(|&l| l == lpn) {
                 self.versions[i] = version;
@@ -94,7 +95,7 @@ impl Packer {
 
 impl UnitBuffer for Packer {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         self.lpns[..self.n]
             .iter()
             .position(|&l| l == lpn)
@@ -130,7 +131,7 @@ impl Packers {
 
 impl UnitBuffer for Packers {
     #[inline]
-    fn lookup(&self, lpn: u32) -> Option<u32> {
+    fn lookup(&self, lpn: u32) -> Option<Version> {
         self.main.lookup(lpn).or_else(|| {
             self.extra
                 .iter()
@@ -287,7 +288,7 @@ impl<'a> FunctionalDriver<'a> {
             return Ok(());
         }
         packer.n = 0;
-        let versions: &[u32] = if self.ftl.integrity.is_some() {
+        let versions: &[Version] = if self.ftl.integrity.is_some() {
             &packer.versions[..n]
         } else {
             &[]
@@ -328,7 +329,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Version of `lpn` the device holds (packed page first, then flash); integrity mode.
-    pub fn stored_version(&self, lpn: u32) -> Option<u32> {
+    pub fn stored_version(&self, lpn: u32) -> Option<Version> {
         self.packer
             .lookup(lpn)
             .or_else(|| self.ftl.flash_version(lpn))
@@ -363,7 +364,7 @@ impl<'a> FunctionalDriver<'a> {
     }
 
     /// Version of `lpn` the packer holds (a unit not yet programmed), if any.
-    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+    pub fn buffered(&self, lpn: u32) -> Option<Version> {
         self.packer.lookup(lpn)
     }
 

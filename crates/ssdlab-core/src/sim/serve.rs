@@ -196,7 +196,7 @@ impl Served<'_> {
     }
 
     /// Version of `lpn` the driver's buffer holds, if any.
-    fn buffered(&self, lpn: u32) -> Option<u32> {
+    fn buffered(&self, lpn: u32) -> Option<crate::base::Version> {
         match &self.inner {
             Inner::Timed(t) => t.buffered(lpn),
             Inner::Functional(d) => d.buffered(lpn),

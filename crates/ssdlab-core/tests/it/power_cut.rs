@@ -90,7 +90,7 @@ fn recovery_maps_exactly_the_flushed_versions() {
         }
     );
     for lpn in 0..6u32 {
-        assert_eq!(rec.flash_version(lpn), Some(lpn + 1), "unit {lpn}");
+        assert_eq!(rec.flash_version(lpn), Some(lpn as u64 + 1), "unit {lpn}");
         let want = unit_bytes(lpn + 1);
         assert_eq!(
             rec.read_data(lpn, None),
@@ -182,9 +182,9 @@ fn timed_config() -> Config {
 #[derive(Default)]
 struct Seen {
     /// Versions each unit was ever given (polled from the buffer and the map).
-    written: HashMap<u32, BTreeSet<u32>>,
+    written: HashMap<u32, BTreeSet<u64>>,
     /// Per unit, the newest version a completed flush covered.
-    floor: HashMap<u32, u32>,
+    floor: HashMap<u32, u64>,
     /// Units trimmed at some point (trims are not durable: an older version may return).
     trimmed: BTreeSet<u32>,
 }
@@ -211,7 +211,7 @@ fn run_and_cut(c: &Config, ftl: &mut Ftl, seed: u64, n_ops: usize, cut_events: u
     sim.collect_completions();
     let mut seen = Seen::default();
     // Flushes submitted and not completed: tag → the newest version of each unit then.
-    let mut flushes: HashMap<u32, HashMap<u32, u32>> = HashMap::new();
+    let mut flushes: HashMap<u32, HashMap<u32, u64>> = HashMap::new();
     let mut done: Vec<Completion> = Vec::new();
     let (mut submitted, mut events) = (0usize, 0u64);
     loop {
@@ -455,4 +455,40 @@ fn a_flushed_functional_device_comes_back_exactly() {
         ftl = rec;
     }
     assert!(ftl.counters.gc_invocations > 20);
+}
+
+/// Integrity versions are the OOB's sequence numbers: "the newest wins" holds only while
+/// they never wrap. A device that has written nearly 2^32 units rewrites units across that
+/// count; the recovery gives back the rewrites (32-bit versions wrapped to 1, 2, … and the
+/// recovery took the first copies, older, for the newest).
+#[test]
+fn versions_past_two_to_the_32_recover_the_newest_copy() {
+    let c = Config::from_toml_str(TINY4_TOML, "tiny").unwrap();
+    let d = c.validate().unwrap();
+    let mut ftl = Ftl::new(&c, &d).unwrap();
+    ftl.store_data().unwrap();
+    let start = (1u64 << 32) - 4;
+    ftl.set_next_version(start);
+    {
+        let mut drv = FunctionalDriver::new(&mut ftl);
+        for (tag, lpn) in (1..).zip([0u32, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5]) {
+            drv.ftl
+                .data_mut()
+                .unwrap()
+                .put_payload(tag, lpn as u64 * 4096, unit_bytes(tag));
+            drv.write_unit_tagged(lpn, tag).unwrap();
+        }
+        drv.flush().unwrap();
+    }
+    let (rec, _) = Ftl::recover(&c, &d, ftl).unwrap();
+    for lpn in 0..6u32 {
+        let want = start + 6 + lpn as u64;
+        assert_eq!(rec.flash_version(lpn), Some(want), "unit {lpn}");
+        assert_eq!(
+            rec.read_data(lpn, None),
+            Some(&unit_bytes(lpn + 7)[..]),
+            "bytes of unit {lpn}"
+        );
+    }
+    assert!(start + 11 > u32::MAX as u64, "the versions crossed 2^32");
 }

@@ -12,6 +12,7 @@
 use super::super::lookahead::Lookahead;
 use super::interface::{Action, HostInterface};
 use super::{Completion, Cx, Event};
+use crate::base::Version;
 use crate::cache::{LaneBuffers, Marks};
 use crate::config::{Config, Derived};
 use crate::error::Result;
@@ -298,7 +299,7 @@ impl HostFrontEnd {
     }
 
     /// Version of `lpn` the write buffer holds (waiting or in flight), if any.
-    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+    pub fn buffered(&self, lpn: u32) -> Option<Version> {
         self.buffer.lookup(lpn)
     }
 
@@ -791,7 +792,7 @@ impl HostFrontEnd {
                 break; // every die has its fill of host programs; a completion calls again
             }
             let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
-            let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
+            let mut vers: [Version; MAX_SLOTS_PER_PAGE] = [0; MAX_SLOTS_PER_PAGE];
             let ftl = &*cx.ftl;
             let (l, v) = (&mut lpns[..spp as usize], &mut vers[..spp as usize]);
             let b = self.buffer.lane(lane);
@@ -821,7 +822,7 @@ impl HostFrontEnd {
                     ftl.prefetch_unit(lpn, false);
                 }
             }
-            let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
+            let versions: &[Version] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token(lane);
             let queued = &self.host_programs_queued;
             let geo = cx.ftl.geo;
