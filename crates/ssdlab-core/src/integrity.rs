@@ -104,9 +104,22 @@ impl Integrity {
         self.checked_reads = before.checked_reads;
     }
 
+    /// The version the next write (or trim record) gets: every version below it has been
+    /// given.
+    pub fn next_version(&self) -> Version {
+        self.next_version
+    }
+
     /// The next version given (a test hook: a device that has written `v - 1` units).
     pub(crate) fn set_next_version(&mut self, v: Version) {
         self.next_version = v.max(1);
+    }
+
+    /// A version for a trim record (after every write so far; no unit's expectation changes).
+    pub fn new_record_version(&mut self) -> Version {
+        let v = self.next_version;
+        self.next_version += 1;
+        v
     }
 
     /// A host write of `lpn` arrived: its new version.

@@ -142,6 +142,9 @@ impl Ftl {
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
+        if self.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
+            return Ok(false);
+        }
         loop {
             let Some((block, page)) = self.take_page(r, plane, stream) else {
                 return Ok(false);
@@ -506,6 +509,9 @@ impl Ftl {
                 self.host_updates(&[lpn]);
                 self.run_background(sink)?;
             }
+        }
+        if self.trims.is_some() {
+            self.record_trim(lpn, old, sink)?;
         }
         Ok(())
     }

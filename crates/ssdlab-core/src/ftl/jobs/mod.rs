@@ -390,6 +390,12 @@ impl Ftl {
         if job.erase_issued {
             return Ok(());
         }
+        if self.blocks.pins[job.src as usize] > 0 && self.trims.is_some() {
+            // Durable trims: a batch not yet recorded may pin the source; record it now,
+            // in the job's destination (its first page, or the one after its copies).
+            self.unpin_for_gc(j, job.src, sink)?;
+        }
+        let job = self.jobs.get(j);
         if job.scan_slot < job.scan_end && self.copy_run(j, sink)? != Copy::Done {
             return Ok(());
         }
@@ -476,7 +482,7 @@ impl Ftl {
 
     /// The erase `op` completed: count the wear, retire or free the block, and let the
     /// wear leveler react.
-    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, _sink: &mut S) -> Result<()> {
+    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
         let block = op.block;
         let b = block as usize;
         debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
@@ -489,6 +495,9 @@ impl Ftl {
         self.blocks.programmed[b] = 0;
         self.blocks.doomed[b] = false;
         self.blocks.sealed[b] = false;
+        if self.trims.is_some() {
+            self.records_erased(block);
+        }
         if !self.oob.version.is_empty() {
             // The OOB of an erased page reads as empty: a slot this cycle leaves unwritten
             // (padding, a copy whose unit was rewritten meanwhile) must not show the unit
@@ -542,6 +551,9 @@ impl Ftl {
             }
         }
         self.end_job(job);
+        if self.trims.is_some() {
+            self.record_wanted(sink)?;
+        }
         Ok(())
     }
 

@@ -69,9 +69,10 @@ pub(super) struct HostFrontEnd {
     lane_force: Vec<u64>,
     /// Writes waiting for buffer space, oldest first.
     buffer_waiters: VecDeque<u32>,
-    /// Flushes waiting for their mark to be durable; while any waits, partial pages are
+    /// Flushes waiting for their mark to be durable (and, with durable trims, the trim
+    /// records written for them: the FTL's ticket); while any waits, partial pages are
     /// programmed (padded) instead of waiting for more units.
-    drain_waiters: Vec<(u32, Marks)>,
+    drain_waiters: Vec<(u32, Marks, u64)>,
     /// Host page programs queued or running per die.
     host_programs_queued: Vec<u32>,
     /// The host is done; the device programs what is buffered.
@@ -509,8 +510,19 @@ impl HostFrontEnd {
                 }
             }
             Command::Trim(span) => {
+                // A flush in flight may cover units this trim drops from the buffer before
+                // their program: that flush now completes only once the trim is recorded
+                // (durable trims), or a cut could bring back what the unit held before.
+                let covered = !self.drain_waiters.is_empty()
+                    && span.lpns().any(|l| self.buffer.lookup(l).is_some());
                 let (ftl, mut sink) = cx.parts();
                 command::trim_units(ftl, span, &mut self.buffer, &mut sink)?;
+                if covered {
+                    let ticket = ftl.record_trims(&mut sink)?;
+                    for w in &mut self.drain_waiters {
+                        w.2 = w.2.max(ticket);
+                    }
+                }
                 self.finish_after_buffer(id, cx);
                 if !self.buffer_waiters.is_empty() && self.buffer.inflight_units() == 0 {
                     // Units dropped from the buffer made room, and no program completion is
@@ -521,12 +533,22 @@ impl HostFrontEnd {
             }
             Command::Flush => {
                 // Covers the units written before it; later writes do not delay it.
+                // The trims before it are recorded (durable trims; a power-loss-protected
+                // buffer keeps them with the rest of DRAM).
                 let marks = self.buffer.end_marks();
-                if self.flush_free || self.buffer.is_durable(&marks) {
+                let trims = if self.flush_free {
+                    0
+                } else {
+                    let (ftl, mut sink) = cx.parts();
+                    ftl.record_trims(&mut sink)?
+                };
+                if self.flush_free
+                    || (self.buffer.is_durable(&marks) && cx.ftl.trims_durable(trims))
+                {
                     self.finish_after_buffer(id, cx);
                 } else {
                     self.reqs.get_mut(id).stage = Stage::AwaitingDrain;
-                    self.drain_waiters.push((id, marks));
+                    self.drain_waiters.push((id, marks, trims));
                     self.pump_buffer(cx)?;
                 }
             }
@@ -851,18 +873,29 @@ impl HostFrontEnd {
             let durable = self.buffer.lane(0).durable_seq();
             self.journal_durable(durable, cx.now());
         }
+        self.complete_flushes(cx);
+        Ok(())
+    }
+
+    /// A page of trim records was programmed: flushes waiting for it may complete.
+    pub fn trim_records_done(&mut self, cx: &mut Cx) {
+        self.complete_flushes(cx);
+    }
+
+    /// Complete the flushes whose mark (and trim records) are now durable, keeping the
+    /// others in order.
+    fn complete_flushes(&mut self, cx: &mut Cx) {
         let mut kept = 0;
         for i in 0..self.drain_waiters.len() {
-            let (id, mark) = self.drain_waiters[i];
-            if self.buffer.is_durable(&mark) {
+            let (id, mark, trims) = self.drain_waiters[i];
+            if self.buffer.is_durable(&mark) && cx.ftl.trims_durable(trims) {
                 self.finish_after_buffer(id, cx);
             } else {
-                self.drain_waiters[kept] = (id, mark);
+                self.drain_waiters[kept] = (id, mark, trims);
                 kept += 1;
             }
         }
         self.drain_waiters.truncate(kept);
-        Ok(())
     }
 }
 

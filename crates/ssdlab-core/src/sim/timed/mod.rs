@@ -345,6 +345,7 @@ impl<'a> TimedSim<'a> {
         if !worn_out {
             self.front.settling = true;
             self.ftl.set_host_idle(false, &mut sink!(self))?;
+            self.ftl.record_trims(&mut sink!(self))?;
             self.front.pump_buffer(&mut cx!(self))?;
             self.dispatch_outbox()?;
             self.event_loop(progress, false)?;
@@ -528,6 +529,7 @@ impl<'a> TimedSim<'a> {
                     self.front
                         .program_done(token, op.units, die, &mut cx!(self))?
                 }
+                Owner::TrimRecord { .. } => self.front.trim_records_done(&mut cx!(self)),
                 _ => erased |= op.kind == OpKind::Erase,
             }
         }
