@@ -193,7 +193,7 @@ impl Ftl {
         let no_records = Vec::new();
         let old_records = old.trims.as_ref().map_or(&no_records, |t| &t.records);
         let mut records: Vec<Record> = vec![Record::default(); old_records.len()];
-        let mut record_best: Vec<(u64, u32)> = vec![(0, NONE); old_records.len()];
+        let mut record_best: Vec<Option<(u64, u32)>> = vec![None; old_records.len()];
         for (b, &dur) in durable.iter().enumerate() {
             let age = match old.blocks.state[b] {
                 BlockState::Open => u64::MAX,
@@ -218,7 +218,7 @@ impl Ftl {
                     ftl.oob.lpn[s] = lpn;
                     ftl.oob.version[s] = v;
                     records[id].on_flash += 1;
-                    record_best[id] = record_best[id].max((age, slot));
+                    record_best[id] = record_best[id].max(Some((age, slot)));
                     continue;
                 }
                 if lpn & TRANS_TAG != 0 || lpn >= ftl.logical_units {
@@ -234,10 +234,10 @@ impl Ftl {
                 }
             }
         }
-        for (id, &(age, slot)) in record_best.iter().enumerate() {
-            if slot == NONE {
+        for (id, &best_copy) in record_best.iter().enumerate() {
+            let Some((age, slot)) = best_copy else {
                 continue;
-            }
+            };
             let r = &old_records[id];
             records[id].version = r.version;
             records[id].ranges.clone_from(&r.ranges);
@@ -274,7 +274,9 @@ impl Ftl {
             sum.units_recovered += 1;
         }
         for (id, r) in records.iter_mut().enumerate() {
-            let slot = record_best[id].1;
+            let Some((_, slot)) = record_best[id] else {
+                continue;
+            };
             if r.live == 0 {
                 continue;
             }
@@ -353,7 +355,8 @@ impl Ftl {
     /// copies (GC had taken its reserve, and the blocks it wrote were sealed): its sealed
     /// block with the most pages left after the last one issued before the cut is resumed
     /// as its GC stream's open block (the pages whose program the cut interrupted stay
-    /// empty, never programmed again).
+    /// empty, never programmed again), and GC starts on its full block with the fewest
+    /// valid units, whatever the victim policy (the room left must hold its copies).
     fn resume_for_gc(&mut self, old: &Ftl, sum: &mut RecoverySummary) {
         let mut free = vec![0u32; self.ps.len()];
         let mut best = vec![(0u32, NONE); self.ps.len()];
@@ -383,6 +386,15 @@ impl Ftl {
             self.ps[rp].open.set(Stream::GC, block);
             sum.blocks_closed_partial -= 1;
             sum.blocks_resumed += 1;
+            let victim = (0..self.blocks.len())
+                .filter(|&v| {
+                    self.blocks.rp[v] as usize == rp && self.blocks.state[v] == BlockState::Full
+                })
+                .min_by_key(|&v| self.blocks.valid_units[v]);
+            if let Some(v) = victim {
+                let r = self.ps[rp].region;
+                self.start_gc_on(r, v as u32);
+            }
         }
     }
 }

@@ -203,6 +203,20 @@ impl Served<'_> {
         }
     }
 
+    /// The version of `lpn` a read would find now (the buffer's, else the flash copy's;
+    /// `None`: unmapped): what a test's model of the device compares.
+    pub fn version_of(&self, lpn: u32) -> Option<crate::base::Version> {
+        self.buffered(lpn).or_else(|| self.ftl().flash_version(lpn))
+    }
+
+    /// The version the next write will get (every version below it has been given).
+    pub fn next_version(&self) -> crate::base::Version {
+        self.ftl()
+            .integrity
+            .as_ref()
+            .map_or(0, |i| i.next_version())
+    }
+
     /// The bytes a read of `size_bytes` at `offset_bytes` returns now (call it when the
     /// read completes), appended to `out`.
     pub fn read_data(&self, offset_bytes: u64, size_bytes: u64, out: &mut Vec<u8>) {
@@ -238,6 +252,11 @@ impl Served<'_> {
     /// Whether the write buffer is protected against power loss (`ftl.power_loss_protection`).
     pub fn power_loss_protection(&self) -> bool {
         self.config.ftl.power_loss_protection
+    }
+
+    /// Whether the device has failed (worn out: it takes no more writes).
+    pub fn worn_out(&self) -> bool {
+        self.ftl().worn_out()
     }
 
     /// Requests submitted and not complete.

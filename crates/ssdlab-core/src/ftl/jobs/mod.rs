@@ -329,6 +329,19 @@ impl Ftl {
         Some(j)
     }
 
+    /// Start GC on `victim` (a full block of region `r`, in no victim index): a recovery's
+    /// first victim on a plane the cut left without a free block.
+    pub(in crate::ftl) fn start_gc_on(&mut self, r: u8, victim: u32) {
+        let upb = self.regions[r as usize].geo.units_per_block;
+        let dst = self.regions[r as usize].geo.relocate_to;
+        let v = self.blocks.valid_units[victim as usize];
+        self.counters.gc_invocations += 1;
+        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
+        let rp = self.blocks.rp[victim as usize] as usize;
+        self.ps[rp].gc_job = j;
+    }
+
     /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
     pub(in crate::ftl) fn start_reset_job(&mut self, block: u32, r: u8) -> JobId {
         let plane = self.geo.plane_of_block(block);
