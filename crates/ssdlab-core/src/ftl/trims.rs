@@ -114,9 +114,8 @@ impl TrimJournal {
     /// Add `lpn`, trimmed as of `version`, to the open batch (a unit already in it takes
     /// the new version).
     fn open_add(&mut self, lpn: u32, version: Version) {
-        if Self::split_out(&mut self.open, lpn).is_some() {
-            // Trimmed again since the batch began: the newer version alone.
-        }
+        // Trimmed again since the batch began: the newer version alone.
+        Self::split_out(&mut self.open, lpn);
         let (mut s, mut e) = (lpn, lpn + 1);
         if let Some((&ps, &(pe, pv))) = self.open.range(..lpn).next_back() {
             if pe == lpn && pv == version {
@@ -520,5 +519,34 @@ impl Ftl {
             self.record_trims(sink)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(t: &TrimJournal) -> Vec<(u32, u32, Version)> {
+        t.open.iter().map(|(&s, &(e, v))| (s, e, v)).collect()
+    }
+
+    /// The open batch keeps one range per run of units trimmed at one version: neighbours of
+    /// the same version merge, another version splits, a unit trimmed again moves to the
+    /// newer version.
+    #[test]
+    fn open_batch_ranges_merge_by_version_and_split() {
+        let mut t = TrimJournal::new(4, 4096);
+        for u in [5, 6, 4, 8] {
+            t.open_add(u, 10);
+        }
+        assert_eq!(open(&t), [(4, 7, 10), (8, 9, 10)]);
+        t.open_add(7, 10);
+        assert_eq!(open(&t), [(4, 9, 10)]);
+        t.open_add(6, 12);
+        assert_eq!(open(&t), [(4, 6, 10), (6, 7, 12), (7, 9, 10)]);
+        assert!(t.in_open(8) && !t.in_open(9) && !t.in_open(3));
+        assert_eq!(TrimJournal::split_out(&mut t.open, 4), Some(10));
+        assert_eq!(open(&t), [(5, 6, 10), (6, 7, 12), (7, 9, 10)]);
+        assert_eq!(ranges_per_unit(4096), 256);
     }
 }
