@@ -15,13 +15,15 @@ pub const MAX_REGIONS: usize = 8;
 /// Most erase loops an erase may take (per-loop suspension counters are fixed arrays).
 pub const MAX_ERASE_LOOPS: u32 = 64;
 
-/// A unit's integrity version: which host write of it a copy holds (0 without integrity
-/// mode). The write buffers, the functional packer and the host command path store it
-/// under this name.
-pub type Version = u32;
-
 /// OOB tag of a translation page's slots (`TRANS_TAG | tpn`); logical units stay below it.
 pub const TRANS_TAG: u32 = 1 << 31;
+
+/// A unit's integrity version: the sequence number of one unit write (the OOB's, with the
+/// unit; 0 without integrity mode), unique over the device's life. 64 bits: at 10^6 unit writes a second they last over
+/// half a million years, so "the newest version wins" never meets a wrap (32 bits wrapped
+/// after 2^32 writes, ~12 h at 100k IOPS, and a recovery would then have taken stale
+/// copies for new).
+pub type Version = u64;
 
 /// NAND cell mode of a block.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Default)]

@@ -3,6 +3,7 @@
 //! with the last version written. A mismatch stops the run with the address and the
 //! recent operations on it.
 
+use crate::base::Version;
 use std::collections::VecDeque;
 
 const LOG_CAPACITY: usize = 1 << 16;
@@ -10,16 +11,16 @@ const LOG_CAPACITY: usize = 1 << 16;
 #[derive(Clone, Copy, Debug)]
 enum Event {
     Write {
-        version: u32,
+        version: Version,
     },
     Place {
         from_slot: u32,
         to_slot: u32,
-        version: u32,
+        version: Version,
     },
     Trim,
     Read {
-        found: u32,
+        found: Version,
     },
 }
 
@@ -53,8 +54,8 @@ impl std::fmt::Display for Event {
 #[derive(Clone)]
 pub struct Integrity {
     /// Last version written per logical unit; 0 = never written or trimmed.
-    expected: Vec<u32>,
-    next_version: u32,
+    expected: Vec<Version>,
+    next_version: Version,
     unit_bytes: u64,
     log: VecDeque<(u32, Event)>,
     pub checked_reads: u64,
@@ -63,10 +64,10 @@ pub struct Integrity {
 /// Where a read found its data.
 #[derive(Clone, Copy, Debug)]
 pub enum Found {
-    Buffer(u32),
+    Buffer(Version),
     Flash {
         slot: u32,
-        version: u32,
+        version: Version,
     },
     Unmapped,
     /// The read ran on a page whose program had not completed (or that was erased): it
@@ -104,24 +105,42 @@ impl Integrity {
 
     /// After a power cut (`Ftl::recover`): the recovered version of every unit (0: none);
     /// versions go on from `before`'s, so they stay unique.
-    pub(crate) fn restore(&mut self, expected: Vec<u32>, before: &Integrity) {
+    pub(crate) fn restore(&mut self, expected: Vec<Version>, before: &Integrity) {
         debug_assert_eq!(expected.len(), self.expected.len());
         self.expected = expected;
         self.next_version = before.next_version;
         self.checked_reads = before.checked_reads;
     }
 
-    /// A host write of `lpn` arrived: its new version.
-    pub fn on_write(&mut self, lpn: u32) -> u32 {
+    /// The version the next write (or trim record) gets: every version below it has been
+    /// given.
+    pub fn next_version(&self) -> Version {
+        self.next_version
+    }
+
+    /// The next version given (a test hook: a device that has written `v - 1` units).
+    pub(crate) fn set_next_version(&mut self, v: Version) {
+        self.next_version = v.max(1);
+    }
+
+    /// A version for a trim record (after every write so far; no unit's expectation changes).
+    pub fn new_record_version(&mut self) -> Version {
         let v = self.next_version;
-        self.next_version = self.next_version.wrapping_add(1).max(1);
+        self.next_version += 1;
+        v
+    }
+
+    /// A host write of `lpn` arrived: its new version.
+    pub fn on_write(&mut self, lpn: u32) -> Version {
+        let v = self.next_version;
+        self.next_version += 1;
         self.expected[lpn as usize] = v;
         self.record(lpn, Event::Write { version: v });
         v
     }
 
     /// `lpn` (with `version`) was placed in `to_slot`, leaving `from_slot` (or NONE).
-    pub fn on_place(&mut self, lpn: u32, from_slot: u32, to_slot: u32, version: u32) {
+    pub fn on_place(&mut self, lpn: u32, from_slot: u32, to_slot: u32, version: Version) {
         self.record(
             lpn,
             Event::Place {

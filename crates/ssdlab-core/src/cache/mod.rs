@@ -482,7 +482,7 @@ mod class_tests {
     fn pages_hold_one_class() {
         let mut b = WriteBuffer::new(16);
         for (i, l) in [1u32, 2, 100, 101, 102, 3].into_iter().enumerate() {
-            b.insert(l, i as u32);
+            b.insert(l, i as u64);
         }
         let journal = |l: u32| (l >= 100) as u32;
         let (mut l, mut v) = ([0; 4], [0; 4]);

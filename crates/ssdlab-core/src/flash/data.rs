@@ -33,7 +33,7 @@ pub struct SlotData {
     /// Per block: the bytes of its slots (`None` until its first program since an erase).
     blocks: Vec<Option<Box<[u8]>>>,
     /// Units in a write buffer whose program is not issued yet: unit → (version, bytes).
-    staged: HashMap<u32, (u32, Box<[u8]>)>,
+    staged: HashMap<u32, (crate::base::Version, Box<[u8]>)>,
     /// Host writes submitted and not yet in the buffer, by request tag.
     payloads: HashMap<u32, Payload>,
     /// Blocks holding bytes now.
@@ -118,7 +118,7 @@ impl SlotData {
     }
 
     /// The staged bytes of `lpn`, if the buffer holds them at `version`.
-    pub fn staged_bytes(&self, lpn: u32, version: u32) -> Option<&[u8]> {
+    pub fn staged_bytes(&self, lpn: u32, version: crate::base::Version) -> Option<&[u8]> {
         match self.staged.get(&lpn) {
             Some((v, d)) if *v == version => Some(d),
             _ => None,
@@ -128,7 +128,7 @@ impl SlotData {
     /// Unit `lpn` entered the write buffer at `version` for the write tagged `tag`. The
     /// part of the unit the write does not cover keeps the unit's current bytes: those it
     /// has in the buffer, else those of `mapped_slot` (its slot on flash, or `NONE`).
-    pub fn stage(&mut self, lpn: u32, version: u32, tag: u32, mapped_slot: u32) {
+    pub fn stage(&mut self, lpn: u32, version: crate::base::Version, tag: u32, mapped_slot: u32) {
         let u = self.unit_bytes;
         let mut unit = match self.staged.remove(&lpn) {
             Some((_, d)) => d,
@@ -158,7 +158,12 @@ impl SlotData {
     }
 
     /// The program of `lpn` at `version` into `slot` was issued: its bytes move there.
-    pub fn program(&mut self, lpn: u32, version: u32, slot: u32) -> Result<(), String> {
+    pub fn program(
+        &mut self,
+        lpn: u32,
+        version: crate::base::Version,
+        slot: u32,
+    ) -> Result<(), String> {
         match self.staged.remove(&lpn) {
             Some((v, d)) if v == version => {
                 self.slot_bytes_mut(slot).copy_from_slice(&d);

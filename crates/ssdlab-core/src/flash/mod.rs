@@ -68,6 +68,8 @@ pub enum Owner {
     Job { job: JobId },
     /// A translation-page operation of the mapping layer for request `req` (or `NONE`).
     Mapping { req: u32 },
+    /// The program of a page of trim records (durable trims), the `seq`-th (low 32 bits).
+    TrimRecord { seq: u32 },
 }
 
 impl Owner {

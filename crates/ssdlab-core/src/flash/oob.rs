@@ -9,6 +9,7 @@
 //! test the bit first.
 
 use super::NONE;
+use crate::base::Version;
 
 /// Bits per bitmap word.
 const WORD_BITS: usize = 64;
@@ -20,7 +21,7 @@ pub struct Oob {
     /// Bit `slot % 64` of word `slot / 64`: the slot holds its unit's current data.
     valid: Vec<u64>,
     /// Version of the unit stored in each slot (integrity mode; empty otherwise).
-    pub version: Vec<u32>,
+    pub version: Vec<Version>,
 }
 
 impl Clone for Oob {

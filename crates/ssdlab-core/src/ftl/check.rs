@@ -1,6 +1,7 @@
 //! The full invariant checker (tests, and every N operations in debug builds).
 
 use super::translation::TRANS_TAG;
+use super::trims::{is_record, TRIM_TAG};
 use super::Ftl;
 use crate::flash::{BlockState, NONE};
 use crate::ids::{BlockId, PlaneId};
@@ -26,7 +27,16 @@ impl Ftl {
             if lpn == NONE {
                 return Err(format!("slot {slot} is valid but was never written"));
             }
-            if lpn & TRANS_TAG != 0 {
+            if is_record(lpn) {
+                let id = lpn & !TRIM_TAG;
+                let r = self.trims.as_ref().and_then(|t| t.records.get(id as usize));
+                if r.is_none_or(|r| r.slot != slot as u32 || r.live == 0) {
+                    return Err(format!(
+                        "slot {slot} holds trim record {id}, which is {:?}",
+                        r.map(|r| (r.slot, r.live))
+                    ));
+                }
+            } else if lpn & TRANS_TAG != 0 {
                 let t = (lpn & !TRANS_TAG) as usize;
                 let first = slot as u32 - slot as u32 % g.slots_per_page;
                 if self.trans.gtd.get(t) != Some(&first) {
@@ -59,6 +69,7 @@ impl Ftl {
                 ));
             }
         }
+        self.check_trim_records()?;
         for (t, &first) in self.trans.gtd.iter().enumerate() {
             let tag = TRANS_TAG | t as u32;
             if first != NONE
@@ -68,6 +79,39 @@ impl Ftl {
             {
                 return Err(format!(
                     "translation page {t} is placed at slot {first}, whose page does not hold it"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Durable trims: every unit a record keeps unmapped is unmapped, each record's live
+    /// count is its units', and a record with any sits valid in its slot.
+    fn check_trim_records(&self) -> Result<(), String> {
+        let Some(t) = self.trims.as_ref() else {
+            return Ok(());
+        };
+        let mut live = vec![0u32; t.records.len()];
+        for (s, e, id) in t.live_ranges() {
+            live[id as usize] += e - s;
+            if let Some(u) = (s..e).find(|&u| self.table.lookup(u) != NONE) {
+                return Err(format!(
+                    "unit {u} is mapped but trim record {id} keeps it trimmed"
+                ));
+            }
+        }
+        for (id, (r, &n)) in t.records.iter().zip(&live).enumerate() {
+            if r.live != n {
+                return Err(format!(
+                    "trim record {id} counts {} live units, {n} found",
+                    r.live
+                ));
+            }
+            let tag = TRIM_TAG | id as u32;
+            if n > 0 && (r.slot == NONE || self.oob.unit(r.slot as usize) != Some(tag)) {
+                return Err(format!(
+                    "trim record {id} is live but its slot {} does not hold it",
+                    r.slot
                 ));
             }
         }

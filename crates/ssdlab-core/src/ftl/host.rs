@@ -3,6 +3,7 @@
 use super::region::Stream;
 use super::translation::Origin;
 use super::{Ftl, NandSink, ReadOutcome};
+use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::Lpn;
@@ -45,7 +46,7 @@ impl Ftl {
         &mut self,
         lane: u8,
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[Version],
         token: u32,
         sink: &mut S,
         accept: A,
@@ -71,7 +72,7 @@ impl Ftl {
         &mut self,
         stream: Stream,
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[Version],
         token: u32,
         sink: &mut S,
         accept: A,
@@ -120,7 +121,7 @@ impl Ftl {
         &mut self,
         (r, plane, stream): (u8, u32, Stream),
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[Version],
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
@@ -137,10 +138,13 @@ impl Ftl {
         &mut self,
         (r, plane, stream): (u8, u32, Stream),
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[Version],
         token: u32,
         sink: &mut S,
     ) -> Result<bool> {
+        if self.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
+            return Ok(false);
+        }
         loop {
             let Some((block, page)) = self.take_page(r, plane, stream) else {
                 return Ok(false);
@@ -196,7 +200,7 @@ impl Ftl {
         plane: u32,
         (block, page): (u32, u32),
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[Version],
         token: u32,
     ) -> NandOp {
         let first = self.page_slot(block, page);
@@ -231,7 +235,7 @@ impl Ftl {
     /// physical page, after the translation work a demand-based mapping needs (staged:
     /// write-back, load, then the data). In integrity mode every unit is checked against
     /// its last version, and a mapping that bounds reads is held to it.
-    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<u32>>(
+    pub fn read_units<S: NandSink, B: Fn(u32) -> Option<Version>>(
         &mut self,
         lpns: std::ops::Range<u32>,
         buffered: B,
@@ -288,7 +292,7 @@ impl Ftl {
 
     /// The translation part of a host read: look every unit not in the buffer up, and
     /// carry out the plan on the read's path. Returns the data reads' stage.
-    fn translate_read<S: NandSink, B: Fn(u32) -> Option<u32>>(
+    fn translate_read<S: NandSink, B: Fn(u32) -> Option<Version>>(
         &mut self,
         lpns: std::ops::Range<u32>,
         buffered: &B,
@@ -423,7 +427,7 @@ impl Ftl {
 
     /// A new version of `lpn` from the host (0 when integrity mode is off).
     #[inline]
-    pub fn new_version(&mut self, lpn: u32) -> u32 {
+    pub fn new_version(&mut self, lpn: u32) -> Version {
         match self.integrity.as_mut() {
             Some(i) => i.on_write(lpn),
             None => 0,
@@ -434,7 +438,7 @@ impl Ftl {
     /// puts `lpn` in a buffer: its new version, and with [`Ftl::store_data`] its bytes
     /// staged from the request's payload.
     #[inline]
-    pub fn new_version_for(&mut self, lpn: u32, tag: u32) -> u32 {
+    pub fn new_version_for(&mut self, lpn: u32, tag: u32) -> Version {
         let v = self.new_version(lpn);
         if let Some(d) = self.data.as_mut() {
             d.stage(lpn, v, tag, self.table.lookup(lpn));
@@ -475,7 +479,7 @@ impl Ftl {
     /// The bytes a read of `lpn` returns ([`Ftl::store_data`]): from the buffer when it
     /// holds the unit at `buffered` (waiting, or in flight to its slot), else from the
     /// slot the mapping names; `None` reads as zeros (never written, trimmed, unmapped).
-    pub fn read_data(&self, lpn: u32, buffered: Option<u32>) -> Option<&[u8]> {
+    pub fn read_data(&self, lpn: u32, buffered: Option<Version>) -> Option<&[u8]> {
         let d = self.data.as_deref()?;
         if let Some(v) = buffered {
             if let Some(b) = d.staged_bytes(lpn, v) {
@@ -506,11 +510,14 @@ impl Ftl {
                 self.run_background(sink)?;
             }
         }
+        if self.trims.is_some() {
+            self.record_trim(lpn, old, sink)?;
+        }
         Ok(())
     }
 
     /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
-    pub fn flash_version(&self, lpn: u32) -> Option<u32> {
+    pub fn flash_version(&self, lpn: u32) -> Option<Version> {
         let slot = self.table.lookup(lpn);
         (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
     }

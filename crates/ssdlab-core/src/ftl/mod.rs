@@ -28,6 +28,7 @@ mod pressure;
 mod recover;
 pub mod region;
 pub mod translation;
+mod trims;
 pub mod zones;
 
 // The policy families live in the layer below config (`crate::policy`); the FTL's paths
@@ -36,6 +37,7 @@ pub use crate::policy::{alloc, gc, mapping, placement, wear};
 
 pub use health::{LifeEvent, Lifetime};
 pub use recover::{power_cut_supported, RecoverySummary};
+pub use trims::{is_record, TRIM_TAG};
 
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
@@ -166,6 +168,10 @@ pub struct FtlCounters {
     /// Empty slots programmed because a page was flushed before it was full.
     pub padding_units: u64,
     pub trimmed_units: u64,
+    /// Durable trims (`trims.rs`): record slots written (each a mapping unit of ranges of
+    /// trimmed units), and the pages that held them (NAND programs, cause `mapping`).
+    pub trim_records: u64,
+    pub trim_record_pages: u64,
     /// Blocks retired during the run (worn out or failed), factory bad blocks excluded.
     pub blocks_retired: u64,
     /// Units moved by wear leveling.
@@ -197,6 +203,8 @@ impl FtlCounters {
             gc_invocations: self.gc_invocations - b.gc_invocations,
             padding_units: self.padding_units - b.padding_units,
             trimmed_units: self.trimmed_units - b.trimmed_units,
+            trim_records: self.trim_records - b.trim_records,
+            trim_record_pages: self.trim_record_pages - b.trim_record_pages,
             blocks_retired: self.blocks_retired - b.blocks_retired,
             wear_leveling_units: self.wear_leveling_units - b.wear_leveling_units,
             wear_leveling_migrations: self.wear_leveling_migrations - b.wear_leveling_migrations,
@@ -252,6 +260,8 @@ pub struct Ftl {
     /// Blocks holding a unit's previous version, pinned against their erase until the
     /// program of its overwrite completes ([`Ftl::hold_overwritten_until_durable`]).
     held: Option<Box<HeldOverwrites>>,
+    /// Trims recorded on flash (with the hold and integrity versions: `trims.rs`).
+    trims: Option<Box<trims::TrimJournal>>,
     pub counters: FtlCounters,
     /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
     program_seq: u64,
@@ -376,6 +386,7 @@ impl Ftl {
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
             data: None,
             held: None,
+            trims: None,
             counters: FtlCounters::default(),
             program_seq: 0,
             rng: stream(cfg.seed, tag::FTL),
@@ -650,8 +661,14 @@ impl Ftl {
     /// Count `op`, fill in its block's cell mode and erase loops, hand it to `sink`, and
     /// complete it at once when the sink is immediate.
     #[inline(always)]
-    fn issue<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
+    fn issue<S: NandSink>(&mut self, sink: &mut S, op: NandOp) -> Result<()> {
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += 1;
+        self.issue_uncounted(sink, op)
+    }
+
+    /// [`Ftl::issue`] for an operation already counted.
+    #[inline(always)]
+    fn issue_uncounted<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
         let b = op.block as usize;
         op.mode = self.blocks.cell_mode[b];
         match op.kind {
@@ -768,6 +785,15 @@ impl Ftl {
         self.blocks.pins[b] = pins.saturating_sub(1);
     }
 
+    /// Test hook: the next host write gets integrity version `v` (a device that has
+    /// already written `v - 1` units; integrity mode).
+    #[doc(hidden)]
+    pub fn set_next_version(&mut self, v: crate::base::Version) {
+        if let Some(i) = self.integrity.as_mut() {
+            i.set_next_version(v);
+        }
+    }
+
     /// Test hook: force a block-state change as a bug would (checked like any other).
     #[doc(hidden)]
     pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
@@ -802,6 +828,9 @@ impl Ftl {
                 Ok(())
             }
             OpKind::Program => {
+                if let Owner::TrimRecord { seq } = op.owner {
+                    self.record_page_done(seq);
+                }
                 if let (false, Owner::HostProgram { token }) = (S::IMMEDIATE, op.owner) {
                     if self.held.is_some() {
                         self.release_overwritten(token);
@@ -818,6 +847,18 @@ impl Ftl {
                     if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
                         self.wake_job(job);
                     }
+                }
+                if self.trims.is_some()
+                    && !self.trans.active()
+                    && op.page != self.blocks.programmed[op.block as usize]
+                {
+                    // A power-on scan takes a block's first `programmed` pages as durable
+                    // (crash consistency; translation pages are not recovered and may be
+                    // written by a host read's plan ahead of deferred ones).
+                    self.internal_error(format!(
+                        "page {} of block {} programmed before page {}",
+                        op.page, op.block, self.blocks.programmed[op.block as usize]
+                    ));
                 }
                 self.page_programmed(op.block, sink)
             }
@@ -899,13 +940,15 @@ impl Ftl {
 
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
-    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<u32>) {
+    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<crate::base::Version>) {
         let old = self.table.update(lpn, slot);
         if old != NONE {
             self.invalidate(old);
             if let Some(h) = self.held.as_mut() {
                 h.page.push(self.geo.block_of_slot(old));
             }
+        } else if self.trims.is_some() {
+            self.record_rewritten(lpn);
         }
         self.oob.store(slot as usize, lpn);
         if let Some(v) = version {
@@ -997,6 +1040,12 @@ impl Ftl {
     /// delays erases.
     pub fn hold_overwritten_until_durable(&mut self) {
         self.held.get_or_insert_with(Default::default);
+        if self.integrity.is_some() && self.trims.is_none() {
+            self.trims = Some(Box::new(trims::TrimJournal::new(
+                self.geo.blocks,
+                self.geo.unit_bytes,
+            )));
+        }
     }
 
     /// The host page just issued with `token` (timed sinks) holds the blocks of the
@@ -1014,6 +1063,11 @@ impl Ftl {
         }
         h.page.clear();
         self.held = Some(h);
+    }
+
+    /// Whether trims are recorded on flash (the hold with integrity versions: `trims.rs`).
+    pub fn durable_trims(&self) -> bool {
+        self.trims.is_some()
     }
 
     /// The program of buffer page `token` completed: its overwritten versions may go.

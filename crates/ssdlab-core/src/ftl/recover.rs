@@ -8,23 +8,34 @@
 //! block complete in page order). What is lost: the DRAM write buffer, programs issued and
 //! not completed, erases under way (the recovery erases those blocks again), and all
 //! volatile state: jobs, read pins, wear-leveler, placement and journal-detector state,
-//! the stripe cursor (they start fresh), and trims (not journaled: a trimmed unit's last
-//! durable version comes back).
+//! the stripe cursor (they start fresh). Trims survive as far as their records are durable
+//! (`trims.rs`, with the hold: a record's range of units, at its version, competes with
+//! their copies; without the hold a trimmed unit's last durable version comes back).
 //!
 //! Choices:
 //! * a block with durable pages becomes `Full` (sealed: its remaining pages stay unused
 //!   until GC erases it; some controllers resume programming an open block instead) and
-//!   enters its region's victim index; a block with none is free;
+//!   enters its region's victim index; a block with none is free; but a plane left without
+//!   a free block resumes its sealed block with the most pages left as its GC stream's
+//!   open block, after the pages the cut interrupted (GC needs room for its copies);
 //! * ties (one version in a GC source and in its completed copy) go to the block closed
 //!   later, an open block counting as newest (as a per-block sequence number written on
 //!   flash would tell a controller), then to the higher slot;
 //! * a block doomed by a failed program is recovered like any other (the failure is
 //!   forgotten); an interrupted erase is redone without a failure draw;
 //! * the recovery's reads and erases are counted in [`RecoverySummary`] only, not in the
-//!   FTL's per-cause NAND counters (which carry over from before the cut).
+//!   FTL's per-cause NAND counters (which carry over from before the cut);
+//! * every plane's background step is queued, and the next driver runs it when it begins
+//!   ([`Ftl::run_pending`]): a running device starts GC on a plane when a host page
+//!   lands there, but a plane the recovery left at its GC reserve takes no host page, so
+//!   without this it never collected again (its share of the writes went to the other
+//!   planes until none had a victim, and writes stopped completing).
 
+use super::region::Stream;
 use super::translation::TRANS_TAG;
+use super::trims::{is_record, Record, TRIM_TAG};
 use super::Ftl;
+use crate::base::Version;
 use crate::config::{Config, Derived};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, NONE};
@@ -48,6 +59,9 @@ pub struct RecoverySummary {
     pub units_recovered: u64,
     /// Blocks with some durable pages but not all (open at the cut), now sealed.
     pub blocks_closed_partial: u64,
+    /// Blocks open at the cut resumed instead, as the GC stream's open block of a plane
+    /// left without a free block (after the pages the cut interrupted).
+    pub blocks_resumed: u64,
 }
 
 /// Whether a power cut (and the recovery after it) is supported for `cfg`: the
@@ -97,6 +111,10 @@ impl Ftl {
                 what: "recovery: the FTL before the cut has another geometry or no versions".into(),
             });
         }
+        if old.held.is_some() {
+            // Crash consistency set on the device (not by its config) stays on.
+            ftl.hold_overwritten_until_durable();
+        }
         let spp = g.slots_per_page;
         let nb = g.blocks as usize;
         let mut sum = RecoverySummary::default();
@@ -111,6 +129,7 @@ impl Ftl {
         ftl.program_seq = old.program_seq;
         ftl.journal_truth = old.journal_truth;
         ftl.check_every_ops = old.check_every_ops;
+
         ftl.ops_until_check = old.check_every_ops;
         // Fresh plane states (empty pools, no open blocks, no jobs), the cumulative
         // per-plane counters carried over.
@@ -167,8 +186,14 @@ impl Ftl {
         }
 
         // Copy the OOB of every durable slot (stale ones too) and keep each unit's newest
-        // version: (version, closing order of its block, slot).
-        let mut best: Vec<(u32, u64, u32)> = vec![(0, 0, NONE); ftl.logical_units as usize];
+        // version: (version, closing order of its block, slot). Trim records (durable
+        // trims) are read too: per record its newest copy, then each unit it covers has
+        // the record's version as a candidate; a record winning leaves the unit unmapped.
+        let mut best: Vec<(Version, u64, u32)> = vec![(0, 0, NONE); ftl.logical_units as usize];
+        let no_records = Vec::new();
+        let old_records = old.trims.as_ref().map_or(&no_records, |t| &t.records);
+        let mut records: Vec<Record> = vec![Record::default(); old_records.len()];
+        let mut record_best: Vec<Option<(u64, u32)>> = vec![None; old_records.len()];
         for (b, &dur) in durable.iter().enumerate() {
             let age = match old.blocks.state[b] {
                 BlockState::Open => u64::MAX,
@@ -180,6 +205,21 @@ impl Ftl {
                 let (lpn, v) = (old.oob.lpn[s], old.oob.version[s]);
                 if v == 0 || lpn == NONE {
                     continue; // padding, or a copy whose unit was rewritten meanwhile
+                }
+                if is_record(lpn) {
+                    let id = (lpn & !TRIM_TAG) as usize;
+                    if old_records.get(id).is_none_or(|r| r.version != v) {
+                        return Err(SimError::Internal {
+                            what: format!(
+                                "recovery: slot {slot} holds trim record {id} v{v}, not kept"
+                            ),
+                        });
+                    }
+                    ftl.oob.lpn[s] = lpn;
+                    ftl.oob.version[s] = v;
+                    records[id].on_flash += 1;
+                    record_best[id] = record_best[id].max(Some((age, slot)));
+                    continue;
                 }
                 if lpn & TRANS_TAG != 0 || lpn >= ftl.logical_units {
                     return Err(SimError::Internal {
@@ -194,9 +234,35 @@ impl Ftl {
                 }
             }
         }
-        let mut expected = vec![0u32; ftl.logical_units as usize];
+        for (id, &best_copy) in record_best.iter().enumerate() {
+            let Some((age, slot)) = best_copy else {
+                continue;
+            };
+            let r = &old_records[id];
+            records[id].version = r.version;
+            records[id].ranges.clone_from(&r.ranges);
+            for &(lo, hi, v) in &r.ranges {
+                for e in &mut best[lo as usize..hi as usize] {
+                    if (v, age, slot) > *e {
+                        *e = (v, age, slot);
+                    }
+                }
+            }
+        }
+        let mut expected: Vec<Version> = vec![0; ftl.logical_units as usize];
+        let mut live: Vec<(u32, u32, u32)> = Vec::new();
         for (lpn, &(v, _, slot)) in best.iter().enumerate() {
             if slot == NONE {
+                continue;
+            }
+            let tag = ftl.oob.lpn[slot as usize];
+            if is_record(tag) {
+                let id = tag & !TRIM_TAG;
+                records[id as usize].live += 1;
+                match live.last_mut() {
+                    Some((_, end, i)) if *i == id && *end == lpn as u32 => *end += 1,
+                    _ => live.push((lpn as u32, lpn as u32 + 1, id)),
+                }
                 continue;
             }
             ftl.table.update(lpn as u32, slot);
@@ -206,6 +272,22 @@ impl Ftl {
             ftl.ps[ftl.blocks.rp[b] as usize].valid_units += 1;
             expected[lpn] = v;
             sum.units_recovered += 1;
+        }
+        for (id, r) in records.iter_mut().enumerate() {
+            let Some((_, slot)) = record_best[id] else {
+                continue;
+            };
+            if r.live == 0 {
+                continue;
+            }
+            r.slot = slot;
+            ftl.oob.store(slot as usize, TRIM_TAG | id as u32);
+            let b = g.block_of_slot(slot) as usize;
+            ftl.blocks.valid_units[b] += 1;
+            ftl.ps[ftl.blocks.rp[b] as usize].valid_units += 1;
+        }
+        if let Some(t) = ftl.trims.as_mut() {
+            t.restore(records, live);
         }
         if let (Some(i), Some(o)) = (ftl.integrity.as_mut(), old.integrity.as_ref()) {
             i.restore(expected, o);
@@ -224,6 +306,8 @@ impl Ftl {
             }
         }
         sum.time_ns = die_ns.into_iter().max().unwrap_or(0);
+
+        ftl.resume_for_gc(&old, &mut sum);
 
         // Pools and victim indexes.
         for b in 0..g.blocks {
@@ -247,6 +331,13 @@ impl Ftl {
         if let Err(why) = ftl.update_capacity() {
             ftl.health.fail(why);
         }
+        // The pools were rebuilt at once: every plane's need for GC is checked when the
+        // next driver begins (see the module's choices).
+        for r in 0..ftl.regions.len() as u8 {
+            for p in 0..g.planes {
+                ftl.wake(r, p);
+            }
+        }
         ftl.data = old.data.map(|mut data| {
             data.power_cut(|b| (durable[b as usize] * spp) as usize);
             data
@@ -256,6 +347,55 @@ impl Ftl {
         })?;
         ftl.check_internal()?;
         Ok((ftl, sum))
+    }
+}
+
+impl Ftl {
+    /// A (region, plane) the cut left without a free block would have no room for GC's
+    /// copies (GC had taken its reserve, and the blocks it wrote were sealed): its sealed
+    /// block with the most pages left after the last one issued before the cut is resumed
+    /// as its GC stream's open block (the pages whose program the cut interrupted stay
+    /// empty, never programmed again), and GC starts on its full block with the fewest
+    /// valid units, whatever the victim policy (the room left must hold its copies).
+    fn resume_for_gc(&mut self, old: &Ftl, sum: &mut RecoverySummary) {
+        let mut free = vec![0u32; self.ps.len()];
+        let mut best = vec![(0u32, NONE); self.ps.len()];
+        for b in 0..self.blocks.len() {
+            let rp = self.blocks.rp[b] as usize;
+            match self.blocks.state[b] {
+                BlockState::Free => free[rp] += 1,
+                BlockState::Full if self.blocks.sealed[b] => {
+                    let left = self.ps[rp].pages_per_block - old.blocks.next_page[b];
+                    if left > best[rp].0 {
+                        best[rp] = (left, b as u32);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (rp, &(_, block)) in best.iter().enumerate() {
+            if free[rp] > 0 || block == NONE {
+                continue;
+            }
+            let b = block as usize;
+            self.blocks.state[b] = BlockState::Open;
+            self.blocks.sealed[b] = false;
+            self.blocks.next_page[b] = old.blocks.next_page[b];
+            self.blocks.programmed[b] = old.blocks.next_page[b];
+            self.blocks.lane[b] = 0;
+            self.ps[rp].open.set(Stream::GC, block);
+            sum.blocks_closed_partial -= 1;
+            sum.blocks_resumed += 1;
+            let victim = (0..self.blocks.len())
+                .filter(|&v| {
+                    self.blocks.rp[v] as usize == rp && self.blocks.state[v] == BlockState::Full
+                })
+                .min_by_key(|&v| self.blocks.valid_units[v]);
+            if let Some(v) = victim {
+                let r = self.ps[rp].region;
+                self.start_gc_on(r, v as u32);
+            }
+        }
     }
 }
 

@@ -552,7 +552,7 @@ impl Ftl {
     pub(super) fn write_zone_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lpns: &[u32],
-        versions: &[u32],
+        versions: &[crate::base::Version],
         token: u32,
         sink: &mut S,
         accept: A,

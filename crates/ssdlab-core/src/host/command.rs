@@ -211,6 +211,16 @@ pub trait Driver {
     fn finish(&mut self, req: u32, error: Option<ZoneError>) -> Result<()>;
     /// Units left the buffer (a trim, a zone reset): writes waiting for space may go on.
     fn space_freed(&mut self) -> Result<()>;
+    /// A flush waiting now covers a buffered unit of trim `span` (asked before the trim
+    /// drops it): that flush may complete only once the trim is recorded (durable trims),
+    /// or a power cut could bring back what the unit held before.
+    fn trim_covers_waiting_flush(&mut self, _span: UnitSpan) -> bool {
+        false
+    }
+    /// Record the trims so far and make the waiting flushes wait for the records too.
+    fn record_trims_for_waiting_flushes(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Carry out command `cmd` of request `req` (tagged `tag`) on driver `d`.
@@ -233,11 +243,15 @@ pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result
             d.write(req, w, ops > 0 && !D::IMMEDIATE)
         }
         Command::Trim(span) => {
+            let covers = d.trim_covers_waiting_flush(span);
             {
                 let Parts {
                     ftl, buffer, sink, ..
                 } = d.parts();
                 trim_units(ftl, span, buffer, &mut { sink })?;
+            }
+            if covers {
+                d.record_trims_for_waiting_flushes()?;
             }
             d.finish(req, None)?;
             d.space_freed()

@@ -294,7 +294,7 @@ impl<'a> FunctionalDriver<'a> {
             return Ok(());
         }
         packer.n = 0;
-        let versions: &[u32] = if self.ftl.integrity.is_some() {
+        let versions: &[Version] = if self.ftl.integrity.is_some() {
             &packer.versions[..n]
         } else {
             &[]
@@ -341,11 +341,13 @@ impl<'a> FunctionalDriver<'a> {
             .or_else(|| self.ftl.flash_version(lpn))
     }
 
-    /// Flush: program the partial page, padded.
+    /// Flush: program the partial page, padded, and record the trims so far (durable
+    /// trims).
     pub fn flush(&mut self) -> Result<()> {
         for lane in 0..self.packer.extra.len() as u8 + 1 {
             self.program_packed(lane)?;
         }
+        self.ftl.record_trims(&mut self.clock)?;
         Ok(())
     }
 

@@ -170,9 +170,25 @@ pub struct Results {
     /// An FDP device's handles (`[device.fdp]`), since the device was built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fdp: Option<crate::ftl::fdp::FdpSummary>,
+    /// Durable trims (`ftl.hold_overwritten_until_durable` with integrity versions, as
+    /// `ssdlab serve` runs): what the trim records cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trims: Option<TrimSummary>,
     /// The run's check of its own figures ([`audit`]): conservation, physical bounds,
     /// shares a reader must know.
     pub audit: audit::Audit,
+}
+
+/// Trims recorded on flash (`results.json` → `trims`).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct TrimSummary {
+    /// Units a trim unmapped (they held data).
+    pub trimmed_units: u64,
+    /// Trim records written: a mapping unit's slot each, holding ranges of trimmed units.
+    pub record_slots: u64,
+    /// The pages that held them: NAND programs, counted in `nand.programs.mapping` (and so
+    /// in the WAF); their other slots are in `gc.padding_units`.
+    pub record_pages: u64,
 }
 
 /// Detector decisions against the workload's truth.
@@ -728,6 +744,11 @@ impl View<'_> {
             host_interface: phase.host_interface,
             zns: self.ftl.zones().map(|z| z.summary()),
             fdp: self.ftl.fdp_summary(),
+            trims: self.ftl.durable_trims().then_some(TrimSummary {
+                trimmed_units: c.trimmed_units,
+                record_slots: c.trim_records,
+                record_pages: c.trim_record_pages,
+            }),
             mapping: self.ftl.mapping_is_demand().then(|| {
                 stats::MappingSummary::of(
                     self.config.ftl.mapping.name(),

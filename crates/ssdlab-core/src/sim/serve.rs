@@ -206,11 +206,25 @@ impl Served<'_> {
     }
 
     /// Version of `lpn` the driver's buffer holds, if any.
-    fn buffered(&self, lpn: u32) -> Option<u32> {
+    fn buffered(&self, lpn: u32) -> Option<crate::base::Version> {
         match &self.inner {
             Inner::Timed(t) => t.buffered(lpn),
             Inner::Functional(d) => d.buffered(lpn),
         }
+    }
+
+    /// The version of `lpn` a read would find now (the buffer's, else the flash copy's;
+    /// `None`: unmapped): what a test's model of the device compares.
+    pub fn version_of(&self, lpn: u32) -> Option<crate::base::Version> {
+        self.buffered(lpn).or_else(|| self.ftl().flash_version(lpn))
+    }
+
+    /// The version the next write will get (every version below it has been given).
+    pub fn next_version(&self) -> crate::base::Version {
+        self.ftl()
+            .integrity
+            .as_ref()
+            .map_or(0, |i| i.next_version())
     }
 
     /// The bytes a read of `size_bytes` at `offset_bytes` returns now (call it when the
@@ -262,6 +276,11 @@ impl Served<'_> {
             Inner::Timed(t) => t.buffered_units() as u64,
             Inner::Functional(d) => d.packed_units() as u64,
         }
+    }
+
+    /// Whether the device has failed (worn out: it takes no more writes).
+    pub fn worn_out(&self) -> bool {
+        self.ftl().worn_out()
     }
 
     /// Requests submitted and not complete.

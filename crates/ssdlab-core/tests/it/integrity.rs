@@ -52,7 +52,7 @@ fn to_request(op: &Op) -> HostRequest {
 
 /// Oracle: the version each unit should hold. Versions are handed out 1, 2, 3, … in the
 /// order units are written, which the oracle reproduces.
-fn oracle(ops: &[Op]) -> HashMap<u32, u32> {
+fn oracle(ops: &[Op]) -> HashMap<u32, u64> {
     let mut m = HashMap::new();
     let mut next = 1;
     for op in ops {

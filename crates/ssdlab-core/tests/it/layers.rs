@@ -10,8 +10,8 @@ use syn::visit::Visit;
 /// Bottom to top; a module may use the modules of the layers before its own.
 const LAYERS: &[&[&str]] = &[
     // The ground floor: constants, small shared types, helpers without crate imports.
-    &["base", "ids", "prefetch", "integrity"],
-    &["ring", "error"],
+    &["base", "ids", "prefetch"],
+    &["ring", "error", "integrity"],
     &["engine", "flash"],
     // Policy families: their parameters, checks, capabilities and the policies.
     &["policy"],

@@ -20,6 +20,7 @@ mod layers;
 mod policies;
 mod policy_docs;
 mod power_cut;
+mod power_cycles;
 mod precondition;
 mod regions;
 mod serve;

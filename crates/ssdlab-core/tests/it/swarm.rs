@@ -5,8 +5,12 @@
 //! read checked), the invariant checker every few operations (debug builds) and once at the
 //! end (all builds), the results audit on every case (`sim::audit`: conservation and
 //! physical bounds of the figures), and, in timed mode, the liveness check (every
-//! submitted request completed). A failing case is reported with its seed, its configuration and a one-line
-//! reproduction.
+//! submitted request completed). Half of the cases that support power cuts (`page-map`, no
+//! zones or FDP) instead serve random requests as `ssdlab serve` does and cut the power
+//! three times at random events: after each recovery the checker runs and every unit must
+//! be as the last completed flush left it or as a later write or trim made it
+//! ([`Told::check`]), and no request may wait with no event left. A failing case is
+//! reported with its seed, its configuration and a one-line reproduction.
 //!
 //! `SSDLAB_SWARM_CASES=N` runs N cases (default [`DEFAULT_CASES`]), `SSDLAB_SWARM_START=S`
 //! starts at seed S (default 0), `SSDLAB_SWARM_SEED=S` runs the one case S.
@@ -18,7 +22,7 @@ use ssdlab_core::config::{
     AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendConfig, WearConfig,
 };
 use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
-use ssdlab_workload::WorkloadConfig;
+use ssdlab_workload::{HostOp, HostRequest, WorkloadConfig};
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -40,6 +44,10 @@ const REGRESSIONS: &[u64] = &[
     // "Requests never completed": a trim emptied the buffer under waiting writes, and no
     // program completion came to serve them (sim/timed/host.rs).
     32883,
+    // Power cuts: a trim record's newest copy dropped by the recovery (its block's closing
+    // order was 0); a plane a cut left without a free block, its GC victim's copies larger
+    // than the resumed block's room.
+    3047, 8281, 16407,
 ];
 
 fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
@@ -390,8 +398,9 @@ timeseries_interval_ns = 0
 }
 
 thread_local! {
-    /// Totals over the cases run: host requests, GC victims, checked reads, worn-out runs.
-    static STATS: std::cell::RefCell<[u64; 4]> = const { std::cell::RefCell::new([0; 4]) };
+    /// Totals over the cases run: host requests, GC victims, checked reads, worn-out runs,
+    /// power-cut cases, recoveries checked.
+    static STATS: std::cell::RefCell<[u64; 6]> = const { std::cell::RefCell::new([0; 6]) };
 }
 
 /// How a case ended.
@@ -432,6 +441,12 @@ fn run_case(seed: u64) -> Outcome {
             / write_share.max(0.3)) as u64)
             .clamp(50, 4000);
     }
+    if let Some(cfg) = power_cuts(seed, &cfg) {
+        return match outcome(catch_unwind(AssertUnwindSafe(|| run_cut_case(seed, cfg)))) {
+            Outcome::Failed(why) => Outcome::Failed(format!("power cuts: {why}")),
+            o => o,
+        };
+    }
     let result = catch_unwind(AssertUnwindSafe(|| -> Result<Option<String>, SimError> {
         let mut sim = Simulation::new(cfg)?;
         sim.ftl.set_check_every_ops(64);
@@ -468,6 +483,11 @@ fn run_case(seed: u64) -> Outcome {
         });
         Ok(None)
     }));
+    outcome(result)
+}
+
+/// How a case's run (or its panic) ended.
+fn outcome(result: std::thread::Result<Result<Option<String>, SimError>>) -> Outcome {
     match result {
         Ok(Ok(None)) => Outcome::Passed,
         Ok(Ok(Some(why))) => Outcome::Failed(why),
@@ -484,6 +504,247 @@ fn run_case(seed: u64) -> Outcome {
                 .unwrap_or_default()
         )),
     }
+}
+
+/// Power cuts for half of the cases that support them (`page-map`, integrity, no zones or
+/// FDP handles), drawn from a stream of their own (the other draws stay as they were): the
+/// configuration as `ssdlab serve` runs it (overwrites held, so trims are durable too).
+fn power_cuts(seed: u64, cfg: &Config) -> Option<Config> {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6375_7473);
+    if ssdlab_core::ftl::power_cut_supported(cfg).is_err() || !rng.gen_bool(0.5) {
+        return None;
+    }
+    let mut cfg = cfg.clone();
+    cfg.ftl.hold_overwritten_until_durable = true;
+    Some(cfg)
+}
+
+/// What the host was told, per unit: the versions written (polled when a write completes,
+/// and at a cut for the writes in flight), what the newest completed flush covered (the
+/// unit's version when the flush was submitted, 0 for none, the next version then, and the
+/// flush's submission number), and the requests submitted when its last trim completed.
+struct Told {
+    written: Vec<Vec<u64>>,
+    floor: Vec<(u64, u64, u64)>,
+    trimmed: Vec<Option<u64>>,
+}
+
+impl Told {
+    /// After a recovery every unit holds a version written to it, and is as the newest
+    /// completed flush left it or as a later write or trim made it: never older, never
+    /// lost.
+    fn check(&self, ftl: &ssdlab_core::ftl::Ftl) -> Result<(), String> {
+        for u in 0..ftl.logical_units() {
+            let v = ftl.flash_version(u).unwrap_or(0);
+            let w = &self.written[u as usize];
+            if v != 0 && !w.contains(&v) {
+                return Err(format!("unit {u} recovered at v{v}, never written to it"));
+            }
+            let (floor, next, at) = self.floor[u as usize];
+            let trimmed_since = self.trimmed[u as usize].is_some_and(|t| t > at);
+            let ok = match v {
+                0 => floor == 0 || trimmed_since,
+                v => v == floor || v >= next,
+            };
+            if !ok {
+                return Err(format!(
+                    "unit {u} recovered at v{v}, but a flush acknowledged v{floor} (0: unmapped)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A power-cut case: three power cycles of random whole-unit writes, reads, trims and
+/// flushes (at most the drawn queue depth in flight, on disjoint units) through the served
+/// phase `ssdlab serve` uses, each cut at a random event (with a power-loss-protected
+/// buffer: drained first, as serve does); after each recovery the invariant checker and
+/// [`Told::check`]; every request submitted completes unless the power went first (an
+/// empty event queue with requests in flight is a liveness failure); a last cycle runs to
+/// its end.
+fn run_cut_case(seed: u64, cfg: Config) -> Result<Option<String>, SimError> {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6375_7431);
+    let (qd, per_cycle) = match &cfg.workload {
+        WorkloadConfig::Synthetic(w) => {
+            (w.queue_depth.clamp(1, 8), (w.requests / 4).clamp(20, 400))
+        }
+        _ => (4, 100),
+    };
+    let plp = cfg.ftl.power_loss_protection;
+    STATS.with(|t| t.borrow_mut()[4] += 1);
+    let mut sim = Simulation::new(cfg)?;
+    sim.ftl.set_check_every_ops(64);
+    sim.precondition(&mut NoProgress)?;
+    let units = sim.ftl.logical_units();
+    let mut told = Told {
+        written: vec![Vec::new(); units as usize],
+        floor: vec![(0, 0, 0); units as usize],
+        trimmed: vec![None; units as usize],
+    };
+    let next = sim.ftl.integrity.as_ref().map_or(0, |i| i.next_version());
+    for u in 0..units {
+        if let Some(v) = sim.ftl.flash_version(u) {
+            told.written[u as usize].push(v);
+            told.floor[u as usize] = (v, next, 0); // preconditioned: durable
+        }
+    }
+    let mut submitted = 0u64;
+    for cycle in 0..4 {
+        let last = cycle == 3;
+        let cut_at = rng.gen_range(0..per_cycle * 30);
+        let mut served = sim.serve()?;
+        // In flight: tag → (op, first unit, units, submission number); flush snapshots.
+        let mut flight: Vec<Option<(HostOp, u32, u32, u64)>> = vec![None; qd as usize];
+        let mut snapshots: Vec<Option<Vec<(u64, u64, u64)>>> = vec![None; qd as usize];
+        let mut done = Vec::new();
+        let (mut issued, mut events) = (0u64, 0u64);
+        loop {
+            while issued < per_cycle {
+                let Some(tag) = flight.iter().position(|f| f.is_none()) else {
+                    break;
+                };
+                let n = rng.gen_range(1..=4u32).min(units);
+                let lo = rng.gen_range(0..=units - n);
+                let op = match rng.gen_range(0..20) {
+                    0..=10 => HostOp::Write,
+                    11..=14 => HostOp::Read,
+                    15..=17 => HostOp::Trim,
+                    _ => HostOp::Flush,
+                };
+                let clash = flight.iter().flatten().any(|&(o, l, k, _)| {
+                    o != HostOp::Flush && op != HostOp::Flush && lo < l + k && l < lo + n
+                });
+                if clash {
+                    break;
+                }
+                let (off, size) = match op {
+                    HostOp::Flush => (0, 0),
+                    _ => (lo as u64 * 4096, n as u64 * 4096),
+                };
+                let r = HostRequest {
+                    tag: tag as u32,
+                    placement_id: 0,
+                    arrival_ns: 0,
+                    op,
+                    offset_bytes: off,
+                    size_bytes: size,
+                    journal: None,
+                };
+                if op == HostOp::Flush {
+                    let next = served.next_version();
+                    snapshots[tag] = Some(
+                        (0..units)
+                            .map(|u| (served.version_of(u).unwrap_or(0), next, submitted))
+                            .collect(),
+                    );
+                }
+                let payload = (op == HostOp::Write)
+                    .then(|| ssdlab_core::sim::serve::WriteData::Bytes(vec![tag as u8; size as usize]));
+                flight[tag] = Some((op, lo, n, submitted));
+                if served.worn_out() {
+                    return Ok(None); // the device failed: it keeps nothing new
+                }
+                served.submit(r, payload)?;
+                issued += 1;
+                submitted += 1;
+            }
+            served.drain_completions(&mut done);
+            for c in done.drain(..) {
+                let (op, lo, n, _) = flight[c.tag as usize].take().expect("a request in flight");
+                if let Some(e) = &c.error {
+                    return Ok(Some(format!("request {op:?} failed: {e:?}")));
+                }
+                if op == HostOp::Write {
+                    for u in lo..lo + n {
+                        told.written[u as usize].extend(served.version_of(u));
+                    }
+                }
+                if op == HostOp::Trim {
+                    // A flush submitted before this completed may or may not cover it.
+                    for u in lo..lo + n {
+                        told.trimmed[u as usize] = Some(submitted);
+                    }
+                }
+                if let Some(snap) = snapshots[c.tag as usize].take() {
+                    for (f, s) in told.floor.iter_mut().zip(snap) {
+                        if s.2 >= f.2 {
+                            *f = s;
+                        }
+                    }
+                }
+            }
+            let idle = flight.iter().all(|f| f.is_none());
+            if (!last && events >= cut_at) || (issued == per_cycle && idle) {
+                break;
+            }
+            if !served.step()? {
+                if !idle {
+                    drop(served);
+                    if sim.ftl.worn_out() {
+                        return Ok(None); // the device failed: nothing completes any more
+                    }
+                    return Ok(Some(format!(
+                        "liveness: cycle {cycle}: no event left with {} requests in flight",
+                        flight.iter().flatten().count()
+                    )));
+                }
+                if issued == per_cycle {
+                    break;
+                }
+            }
+            events += 1;
+        }
+        if last {
+            served.finish()?;
+            return Ok(None);
+        }
+        // The writes and trims in flight may be durable at the cut.
+        for &(op, lo, n, _) in flight.iter().flatten() {
+            for u in lo..lo + n {
+                match op {
+                    HostOp::Write => told.written[u as usize].extend(served.version_of(u)),
+                    HostOp::Trim => told.trimmed[u as usize] = Some(submitted),
+                    _ => {}
+                }
+            }
+        }
+        if plp {
+            // Serve drains a power-loss-protected buffer on the capacitors: the requests in
+            // flight complete first.
+            while served.in_flight() > 0 {
+                if !served.step()? {
+                    if served.worn_out() {
+                        return Ok(None);
+                    }
+                    return Ok(Some("liveness: draining at a cut".into()));
+                }
+            }
+            served.drain_completions(&mut done);
+            for c in done.drain(..) {
+                let (op, lo, n, _) = flight[c.tag as usize].take().expect("a request in flight");
+                if op == HostOp::Write {
+                    for u in lo..lo + n {
+                        told.written[u as usize].extend(served.version_of(u));
+                    }
+                }
+            }
+            served.finish()?;
+        } else {
+            let _ = served.cut();
+        }
+        sim.power_on()?;
+        STATS.with(|t| t.borrow_mut()[5] += 1);
+        if let Err(e) = sim.ftl.check_invariants() {
+            return Ok(Some(format!(
+                "invariant broken after recovery {cycle}: {e}"
+            )));
+        }
+        if let Err(e) = told.check(&sim.ftl) {
+            return Ok(Some(format!("after recovery {cycle}: {e}")));
+        }
+    }
+    Ok(None)
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -540,8 +801,8 @@ fn swarm() {
     STATS.with(|t| {
         let t = t.borrow();
         eprintln!(
-            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out",
-            t[0], t[1], t[2], t[3]
+            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out; {} cases cut power, {} recoveries checked",
+            t[0], t[1], t[2], t[3], t[4], t[5]
         )
     });
     let list = |v: &[(u64, String)]| {
@@ -574,6 +835,13 @@ fn swarm() {
     assert!(
         seeds.len() < 100 || with_hold * 10 >= seeds.len(),
         "{with_hold} of {} cases drew the overwrite hold",
+        seeds.len()
+    );
+    // So are power cuts (about a third of the cases support them; half of those cut).
+    let cut = STATS.with(|t| t.borrow()[4]) as usize;
+    assert!(
+        seeds.len() < 100 || cut * 10 >= seeds.len(),
+        "{cut} of {} cases cut power",
         seeds.len()
     );
     // A config error is not a failure, but rejections must not hide the cases.

@@ -85,7 +85,7 @@ enum Op {
 }
 
 /// Oracle: versions are handed out 1, 2, 3, … in write order.
-fn oracle(ops: &[Op]) -> HashMap<u32, u32> {
+fn oracle(ops: &[Op]) -> HashMap<u32, u64> {
     let mut m = HashMap::new();
     let mut next = 1;
     for op in ops {
@@ -168,7 +168,7 @@ fn injected_failures_happen_and_are_survived() {
     for i in 0..3000u32 {
         let lpn = (i * 17 + i / 7) % units;
         d.write_unit(lpn).unwrap();
-        want.insert(lpn, i + 1);
+        want.insert(lpn, i as u64 + 1);
         if d.worn_out() {
             break;
         }

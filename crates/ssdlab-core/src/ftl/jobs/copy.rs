@@ -562,6 +562,8 @@ impl Ftl {
                     d.copy(src, dst);
                 }
             }
+        } else if super::super::is_record(lpn) {
+            self.record_relocated(lpn, src, dst);
         } else {
             self.relocate_tpage(lpn, dst);
         }

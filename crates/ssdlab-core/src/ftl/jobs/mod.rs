@@ -241,6 +241,12 @@ impl Ftl {
         self.run_background(sink)
     }
 
+    /// Run the background steps queued while no driver ran (after a power-on recovery,
+    /// every plane's): a driver calls it when it begins.
+    pub fn run_pending<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
+        self.run_background(sink)
+    }
+
     /// Run every queued background step until none is left.
     #[inline(always)]
     pub(super) fn run_background<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
@@ -323,6 +329,19 @@ impl Ftl {
         Some(j)
     }
 
+    /// Start GC on `victim` (a full block of region `r`, in no victim index): a recovery's
+    /// first victim on a plane the cut left without a free block.
+    pub(in crate::ftl) fn start_gc_on(&mut self, r: u8, victim: u32) {
+        let upb = self.regions[r as usize].geo.units_per_block;
+        let dst = self.regions[r as usize].geo.relocate_to;
+        let v = self.blocks.valid_units[victim as usize];
+        self.counters.gc_invocations += 1;
+        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
+        let rp = self.blocks.rp[victim as usize] as usize;
+        self.ps[rp].gc_job = j;
+    }
+
     /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
     pub(in crate::ftl) fn start_reset_job(&mut self, block: u32, r: u8) -> JobId {
         let plane = self.geo.plane_of_block(block);
@@ -384,6 +403,12 @@ impl Ftl {
         if job.erase_issued {
             return Ok(());
         }
+        if self.blocks.pins[job.src as usize] > 0 && self.trims.is_some() {
+            // Durable trims: a batch not yet recorded may pin the source; record it now,
+            // in the job's destination (its first page, or the one after its copies).
+            self.unpin_for_gc(j, job.src, sink)?;
+        }
+        let job = self.jobs.get(j);
         if job.scan_slot < job.scan_end && self.copy_run(j, sink)? != Copy::Done {
             return Ok(());
         }
@@ -470,7 +495,7 @@ impl Ftl {
 
     /// The erase `op` completed: count the wear, retire or free the block, and let the
     /// wear leveler react.
-    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, _sink: &mut S) -> Result<()> {
+    pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
         let block = op.block;
         let b = block as usize;
         debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
@@ -483,6 +508,9 @@ impl Ftl {
         self.blocks.programmed[b] = 0;
         self.blocks.doomed[b] = false;
         self.blocks.sealed[b] = false;
+        if self.trims.is_some() {
+            self.records_erased(block);
+        }
         if !self.oob.version.is_empty() {
             // The OOB of an erased page reads as empty: a slot this cycle leaves unwritten
             // (padding, a copy whose unit was rewritten meanwhile) must not show the unit
@@ -536,6 +564,9 @@ impl Ftl {
             }
         }
         self.end_job(job);
+        if self.trims.is_some() {
+            self.record_wanted(sink)?;
+        }
         Ok(())
     }
 

@@ -71,9 +71,10 @@ pub(super) struct HostFrontEnd {
     classes: bool,
     /// Writes waiting for buffer space, oldest first.
     buffer_waiters: VecDeque<u32>,
-    /// Flushes waiting for their mark to be durable; while any waits, partial pages are
+    /// Flushes waiting for their mark to be durable (and, with durable trims, the trim
+    /// records written for them: the FTL's ticket); while any waits, partial pages are
     /// programmed (padded) instead of waiting for more units.
-    drain_waiters: Vec<(u32, Marks)>,
+    drain_waiters: Vec<(u32, Marks, u64)>,
     /// Host page programs queued or running per die.
     host_programs_queued: Vec<u32>,
     /// The host is done; the device programs what is buffered.
@@ -754,7 +755,7 @@ impl HostFrontEnd {
                 break; // every die has its fill of host programs; a completion calls again
             }
             let mut lpns = [0u32; MAX_SLOTS_PER_PAGE];
-            let mut vers = [0u32; MAX_SLOTS_PER_PAGE];
+            let mut vers: [Version; MAX_SLOTS_PER_PAGE] = [0; MAX_SLOTS_PER_PAGE];
             let ftl = &*cx.ftl;
             let (l, v) = (&mut lpns[..spp as usize], &mut vers[..spp as usize]);
             let b = self.buffer.lane(lane);
@@ -784,7 +785,7 @@ impl HostFrontEnd {
                     ftl.prefetch_unit(lpn, false);
                 }
             }
-            let versions: &[u32] = if integrity { &vers[..n] } else { &[] };
+            let versions: &[Version] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token(lane);
             let queued = &self.host_programs_queued;
             let geo = cx.ftl.geo;
@@ -813,18 +814,29 @@ impl HostFrontEnd {
             let durable = self.buffer.lane(0).durable_seq();
             self.journal_durable(durable, cx.now());
         }
+        self.complete_flushes(cx);
+        Ok(())
+    }
+
+    /// A page of trim records was programmed: flushes waiting for it may complete.
+    pub fn trim_records_done(&mut self, cx: &mut Cx) {
+        self.complete_flushes(cx);
+    }
+
+    /// Complete the flushes whose mark (and trim records) are now durable, keeping the
+    /// others in order.
+    fn complete_flushes(&mut self, cx: &mut Cx) {
         let mut kept = 0;
         for i in 0..self.drain_waiters.len() {
-            let (id, mark) = self.drain_waiters[i];
-            if self.buffer.is_durable(&mark) {
+            let (id, mark, trims) = self.drain_waiters[i];
+            if self.buffer.is_durable(&mark) && cx.ftl.trims_durable(trims) {
                 self.finish_after_buffer(id, cx);
             } else {
-                self.drain_waiters[kept] = (id, mark);
+                self.drain_waiters[kept] = (id, mark, trims);
                 kept += 1;
             }
         }
         self.drain_waiters.truncate(kept);
-        Ok(())
     }
 }
 
@@ -931,13 +943,17 @@ impl Driver for Exec<'_, '_, '_> {
 
     fn flush(&mut self, req: u32) -> Result<()> {
         // Covers the units written before it; later writes do not delay it.
+        // The trims before it are recorded (durable trims; a power-loss-protected buffer,
+        // whose flushes are free, keeps them with the rest of DRAM).
         let marks = self.front.buffer.end_marks();
-        if self.front.buffer.is_durable(&marks) {
+        let (ftl, mut sink) = self.cx.parts();
+        let trims = ftl.record_trims(&mut sink)?;
+        if self.front.buffer.is_durable(&marks) && self.cx.ftl.trims_durable(trims) {
             self.front.finish_after_buffer(req, self.cx);
             return Ok(());
         }
         self.front.reqs.get_mut(req).stage = Stage::AwaitingDrain;
-        self.front.drain_waiters.push((req, marks));
+        self.front.drain_waiters.push((req, marks, trims));
         self.front.pump_buffer(self.cx)
     }
 
@@ -948,6 +964,20 @@ impl Driver for Exec<'_, '_, '_> {
             None => self.front.note_journal_write(req, self.cx.now()),
         }
         self.front.finish_after_buffer(req, self.cx);
+        Ok(())
+    }
+
+    fn trim_covers_waiting_flush(&mut self, span: UnitSpan) -> bool {
+        !self.front.drain_waiters.is_empty()
+            && span.lpns().any(|l| self.front.buffer.lookup(l).is_some())
+    }
+
+    fn record_trims_for_waiting_flushes(&mut self) -> Result<()> {
+        let (ftl, mut sink) = self.cx.parts();
+        let ticket = ftl.record_trims(&mut sink)?;
+        for w in &mut self.front.drain_waiters {
+            w.2 = w.2.max(ticket);
+        }
         Ok(())
     }
 

@@ -328,6 +328,9 @@ impl<'a> TimedSim<'a> {
                 self.susp.summary(),
             ));
         }
+        let mut cx = cx!(self);
+        let (ftl, mut sink) = cx.parts();
+        ftl.run_pending(&mut sink)?;
         self.front.start(&mut cx!(self))?;
         self.dispatch_outbox()
     }
@@ -377,6 +380,7 @@ impl<'a> TimedSim<'a> {
         if !worn_out {
             self.front.settling = true;
             self.ftl.set_host_idle(false, &mut sink!(self))?;
+            self.ftl.record_trims(&mut sink!(self))?;
             self.front.pump_buffer(&mut cx!(self))?;
             self.dispatch_outbox()?;
             self.event_loop(progress, false)?;
@@ -574,6 +578,7 @@ impl<'a> TimedSim<'a> {
                     self.front
                         .program_done(token, op.units, die, &mut cx!(self))?
                 }
+                Owner::TrimRecord { .. } => self.front.trim_records_done(&mut cx!(self)),
                 _ => erased |= op.kind == OpKind::Erase,
             }
         }

@@ -77,7 +77,7 @@ impl TimedSim<'_> {
     }
 
     /// Version of `lpn` the write buffer holds (waiting or in flight), if any.
-    pub fn buffered(&self, lpn: u32) -> Option<u32> {
+    pub fn buffered(&self, lpn: u32) -> Option<crate::base::Version> {
         self.front.buffered(lpn)
     }
 
