@@ -39,6 +39,10 @@ const REGRESSIONS: &[u64] = &[
     // "Requests never completed": a trim emptied the buffer under waiting writes, and no
     // program completion came to serve them (sim/timed/host.rs).
     32883,
+    // DeviceFull with every data block free: FDP handles (lanes) shared a one-page write
+    // buffer with a partial page each and nothing in flight (sim/timed/host.rs,
+    // `unstall_lanes`).
+    302426, 307156, 307230, 308130, 309881,
 ];
 
 fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {

@@ -467,3 +467,108 @@ fn a_reset_drops_units_still_waiting_for_a_page() {
         );
     }
 }
+
+/// Lanes share the write buffer and a page packs one lane: with a one-page buffer and two
+/// FDP handles written in turn by one-unit writes, the buffer fills with two half pages
+/// and nothing is in flight. The fuller lane goes out padded instead of every write
+/// waiting for ever ("device full … GC had nothing to reclaim" with every block free,
+/// swarm seeds 302426, 307156, 307230, 308130, 309881).
+#[test]
+fn fdp_lanes_sharing_a_one_page_buffer_never_stall() {
+    let mut c = common::tiny(1, 16, 8, 4, 0.8);
+    c.mode = Mode::Timed;
+    c.ftl.write_buffer_bytes = 4 * U;
+    c.device.fdp = Some(ssdlab_core::config::FdpConfig {
+        handles: 2,
+        placement_handles: vec![],
+    });
+    let reqs: Vec<HostRequest> = (0..40u64)
+        .map(|i| {
+            let mut q = r(HostOp::Write, i, 1);
+            q.placement_id = (i % 2) as u16;
+            q
+        })
+        .collect();
+    let (res, done) = run(c, reqs, 4);
+    assert_eq!(done.len(), 40);
+    assert_eq!(res.host.counters.writes, 40);
+    let f = res.fdp.as_ref().unwrap();
+    assert_eq!(f.host_units_per_handle, vec![20, 20]);
+    // Padded pages: more programs than the 10 full pages 40 units would make.
+    assert!(res.nand.programs.host > 10, "{:?}", res.nand.programs);
+}
+
+/// The zoned analogue cannot be padded away (a zone's page holds only that zone's next
+/// units): a buffer that could fill with a partial page of every active zone is refused,
+/// naming the key and the size needed.
+#[test]
+fn a_zoned_buffer_must_hold_a_page_beyond_a_partial_page_per_active_zone() {
+    let mut c = zoned(Mode::Timed);
+    // 3 active zones × 3 units + 1 = 10 units; 8 (a page per plane of the die) is refused.
+    c.ftl.write_buffer_bytes = 8 * U;
+    let e = c.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("ftl.write_buffer_bytes") && e.contains("40960") && e.contains("max_active_zones"),
+        "{e}"
+    );
+    c.ftl.write_buffer_bytes = 10 * U;
+    c.validate().unwrap();
+    // Three zones, each left a partial page, then more to each: all complete.
+    let mut reqs = Vec::new();
+    for round in 0..4u64 {
+        for z in 0..3u64 {
+            reqs.push(r(HostOp::Write, z * Z + round * 3, 3));
+        }
+    }
+    let (res, done) = run(c, reqs, 4);
+    assert_eq!(done.len(), 12);
+    assert_eq!(res.host.counters.writes, 12);
+    assert_eq!(res.host.counters.failed_requests, 0);
+}
+
+/// Each FDP handle keeps an open host block and an open GC block per plane: the minimum OP
+/// counts them (it grows with the handles), and at 2 % above it random writes spread
+/// over every handle run to the end in both modes (before, 4 handles filled the device
+/// at the minimum OP of one: "GC cannot reclaim space").
+#[test]
+fn fdp_handles_open_blocks_count_in_the_minimum_op() {
+    let mut mins = Vec::new();
+    for handles in [1u32, 2, 4] {
+        for mode in [Mode::Functional, Mode::Timed] {
+            let mut c = common::tiny(1, 24, 8, 4, 1.0);
+            c.mode = mode;
+            c.device.fdp = Some(ssdlab_core::config::FdpConfig {
+                handles,
+                placement_handles: vec![],
+            });
+            let min = c.validate().unwrap().min_over_provisioning_ratio;
+            c.device.over_provisioning_ratio = min * 1.02;
+            let logical = Simulation::new(c.clone()).unwrap().ftl.logical_units() as u64;
+            let mut reqs = Vec::new();
+            let mut x: u64 = 7;
+            for i in 0..20000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let unit = if i < logical { i } else { (x >> 33) % logical };
+                let mut q = r(HostOp::Write, unit, 1);
+                q.placement_id = ((x >> 20) % handles as u64) as u16;
+                reqs.push(q);
+            }
+            let (res, _) = run(c, reqs, 4);
+            assert_eq!(res.host.counters.writes, 20000, "{mode:?}, {handles} handles");
+            assert!(res.nand.programs.gc > 0, "{mode:?}, {handles} handles: GC ran");
+            mins.push(min);
+        }
+    }
+    // Reserve 3 blocks of 24 (host + GC + gc_hard_free_blocks), then 5 and 9.
+    assert!(mins[0] < mins[2] && mins[2] < mins[4], "{mins:?}");
+    // 8 handles keep 16 open blocks + 1: the 24-block plane has no room.
+    let mut c = common::tiny(1, 24, 8, 4, 1.0);
+    c.device.fdp = Some(ssdlab_core::config::FdpConfig {
+        handles: 8,
+        placement_handles: vec![],
+    });
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("over_provisioning_ratio") || e.contains("blocks_per_plane"), "{e}");
+}

@@ -728,6 +728,9 @@ impl HostFrontEnd {
                     .buffer
                     .try_insert(lane, lpn, || ftl.new_version_for(lpn, r.tag))
                 {
+                    if !zoned && self.unstall_lanes() {
+                        self.pump_buffer(cx)?;
+                    }
                     break; // no room: a program completion calls again
                 }
                 done += 1;
@@ -764,6 +767,34 @@ impl HostFrontEnd {
     fn force_lane(&mut self, lane: u8) {
         let l = lane as usize;
         self.lane_force[l] = self.buffer.lane(l).end_seq();
+    }
+
+    /// Lanes share the buffer's capacity and a page packs one lane, so the buffer can
+    /// fill with partial pages of several lanes, none of which may go out, while no
+    /// program is in flight whose completion would free room: the writes would wait
+    /// forever (FDP handles, swarm). Then the lane with the most waiting units goes out
+    /// in partial pages (padded, as a flush pads them); returns whether one did. (A
+    /// zoned device's buffer holds a page of some active zone whenever it is full: a
+    /// zone's page cannot be padded before the zone is done; `Derived` checks it.)
+    fn unstall_lanes(&mut self) -> bool {
+        let (b, spp) = (&self.buffer, self.slots_per_page);
+        if b.count() == 1
+            || b.inflight_units() > 0
+            || (0..b.count()).any(|l| b.lane(l).pending_units() >= spp)
+        {
+            return false;
+        }
+        let fullest = (0..b.count())
+            .rev()
+            .max_by_key(|&l| b.lane(l).pending_units())
+            .filter(|&l| b.lane(l).pending_units() > 0);
+        match fullest {
+            Some(l) => {
+                self.force_lane(l as u8);
+                true
+            }
+            None => false,
+        }
     }
 
     /// [`HostFrontEnd::pump_buffer`] for one lane.
