@@ -367,6 +367,19 @@ impl<'a> FunctionalDriver<'a> {
         self.packer.lookup(lpn)
     }
 
+    /// The lane of a zone write decoded with `lane`: a zone waiting for one takes it now
+    /// (here every full zone's pages are placed at once, so one is always free).
+    fn zone_lane(&mut self, first: u32, lane: u8) -> Result<u8> {
+        if lane != crate::ftl::zones::NO_LANE {
+            return Ok(lane);
+        }
+        let zs = self.ftl.zones_mut().expect("a zoned device");
+        zs.acquire_lane(zs.zone_of(first))
+            .ok_or_else(|| SimError::Internal {
+                what: format!("no write lane free for the zone of unit {first}"),
+            })
+    }
+
     /// Apply one host request (its meaning: [`Command`]).
     pub fn submit(&mut self, req: &HostRequest) -> Result<()> {
         let span = self.splitter.split(req)?;
@@ -387,6 +400,7 @@ impl<'a> FunctionalDriver<'a> {
             Command::Write {
                 span, lane, filled, ..
             } => {
+                let lane = self.zone_lane(span.first, lane)?;
                 for lpn in span.lpns() {
                     self.write_unit_in_lane(lpn, req.tag, lane)?;
                 }

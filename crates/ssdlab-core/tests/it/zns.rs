@@ -241,7 +241,8 @@ fn integrity_holds_through_resets_in_both_modes() {
 #[test]
 fn fdp_handles_never_share_a_block_in_both_modes() {
     for mode in [Mode::Functional, Mode::Timed] {
-        let mut c = common::tiny(2, 16, 8, 4, 0.8);
+        // OP 1.2: two handles keep four open blocks per plane (the minimum is 0.82).
+        let mut c = common::tiny(2, 16, 8, 4, 1.0);
         c.mode = mode;
         c.device.fdp = Some(ssdlab_core::config::FdpConfig {
             handles: 2,
@@ -389,7 +390,8 @@ requests = 6000
 fn an_unknown_placement_identifier_fails_the_write_in_both_modes() {
     for (fdp, pid) in [(true, 2u16), (false, 1)] {
         for mode in [Mode::Functional, Mode::Timed] {
-            let mut c = common::tiny(2, 16, 8, 4, 0.8);
+            // OP 1.2: two handles keep four open blocks per plane (the minimum is 0.82).
+            let mut c = common::tiny(2, 16, 8, 4, 1.0);
             c.mode = mode;
             if fdp {
                 c.device.fdp = Some(ssdlab_core::config::FdpConfig::default());
@@ -508,7 +510,9 @@ fn a_zoned_buffer_must_hold_a_page_beyond_a_partial_page_per_active_zone() {
     c.ftl.write_buffer_bytes = 8 * U;
     let e = c.validate().unwrap_err().to_string();
     assert!(
-        e.contains("ftl.write_buffer_bytes") && e.contains("40960") && e.contains("max_active_zones"),
+        e.contains("ftl.write_buffer_bytes")
+            && e.contains("40960")
+            && e.contains("max_active_zones"),
         "{e}"
     );
     c.ftl.write_buffer_bytes = 10 * U;
@@ -556,8 +560,14 @@ fn fdp_handles_open_blocks_count_in_the_minimum_op() {
                 reqs.push(q);
             }
             let (res, _) = run(c, reqs, 4);
-            assert_eq!(res.host.counters.writes, 20000, "{mode:?}, {handles} handles");
-            assert!(res.nand.programs.gc > 0, "{mode:?}, {handles} handles: GC ran");
+            assert_eq!(
+                res.host.counters.writes, 20000,
+                "{mode:?}, {handles} handles"
+            );
+            assert!(
+                res.nand.programs.gc > 0,
+                "{mode:?}, {handles} handles: GC ran"
+            );
             mins.push(min);
         }
     }
@@ -570,5 +580,36 @@ fn fdp_handles_open_blocks_count_in_the_minimum_op() {
         placement_handles: vec![],
     });
     let e = c.validate().unwrap_err().to_string();
-    assert!(e.contains("over_provisioning_ratio") || e.contains("blocks_per_plane"), "{e}");
+    assert!(
+        e.contains("over_provisioning_ratio") || e.contains("blocks_per_plane"),
+        "{e}"
+    );
+}
+
+/// A full zone keeps its write lane until its last page is placed, and a die takes two
+/// host programs per plane at a time: one-page zones filled faster than the die programs
+/// them used up the device's 31 lanes, and valid writes to new zones failed with
+/// `too_many_active_zones` (the host had at most one zone active). Now such a write waits
+/// for a lane: every write succeeds, and every zone's page is programmed.
+#[test]
+fn writes_wait_for_a_lane_when_full_zones_hold_them_all() {
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = common::tiny(2, 64, 4, 4, 0.0);
+        c.mode = mode;
+        c.ftl.write_buffer_bytes = 64 * 4 * U;
+        c.device.zns = Some(ssdlab_core::config::ZnsConfig {
+            zone_capacity_bytes: 4 * U,
+            max_open_zones: 2,
+            max_active_zones: 3,
+            ..Default::default()
+        });
+        // Zones of 2 planes × 1 block × 4 pages × 4 units, capacity one page: 62 zones.
+        let reqs: Vec<HostRequest> = (0..62u64).map(|z| r(HostOp::Write, z * Z, 4)).collect();
+        let (res, _) = run(c, reqs, 32);
+        let zns = res.zns.as_ref().unwrap();
+        assert_eq!(zns.errors, Default::default(), "{mode:?}");
+        assert_eq!(res.host.counters.writes, 62, "{mode:?}");
+        assert_eq!(zns.states.get("full"), Some(&62), "{mode:?}");
+        assert_eq!(res.nand.programs.host, 62, "{mode:?}");
+    }
 }

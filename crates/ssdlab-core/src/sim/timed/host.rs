@@ -16,6 +16,7 @@ use crate::cache::{LaneBuffers, Marks};
 use crate::config::{Config, Derived};
 use crate::error::Result;
 use crate::flash::NONE;
+use crate::ftl::zones::NO_LANE;
 use crate::host::command::{self, Command};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
 use crate::stats::{HostCounters, Latency, LatencyRecorder};
@@ -530,6 +531,7 @@ impl HostFrontEnd {
                 }
             }
             Command::ZoneReset { zone } => {
+                self.drop_waiting_writes(zone, cx);
                 let (ftl, mut sink) = cx.parts();
                 command::reset_zone(ftl, zone, &mut self.buffer, &mut sink)?;
                 self.finish_after_buffer(id, cx);
@@ -715,8 +717,22 @@ impl HostFrontEnd {
             let r = *self.reqs.get(id);
             // `pending_ops` counts the units already inserted while the write waits here.
             let mut done = r.pending_ops;
-            let lane = r.lane as usize;
             let zoned = cx.ftl.zones().is_some();
+            let mut r = r;
+            if zoned && r.lane == NO_LANE && done < r.span.count {
+                // Every lane was held when its zone opened: it takes one now, in
+                // submission order, or waits (a full zone's last page placed frees one,
+                // and that page's program completion calls again).
+                let zs = cx.ftl.zones_mut().expect("a zoned device");
+                match zs.acquire_lane(zs.zone_of(r.span.first)) {
+                    Some(l) => {
+                        r.lane = l;
+                        self.reqs.get_mut(id).lane = l;
+                    }
+                    None => break,
+                }
+            }
+            let lane = r.lane as usize;
             while done < r.span.count {
                 let lpn = r.span.first + done;
                 let ftl = &mut *cx.ftl;
@@ -743,7 +759,8 @@ impl HostFrontEnd {
                 break;
             }
             let zone_full = |z: &crate::ftl::zones::Zones| z.is_full(z.zone_of(r.span.first));
-            if r.filled || (r.op.writes_data() && cx.ftl.zones().is_some_and(zone_full)) {
+            let full = r.filled || (r.op.writes_data() && cx.ftl.zones().is_some_and(zone_full));
+            if full && r.lane != NO_LANE {
                 // Its zone is full (finished while this write waited): out it goes.
                 self.force_lane(r.lane);
             }
@@ -753,6 +770,20 @@ impl HostFrontEnd {
             self.finish_after_buffer(id, cx);
         }
         self.pump_buffer(cx)
+    }
+
+    /// Zone `zone` is being reset: the writes to it still waiting for buffer space (or for
+    /// a lane) insert nothing more (their units count as dropped by the reset).
+    fn drop_waiting_writes(&mut self, zone: u32, cx: &mut Cx) {
+        let Some(zs) = cx.ftl.zones() else {
+            return;
+        };
+        for &id in &self.buffer_waiters {
+            let q = self.reqs.get_mut(id);
+            if q.op.writes_data() && zs.zone_of(q.span.first) == zone {
+                q.pending_ops = q.span.count;
+            }
+        }
     }
 
     /// Program full pages from the buffer (and partial ones when a flush asked).
