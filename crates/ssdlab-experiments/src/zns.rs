@@ -414,6 +414,13 @@ impl RequestSource for Shared {
             .unwrap_or_else(|p| p.into_inner())
             .next_request()
     }
+
+    fn request_failed(&mut self, r: &HostRequest, status: &str) -> Result<(), WorkloadError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .request_failed(r, status)
+    }
 }
 
 /// The flow of a run's workload, kept across its phases.

@@ -662,6 +662,18 @@ impl LogStructuredSource {
 }
 
 impl RequestSource for LogStructuredSource {
+    /// The layer's requests must never fail: its map, write pointers and GC assume each
+    /// one did what it asked. One that failed stops the run, naming it.
+    fn request_failed(&mut self, r: &HostRequest, status: &str) -> Result<(), WorkloadError> {
+        Err(WorkloadError::Failed(format!(
+            "the log-structured layer's {} of {} bytes at byte {} (zone {}) failed on the device with {status}: the layer's zones no longer match the device's, so the run stops (the layer's requests must never fail; docs/zns.md)",
+            r.op.name(),
+            r.size_bytes,
+            r.offset_bytes,
+            r.offset_bytes / self.layer.zone_bytes
+        )))
+    }
+
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         let mut silent = 0u64;
         loop {

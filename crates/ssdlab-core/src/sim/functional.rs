@@ -165,6 +165,9 @@ pub struct FunctionalDriver<'a> {
     /// The placement packs journal units apart (`slc-journal`).
     separate_journal: bool,
     splitter: Splitter,
+    /// The status the last submitted request failed with, if it did
+    /// ([`FunctionalDriver::take_failure`]).
+    failed: Option<crate::ftl::zones::ZoneError>,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -192,7 +195,13 @@ impl<'a> FunctionalDriver<'a> {
             phase: "workload",
             separate_journal,
             splitter,
+            failed: None,
         }
+    }
+
+    /// The status the last submitted request failed with (taken: `None` after).
+    pub fn take_failure(&mut self) -> Option<crate::ftl::zones::ZoneError> {
+        self.failed.take()
     }
 
     /// Name the phase lifetime events are stamped with (default `workload`).
@@ -417,7 +426,8 @@ impl<'a> FunctionalDriver<'a> {
                     self.program_packed(l)?;
                 }
             }
-            Command::Done | Command::Failed(_) => {}
+            Command::Done => {}
+            Command::Failed(e) => self.failed = Some(e),
             Command::Trim(span) => {
                 command::trim_units(self.ftl, span, &mut self.packer, &mut self.clock)?
             }

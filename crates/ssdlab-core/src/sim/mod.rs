@@ -594,12 +594,16 @@ impl Simulation {
                 } else {
                     ahead[f].next_ref(d.ftl)?
                 };
-                let Some(req) = next else {
+                let Some(&req) = next else {
                     live[f] = false;
                     live_flows -= 1;
                     continue;
                 };
-                d.submit(req)?;
+                d.submit(&req)?;
+                if let Some(e) = d.take_failure() {
+                    // The source hears of it (the host log-structured layer stops the run).
+                    ahead[f].request_failed(&req, e.name())?;
+                }
                 if d.worn_out() {
                     break 'turns;
                 }

@@ -603,7 +603,7 @@ impl HostFrontEnd {
         match self.iface.as_mut() {
             None => self.host_completed(r, cx),
             Some(i) => {
-                i.device_done(r.cmd, cx);
+                i.device_done(r.cmd, r.error, cx);
                 Ok(())
             }
         }
@@ -642,6 +642,19 @@ impl HostFrontEnd {
             }
         }
         let f = r.flow as usize;
+        if let (Some(e), Some(source)) = (r.error, self.sources.get_mut(f)) {
+            // The source hears of it (the host log-structured layer stops the run).
+            let failed = HostRequest {
+                op: r.op,
+                offset_bytes: r.offset_bytes,
+                size_bytes: r.bytes,
+                tag: r.tag,
+                arrival_ns: r.submit_ns,
+                placement_id: 0,
+                journal: None,
+            };
+            source.request_failed(&failed, e.name())?;
+        }
         self.flows[f].in_flight -= 1;
         self.refill_closed(f, cx)?;
         if self.in_flight() == 0 && self.idle_gc_after_ns > 0 && !self.settling {
@@ -694,9 +707,10 @@ impl HostFrontEnd {
                 let span = self.splitter.split(&r)?;
                 self.dispatch(f as usize, r, span, id, cx)
             }
-            Action::Completed(f, r, submit_ns) => {
+            Action::Completed(f, r, submit_ns, error) => {
                 let span = self.splitter.split(&r)?;
-                let req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
+                req.error = error;
                 self.host_completed(req, cx)
             }
         }

@@ -23,6 +23,7 @@
 use super::{Cx, Event};
 use crate::config::HostInterfaceConfig;
 use crate::flash::NONE;
+use crate::ftl::zones::ZoneError;
 use crate::host::link::{Dir, Direction, Wire, SQE_BYTES};
 use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
 use ssdlab_workload::{HostOp, HostRequest};
@@ -55,6 +56,8 @@ struct Cmd {
     submit_ns: u64,
     down_bytes: u64,
     up_bytes: u64,
+    /// The device refused it (its status goes back with the completion).
+    error: Option<ZoneError>,
 }
 
 /// A request split into several commands.
@@ -63,6 +66,8 @@ struct Parent {
     req: HostRequest,
     submit_ns: u64,
     left: u32,
+    /// The first status a part failed with: the request fails with it.
+    error: Option<ZoneError>,
 }
 
 /// A slab of reusable slots.
@@ -118,8 +123,8 @@ pub(super) enum Action {
     /// Hand the command to the device (decode, FTL): flow, request, command id.
     Dispatch(u16, HostRequest, u32),
     /// The host saw the completion of (the last command of) a request: flow, request,
-    /// host submission time.
-    Completed(u16, HostRequest, u64),
+    /// host submission time, and the status it failed with, if it did.
+    Completed(u16, HostRequest, u64, Option<ZoneError>),
 }
 
 pub(super) struct HostInterface {
@@ -206,6 +211,7 @@ impl HostInterface {
             req: r,
             submit_ns: now,
             left: parts as u32,
+            error: None,
         });
         for k in 0..parts {
             let off = k * m;
@@ -227,6 +233,7 @@ impl HostInterface {
             submit_ns: now,
             down_bytes: 0,
             up_bytes: 0,
+            error: None,
         });
         self.traffic[f].commands += 1;
         let b = self.wire.doorbell();
@@ -358,10 +365,12 @@ impl HostInterface {
         }
     }
 
-    /// The front end is done with command `id`: a read's data and the completion go up.
-    pub fn device_done(&mut self, id: u32, cx: &mut Cx) {
+    /// The front end is done with command `id` (failed with `error`, if it did): a read's
+    /// data and the completion go up.
+    pub fn device_done(&mut self, id: u32, error: Option<ZoneError>, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Device);
+        self.cmds.slots[id as usize].error = error;
         let mut b = self.wire.completion();
         if c.req.op == HostOp::Read && c.req.size_bytes > 0 {
             b += self.wire.data(c.req.size_bytes);
@@ -385,15 +394,16 @@ impl HostInterface {
         }
         if c.parent == NONE {
             self.actions
-                .push(Action::Completed(c.flow, c.req, c.submit_ns));
+                .push(Action::Completed(c.flow, c.req, c.submit_ns, c.error));
             return;
         }
         let p = &mut self.parents.slots[c.parent as usize];
         p.left -= 1;
+        p.error = p.error.or(c.error);
         if p.left == 0 {
             let p = self.parents.remove(c.parent);
             self.actions
-                .push(Action::Completed(c.flow, p.req, p.submit_ns));
+                .push(Action::Completed(c.flow, p.req, p.submit_ns, p.error));
         }
     }
 }
