@@ -909,6 +909,12 @@ impl OpAdvice {
 /// Cost/performance table over OP for `cfg`'s device and workload (model only). The
 /// logical capacity of `cfg` is kept; OP adds physical capacity.
 pub fn advise(cfg: &Config, p: &AdviseParams) -> Result<OpAdvice> {
+    if cfg.device.zns.is_some() {
+        return Err(ExperimentError::invalid(
+            "device.zns",
+            "op-advise sizes the over-provisioning a conventional device's GC needs; a zoned device has no device GC and no over-provisioning (its spare is the host's: with the log-structured layer, workload.spare_ratio; compare values with `ssdlab sweep CONFIG --grid workload.spare_ratio=0.07,0.14,0.28`)",
+        ));
+    }
     let d = cfg.validate()?;
     let policy = model_policy(cfg)?;
     let (traffic, traffic_note) = traffic_of(cfg)?;

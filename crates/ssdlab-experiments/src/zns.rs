@@ -517,13 +517,6 @@ pub struct ZnsReport {
     pub wall_s: f64,
 }
 
-/// What the host layer counted so far (cumulative over the workload's phases): user bytes
-/// written, bytes relocated; `None` without the layer.
-fn layer_bytes(r: &Results) -> Option<(u64, u64)> {
-    let w = &r.workload;
-    (w.host_user_write_bytes > 0).then_some((w.host_user_write_bytes, w.host_gc_write_bytes))
-}
-
 /// Zone resets so far (since the device was built).
 fn zone_resets(r: &Results) -> Option<u64> {
     r.zns.as_ref().map(|z| z.resets)
@@ -562,20 +555,9 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         .as_ref()
         .ok_or_else(|| ExperimentError::invalid("mode", "the study needs the timed mode"))?;
     let write_bytes = r.host.counters.write_bytes;
-    // The layer's counters and the device's zone counters are cumulative: the measured
-    // phase's share is the difference. The layer's relocation reads are device reads too.
-    let (user_write_bytes, user_read_bytes) = match (layer_bytes(&r), layer_bytes(&w0)) {
-        (Some((u1, g1)), Some((u0, g0))) => {
-            (u1 - u0, r.host.counters.read_bytes.saturating_sub(g1 - g0))
-        }
-        _ => (write_bytes, r.host.counters.read_bytes),
-    };
-    let host_waf = if user_write_bytes > 0 {
-        write_bytes as f64 / user_write_bytes as f64
-    } else {
-        1.0
-    };
-    let s = r.host.sim_time_ns.max(1) as f64 / 1e9;
+    // The user's figures: the host layer's counters of the measured phase (results count
+    // a phase's own), the device's without a layer.
+    let user = r.user_figures();
     let resets = zone_resets(&r).map(|n| n - zone_resets(&w0).unwrap_or(0));
     Ok(ZnsRun {
         device,
@@ -584,13 +566,13 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         user_capacity_bytes,
         warmup_write_bytes: w0.host.counters.write_bytes,
         write_bytes,
-        user_write_bytes,
-        user_read_bytes,
+        user_write_bytes: user.write_bytes,
+        user_read_bytes: user.read_bytes,
         sim_time_ns: r.host.sim_time_ns,
         device_waf: r.waf,
-        host_waf,
-        total_waf: r.waf * host_waf,
-        user_mb_per_s: (user_write_bytes + user_read_bytes) as f64 / s / 1e6,
+        host_waf: user.host_waf,
+        total_waf: user.total_waf,
+        user_mb_per_s: user.mb_per_s,
         read: lat.read.clone(),
         write: lat.write.clone(),
         gc_victims: r.gc.invocations,

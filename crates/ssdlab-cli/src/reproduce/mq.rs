@@ -14,11 +14,11 @@ use std::path::Path;
 pub struct MqArgs {
     #[command(flatten)]
     common: super::ReproduceArgs,
-    /// Divide the pages per block (384) and each run's simulated time (400 ms) by this
+    /// Divide the pages per block (384) and each run's simulated time (2000 ms) by this
     /// power of two ≤ 16 (1 = the study as documented).
     #[arg(long, default_value_t = 1)]
     scale: u32,
-    /// Simulated time of each run in ms (overrides 400 / SCALE).
+    /// Simulated time of each run in ms (overrides 2000 / SCALE).
     #[arg(long)]
     duration_ms: Option<f64>,
 }
@@ -215,4 +215,25 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The help states the study's real duration and pages per block (it said 400 ms
+    /// while the runs lasted 2 s).
+    #[test]
+    fn the_help_states_the_studys_duration_and_block() {
+        use clap::Args as _;
+        let help = MqArgs::augment_args(clap::Command::new("mq"))
+            .render_long_help()
+            .to_string();
+        let ms = exp::DURATION_NS / 1_000_000;
+        assert!(help.contains(&format!("({ms} ms)")), "{help}");
+        assert!(help.contains(&format!("overrides {ms} / SCALE")), "{help}");
+        let p = MqParams::paper(1).unwrap();
+        let ppb = p.base.device.geometry.pages_per_block;
+        assert!(help.contains(&format!("pages per block ({ppb})")), "{help}");
+    }
 }
