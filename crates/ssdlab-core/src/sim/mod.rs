@@ -224,7 +224,8 @@ fn user_summary(
     if !w.has_host_layer() {
         return None;
     }
-    let host_waf = stats::round6(w.host_waf().unwrap_or(1.0));
+    // Unrounded: `total_waf = host_waf × waf` exactly.
+    let host_waf = w.host_waf().unwrap_or(1.0);
     let bytes = (w.host_user_read_bytes + w.host_user_write_bytes) as f64;
     Some(UserSummary {
         read_bytes: w.host_user_read_bytes,
@@ -236,7 +237,7 @@ fn user_summary(
             stats::round6(bytes / 1e6 / (sim_time_ns as f64 / 1e9))
         },
         host_waf,
-        total_waf: stats::round6(host_waf * waf),
+        total_waf: host_waf * waf,
     })
 }
 
