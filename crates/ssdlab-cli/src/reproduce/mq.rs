@@ -175,7 +175,7 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(-0.3f64..1.3, 0f64..y_hi)?;
+            .build_cartesian_2d(-0.5f64..1.5, 0f64..y_hi)?;
         c.configure_mesh()
             .x_labels(2)
             .x_label_formatter(&|x| match x.round() as i64 {
@@ -186,26 +186,28 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
             .y_desc("mean latency together / alone")
             .draw()?;
         c.draw_series(LineSeries::new(
-            [(-0.3, 1.0), (1.3, 1.0)],
+            [(-0.5, 1.0), (1.5, 1.0)],
             BLACK.mix(0.3).stroke_width(1),
         ))?;
+        // Bars side by side per arbitration: the two are categories, not points of a line.
+        let w = 0.8 / r.flows.len().max(1) as f64;
         for (k, f) in r.flows.iter().enumerate() {
             let color = COLORS[(k + 1) % COLORS.len()];
-            let pts: Vec<(f64, f64)> = shared
+            let bars: Vec<_> = shared
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| {
+                    let x0 = i as f64 - 0.4 + k as f64 * w;
                     r.row(gc, *s, f.name)
                         .and_then(|x| x.slowdown)
-                        .map(|v| (i as f64, v))
+                        .map(|v| Rectangle::new([(x0, 0.0), (x0 + w, v)], color.filled()))
                 })
                 .collect();
-            c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            c.draw_series(bars)?
                 .label(format!("{} ({})", f.name, f.priority.name()))
                 .legend(move |(a, b)| {
-                    PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
+                    Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
                 });
-            c.draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
         }
         c.configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
