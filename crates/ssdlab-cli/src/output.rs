@@ -234,11 +234,30 @@ pub fn summary(r: &Results) -> String {
         h.counters.flushes,
         h.sim_time_ns as f64 / 1e9
     );
-    let _ = writeln!(
-        s,
-        "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
-        h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
-    );
+    match &r.user {
+        // A host layer between the workload and the device: the user's figure first.
+        Some(u) => {
+            let secs = h.sim_time_ns.max(1) as f64 / 1e9;
+            let _ = writeln!(
+                s,
+                "throughput: {:.1} MB/s for the user (read {:.1}, write {:.1}); the device: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1}) with the host layer's relocations",
+                u.mb_per_s,
+                u.read_bytes as f64 / 1e6 / secs,
+                u.write_bytes as f64 / 1e6 / secs,
+                h.iops,
+                h.mb_per_s,
+                h.read_mb_per_s,
+                h.write_mb_per_s
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "throughput: {:.0} IOPS, {:.1} MB/s (read {:.1}, write {:.1})",
+                h.iops, h.mb_per_s, h.read_mb_per_s, h.write_mb_per_s
+            );
+        }
+    }
     if h.counters.failed_requests > 0 {
         let _ = writeln!(
             s,
@@ -265,15 +284,38 @@ pub fn summary(r: &Results) -> String {
             z.offline_zones
         );
     }
-    if let Some(hw) = r.workload.host_waf() {
+    if let Some(f) = &r.fdp {
+        let total: u64 = f.host_units_per_handle.iter().sum();
+        let per: Vec<String> = f
+            .host_units_per_handle
+            .iter()
+            .map(|&n| format!("{n} ({:.0} %)", n as f64 * 100.0 / total.max(1) as f64))
+            .collect();
+        let _ = writeln!(
+            s,
+            "FDP: {} handles, {} placement ids; host units per handle {}; {} writes refused (unknown placement id)",
+            f.handles,
+            f.placement_ids,
+            per.join(", "),
+            f.invalid_placement_ids
+        );
+    }
+    if let Some(u) = &r.user {
         let _ = writeln!(
             s,
             "host log-structured layer: WAF {:.3} ({} user + {} relocated bytes written), total WAF {:.3}",
-            hw,
+            u.host_waf,
             r.workload.host_user_write_bytes,
             r.workload.host_gc_write_bytes,
-            hw * r.waf
+            u.total_waf
         );
+        if u.unmapped_read_bytes > 0 {
+            let _ = writeln!(
+                s,
+                "  {:.1} % of the user's read bytes were of units the layer never wrote (zeros, no device I/O)",
+                u.unmapped_read_bytes as f64 * 100.0 / u.read_bytes.max(1) as f64
+            );
+        }
     }
     if let Some(hi) = &r.host_interface {
         let _ = writeln!(

@@ -106,7 +106,8 @@ fn csv_field(v: &str) -> String {
 fn point_digest(resolved_toml: &str, input: Option<&(PathBuf, String)>) -> String {
     let mut h = blake3::Hasher::new();
     for part in [
-        "ssdlab sweep point v1",
+        // v2: the headline row gained the user's columns (a v1 row would not fit).
+        "ssdlab sweep point v2",
         env!("CARGO_PKG_VERSION"),
         resolved_toml,
         input.map_or("", |(_, d)| d.as_str()),

@@ -745,7 +745,11 @@ fn reproduce_mq_writes_its_table_csv_and_plot() {
         serde_json::from_str(&std::fs::read_to_string(out.join("mq.json")).unwrap()).unwrap();
     assert_eq!(json["slots"], 16);
     assert_eq!(json["runs"].as_array().unwrap().len(), 8);
-    assert!(std::fs::metadata(out.join("mq.svg")).unwrap().len() > 1000);
+    // Bars per arbitration (categories), no line joining RR to WRR (the series' lines
+    // were 2 px wide).
+    let svg = std::fs::read_to_string(out.join("mq.svg")).unwrap();
+    assert!(!svg.contains("stroke-width=\"2\""), "a series line");
+    assert!(svg.matches("<rect").count() >= 1 + 2 * 2 * 2, "bars");
     let o = ssdlab()
         .args(["reproduce", "mq", "--duration-ms", "0", "--out"])
         .arg(&out)
@@ -809,7 +813,13 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("zns.json")).unwrap()).unwrap();
     assert_eq!(json["runs"].as_array().unwrap().len(), 12);
-    assert!(std::fs::metadata(out.join("zns.svg")).unwrap().len() > 1000);
+    // Device, host and total WAF, for each workload.
+    let svg = std::fs::read_to_string(out.join("zns.svg")).unwrap();
+    for f in ["device WAF", "host WAF", "total WAF"] {
+        for m in ["uniform", "hot-cold"] {
+            assert!(svg.contains(&format!("{f}, {m}")), "{f}, {m}");
+        }
+    }
     let o = ssdlab()
         .args(["reproduce", "zns", "--warmup", "0", "--out"])
         .arg(&out)

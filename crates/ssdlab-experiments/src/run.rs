@@ -459,11 +459,75 @@ pub fn timeseries_csv(rows: &[TimeSeriesRow]) -> String {
 /// `config.resolved.toml`: `cfg` with every default filled in, then the derived values as
 /// comments.
 pub fn resolved_toml(cfg: &Config, d: &Derived) -> String {
+    let mut shown = cfg.clone();
+    if cfg.device.zns.is_some() {
+        // A zoned device's zone buffers are power-loss protected, whatever the key says
+        // (docs/zns.md): the effective value.
+        shown.ftl.power_loss_protection = true;
+    }
     format!(
-        "{}\n# ---- derived (read-only) ----\n{}",
-        cfg.to_toml_string(),
-        derived_toml(d)
+        "{}\n# ---- derived (read-only) ----\n{}{}",
+        shown.to_toml_string(),
+        derived_toml(d),
+        zones_toml(cfg, d)
     )
+}
+
+/// A zoned device's zones as `config show` prints them.
+#[derive(Serialize)]
+struct ZonesView {
+    zones: u32,
+    zone_bytes: u64,
+    zone_capacity_bytes: u64,
+    /// Dies a zone stripes over.
+    zone_dies: u32,
+    max_open_zones: u32,
+    max_active_zones: u32,
+    /// What the zones hold: zones × zone capacity.
+    capacity_bytes: u64,
+    /// With the host log-structured layer: the user capacity it offers (the rest of the
+    /// zones is its spare, `workload.spare_ratio`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_layer_user_bytes: Option<u64>,
+    /// Zone write buffers survive power loss: a flush programs nothing.
+    power_loss_protected_buffers: bool,
+}
+
+/// The zones of a zoned device as TOML comments (nothing on a conventional device).
+fn zones_toml(cfg: &Config, d: &Derived) -> String {
+    let (Some(z), Some(geo)) = (&cfg.device.zns, cfg.host_zones(d)) else {
+        return String::new();
+    };
+    let unit = d.geometry.unit_bytes as u64;
+    let layer = match &cfg.workload {
+        ssdlab_workload::WorkloadConfig::LogStructured(l) => {
+            Some(ssdlab_workload::log_structured::user_units(&geo, unit, l.spare_ratio) * unit)
+        }
+        _ => None,
+    };
+    let v = ZonesView {
+        zones: geo.zones,
+        zone_bytes: geo.zone_bytes,
+        zone_capacity_bytes: geo.zone_capacity_bytes,
+        zone_dies: if z.zone_dies == 0 {
+            d.geometry.dies
+        } else {
+            z.zone_dies
+        },
+        max_open_zones: geo.max_open_zones,
+        max_active_zones: geo.max_active_zones,
+        capacity_bytes: geo.zones as u64 * geo.zone_capacity_bytes,
+        host_layer_user_bytes: layer,
+        power_loss_protected_buffers: true,
+    };
+    #[derive(Serialize)]
+    struct Wrap {
+        zones: ZonesView,
+    }
+    let body = toml::to_string(&Wrap { zones: v }).unwrap_or_default();
+    let mut out = String::from("# \n");
+    out.extend(body.lines().map(|l| format!("# {l}\n")));
+    out
 }
 
 #[derive(Serialize)]
@@ -554,16 +618,20 @@ pub fn derived_toml(d: &Derived) -> String {
     body.lines().map(|l| format!("# {l}\n")).collect()
 }
 
-/// The columns of a sweep point's headline row ([`sweep_headline`]).
-pub const SWEEP_HEADLINE: &str = "status,requests,iops,mb_per_s,waf,read_p50_ns,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,erase_stddev,sim_time_ns";
+/// The columns of a sweep point's headline row ([`sweep_headline`]): `mb_per_s` and
+/// `waf` are the device's (every byte it was sent, NAND writes per byte written to it);
+/// `user_mb_per_s`, `host_waf`, `total_waf` the user's, apart from a host layer's own I/O
+/// (the host log-structured layer; without one they are `mb_per_s`, 1 and `waf`).
+pub const SWEEP_HEADLINE: &str = "status,requests,iops,mb_per_s,user_mb_per_s,waf,host_waf,total_waf,read_p50_ns,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,erase_stddev,sim_time_ns";
 
 /// One sweep point's headline figures as a CSV row of [`SWEEP_HEADLINE`] (latencies empty
 /// in the functional mode).
 pub fn sweep_headline(r: &Results) -> String {
     let lat = r.latency_ns.as_ref();
     let f = |x: Option<u64>| x.map_or(String::new(), |v| v.to_string());
+    let user = r.user_figures();
     format!(
-        "{},{},{:.1},{:.3},{:.4},{},{},{},{},{},{},{:.3},{}",
+        "{},{},{:.1},{:.3},{:.3},{:.4},{:.4},{:.4},{},{},{},{},{},{},{:.3},{}",
         serde_json::to_value(r.status)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
@@ -571,7 +639,10 @@ pub fn sweep_headline(r: &Results) -> String {
         r.host.requests,
         r.host.iops,
         r.host.mb_per_s,
+        user.mb_per_s,
         r.waf,
+        user.host_waf,
+        user.total_waf,
         f(lat.map(|l| l.read.p50)),
         f(lat.map(|l| l.read.p99)),
         f(lat.map(|l| l.read.p99_99)),

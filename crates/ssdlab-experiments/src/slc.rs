@@ -913,6 +913,109 @@ mod tests {
         );
     }
 
+    /// Every check of the shape is decided by the runs: one change makes it hold, another
+    /// makes it fail.
+    #[test]
+    fn every_shape_check_can_hold_and_fail() {
+        // fio at N = 2 and 4 (gains +100 % and +50 %), Filebench varmail and fileserver
+        // (+100 % and +10 %); slc-journal: lower journal latency, fewer TLC bytes.
+        let mut runs = Vec::new();
+        let mut pair = |app: &str, mode: &str, fsync: Option<u32>, buffer_s: f64| {
+            for (policy, sim_s, lat, tlc) in [
+                ("slc-buffer", buffer_s, 100.0, 100),
+                ("slc-journal", 1.0, 50.0, 50),
+            ] {
+                let mut r = run(app, policy, None);
+                (r.mode, r.fsync_every, r.sim_s) = (mode.into(), fsync, sim_s);
+                (r.journal_latency_mean_ns, r.journal_latency_p99_ns) = (lat, 2 * lat as u64);
+                r.tlc_direct_bytes = tlc;
+                runs.push(r);
+            }
+        };
+        for mode in ["data", "ordered"] {
+            pair("fio", mode, Some(2), 2.0);
+            pair("fio", mode, Some(4), 1.5);
+            pair(
+                "varmail",
+                mode,
+                None,
+                if mode == "data" { 2.0 } else { 1.1 },
+            );
+            pair("fileserver", mode, None, 1.1);
+        }
+        let base = SlcReport {
+            scale: 16,
+            device: SlcParams::paper().device().unwrap(),
+            runs,
+            wall_s: 0.0,
+        };
+        type Change = Box<dyn Fn(&mut SlcReport)>;
+        fn at<'a>(
+            r: &'a mut SlcReport,
+            app: &str,
+            mode: &str,
+            fsync: Option<u32>,
+            policy: &str,
+        ) -> &'a mut SlcRun {
+            r.runs
+                .iter_mut()
+                .find(|x| {
+                    x.app == app && x.mode == mode && x.fsync_every == fsync && x.policy == policy
+                })
+                .unwrap()
+        }
+        let mut cases: Vec<(String, Change, Change)> = Vec::new();
+        for mode in ["data", "ordered"] {
+            cases.push((
+                format!("fio {mode}: gain positive"),
+                Box::new(|_| {}),
+                Box::new(move |r| at(r, "fio", mode, Some(4), "slc-journal").sim_s = 2.0),
+            ));
+            cases.push((
+                format!("fio {mode}, N = 2: journal write latency lower"),
+                Box::new(|_| {}),
+                Box::new(move |r| {
+                    at(r, "fio", mode, Some(2), "slc-journal").journal_latency_p99_ns = 300
+                }),
+            ));
+        }
+        cases.push((
+            "Filebench: varmail-data the largest gain".into(),
+            Box::new(|_| {}),
+            Box::new(|r| at(r, "fileserver", "data", None, "slc-buffer").sim_s = 3.0),
+        ));
+        cases.push((
+            "Filebench: none below the baseline".into(),
+            Box::new(|_| {}),
+            Box::new(|r| at(r, "fileserver", "ordered", None, "slc-journal").sim_s = 1.2),
+        ));
+        cases.push((
+            "fewer bytes to TLC".into(),
+            Box::new(|_| {}),
+            Box::new(|r| at(r, "varmail", "ordered", None, "slc-journal").tlc_direct_bytes = 200),
+        ));
+        cases.push((
+            "zero journal bytes migrated".into(),
+            Box::new(|_| {}),
+            Box::new(|r| {
+                at(r, "fio", "data", Some(2), "slc-journal").journal_bytes_migrated = 4096
+            }),
+        ));
+        assert_eq!(cases.len(), base.shape().len(), "every check has its case");
+        for (check, good, bad) in &cases {
+            for (change, want) in [(good, true), (bad, false)] {
+                let mut r = base.clone();
+                change(&mut r);
+                let shape = r.shape();
+                let c = shape
+                    .iter()
+                    .find(|c| c.0.starts_with(check.as_str()))
+                    .unwrap_or_else(|| panic!("{check}: {shape:?}"));
+                assert_eq!(c.1, Some(want), "{check}: {c:?}");
+            }
+        }
+    }
+
     /// The sizes the header prints are the scaled device's: scale 16 has 2 planes, a
     /// sixteenth of the 64 GiB, 48 MiB of SLC buffer and an 8 MiB journal.
     #[test]

@@ -611,6 +611,94 @@ mod tests {
         }
     }
 
+    /// Every check of the shape is decided by the runs: one change makes it hold, another
+    /// makes it fail.
+    #[test]
+    fn every_shape_check_can_hold_and_fail() {
+        let mut runs = Vec::new();
+        for (a, fb, moved, wl) in [
+            ("GA", 100.0, 100, 0),
+            ("DP", 100.0, 100, 0),
+            ("BET", 150.0, 10_000, 0),
+            ("PET-TH90", 300.0, 100, 0),
+            ("PET-TH95", 280.0, 100, 0),
+            ("PET-TH97", 200.0, 100, 0),
+            ("EPET-TH90", 400.0, 1000, 500),
+            ("EPET-TH95", 395.0, 900, 400),
+            ("EPET-TH97", 390.0, 800, 300),
+            ("EPET-TH98", 385.0, 700, 200),
+            ("EPET-TH99", 380.0, 600, 100),
+        ] {
+            let mut r = run(a, fb);
+            (r.page_migrations, r.wl_page_migrations) = (moved, wl);
+            r.gap_pct = 0.5;
+            if a == "BET" {
+                r.erase_stddev = 0.5;
+            }
+            runs.push(r);
+        }
+        let base = WlReport {
+            endurance: 1000,
+            blocks: 64,
+            runs,
+            wall_s: 0.0,
+        };
+        type Change = Box<dyn Fn(&mut WlReport)>;
+        fn at<'a>(r: &'a mut WlReport, a: &str) -> &'a mut WlRun {
+            r.runs.iter_mut().find(|x| x.algorithm == a).unwrap()
+        }
+        let cases: Vec<(&str, Change)> = vec![
+            (
+                "EPET-TH90 first bad and lifetime",
+                Box::new(|r| at(r, "EPET-TH90").failure_s = 200.0),
+            ),
+            (
+                "EPET > PET first bad",
+                Box::new(|r| at(r, "PET-TH95").first_bad_s = 500.0),
+            ),
+            (
+                "BET has the most page migrations",
+                Box::new(|r| at(r, "EPET-TH95").page_migrations = 5000),
+            ),
+            (
+                "BET has the lowest erase-count stddev",
+                Box::new(|r| at(r, "DP").erase_stddev = 0.1),
+            ),
+            (
+                "EPET's wear-leveling migrations fall",
+                Box::new(|r| at(r, "EPET-TH97").wl_page_migrations = 450),
+            ),
+            (
+                "EPET first bad falls slowly",
+                Box::new(|r| at(r, "EPET-TH99").first_bad_s = 200.0),
+            ),
+            (
+                "PET first bad more TH-sensitive",
+                Box::new(|r| at(r, "PET-TH97").first_bad_s = 299.0),
+            ),
+            (
+                "EPET gap <= 1 %",
+                Box::new(|r| at(r, "EPET-TH98").gap_pct = 2.0),
+            ),
+            ("DP ≈ GA", Box::new(|r| at(r, "DP").first_bad_s = 150.0)),
+        ];
+        assert_eq!(cases.len(), base.shape().len(), "every check has its case");
+        let holds = |r: &WlReport, check: &str| {
+            let shape = r.shape();
+            shape
+                .iter()
+                .find(|c| c.1.starts_with(check))
+                .unwrap_or_else(|| panic!("{check}: {shape:?}"))
+                .2
+        };
+        for (check, bad) in &cases {
+            assert_eq!(holds(&base, check), Some(true), "{check}");
+            let mut r = base.clone();
+            bad(&mut r);
+            assert_eq!(holds(&r, check), Some(false), "{check}");
+        }
+    }
+
     /// A change is printed with one sign: EPET's first bad block coming later at TH97
     /// is "+1.7 %" (it was "--1.7 %").
     #[test]

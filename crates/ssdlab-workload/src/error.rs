@@ -22,6 +22,10 @@ pub enum WorkloadError {
         /// (`{:#}`) would print it twice.
         err: std::io::Error,
     },
+    /// A source cannot go on: a request its later ones depend on failed on the device
+    /// ([`crate::RequestSource::request_failed`]).
+    #[error("workload: {0}")]
+    Failed(String),
 }
 
 impl WorkloadError {

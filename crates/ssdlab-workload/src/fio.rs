@@ -461,6 +461,16 @@ impl BlockSizes {
         }
     }
 
+    /// A size this can draw that is not a multiple of `unit` (a range draws multiples of
+    /// its low end).
+    fn not_multiple_of(&self, unit: u64) -> Option<u64> {
+        let off = |s: &u64| unit > 0 && !s.is_multiple_of(unit);
+        match self {
+            BlockSizes::Fixed(s) | BlockSizes::Range(s, _) => Some(*s).filter(off),
+            BlockSizes::Split(v) => v.iter().map(|e| e.0).find(off),
+        }
+    }
+
     fn sample(&self, rng: &mut SimRng) -> u64 {
         match self {
             BlockSizes::Fixed(s) => *s,
@@ -961,6 +971,14 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
             return Err(bs_line(format!(
                 "a write of {} bytes exceeds the zone size ({zb} bytes)",
                 sizes[1].max()
+            )));
+        }
+        if let Some(s) = sizes[1].not_multiple_of(ctx.unit_bytes).filter(|_| wr) {
+            // fio's zbd_verify_bs: a zone write covers whole logical blocks (here the
+            // mapping unit); the device refuses any other with zone_invalid_write.
+            return Err(bs_line(format!(
+                "a write of {s} bytes is not a multiple of the device's mapping unit ({} bytes): with zonemode=zbd every write must cover whole units, or the device refuses it (zone_invalid_write) and the job loses every write",
+                ctx.unit_bytes
             )));
         }
         if wr && sizes[1].min() > geo.zone_capacity_bytes {

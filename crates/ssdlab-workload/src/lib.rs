@@ -122,6 +122,16 @@ pub trait RequestSource: Send {
     fn thread_counters(&mut self) -> Option<&mut stats::WorkloadStats> {
         None
     }
+
+    /// Request `r`, which this source gave, failed: the device refused it with the NVMe
+    /// status `status` (e.g. `zone_invalid_write`; results.json counts it, and in no other
+    /// count). The drivers call it when the request completes. A source whose later
+    /// requests rest on its earlier ones succeeding (the host log-structured layer) returns
+    /// an error, and the run stops there rather than go on from a state the device does
+    /// not share; the default ignores it (a trace or fio job replays its requests anyway).
+    fn request_failed(&mut self, _r: &HostRequest, _status: &str) -> Result<(), WorkloadError> {
+        Ok(())
+    }
 }
 
 /// Most flows (submission queues) a workload may have: NVMe's most I/O queues, and the

@@ -347,7 +347,10 @@ impl HostLayer {
             ));
         }
         match r.op {
-            HostOp::Read => self.read(r, out),
+            HostOp::Read => {
+                let unmapped = self.read(r, out);
+                self.stats.add_host_user_read(r.size_bytes, unmapped);
+            }
             HostOp::Write => self.write(r, out)?,
             HostOp::Trim => self.trim(r),
             _ => unreachable!("flushes and zone commands are handled above"),
@@ -491,7 +494,8 @@ impl HostLayer {
         Ok(())
     }
 
-    fn read(&self, r: &HostRequest, out: &mut VecDeque<HostRequest>) {
+    /// Returns the bytes of units never written (or trimmed): read as zeros, no request.
+    fn read(&self, r: &HostRequest, out: &mut VecDeque<HostRequest>) -> u64 {
         let u = self.unit_bytes;
         let (lo, hi) = (r.offset_bytes, r.offset_bytes + r.size_bytes);
         // (first byte, bytes, last physical unit)
@@ -507,13 +511,15 @@ impl HostLayer {
                 });
             }
         };
+        let mut unmapped = 0;
         for l in lo / u..hi.div_ceil(u) {
             let pu = self.l2p[l as usize];
+            let (blo, bhi) = (lo.max(l * u), hi.min((l + 1) * u));
             if pu == NONE {
                 // Nothing to read; the units on either side may still be one run.
+                unmapped += bhi - blo;
                 continue;
             }
-            let (blo, bhi) = (lo.max(l * u), hi.min((l + 1) * u));
             let at = self.pu_bytes(pu) + (blo - l * u);
             match &mut run {
                 Some((rat, rlen, last))
@@ -531,6 +537,7 @@ impl HostLayer {
             }
         }
         flush(&mut run, out);
+        unmapped
     }
 
     /// Unmap the units the trim covers whole.
@@ -662,6 +669,18 @@ impl LogStructuredSource {
 }
 
 impl RequestSource for LogStructuredSource {
+    /// The layer's requests must never fail: its map, write pointers and GC assume each
+    /// one did what it asked. One that failed stops the run, naming it.
+    fn request_failed(&mut self, r: &HostRequest, status: &str) -> Result<(), WorkloadError> {
+        Err(WorkloadError::Failed(format!(
+            "the log-structured layer's {} of {} bytes at byte {} (zone {}) failed on the device with {status}: the layer's zones no longer match the device's, so the run stops (the layer's requests must never fail; docs/zns.md)",
+            r.op.name(),
+            r.size_bytes,
+            r.offset_bytes,
+            r.offset_bytes / self.layer.zone_bytes
+        )))
+    }
+
     fn next_request(&mut self) -> Result<Option<HostRequest>, WorkloadError> {
         let mut silent = 0u64;
         loop {

@@ -34,6 +34,8 @@ struct Counters {
     journal_write_bytes: AtomicU64,
     write_bytes: AtomicU64,
     host_user_write_bytes: AtomicU64,
+    host_user_read_bytes: AtomicU64,
+    host_user_unmapped_read_bytes: AtomicU64,
     host_gc_write_bytes: AtomicU64,
     host_zone_resets: AtomicU64,
     host_gc_runs: AtomicU64,
@@ -65,6 +67,15 @@ pub struct WorkloadStatsSnapshot {
     /// mapping units). Left out of results.json when 0, as are the three below.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub host_user_write_bytes: u64,
+    /// Host log-structured layer: bytes the inner workload's reads asked for (all of them:
+    /// units never written read as zeros without device I/O, as on a conventional device
+    /// they read without NAND access).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_user_read_bytes: u64,
+    /// Host log-structured layer: of `host_user_read_bytes`, those of units it never wrote
+    /// (or trimmed): zeros, no device request.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub host_user_unmapped_read_bytes: u64,
     /// Host log-structured layer: bytes its GC relocated (read and written again).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub host_gc_write_bytes: u64,
@@ -83,7 +94,7 @@ fn is_zero(v: &u64) -> bool {
 
 impl WorkloadStatsSnapshot {
     /// The counts since `earlier` (a snapshot of the same counters).
-    pub(crate) fn since(&self, earlier: &WorkloadStatsSnapshot) -> WorkloadStatsSnapshot {
+    pub fn since(&self, earlier: &WorkloadStatsSnapshot) -> WorkloadStatsSnapshot {
         WorkloadStatsSnapshot {
             skipped_bad_lines: self.skipped_bad_lines - earlier.skipped_bad_lines,
             zero_size_requests: self.zero_size_requests - earlier.zero_size_requests,
@@ -92,10 +103,22 @@ impl WorkloadStatsSnapshot {
             filtered_records: self.filtered_records - earlier.filtered_records,
             forgotten_submitters: self.forgotten_submitters - earlier.forgotten_submitters,
             host_user_write_bytes: self.host_user_write_bytes - earlier.host_user_write_bytes,
+            host_user_read_bytes: self.host_user_read_bytes - earlier.host_user_read_bytes,
+            host_user_unmapped_read_bytes: self.host_user_unmapped_read_bytes
+                - earlier.host_user_unmapped_read_bytes,
             host_gc_write_bytes: self.host_gc_write_bytes - earlier.host_gc_write_bytes,
             host_zone_resets: self.host_zone_resets - earlier.host_zone_resets,
             host_gc_runs: self.host_gc_runs - earlier.host_gc_runs,
         }
+    }
+
+    /// Whether a host log-structured layer counted anything.
+    pub fn has_host_layer(&self) -> bool {
+        self.host_user_write_bytes
+            + self.host_user_read_bytes
+            + self.host_gc_write_bytes
+            + self.host_zone_resets
+            > 0
     }
 
     /// The host log-structured layer's write amplification, (user + relocated bytes) /
@@ -144,6 +167,11 @@ impl WorkloadStats {
             filtered_records: self.filtered_records(),
             forgotten_submitters: self.0.forgotten_submitters.load(Ordering::Relaxed),
             host_user_write_bytes: self.0.host_user_write_bytes.load(Ordering::Relaxed),
+            host_user_read_bytes: self.0.host_user_read_bytes.load(Ordering::Relaxed),
+            host_user_unmapped_read_bytes: self
+                .0
+                .host_user_unmapped_read_bytes
+                .load(Ordering::Relaxed),
             host_gc_write_bytes: self.0.host_gc_write_bytes.load(Ordering::Relaxed),
             host_zone_resets: self.0.host_zone_resets.load(Ordering::Relaxed),
             host_gc_runs: self.0.host_gc_runs.load(Ordering::Relaxed),
@@ -168,6 +196,10 @@ impl WorkloadStats {
             .fetch_add(d.forgotten_submitters, Ordering::Relaxed);
         c.host_user_write_bytes
             .fetch_add(d.host_user_write_bytes, Ordering::Relaxed);
+        c.host_user_read_bytes
+            .fetch_add(d.host_user_read_bytes, Ordering::Relaxed);
+        c.host_user_unmapped_read_bytes
+            .fetch_add(d.host_user_unmapped_read_bytes, Ordering::Relaxed);
         c.host_gc_write_bytes
             .fetch_add(d.host_gc_write_bytes, Ordering::Relaxed);
         c.host_zone_resets
@@ -227,6 +259,17 @@ impl WorkloadStats {
         self.0
             .host_user_write_bytes
             .fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A user read of `bytes` through the host layer, `unmapped` of them of units never
+    /// written.
+    pub(crate) fn add_host_user_read(&self, bytes: u64, unmapped: u64) {
+        self.0
+            .host_user_read_bytes
+            .fetch_add(bytes, Ordering::Relaxed);
+        self.0
+            .host_user_unmapped_read_bytes
+            .fetch_add(unmapped, Ordering::Relaxed);
     }
 
     /// One GC victim relocated (`bytes` of valid data moved) and reset.

@@ -14,11 +14,11 @@ use std::path::Path;
 pub struct MqArgs {
     #[command(flatten)]
     common: super::ReproduceArgs,
-    /// Divide the pages per block (384) and each run's simulated time (400 ms) by this
+    /// Divide the pages per block (384) and each run's simulated time (2000 ms) by this
     /// power of two ≤ 16 (1 = the study as documented).
     #[arg(long, default_value_t = 1)]
     scale: u32,
-    /// Simulated time of each run in ms (overrides 400 / SCALE).
+    /// Simulated time of each run in ms (overrides 2000 / SCALE).
     #[arg(long)]
     duration_ms: Option<f64>,
 }
@@ -176,7 +176,7 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(-0.3f64..1.3, 0f64..y_hi)?;
+            .build_cartesian_2d(-0.5f64..1.5, 0f64..y_hi)?;
         c.configure_mesh()
             .x_labels(2)
             .x_label_formatter(&|x| match x.round() as i64 {
@@ -187,26 +187,28 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
             .y_desc("mean latency together / alone")
             .draw()?;
         c.draw_series(LineSeries::new(
-            [(-0.3, 1.0), (1.3, 1.0)],
+            [(-0.5, 1.0), (1.5, 1.0)],
             BLACK.mix(0.3).stroke_width(1),
         ))?;
+        // Bars side by side per arbitration: the two are categories, not points of a line.
+        let w = 0.8 / r.flows.len().max(1) as f64;
         for (k, f) in r.flows.iter().enumerate() {
             let color = COLORS[(k + 1) % COLORS.len()];
-            let pts: Vec<(f64, f64)> = shared
+            let bars: Vec<_> = shared
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| {
+                    let x0 = i as f64 - 0.4 + k as f64 * w;
                     r.row(gc, *s, f.name)
                         .and_then(|x| x.slowdown)
-                        .map(|v| (i as f64, v))
+                        .map(|v| Rectangle::new([(x0, 0.0), (x0 + w, v)], color.filled()))
                 })
                 .collect();
-            c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+            c.draw_series(bars)?
                 .label(format!("{} ({})", f.name, f.priority.name()))
                 .legend(move |(a, b)| {
-                    PathElement::new(vec![(a, b), (a + 20, b)], color.stroke_width(2))
+                    Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
                 });
-            c.draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
         }
         c.configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
@@ -216,4 +218,25 @@ fn plot(r: &MqReport, path: &Path) -> Result<()> {
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The help states the study's real duration and pages per block (it said 400 ms
+    /// while the runs lasted 2 s).
+    #[test]
+    fn the_help_states_the_studys_duration_and_block() {
+        use clap::Args as _;
+        let help = MqArgs::augment_args(clap::Command::new("mq"))
+            .render_long_help()
+            .to_string();
+        let ms = exp::DURATION_NS / 1_000_000;
+        assert!(help.contains(&format!("({ms} ms)")), "{help}");
+        assert!(help.contains(&format!("overrides {ms} / SCALE")), "{help}");
+        let p = MqParams::paper(1).unwrap();
+        let ppb = p.base.device.geometry.pages_per_block;
+        assert!(help.contains(&format!("pages per block ({ppb})")), "{help}");
+    }
 }

@@ -148,6 +148,18 @@ fn markdown(s: &OpSweep, p: &OpSweepParams, scale: f64) -> String {
         .iter()
         .map(|p| p.waf_rel_err.abs())
         .fold(0.0, f64::max);
+    let checks: Vec<_> = s
+        .shape()
+        .into_iter()
+        .map(|(name, ok, d)| (String::new(), name, ok, d))
+        .collect();
+    o += &super::shape_section(
+        "the paper's trend; the model",
+        None,
+        &checks,
+        s.points.len(),
+        s.wall_s,
+    );
     let _ = writeln!(
         o,
         "\nLargest |WAF error| {:.2} %. Sweep wall time {:.1} s on {} threads (per point: {}).",

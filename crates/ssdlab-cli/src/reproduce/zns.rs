@@ -143,61 +143,78 @@ fn markdown(r: &ZnsReport, p: &ZnsParams) -> String {
     o
 }
 
-/// Total WAF per device and spare, one panel per workload.
+/// The three write amplifications (device, host layer, total = host × device) per device
+/// and spare: a row of panels per workload, one panel per figure on a shared scale.
 fn plot(r: &ZnsReport, path: &Path) -> Result<()> {
-    let root = SVGBackend::new(path, (1200, 500)).into_drawing_area();
+    let root = SVGBackend::new(path, (1500, 900)).into_drawing_area();
     root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(600);
     let mut spares: Vec<f64> = Vec::new();
     for x in &r.runs {
         if !spares.contains(&x.spare) {
             spares.push(x.spare);
         }
     }
-    let y_hi = r.runs.iter().map(|x| x.total_waf).fold(1.0f64, f64::max) * 1.2;
+    let y_hi = r
+        .runs
+        .iter()
+        .flat_map(|x| [x.total_waf, x.host_waf, x.device_waf])
+        .fold(1.0f64, f64::max)
+        * 1.2;
     let n = spares.len() as f64;
-    for (mix, area) in [(Mix::Uniform, left), (Mix::HotCold, right)] {
-        let mut c = ChartBuilder::on(&area)
-            .caption(format!("total WAF, {}", mix.name()), ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..y_hi)?;
-        let labels = spares.clone();
-        c.configure_mesh()
-            .x_labels(spares.len())
-            .x_label_formatter(&|x| {
-                let i = x.round();
-                if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                    format!("spare {:.0} %", labels[i as usize] * 100.0)
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc("host WAF x device WAF")
-            .draw()?;
-        for (k, d) in Device::ALL.iter().enumerate() {
-            let color = COLORS[(k + 1) % COLORS.len()];
-            let w = 0.25;
-            let x0 = |i: usize| i as f64 - 0.375 + k as f64 * w;
-            let bars: Vec<_> = spares
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    r.run_of(*d, mix, *s).map(|x| {
-                        Rectangle::new([(x0(i), 0.0), (x0(i) + w, x.total_waf)], color.filled())
-                    })
+    type Figure = fn(&exp::ZnsRun) -> f64;
+    let figures: [(&str, &str, Figure); 3] = [
+        ("device WAF", "NAND writes / device writes", |x| {
+            x.device_waf
+        }),
+        ("host WAF", "device writes / user writes", |x| x.host_waf),
+        ("total WAF", "host WAF x device WAF", |x| x.total_waf),
+    ];
+    let rows = root.split_evenly((2, 3));
+    for (m, mix) in [Mix::Uniform, Mix::HotCold].into_iter().enumerate() {
+        for (f, (name, desc, value)) in figures.iter().enumerate() {
+            let area = &rows[m * 3 + f];
+            let mut c = ChartBuilder::on(area)
+                .caption(format!("{name}, {}", mix.name()), ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(35)
+                .y_label_area_size(50)
+                .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..y_hi)?;
+            let labels = spares.clone();
+            c.configure_mesh()
+                .x_labels(spares.len())
+                .x_label_formatter(&|x| {
+                    let i = x.round();
+                    if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                        format!("spare {:.0} %", labels[i as usize] * 100.0)
+                    } else {
+                        String::new()
+                    }
                 })
-                .collect();
-            c.draw_series(bars)?.label(d.name()).legend(move |(a, b)| {
-                Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
-            });
+                .y_desc(*desc)
+                .draw()?;
+            for (k, d) in Device::ALL.iter().enumerate() {
+                let color = COLORS[(k + 1) % COLORS.len()];
+                let w = 0.25;
+                let x0 = |i: usize| i as f64 - 0.375 + k as f64 * w;
+                let bars: Vec<_> = spares
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| {
+                        r.run_of(*d, mix, *s).map(|x| {
+                            Rectangle::new([(x0(i), 0.0), (x0(i) + w, value(x))], color.filled())
+                        })
+                    })
+                    .collect();
+                c.draw_series(bars)?.label(d.name()).legend(move |(a, b)| {
+                    Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
+                });
+            }
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
     }
     root.present()?;
     Ok(())

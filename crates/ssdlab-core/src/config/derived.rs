@@ -336,6 +336,23 @@ impl Derived {
                 ),
             ));
         }
+        if let (Some(z), Mode::Timed) = (&c.device.zns, c.mode) {
+            // Each active zone may hold a partial page in the buffer, and a zone's page
+            // packs only that zone's next units: a buffer full of partial pages would wait
+            // for ever (FDP lanes pad one instead; a zone cannot).
+            let need = z.max_active_zones as u64 * (slots_per_page as u64 - 1) + 1;
+            if (write_buffer_units as u64) < need {
+                return Err(err(
+                    "ftl.write_buffer_bytes",
+                    format!(
+                        "{} can fill with a partial page of each of the {} active zones ([device.zns] max_active_zones), and no zone's page could then go out: a zoned device needs at least {} bytes (max_active_zones × (units per page − 1) + 1 units)",
+                        f.write_buffer_bytes,
+                        z.max_active_zones,
+                        need * unit_bytes as u64
+                    ),
+                ));
+            }
+        }
 
         Ok(Derived {
             geometry,
@@ -586,6 +603,10 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         .check()
         .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
     let wear = f.wear_leveling.migrates();
+    // FDP: every reclaim-unit handle is a write lane with a host stream of its own in each
+    // region host pages reach, and a GC stream of its own wherever its blocks are
+    // collected into their own region (GC never mixes handles).
+    let lanes = c.device.fdp.as_ref().map_or(1, |f| f.handles);
     let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
     let mut first = 0;
     for (i, r) in out.iter_mut().enumerate() {
@@ -600,7 +621,14 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             .enumerate()
             .any(|(j, &t)| j != i && t == r.id);
         let wl = wear && r.content == RegionContent::Data;
-        r.open_blocks_per_plane = host as u32 + own_gc as u32 + inbound as u32 + wl as u32;
+        // Translation pages take lane 0's streams only.
+        let lanes = if r.content == RegionContent::Translation {
+            1
+        } else {
+            lanes
+        };
+        r.open_blocks_per_plane =
+            lanes * (host as u32 + own_gc as u32) + inbound as u32 + wl as u32;
         r.reserve_blocks_per_plane = r.open_blocks_per_plane + r.gc_hard_free_blocks;
         r.first_index = first;
         first += r.blocks_per_plane;
@@ -777,10 +805,17 @@ fn data_capacity(c: &Config, g: &Geometry, r: &RegionGeometry) -> Result<(u64, f
     let max_logical_units = planes * (per_plane_room - slack_units - needed_garbage);
     let min_op = slots as f64 / max_logical_units as f64 - 1.0;
     if logical_units > max_logical_units {
+        let handles = match &c.device.fdp {
+            Some(f) if f.handles > 1 => format!(
+                " ([device.fdp] handles = {}: a host and a GC block open per handle)",
+                f.handles
+            ),
+            _ => String::new(),
+        };
         return Err(err(
             "device.over_provisioning_ratio",
             format!(
-                "{op} leaves GC no room: each plane needs {reserve} reserve blocks (open blocks + gc_hard_free_blocks), one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {min_op:.6}"
+                "{op} leaves GC no room: each plane needs {reserve} reserve blocks (open blocks + gc_hard_free_blocks){handles}, one block of balance slack when there are several planes, and some spare space; the minimum for this geometry is {min_op:.6}"
             ),
         ));
     }

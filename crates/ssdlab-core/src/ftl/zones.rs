@@ -135,7 +135,8 @@ struct Zone {
     placed: u32,
     /// Pages placed.
     pages: u32,
-    /// Write lane while the zone holds one, else `NO_LANE`.
+    /// Write lane while the zone holds one, else [`NO_LANE`] (none, or an active zone
+    /// waiting for one: [`Zones::acquire_lane`]).
     lane: u8,
     /// When it was (implicitly) opened: the oldest implicitly opened zone is closed first.
     opened_seq: u64,
@@ -143,7 +144,9 @@ struct Zone {
     blocks: Vec<u32>,
 }
 
-const NO_LANE: u8 = u8::MAX;
+/// No write lane: a zone holding none, or one waiting for one (every lane was held when it
+/// opened: by active zones and by full zones whose last pages wait for placement).
+pub const NO_LANE: u8 = u8::MAX;
 
 /// The zones of a zoned device; owned by the FTL ([`Ftl::zones`]).
 #[derive(Clone)]
@@ -163,6 +166,9 @@ pub struct Zones {
     free_lanes: Vec<u8>,
     /// Zone holding each lane (`NONE` when free).
     lane_zone: [u32; MAX_LANES],
+    /// Zones waiting for a lane ([`Zones::acquire_lane`]): they get lanes in the order
+    /// they opened, so while any waits a newly opened zone waits too.
+    lane_waiters: u32,
     /// A reset is waiting for this block's programs to complete before its erase.
     erase_when_closed: Vec<bool>,
     seq: u64,
@@ -172,7 +178,9 @@ pub struct Zones {
 /// What a zone write or append decoded to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZoneWrite {
-    /// The write lane of the zone.
+    /// The write lane of the zone, or [`NO_LANE`]: every lane is held and the write's
+    /// units wait for one ([`Zones::acquire_lane`]) before they enter the buffer (a
+    /// device resource, not a host-visible error).
     pub lane: u8,
     /// First unit written (the write pointer, for an append).
     pub first: u32,
@@ -226,6 +234,7 @@ impl Zones {
             active: 0,
             free_lanes: (1..MAX_LANES as u8).rev().collect(),
             lane_zone: [NONE; MAX_LANES],
+            lane_waiters: 0,
             erase_when_closed: vec![false; g.blocks as usize],
             seq: 0,
             sum: ZnsSummary {
@@ -322,13 +331,14 @@ impl Zones {
             }
         }
         if st == ZoneState::Empty {
-            let Some(lane) = self.free_lanes.pop() else {
-                // Every lane is held by zones whose last pages wait for placement.
-                return Err(ZoneError::TooManyActive);
-            };
             self.active += 1;
-            self.zone[z as usize].lane = lane;
-            self.lane_zone[lane as usize] = z;
+            // Lanes go to zones in the order they opened: none while another zone waits.
+            // Every lane held (active zones, and full zones whose last pages wait for
+            // placement) is the device's shortage, not the host's error: the zone's
+            // writes wait for a lane before entering the buffer.
+            if self.lane_waiters > 0 || self.take_lane(z).is_none() {
+                self.lane_waiters += 1;
+            }
         }
         self.open += 1;
         self.seq += 1;
@@ -338,9 +348,37 @@ impl Zones {
         Ok(())
     }
 
+    /// Give zone `z` a free lane, if there is one.
+    fn take_lane(&mut self, z: u32) -> Option<u8> {
+        let lane = self.free_lanes.pop()?;
+        self.zone[z as usize].lane = lane;
+        self.lane_zone[lane as usize] = z;
+        Some(lane)
+    }
+
+    /// The lane of zone `z`, taking a free one if the zone waits for one (the oldest
+    /// waiting zone's writes come first: the drivers ask in submission order); `None`
+    /// while every lane is held (one frees when a full zone's last page is placed).
+    pub fn acquire_lane(&mut self, z: u32) -> Option<u8> {
+        let l = self.zone[z as usize].lane;
+        if l != NO_LANE {
+            return Some(l);
+        }
+        let lane = self.take_lane(z)?;
+        self.lane_waiters -= 1;
+        Some(lane)
+    }
+
+    /// Whether zone `z` waits for a lane: active or holding units not placed, without one.
+    fn waits_for_lane(&self, z: u32) -> bool {
+        let zone = &self.zone[z as usize];
+        zone.lane == NO_LANE && (zone.state.is_active() || zone.placed < zone.wp)
+    }
+
     /// Zone `z` leaves the open/closed states for `to` (full, empty, offline).
     fn deactivate(&mut self, z: u32, to: ZoneState) {
         let st = self.zone[z as usize].state;
+        let waited = self.waits_for_lane(z);
         if st.is_open() {
             self.open -= 1;
         }
@@ -348,6 +386,15 @@ impl Zones {
             self.active -= 1;
         }
         self.zone[z as usize].state = to;
+        self.stop_waiting_if_done(z, waited);
+    }
+
+    /// Zone `z` waited for a lane (`waited`); if it no longer needs one (nothing left to
+    /// place, not active), it leaves the waiters.
+    fn stop_waiting_if_done(&mut self, z: u32, waited: bool) {
+        if waited && !self.waits_for_lane(z) {
+            self.lane_waiters -= 1;
+        }
     }
 
     /// A write (or, with `append`, a zone append whose `first` is the zone's start) of
@@ -638,11 +685,13 @@ impl Ftl {
             self.trim(lpn, sink)?;
         }
         let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let waited = zs.waits_for_lane(z);
         let zone = &mut zs.zone[z as usize];
         let lane = zone.lane;
         // Every unit counts as placed now: units still buffered were dropped.
         zs.sum.dropped_units += (zone.wp - zone.placed) as u64;
         zone.placed = zone.wp;
+        zs.stop_waiting_if_done(z, waited);
         let _ = state;
         if zs.release_lane_if_idle(z) {
             self.seal_lane(lane, z);

@@ -17,7 +17,7 @@ use super::UnitSpan;
 use crate::base::Version;
 use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
-use crate::ftl::zones::ZoneError;
+use crate::ftl::zones::{ZoneError, NO_LANE};
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -211,6 +211,12 @@ pub trait Driver {
     fn finish(&mut self, req: u32, error: Option<ZoneError>) -> Result<()>;
     /// Units left the buffer (a trim, a zone reset): writes waiting for space may go on.
     fn space_freed(&mut self) -> Result<()>;
+    /// Write `req`, waiting for a write lane (its zone opened while every lane was held),
+    /// took `lane`.
+    fn lane_taken(&mut self, _req: u32, _lane: u8) {}
+    /// Zone `zone` is about to be reset: writes to it still waiting for buffer space or a
+    /// lane insert nothing more (their units count as dropped by the reset).
+    fn zone_resetting(&mut self, _zone: u32) {}
     /// A flush waiting now covers a buffered unit of trim `span` (asked before the trim
     /// drops it): that flush may complete only once the trim is recorded (durable trims),
     /// or a power cut could bring back what the unit held before.
@@ -259,6 +265,7 @@ pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result
         Command::Flush if d.flush_is_free() => d.finish(req, None),
         Command::Flush => d.flush(req),
         Command::ZoneReset { zone } => {
+            d.zone_resetting(zone);
             {
                 let Parts {
                     ftl, buffer, sink, ..
@@ -303,6 +310,21 @@ pub fn put_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) 
 /// [`put_units`] on a zoned device.
 #[inline(never)]
 fn put_zone_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32) -> Result<u32> {
+    let mut w = *w;
+    if w.lane == NO_LANE && done < w.span.count {
+        // Every lane was held when its zone opened: it takes one now, in submission order,
+        // or waits (a full zone's last page placed frees one; that program's completion
+        // serves the waiting writes again).
+        let zs = d.parts().ftl.zones_mut().expect("a zoned device");
+        match zs.acquire_lane(zs.zone_of(w.span.first)) {
+            Some(lane) => {
+                w.lane = lane;
+                d.lane_taken(req, lane);
+            }
+            None => return Ok(done),
+        }
+    }
+    let w = &w;
     while done < w.span.count {
         let lpn = w.span.first + done;
         if !still_written(d.parts().ftl, lpn, w.lane) {
@@ -314,7 +336,7 @@ fn put_zone_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32)
         }
         done += 1;
     }
-    if last_of_zone(d.parts().ftl, &w.span) {
+    if w.lane != NO_LANE && last_of_zone(d.parts().ftl, &w.span) {
         d.close_lane(w.lane)?;
     }
     d.finish(req, None)?;

@@ -422,7 +422,12 @@ impl Driver for FunctionalDriver<'_> {
 
     #[inline(always)]
     fn write(&mut self, req: u32, w: WriteUnits, _reads_pending: bool) -> Result<()> {
-        command::put_units(self, req, &w, 0)?;
+        // Every full zone's pages are placed at once here, so a zone always finds a lane.
+        if command::put_units(self, req, &w, 0)? < w.span.count {
+            return Err(SimError::Internal {
+                what: format!("no write lane free for the zone of unit {}", w.span.first),
+            });
+        }
         Ok(())
     }
 

@@ -67,6 +67,11 @@ impl Lookahead {
         }
     }
 
+    /// A request of this source failed ([`RequestSource::request_failed`]).
+    pub fn request_failed(&mut self, r: &HostRequest, status: &str) -> Result<(), WorkloadError> {
+        self.source.request_failed(r, status)
+    }
+
     /// The next request into `out`; false when the source is exhausted (see
     /// [`Lookahead::next_ref`]).
     #[inline(always)]

@@ -87,6 +87,30 @@ impl HostSummary {
     }
 }
 
+/// What the user's workload got, apart from a host layer's own I/O (results.json `user`,
+/// present with the host log-structured layer; without one every figure is the device's:
+/// [`Results::user_figures`]). With the layer and no failed request: `host.write_bytes =
+/// write_bytes + workload.host_gc_write_bytes`, `host.read_bytes = read_bytes −
+/// unmapped_read_bytes + workload.host_gc_write_bytes` (relocations are read once and
+/// written once), `total_waf = host_waf × waf`, `host_waf ≥ 1`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct UserSummary {
+    /// Bytes the user's reads asked for (all of them, as a device counts reads of units
+    /// never written).
+    pub read_bytes: u64,
+    /// Of them, bytes of units the host layer never wrote: zeros, read without device I/O
+    /// (0 without a layer: the device counts such reads in `host.unmapped_read_units`).
+    pub unmapped_read_bytes: u64,
+    /// Bytes the user wrote (a host layer: whole mapping units).
+    pub write_bytes: u64,
+    /// User reads and writes per simulated second (10⁶ bytes).
+    pub mb_per_s: f64,
+    /// Bytes written to the device per user byte written (1 without a host layer).
+    pub host_waf: f64,
+    /// NAND writes per user byte written: `host_waf × waf`.
+    pub total_waf: f64,
+}
+
 /// Latency percentiles of the timed mode (the functional mode does not model latency).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct LatencyBlock {
@@ -137,6 +161,10 @@ pub struct Results {
     pub status: RunStatus,
     pub device: DeviceSummary,
     pub host: HostSummary,
+    /// The user's figures, with a host layer between the workload and the device (the
+    /// host log-structured layer): [`UserSummary`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserSummary>,
     /// Timed mode only (`null` in the functional mode, which does not model latency).
     pub latency_ns: Option<LatencyBlock>,
     pub nand: NandSummary,
@@ -189,6 +217,48 @@ pub struct TrimSummary {
     /// The pages that held them: NAND programs, counted in `nand.programs.mapping` (and so
     /// in the WAF); their other slots are in `gc.padding_units`.
     pub record_pages: u64,
+}
+
+impl Results {
+    /// The user's figures: results.json `user` with a host layer, else the device's own
+    /// (user = host bytes, host WAF 1, total WAF = `waf`).
+    pub fn user_figures(&self) -> UserSummary {
+        self.user.clone().unwrap_or_else(|| UserSummary {
+            read_bytes: self.host.counters.read_bytes,
+            unmapped_read_bytes: 0,
+            write_bytes: self.host.counters.write_bytes,
+            mb_per_s: self.host.mb_per_s,
+            host_waf: 1.0,
+            total_waf: self.waf,
+        })
+    }
+}
+
+/// The user's figures with a host layer between the workload and the device: its
+/// counters `w` of this phase, the device's `waf`, over `sim_time_ns`.
+fn user_summary(
+    w: &ssdlab_workload::stats::WorkloadStatsSnapshot,
+    waf: f64,
+    sim_time_ns: u64,
+) -> Option<UserSummary> {
+    if !w.has_host_layer() {
+        return None;
+    }
+    // Unrounded: `total_waf = host_waf × waf` exactly.
+    let host_waf = w.host_waf().unwrap_or(1.0);
+    let bytes = (w.host_user_read_bytes + w.host_user_write_bytes) as f64;
+    Some(UserSummary {
+        read_bytes: w.host_user_read_bytes,
+        unmapped_read_bytes: w.host_user_unmapped_read_bytes,
+        write_bytes: w.host_user_write_bytes,
+        mb_per_s: if sim_time_ns == 0 {
+            0.0
+        } else {
+            stats::round6(bytes / 1e6 / (sim_time_ns as f64 / 1e9))
+        },
+        host_waf,
+        total_waf: host_waf * waf,
+    })
 }
 
 /// Detector decisions against the workload's truth.
@@ -538,6 +608,9 @@ impl Simulation {
         }
         let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
+        // The workload's counters may span phases (one source run in several): results
+        // count this one's.
+        let workload_before = workload_stats.snapshot();
         let unit = self.derived.geometry.unit_bytes as u64;
         let truth = workload_stats.journal_range();
         self.ftl.set_journal_truth(
@@ -552,7 +625,8 @@ impl Simulation {
         phase.journal_truth = truth;
         phase.journal_written = workload_stats.journal_write_bytes();
         let c = diff(&self.ftl.counters_now(), &before);
-        let r = self.view().assemble(phase, &c, workload_stats.snapshot());
+        let workload = workload_stats.snapshot().since(&workload_before);
+        let r = self.view().assemble(phase, &c, workload);
         match r.audit.internal_error() {
             Some(e) if self.audit_strict => Err(e),
             _ => Ok(r),
@@ -627,12 +701,16 @@ impl Simulation {
                 } else {
                     ahead[f].next_ref(d.ftl)?
                 };
-                let Some(req) = next else {
+                let Some(&req) = next else {
                     live[f] = false;
                     live_flows -= 1;
                     continue;
                 };
-                d.submit(req)?;
+                d.submit(&req)?;
+                if let Some(e) = d.last_error() {
+                    // The source hears of it (the host log-structured layer stops the run).
+                    ahead[f].request_failed(&req, e.name())?;
+                }
                 if d.worn_out() {
                     break 'turns;
                 }
@@ -702,6 +780,7 @@ impl View<'_> {
         };
         let journal = self.journal_summary(&phase, c);
         let facts = self.audit_facts(&phase, c);
+        let waf = stats::waf(c, phase.host.write_units, g.slots_per_page);
         let mut r = Results {
             ssdlab_version: env!("CARGO_PKG_VERSION"),
             mode: self.config.mode,
@@ -724,8 +803,9 @@ impl View<'_> {
                 page_bytes: g.page_bytes,
                 unit_bytes: g.unit_bytes,
             },
-            waf: stats::waf(c, phase.host.write_units, g.slots_per_page),
+            waf,
             host: HostSummary::new(phase.host, phase.sim_time_ns),
+            user: user_summary(&workload, waf, phase.sim_time_ns),
             latency_ns: phase.latency,
             nand: NandSummary::of(&c.nand),
             wear: WearSummary::of(&self.ftl.blocks),

@@ -83,7 +83,10 @@ fn cycle(sim: &mut Simulation, seed: u64, writes: u64, cut: bool) -> Result<Cycl
             let off = rng.below(units - k) * 4096;
             let bytes = vec![tag as u8; (k * 4096) as usize];
             served
-                .submit(req(HostOp::Write, tag, off, k * 4096), Some(ssdlab_core::sim::serve::WriteData::Bytes(bytes)))
+                .submit(
+                    req(HostOp::Write, tag, off, k * 4096),
+                    Some(ssdlab_core::sim::serve::WriteData::Bytes(bytes)),
+                )
                 .unwrap();
         }
         if !served.step().unwrap() {

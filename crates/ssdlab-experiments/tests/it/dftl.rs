@@ -126,3 +126,122 @@ fn per_request_breakdown_counts_every_cause_at_the_papers_timing() {
         }
     }
 }
+
+/// A row of the study with the figures the checks read.
+fn row(variant: &str, workload: &'static str, gc: bool, iops: f64) -> dftl::DftlRow {
+    let partitioned = variant.starts_with("dftl-partitioned");
+    dftl::DftlRow {
+        audit_warnings: Vec::new(),
+        variant: variant.into(),
+        workload,
+        gc,
+        iops,
+        mbps: 0.0,
+        waf: Some(match variant {
+            "page-map" => 2.0,
+            "dftl-partitioned-log" => 2.1,
+            _ => 3.0,
+        }),
+        waf_without_translation: None,
+        read_p50_ns: if variant == "page-map" { 100 } else { 200 },
+        read_p99_ns: if variant == "page-map" { 200 } else { 400 },
+        read_p99_99_ns: if variant == "dftl" { 5000 } else { 3000 },
+        read_mean_ns: 0.0,
+        read_max_ns: 0,
+        cmt_hit_ratio: None,
+        translation_reads: 0,
+        translation_writes: 0,
+        read_path_programs: if variant == "dftl" { 10 } else { 0 },
+        relocation_programs: 0,
+        max_nand_reads_per_host_read: partitioned.then_some(2),
+        gc_victims: 0,
+        sim_s: 0.0,
+        wall_s: 0.0,
+        per_request: Default::default(),
+        read_ccdf: Vec::new(),
+    }
+}
+
+/// Each check of the shape, in both device states, on rows changed to make it hold and
+/// to make it fail.
+#[test]
+fn dftl_every_shape_check_can_hold_and_fail() {
+    use crate::shape::{assert_each_can_hold_and_fail, Change};
+    let mut rows = Vec::new();
+    for gc in [false, true] {
+        for (v, write, mixed) in [
+            ("page-map", 1000.0, 1200.0),
+            ("dftl", 500.0, 1000.0),
+            ("dftl-partitioned", 450.0, 900.0),
+            ("dftl-partitioned-log", 825.0, 1150.0),
+        ] {
+            rows.push(row(v, "write", gc, write));
+            rows.push(row(v, "mixed", gc, mixed));
+        }
+    }
+    let base = dftl::DftlReport {
+        timing: DftlTiming::Preset,
+        read_us: 50.0,
+        program_us: 600.0,
+        requests: 1,
+        planes: 2,
+        cmt_share: 0.0,
+        rows,
+        wall_s: 0.0,
+    };
+    let holds = |r: &dftl::DftlReport, key: &str| {
+        let (gc, start) = key.split_once('|').unwrap();
+        r.shape()
+            .into_iter()
+            .find(|c| c.0.to_string() == gc && c.1.starts_with(start))
+            .unwrap_or_else(|| panic!("{key}"))
+            .2
+    };
+    type R = dftl::DftlReport;
+    fn at<'a>(r: &'a mut R, v: &str, w: &str, gc: bool) -> &'a mut dftl::DftlRow {
+        r.rows
+            .iter_mut()
+            .find(|x| x.variant == v && x.workload == w && x.gc == gc)
+            .unwrap()
+    }
+    let mut cases: Vec<(String, Change<R>, Change<R>)> = Vec::new();
+    for gc in [false, true] {
+        let k = |s: &str| format!("{gc}|{s}");
+        cases.push((
+            k("write: log / dftl"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl-partitioned-log", "write", gc).iops = 1500.0),
+        ));
+        cases.push((
+            k("mixed: log / dftl"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl-partitioned-log", "mixed", gc).iops = 2000.0),
+        ));
+        cases.push((
+            k("write IOPS: partitioned ≤ dftl < log ≤ page-map"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl-partitioned", "write", gc).iops = 600.0),
+        ));
+        cases.push((
+            k("write WAF"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl-partitioned-log", "write", gc).waf = Some(3.5)),
+        ));
+        cases.push((
+            k("mixed read latency: page-map fastest"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "page-map", "mixed", gc).read_p99_ns = 1000),
+        ));
+        cases.push((
+            k("partitioned variants"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl-partitioned-log", "mixed", gc).read_path_programs = 1),
+        ));
+        cases.push((
+            k("dftl: programs on reads' paths"),
+            Box::new(|_| {}),
+            Box::new(move |r| at(r, "dftl", "mixed", gc).read_p99_99_ns = 2000),
+        ));
+    }
+    assert_each_can_hold_and_fail(&base, base.shape().len(), holds, cases);
+}

@@ -119,6 +119,83 @@ fn mq_study_rows_arithmetic_and_shape() {
     }
     let md = r.markdown();
     assert!(md.contains("| WRR | reads | high |"), "{md}");
+    every_check_can_hold_and_fail(&r);
+}
+
+/// Each check of the shape, on `r` changed to make it hold and to make it fail.
+fn every_check_can_hold_and_fail(r: &MqReport) {
+    use crate::shape::{assert_each_can_hold_and_fail, Change};
+    let holds = |r: &MqReport, key: &str| {
+        let (group, start) = key.split_once(": ").unwrap();
+        r.shape()
+            .iter()
+            .find(|c| c.group == group && c.check.starts_with(start))
+            .unwrap_or_else(|| panic!("{key}"))
+            .holds
+    };
+    // Set the slowdown of (GC state, sharing, flow).
+    fn sd(r: &mut MqReport, gc: bool, s: Sharing, flow: &str, x: f64) {
+        let row = r
+            .rows
+            .iter_mut()
+            .find(|w| w.gc == gc && w.sharing == s && w.flow == flow)
+            .unwrap();
+        row.slowdown = Some(x);
+    }
+    fn victims(r: &mut MqReport, gc: bool, n: u64) {
+        for run in r.runs.iter_mut().filter(|x| x.gc == gc) {
+            run.gc_victims = n;
+        }
+    }
+    let mut cases: Vec<(String, Change<MqReport>, Change<MqReport>)> = Vec::new();
+    for (gc, g) in [(false, "no GC"), (true, "GC")] {
+        cases.push((
+            format!("{g}: design:"),
+            Box::new(move |r| victims(r, gc, if gc { 5 } else { 0 })),
+            Box::new(move |r| victims(r, gc, if gc { 0 } else { 5 })),
+        ));
+        for flow in ["reads", "writes"] {
+            cases.push((
+                format!("{g}: RR: the {flow} slow down"),
+                Box::new(move |r| sd(r, gc, Sharing::RoundRobin, flow, 2.0)),
+                Box::new(move |r| sd(r, gc, Sharing::RoundRobin, flow, 1.005)),
+            ));
+        }
+        cases.push((
+            format!("{g}: WRR protects"),
+            Box::new(move |r| {
+                sd(r, gc, Sharing::RoundRobin, "reads", 2.0);
+                sd(r, gc, Sharing::WeightedRoundRobin, "reads", 1.5);
+            }),
+            Box::new(move |r| {
+                sd(r, gc, Sharing::RoundRobin, "reads", 2.0);
+                sd(r, gc, Sharing::WeightedRoundRobin, "reads", 1.99);
+            }),
+        ));
+        cases.push((
+            format!("{g}: the write flow pays"),
+            Box::new(move |r| {
+                sd(r, gc, Sharing::RoundRobin, "writes", 1.1);
+                sd(r, gc, Sharing::WeightedRoundRobin, "writes", 1.5);
+            }),
+            Box::new(move |r| {
+                sd(r, gc, Sharing::RoundRobin, "writes", 1.1);
+                sd(r, gc, Sharing::WeightedRoundRobin, "writes", 1.105);
+            }),
+        ));
+    }
+    cases.push((
+        "GC vs no GC: GC makes".into(),
+        Box::new(|r| {
+            sd(r, false, Sharing::RoundRobin, "reads", 2.0);
+            sd(r, true, Sharing::RoundRobin, "reads", 3.0);
+        }),
+        Box::new(|r| {
+            sd(r, false, Sharing::RoundRobin, "reads", 3.0);
+            sd(r, true, Sharing::RoundRobin, "reads", 3.0);
+        }),
+    ));
+    assert_each_can_hold_and_fail(r, r.shape().len(), holds, cases);
 }
 
 #[test]

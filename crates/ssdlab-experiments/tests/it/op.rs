@@ -165,6 +165,37 @@ fn improvement_is_monotone_in_op_and_deterministic() {
         assert!(b.model.waf < a.model.waf);
         assert!(b.model_improvement_pct > a.model_improvement_pct);
     }
+    // The expected shape holds on this sweep, and each check fails on the rows changed
+    // against it.
+    let holds = |s: &op::OpSweep, start: &str| {
+        s.shape()
+            .into_iter()
+            .find(|c| c.0.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}"))
+            .1
+    };
+    type Change = Box<dyn Fn(&mut op::OpSweep)>;
+    let cases: Vec<(&str, Change)> = vec![
+        (
+            "WAF falls",
+            Box::new(|s| s.points[3].sim.waf = s.points[2].sim.waf),
+        ),
+        (
+            "improvement grows with OP",
+            Box::new(|s| s.points[5].improvement_pct = s.points[4].improvement_pct + 20.0),
+        ),
+        (
+            "model WAF within",
+            Box::new(|s| s.points[2].waf_rel_err = -0.04),
+        ),
+    ];
+    assert_eq!(cases.len(), s.shape().len(), "every check has its case");
+    for (check, bad) in &cases {
+        assert_eq!(holds(&s, check), Some(true), "{check}: {:?}", s.shape());
+        let mut x = s.clone();
+        bad(&mut x);
+        assert_eq!(holds(&x, check), Some(false), "{check}");
+    }
     // Same seed, one thread instead of the default pool: identical numbers.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

@@ -285,3 +285,183 @@ fn intensity_axis_starves_erases_under_ies_where_reads_outpace_the_cycle() {
     let md = r.intensity_markdown();
     assert!(md.contains("Erase postponement order I-ES > SSR(s), SSR(d) > D-ES: from ρ = 2 on"));
 }
+
+/// Every check of the shape is decided by the runs: on a report built to satisfy them all,
+/// one change each makes it fail.
+#[test]
+fn ssr_every_shape_check_can_hold_and_fail() {
+    use ssdlab_core::stats::{new_histogram, LatencySummary, SuspendSummary, WearSummary};
+    use ssdlab_experiments::ssr::{IntensityRun, SsrReport, SsrRun};
+    let none = LatencySummary::of(&new_histogram());
+    // (ρ, policy, postponement ms, write p99.99 ms, write MB/s)
+    let axis = [
+        (0.5, "ies", 3.0, 60, 10.0),
+        (0.5, "ssr-dynamic", 2.0, 50, 20.0),
+        (0.5, "ssr-static", 1.5, 40, 20.0),
+        (0.5, "des", 1.0, 30, 20.0),
+        (1.0, "ies", 10.0, 100, 10.0),
+        (1.0, "ssr-dynamic", 5.0, 50, 20.0),
+        (1.0, "ssr-static", 4.0, 40, 20.0),
+        (1.0, "des", 2.0, 30, 20.0),
+        (2.0, "ies", 40.0, 100, 10.0),
+        (2.0, "ssr-dynamic", 6.0, 50, 20.0),
+        (2.0, "ssr-static", 5.0, 40, 20.0),
+        (2.0, "des", 2.5, 30, 20.0),
+    ];
+    let intensity = axis
+        .iter()
+        .map(|&(rho, policy, post_ms, w_ms, mbps)| {
+            let mut write = none.clone();
+            write.p99_99 = w_ms * 1_000_000;
+            let ies_top = policy == "ies" && rho == 2.0;
+            IntensityRun {
+                audit_warnings: Vec::new(),
+                policy,
+                reads_per_cycle: rho,
+                read_interarrival_per_die_ns: 0,
+                offered_read_iops: 0.0,
+                read: none.clone(),
+                write,
+                write_mb_per_s: mbps,
+                read_mb_per_s: 0.0,
+                suspend: SuspendSummary {
+                    erase_postponement_max_ns: (post_ms * 1e6) as u64,
+                    max_suspensions_per_loop: if ies_top { 60 } else { 10 },
+                    max_suspensions_per_erase: if ies_top { 200 } else { 40 },
+                    erases_exceeding_safe_limit: ies_top as u64,
+                    ..Default::default()
+                },
+                sim_time_ns: 0,
+                waf: 1.0,
+                wall_s: 0.0,
+            }
+        })
+        .collect();
+    // QD 16 panels: ρ = 20,000 reads / 4 dies × 100 µs / 1 s = 0.5; I-ES 1.5× SSR(d).
+    let mut runs = Vec::new();
+    for w in SsrWorkload::ALL {
+        for (policy, post_ms) in [("ies", 3.0), ("ssr-dynamic", 2.0)] {
+            let mut read = none.clone();
+            read.count = 20_000;
+            runs.push(SsrRun {
+                audit_warnings: Vec::new(),
+                policy,
+                workload: w.name(),
+                read,
+                write: none.clone(),
+                suspend: SuspendSummary {
+                    erase_postponement_max_ns: (post_ms * 1e6) as u64,
+                    ..Default::default()
+                },
+                requests: 0,
+                sim_time_ns: 1_000_000_000,
+                waf: 1.0,
+                wall_s: 0.0,
+                read_samples_beyond_p99_9999: 0.0,
+                write_samples_beyond_p99_9999: 0.0,
+                erases: Vec::new(),
+                read_ccdf: Vec::new(),
+                write_ccdf: Vec::new(),
+            });
+        }
+    }
+    let base = SsrReport {
+        scale_note: String::new(),
+        precondition_wall_s: 0.0,
+        start_wear: WearSummary {
+            erase_count_min: 0,
+            erase_count_mean: 0.0,
+            erase_count_max: 0,
+            erase_count_stddev: 0.0,
+            bad_blocks: 0,
+        },
+        runs_wall_s: 0.0,
+        runs,
+        intensity,
+        intensity_params: None,
+        suspend_cycle_ns: 100_000,
+        read_service_ns: 0,
+        dies: 4,
+        safe_points_per_loop: vec![("ssr-static", 10), ("ssr-dynamic", 30)],
+        max_erase_loops: 5,
+        intensity_wall_s: 0.0,
+    };
+    fn at<'a>(r: &'a mut SsrReport, policy: &str, rho: f64) -> &'a mut IntensityRun {
+        r.intensity
+            .iter_mut()
+            .find(|x| x.policy == policy && x.reads_per_cycle == rho)
+            .unwrap()
+    }
+    type Change = Box<dyn Fn(&mut SsrReport)>;
+    let mut cases: Vec<(&str, &str, Change)> = vec![
+        (
+            "intensity",
+            "erase postponement (max)",
+            Box::new(|r| at(r, "des", 1.0).suspend.erase_postponement_max_ns = 4_500_000),
+        ),
+        (
+            "intensity",
+            "I-ES / SSR(d) and I-ES / D-ES postponement rise",
+            Box::new(|r| at(r, "ies", 2.0).suspend.erase_postponement_max_ns = 8_000_000),
+        ),
+        (
+            "intensity",
+            "SSR's suspensions per erase",
+            Box::new(|r| at(r, "ies", 2.0).suspend.max_suspensions_per_erase = 100),
+        ),
+        (
+            "intensity",
+            "write p99.99: I-ES > SSR(d), SSR(s) > D-ES",
+            Box::new(|r| at(r, "ssr-static", 2.0).write.p99_99 = 30_000_000),
+        ),
+        (
+            "intensity",
+            "write p99.99: I-ES worst, D-ES best",
+            Box::new(|r| at(r, "des", 2.0).write.p99_99 = 45_000_000),
+        ),
+        (
+            "intensity",
+            "host write MB/s: I-ES lowest",
+            Box::new(|r| at(r, "des", 1.0).write_mb_per_s = 5.0),
+        ),
+    ];
+    for w in SsrWorkload::ALL {
+        let group: &'static str = if w == SsrWorkload::Fio {
+            "QD 16 fio"
+        } else {
+            "QD 16 tpcc"
+        };
+        cases.push((
+            group,
+            "ρ < 1 and I-ES / SSR(d) postponement",
+            Box::new(move |r| {
+                let x = r
+                    .runs
+                    .iter_mut()
+                    .find(|x| x.policy == "ies" && x.workload == w.name())
+                    .unwrap();
+                x.suspend.erase_postponement_max_ns = 6_000_000;
+            }),
+        ));
+    }
+    let shape = base.shape();
+    assert_eq!(
+        cases.len(),
+        shape.len(),
+        "every check has its case: {shape:?}"
+    );
+    let holds = |r: &SsrReport, group: &str, start: &str| {
+        let shape = r.shape();
+        shape
+            .iter()
+            .find(|c| c.0 == group && c.1.starts_with(start))
+            .unwrap_or_else(|| panic!("{group}: {start}: {shape:?}"))
+            .2
+    };
+    for (group, check, bad) in &cases {
+        assert_eq!(holds(&base, group, check), Some(true), "{group}: {check}");
+        let mut r = base.clone();
+        bad(&mut r);
+        assert_eq!(holds(&r, group, check), Some(false), "{group}: {check}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Issue 37's block-interface study (`reproduce zns`) at its smallest scale (fixed seed):
 //! the runs and their arithmetic, and the expected shape: device WAF 1 on ZNS, FDP below
-//! the conventional device on the hot/cold mix and equal on uniform, ZNS's total WAF at
+//! the conventional device on the hot/cold mix and not below it on uniform (writes split
+//! over the handles by address), ZNS's total WAF at
 //! most the conventional device's at 28 % spare. The FDP check fails when the device puts
 //! both placement identifiers on one handle (identifiers ignored).
 
@@ -82,6 +83,15 @@ fn zns_study_rows_arithmetic_and_shape() {
             }
         }
     }
+    // FDP's uniform runs split the writes over both handles (by address): not the
+    // conventional run again (they were identical, byte for byte, when every uniform write
+    // carried placement id 0, and the check comparing them could not fail).
+    for s in zns::SPARE {
+        let c = r.run_of(Device::Conventional, Mix::Uniform, s).unwrap();
+        let f = r.run_of(Device::Fdp, Mix::Uniform, s).unwrap();
+        assert_ne!(f.device_waf, c.device_waf, "{s}");
+        assert_ne!(f.write.p99, c.write.p99, "{s}");
+    }
     // The expected shape at this scale.
     assert_eq!(holds(&r, "all", "device WAF = 1 on ZNS"), Some(true));
     for sp in ["7 %", "28 %"] {
@@ -89,7 +99,7 @@ fn zns_study_rows_arithmetic_and_shape() {
             holds(
                 &r,
                 "uniform",
-                &format!("FDP device WAF ≈ conventional's at {sp}")
+                &format!("FDP device WAF not below conventional's at {sp}")
             ),
             Some(true)
         );
@@ -142,4 +152,110 @@ fn zns_study_refuses_a_bad_scale_and_a_conventional_base() {
     p.base.device.zns = None;
     let e = p.check().unwrap_err().to_string();
     assert!(e.starts_with("device.zns: "), "{e}");
+}
+
+/// One run of the study with the figures the checks read (the rest empty).
+fn row(device: Device, mix: Mix, spare: f64, device_waf: f64, host_waf: f64) -> zns::ZnsRun {
+    let none = ssdlab_core::stats::LatencySummary::of(&ssdlab_core::stats::new_histogram());
+    zns::ZnsRun {
+        audit_warnings: Vec::new(),
+        device,
+        mix,
+        spare,
+        user_capacity_bytes: 1 << 30,
+        warmup_write_bytes: 0,
+        write_bytes: 0,
+        user_write_bytes: 0,
+        user_read_bytes: 0,
+        sim_time_ns: 1,
+        device_waf,
+        host_waf,
+        total_waf: device_waf * host_waf,
+        user_mb_per_s: 0.0,
+        read: none.clone(),
+        write: none,
+        gc_victims: 0,
+        zone_resets: None,
+        zone_resets_per_gb: None,
+        request_errors: 0,
+        warmup_device_waf: device_waf,
+        wall_s: 0.0,
+    }
+}
+
+/// Every check of the expected shape is decided by the rows: for each, one change of the
+/// rows makes it hold and another makes it fail (a check that cannot fail is a defect:
+/// the FDP-on-uniform check compared two identical runs before FDP's uniform writes were
+/// split over the handles by address).
+#[test]
+fn zns_every_shape_check_can_hold_and_fail() {
+    let mut runs = Vec::new();
+    for m in Mix::ALL {
+        for s in zns::SPARE {
+            runs.push(row(Device::Conventional, m, s, 3.0, 1.0));
+            runs.push(row(Device::Zns, m, s, 1.0, 2.5));
+            runs.push(row(Device::Fdp, m, s, 2.5, 1.0));
+        }
+    }
+    let base = ZnsReport {
+        scale: 4,
+        raw_bytes: 0,
+        zone_bytes: 1 << 20,
+        zones: 1,
+        warmup_capacity_multiple: 3.0,
+        measure_capacity_multiple: 2.0,
+        read_percent: 20.0,
+        block_bytes: 16384,
+        queue_depth: 16,
+        hot_io_percent: 80.0,
+        hot_space_percent: 20.0,
+        runs,
+        wall_s: 0.0,
+    };
+    // A run's figures set: device WAF and host WAF (total = their product).
+    let set = |r: &mut ZnsReport, d: Device, m: Mix, s: f64, dw: f64, hw: f64| {
+        let x = r
+            .runs
+            .iter_mut()
+            .find(|x| x.device == d && x.mix == m && x.spare == s)
+            .unwrap();
+        (x.device_waf, x.host_waf, x.total_waf) = (dw, hw, dw * hw);
+    };
+    type Change = Box<dyn Fn(&mut ZnsReport)>;
+    let mut cases: Vec<(&str, String, Change, Change)> = vec![(
+        "all",
+        "device WAF = 1 on ZNS".into(),
+        Box::new(|_| {}),
+        Box::new(move |r| set(r, Device::Zns, Mix::HotCold, 0.28, 1.02, 2.5)),
+    )];
+    for s in zns::SPARE {
+        let pc = format!("{:.0} %", s * 100.0);
+        cases.push((
+            "uniform",
+            format!("FDP device WAF not below conventional's at {pc}"),
+            Box::new(move |r| set(r, Device::Fdp, Mix::Uniform, s, 3.1, 1.0)),
+            Box::new(move |r| set(r, Device::Fdp, Mix::Uniform, s, 2.9, 1.0)),
+        ));
+        cases.push((
+            "hot-cold",
+            format!("total WAF on ZNS ≤ conventional at {pc}"),
+            Box::new(move |r| set(r, Device::Zns, Mix::HotCold, s, 1.0, 2.9)),
+            Box::new(move |r| set(r, Device::Zns, Mix::HotCold, s, 1.0, 3.1)),
+        ));
+        cases.push((
+            "hot-cold",
+            format!("FDP device WAF < conventional's at {pc}"),
+            Box::new(move |r| set(r, Device::Fdp, Mix::HotCold, s, 2.9, 1.0)),
+            Box::new(move |r| set(r, Device::Fdp, Mix::HotCold, s, 2.99, 1.0)),
+        ));
+    }
+    // Every check of the report is one of the cases.
+    assert_eq!(base.shape().len(), cases.len());
+    for (group, check, good, bad) in &cases {
+        for (change, want) in [(good, true), (bad, false)] {
+            let mut r = base.clone();
+            change(&mut r);
+            assert_eq!(holds(&r, group, check), Some(want), "{group}: {check}");
+        }
+    }
 }

@@ -98,8 +98,11 @@ def sweep(
 
     Returns:
         A DataFrame, one row per point: ``point``, the swept keys, then ``status`` (``completed``,
-        ``worn_out``, or ``failed``), ``requests, iops, mb_per_s, waf, read_p50_ns, read_p99_ns,
-        read_p99_99_ns, write_p99_ns, write_p99_99_ns, gc_victims, erase_stddev, sim_time_ns``
+        ``worn_out``, or ``failed``), ``requests, iops, mb_per_s, user_mb_per_s, waf, host_waf,
+        total_waf, read_p50_ns, read_p99_ns, read_p99_99_ns, write_p99_ns, write_p99_99_ns,
+        gc_victims, erase_stddev, sim_time_ns`` (``mb_per_s`` and ``waf`` the device's; the
+        ``user_``/``host_``/``total_`` columns the user's apart from a host layer's own I/O,
+        equal to the device's without one)
         and ``error`` (the message of a failed point, else ``None``).
     """
     text, label, base_dir = _source(base)

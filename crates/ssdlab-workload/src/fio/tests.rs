@@ -593,6 +593,23 @@ fn zbd_option_errors_name_the_line() {
             "whole zone",
         ),
         ("[w]\nzonemode=zbd\nrw=trim\nbs=4k\n", 4, "zone size"),
+        // Writes below (or off) the mapping unit (4 KiB here): every one would fail
+        // (zone_invalid_write), a run of resets only.
+        (
+            "[w]\nzonemode=zbd\nrw=randwrite\nbs=2k\n",
+            4,
+            "not a multiple of the device's mapping unit (4096 bytes)",
+        ),
+        (
+            "[w]\nzonemode=zbd\nrw=write\nbssplit=4k/50:6k/50\n",
+            4,
+            "a write of 6144 bytes is not a multiple",
+        ),
+        (
+            "[w]\nzonemode=zbd\nrw=randrw\nbsrange=2k-8k\n",
+            4,
+            "a write of 2048 bytes",
+        ),
         (
             "[w]\nzonemode=zbd\nzone_reset_threshold=2\n",
             3,

@@ -624,6 +624,19 @@ impl HostFrontEnd {
             }
         }
         let f = r.flow as usize;
+        if let (Some(e), Some(source)) = (r.error, self.sources.get_mut(f)) {
+            // The source hears of it (the host log-structured layer stops the run).
+            let failed = HostRequest {
+                op: r.op,
+                offset_bytes: r.offset_bytes,
+                size_bytes: r.bytes,
+                tag: r.tag,
+                arrival_ns: r.submit_ns,
+                placement_id: 0,
+                journal: None,
+            };
+            source.request_failed(&failed, e.name())?;
+        }
         self.flows[f].in_flight -= 1;
         self.refill_closed(f, cx)?;
         if self.in_flight() == 0 && self.idle_gc_after_ns > 0 && !self.settling {
@@ -716,6 +729,20 @@ impl HostFrontEnd {
         self.pump_buffer(cx)
     }
 
+    /// Zone `zone` is being reset: the writes to it still waiting for buffer space (or for
+    /// a lane) insert nothing more (their units count as dropped by the reset).
+    fn drop_waiting_writes(&mut self, zone: u32, cx: &mut Cx) {
+        let Some(zs) = cx.ftl.zones() else {
+            return;
+        };
+        for &id in &self.buffer_waiters {
+            let q = self.reqs.get_mut(id);
+            if q.op.writes_data() && zs.zone_of(q.span.first) == zone {
+                q.pending_ops = q.span.count;
+            }
+        }
+    }
+
     /// Program full pages from the buffer (and partial ones when a flush asked).
     pub fn pump_buffer(&mut self, cx: &mut Cx) -> Result<()> {
         for lane in 0..self.buffer.count() {
@@ -728,6 +755,34 @@ impl HostFrontEnd {
     fn force_lane(&mut self, lane: u8) {
         let l = lane as usize;
         self.lane_force[l] = self.buffer.lane(l).end_seq();
+    }
+
+    /// Lanes share the buffer's capacity and a page packs one lane, so the buffer can
+    /// fill with partial pages of several lanes, none of which may go out, while no
+    /// program is in flight whose completion would free room: the writes would wait
+    /// forever (FDP handles, swarm). Then the lane with the most waiting units goes out
+    /// in partial pages (padded, as a flush pads them); returns whether one did. (A
+    /// zoned device's buffer holds a page of some active zone whenever it is full: a
+    /// zone's page cannot be padded before the zone is done; `Derived` checks it.)
+    fn unstall_lanes(&mut self) -> bool {
+        let (b, spp) = (&self.buffer, self.slots_per_page);
+        if b.count() == 1
+            || b.inflight_units() > 0
+            || (0..b.count()).any(|l| b.lane(l).pending_units() >= spp)
+        {
+            return false;
+        }
+        let fullest = (0..b.count())
+            .rev()
+            .max_by_key(|&l| b.lane(l).pending_units())
+            .filter(|&l| b.lane(l).pending_units() > 0);
+        match fullest {
+            Some(l) => {
+                self.force_lane(l as u8);
+                true
+            }
+            None => false,
+        }
     }
 
     /// [`HostFrontEnd::pump_buffer`] for one lane.
@@ -925,6 +980,10 @@ impl Driver for Exec<'_, '_, '_> {
         let inserted = f
             .buffer
             .try_insert(lane, lpn, || ftl.new_version_for(lpn, tag));
+        if !inserted && ftl.zones().is_none() && f.unstall_lanes() {
+            f.pump_buffer(self.cx)?;
+            return Ok(false); // no room now: a program completion calls again
+        }
         if forced || (inserted && f.buffer.lane(lane).pending_units() >= f.slots_per_page) {
             f.pump_buffer(self.cx)?;
         }
@@ -965,6 +1024,14 @@ impl Driver for Exec<'_, '_, '_> {
         }
         self.front.finish_after_buffer(req, self.cx);
         Ok(())
+    }
+
+    fn lane_taken(&mut self, req: u32, lane: u8) {
+        self.front.reqs.get_mut(req).lane = lane;
+    }
+
+    fn zone_resetting(&mut self, zone: u32) {
+        self.front.drop_waiting_writes(zone, self.cx);
     }
 
     fn trim_covers_waiting_flush(&mut self, span: UnitSpan) -> bool {
