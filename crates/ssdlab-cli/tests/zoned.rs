@@ -88,7 +88,9 @@ fn a_zoned_sweep_gives_the_users_throughput_and_the_host_and_total_waf() {
         "{csv}"
     );
     for row in 0..2 {
-        assert_eq!(get(row, "waf"), 1.0, "{csv}");
+        // No device GC: every unit programmed once, but for the units a run's end leaves
+        // in the zone buffers (protected, not programmed) or a reset dropped there.
+        assert!(get(row, "waf") <= 1.0 && get(row, "waf") > 0.99, "{csv}");
         let product = get(row, "host_waf") * get(row, "waf");
         assert!((get(row, "total_waf") - product).abs() < 1e-3, "{csv}");
         assert!(get(row, "user_mb_per_s") < get(row, "mb_per_s"), "{csv}");

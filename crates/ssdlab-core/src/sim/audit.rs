@@ -340,12 +340,15 @@ pub const CHECKS: &[CheckFn] = &[
     host_units_reach_nand,
     nand_by_cause,
     nand_slots_hold_units,
+    user_figures,
+    trim_records,
     host_data_path,
     data_path_busy,
     die_and_channel_busy,
     nand_read_time,
     failed_share,
     unwritten_reads,
+    user_unmapped_reads,
     buffer_absorbed,
     waf_below_one,
 ];
@@ -694,6 +697,112 @@ fn nand_by_cause(r: &Results, _: &Facts) -> Check {
     })
 }
 
+const NO_HOST_LAYER: &str = "no host layer: the user's figures are the device's";
+
+/// With a host layer, the user's figures hang together: its reads of units it never wrote
+/// are among its reads, its WAF is at least 1 ((user + relocated) / user bytes), the total
+/// WAF is the host WAF times the device's, and the user's MB/s is its bytes over the
+/// simulated time.
+fn user_figures(r: &Results, _: &Facts) -> Check {
+    let Some(u) = &r.user else {
+        return Check::skipped("user_figures", Kind::Conservation, NO_HOST_LAYER);
+    };
+    let product = u.host_waf * r.waf;
+    let secs = r.host.sim_time_ns as f64 / 1e9;
+    let rate = if secs > 0.0 {
+        (u.read_bytes + u.write_bytes) as f64 / 1e6 / secs
+    } else {
+        0.0
+    };
+    // results.json rounds the device WAF to 4 decimals and rates to 6.
+    let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs().max(1.0);
+    Check::new(
+        "user_figures",
+        Kind::Conservation,
+        vec![
+            ("user.read_bytes", U(u.read_bytes)),
+            ("user.unmapped_read_bytes", U(u.unmapped_read_bytes)),
+            ("user.host_waf", F(u.host_waf)),
+            ("user.total_waf", F(u.total_waf)),
+            ("user.host_waf * waf", F(product)),
+            ("user.mb_per_s", F(u.mb_per_s)),
+            ("user bytes / sim time (MB/s)", F(rate)),
+        ],
+    )
+    .fail_if(u.unmapped_read_bytes > u.read_bytes, || {
+        format!(
+            "user.unmapped_read_bytes {} above user.read_bytes {}",
+            u.unmapped_read_bytes, u.read_bytes
+        )
+    })
+    .fail_if(u.write_bytes > 0 && u.host_waf < 1.0, || {
+        format!("user.host_waf {} below 1", u.host_waf)
+    })
+    .fail_if(!near(u.total_waf, product, 1e-3), || {
+        format!(
+            "user.total_waf {} but host_waf × waf = {product}",
+            u.total_waf
+        )
+    })
+    .fail_if(!near(u.mb_per_s, rate, 1e-6), || {
+        format!(
+            "user.mb_per_s {} but the user's bytes give {rate}",
+            u.mb_per_s
+        )
+    })
+}
+
+/// Durable trims: the record pages are mapping programs, each holds at least one record
+/// and at most a page of them, and (on a conventional device) no more units were unmapped
+/// than host trims named.
+fn trim_records(r: &Results, f: &Facts) -> Check {
+    let Some(t) = &r.trims else {
+        return Check::skipped(
+            "trim_records",
+            Kind::Conservation,
+            "trims are not recorded on flash in this run",
+        );
+    };
+    let unit = r.device.unit_bytes as u64;
+    let c = &r.host.counters;
+    // A trim's partial units at its ends are unmapped too (the host path trims whole units).
+    let trim_units_max = c.trim_bytes.div_ceil(unit.max(1)) + 2 * c.trims;
+    let spp = f.slots_per_page as u64;
+    Check::new(
+        "trim_records",
+        Kind::Conservation,
+        vec![
+            ("trims.record_pages", U(t.record_pages)),
+            ("trims.record_slots", U(t.record_slots)),
+            ("nand.programs.mapping", U(r.nand.programs.mapping)),
+            ("trims.trimmed_units", U(t.trimmed_units)),
+            ("units host trims name (at most)", U(trim_units_max)),
+        ],
+    )
+    .fail_if(t.record_pages > r.nand.programs.mapping, || {
+        format!(
+            "trims.record_pages {} above nand.programs.mapping {}",
+            t.record_pages, r.nand.programs.mapping
+        )
+    })
+    .fail_if(
+        t.record_slots < t.record_pages || t.record_slots > t.record_pages * spp,
+        || {
+            format!(
+                "trims.record_slots {} not within 1 to {spp} per record page ({})",
+                t.record_slots, t.record_pages
+            )
+        },
+    )
+    // (A zone reset unmaps its zone's units too.)
+    .fail_if(r.zns.is_none() && t.trimmed_units > trim_units_max, || {
+        format!(
+            "trims.trimmed_units {} above the {trim_units_max} units host trims name",
+            t.trimmed_units
+        )
+    })
+}
+
 /// NAND programs hold every unit placed in them: programs × slots per page ≥ host units
 /// + GC copies + padding.
 fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
@@ -894,6 +1003,31 @@ fn unwritten_reads(r: &Results, _: &Facts) -> Check {
     })
 }
 
+/// The host layer's reads of units it never wrote (zeros, no device I/O) above 10 % of
+/// the user's read bytes: said (such reads are free).
+fn user_unmapped_reads(r: &Results, _: &Facts) -> Check {
+    let Some(u) = &r.user else {
+        return Check::skipped("user_unmapped_reads", Kind::Share, NO_HOST_LAYER);
+    };
+    Check::new(
+        "user_unmapped_reads",
+        Kind::Share,
+        vec![
+            ("user.unmapped_read_bytes", U(u.unmapped_read_bytes)),
+            ("user.read_bytes", U(u.read_bytes)),
+        ],
+    )
+    .fail_if(
+        u.unmapped_read_bytes as f64 > UNWRITTEN_SHARE_WARN * u.read_bytes as f64,
+        || {
+            format!(
+                "{} % of the bytes the user read were never written by the host layer: zeros without device I/O, they cost nothing",
+                pct(u.unmapped_read_bytes, u.read_bytes)
+            )
+        },
+    )
+}
+
 /// Units written that never reached NAND (rewritten or trimmed in the buffer, dropped by a
 /// zone reset) above 10 %: said.
 fn buffer_absorbed(r: &Results, f: &Facts) -> Check {
@@ -1032,6 +1166,16 @@ mod tests {
             }),
             ("nand_by_cause", |r, _| r.nand.programs.gc += 1),
             ("nand_slots_hold_units", |r, _| r.nand.programs.total /= 2),
+            ("user_figures", |r, _| {
+                let mut u = user_section(r);
+                u.total_waf = u.host_waf * r.waf * 1.01;
+                r.user = Some(u);
+            }),
+            ("trim_records", |r, _| {
+                let mut t = trims_section(r);
+                t.record_pages = r.nand.programs.mapping + 1;
+                r.trims = Some(t);
+            }),
             ("host_data_path", |r, f| {
                 // A 1 MiB write "in 1 µs".
                 r.host.mb_per_s = f.data_path.mb_per_s * 2.0
@@ -1053,11 +1197,79 @@ mod tests {
             ("unwritten_reads", |r, _| {
                 r.host.counters.unmapped_read_units = r.host.counters.read_units
             }),
+            ("user_unmapped_reads", |r, _| {
+                let mut u = user_section(r);
+                u.unmapped_read_bytes = u.read_bytes / 2;
+                r.user = Some(u);
+            }),
             ("buffer_absorbed", |r, f| {
                 f.host_units_programmed = r.host.counters.write_units / 2
             }),
             ("waf_below_one", |r, _| r.waf = 0.5),
         ]
+    }
+
+    /// Checks of sections a clean tiny run does not have (a host layer's user figures,
+    /// durable trims): skipped there.
+    const SECTION_CHECKS: [&str; 3] = ["user_figures", "trim_records", "user_unmapped_reads"];
+
+    /// A host layer's user figures that add up for run `r` (host WAF 1.5).
+    fn user_section(r: &Results) -> super::super::UserSummary {
+        let (read_bytes, write_bytes) = (8 << 20, 4 << 20);
+        let secs = r.host.sim_time_ns as f64 / 1e9;
+        super::super::UserSummary {
+            read_bytes,
+            unmapped_read_bytes: 1 << 10,
+            write_bytes,
+            mb_per_s: round6((read_bytes + write_bytes) as f64 / 1e6 / secs),
+            host_waf: 1.5,
+            total_waf: 1.5 * r.waf,
+        }
+    }
+
+    /// Durable trims' figures that add up for run `r` (one record page).
+    fn trims_section(r: &Results) -> super::super::TrimSummary {
+        super::super::TrimSummary {
+            trimmed_units: 1,
+            record_slots: 1,
+            record_pages: 1.min(r.nand.programs.mapping),
+        }
+    }
+
+    /// The section checks pass on sections that add up, and each fails on each way one
+    /// can break (`trim_records` on the other two of its three).
+    #[test]
+    fn sections_that_add_up_pass_and_broken_ones_fail() {
+        let mut r = clean_run(Mode::Timed);
+        r.nand.programs.mapping = 1;
+        let f = r.audit.facts.clone();
+        r.user = Some(user_section(&r));
+        r.trims = Some(trims_section(&r));
+        for name in SECTION_CHECKS {
+            assert_eq!(verdict_of(&r, &f, name), (Verdict::Ok, None), "{name}");
+        }
+        let broken: [(&str, Perturb); 5] = [
+            ("user_figures", |r, _| {
+                r.user.as_mut().unwrap().host_waf = 0.9
+            }),
+            ("user_figures", |r, _| {
+                r.user.as_mut().unwrap().mb_per_s *= 2.0
+            }),
+            ("user_figures", |r, _| {
+                r.user.as_mut().unwrap().unmapped_read_bytes = 9 << 20
+            }),
+            ("trim_records", |r, _| {
+                r.trims.as_mut().unwrap().record_slots = 2
+            }),
+            ("trim_records", |r, _| {
+                r.trims.as_mut().unwrap().trimmed_units = 1000
+            }),
+        ];
+        for (name, perturb) in broken {
+            let (mut r, mut f) = (r.clone(), f.clone());
+            perturb(&mut r, &mut f);
+            assert_eq!(verdict_of(&r, &f, name).0, Verdict::Error, "{name}");
+        }
     }
 
     /// A clean run passes every check that applies (the tiny run's rewrites and trim are
@@ -1081,7 +1293,10 @@ mod tests {
             .filter(|c| c.verdict == Verdict::Skipped)
             .map(|c| c.name)
             .collect();
-        assert!(skipped.is_empty(), "{skipped:?}");
+        assert_eq!(
+            skipped, SECTION_CHECKS,
+            "only the checks of absent sections skip"
+        );
     }
 
     /// Every check fails on a perturbed input: conservation and bound checks with an
@@ -1099,7 +1314,12 @@ mod tests {
         assert_eq!(names, all, "one perturbation per check, in order");
         for (name, perturb) in list {
             let (mut r, mut f) = (clean.clone(), clean.audit.facts.clone());
-            assert_eq!(verdict_of(&r, &f, name).0, Verdict::Ok, "{name} clean");
+            let clean = if SECTION_CHECKS.contains(&name) {
+                Verdict::Skipped
+            } else {
+                Verdict::Ok
+            };
+            assert_eq!(verdict_of(&r, &f, name).0, clean, "{name} clean");
             perturb(&mut r, &mut f);
             let (v, msg) = verdict_of(&r, &f, name);
             let kind = audit(&r, &f)
