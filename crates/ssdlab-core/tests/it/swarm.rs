@@ -52,6 +52,9 @@ const REGRESSIONS: &[u64] = &[
     // buffer with a partial page each and nothing in flight (sim/timed/host.rs,
     // `unstall_lanes`).
     302426, 307156, 307230, 308130, 309881,
+    // Results audit, host data path: a device worn out with writes in flight measured its
+    // counted bytes over the time to its last completion, not to the failure.
+    524909, 548572,
 ];
 
 fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {

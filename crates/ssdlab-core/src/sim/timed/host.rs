@@ -293,9 +293,16 @@ impl HostFrontEnd {
         epoch == self.idle_epoch && self.in_flight() == 0 && !self.settling
     }
 
-    /// Time of the last completion so far.
+    /// Time of the last completion so far (or, once [`HostFrontEnd::measured_until`]
+    /// extended it, the end of the measured phase).
     pub fn last_completion_ns(&self) -> u64 {
         self.last_completion_ns
+    }
+
+    /// The measured phase ends at `now_ns` though requests are still in flight (the device
+    /// wore out): its figures, which count those requests' bytes, cover the time up to it.
+    pub fn measured_until(&mut self, now_ns: u64) {
+        self.last_completion_ns = self.last_completion_ns.max(now_ns);
     }
 
     /// Time the data path carried data up to `now_ns`: the link's directions (down, up)

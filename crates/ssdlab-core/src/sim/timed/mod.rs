@@ -346,6 +346,12 @@ impl<'a> TimedSim<'a> {
         mut self,
         progress: &mut dyn Progress,
     ) -> Result<(TimedOutcome, &'a mut Ftl)> {
+        if self.ftl.worn_out() {
+            // The requests in flight at the failure are counted (from their decode): the
+            // figures cover the time up to the failure, not only up to the last completion
+            // (a 69 GB/s "throughput" over 3 µs, swarm seed 548572).
+            self.front.measured_until(self.q.now_ns());
+        }
         let last_ns = self.front.last_completion_ns();
         let series = match self.series.take() {
             Some(mut s) => {
