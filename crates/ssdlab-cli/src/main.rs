@@ -3,6 +3,7 @@
 
 mod bench;
 mod compare;
+mod doc_tables;
 mod interrupt;
 mod op_advise;
 mod output;
@@ -87,6 +88,9 @@ enum Command {
     /// Serve the simulated SSD over NBD (a Unix socket) to real software: fio, qemu,
     /// nbdcopy, a filesystem through nbdfuse; results on SIGTERM (docs/serve.md).
     Serve(serve::Args),
+    /// The docs' tables of reproduce and preset figures from fresh runs (maintainers).
+    #[command(hide = true)]
+    DocTables(doc_tables::Args),
 }
 
 #[derive(Subcommand)]
@@ -170,6 +174,7 @@ fn main() {
         Command::Sweep(args) => sweep::run(&args),
         Command::Policies(args) => policies::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::DocTables(args) => doc_tables::run(&args),
     };
     if let Err(e) = result {
         if let Some((signal, status)) = interrupt::received() {
