@@ -664,9 +664,9 @@ fn reproduce_ssr_writes_its_intensity_axis() {
     assert_eq!(&rows[9][..4], ["2", "50000", "80000", "ssr-dynamic"]);
     let md = std::fs::read_to_string(out.join("ssr.md")).unwrap();
     for want in [
-        "## Read-intensity axis (issue 36)",
+        "## Read-intensity axis",
         "Where the QD 16 panel sits:",
-        "Expected shape (issue 36, item 1)",
+        "Expected shape (the paper's shape, spec 01)",
         "| QD 16 fio | ρ < 1 and I-ES / SSR(d) postponement below",
     ] {
         assert!(md.contains(want), "{want}\n{md}");

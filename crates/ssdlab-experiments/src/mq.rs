@@ -1,4 +1,4 @@
-//! Issue 38: the multi-queue study MQSim (Tavakkol et al., FAST 2018) was built for
+//! The multi-queue study MQSim (Tavakkol et al., FAST 2018) was built for
 //! (`ssdlab reproduce mq`, docs/host-interface.md). Two flows, each its own NVMe submission
 //! queue, share one device: `reads` (4 KiB uniform random reads at queue depth 8) and
 //! `writes` (128 KiB sequential writes at queue depth 32). Each flow runs alone, then both

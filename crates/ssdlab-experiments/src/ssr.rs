@@ -458,7 +458,7 @@ impl SsrReport {
         }
         let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
         let cycle_us = self.suspend_cycle_ns as f64 / 1e3;
-        let mut s = String::from("\n## Read-intensity axis (issue 36)\n\n");
+        let mut s = String::from("\n## Read-intensity axis\n\n");
         s += &format!(
             "ρ = reads per die per suspend + resume cycle ({cycle_us:.0} µs here): at ρ ≥ 1 a die gets a read at least as often as one suspension costs, the paper's condition for I-ES to starve erases (its 3.2 GB/s, one 4 KiB read every 1.19 µs, is ρ ≈ 5 per die on its 16 dies). Each run: **open-loop Poisson 4 KiB random reads** at ρ · {} dies / {cycle_us:.0} µs, and a **closed-loop 4 KiB random writer at queue depth {}**, for {:.1} s of simulated time, write buffer {}. A die serves at most one read per {:.0} µs (read + transfer), so ρ ≤ {:.2} is the read ceiling (the device's dies, not the 4 × 800 MB/s channels or a host link, are the limit; the preset has no `[device.host_interface]`).\n\n",
             self.dies,

@@ -1,4 +1,4 @@
-//! Issue 37: the block-interface tax (`ssdlab reproduce zns`, docs/zns.md). The same
+//! The block-interface tax (`ssdlab reproduce zns`, docs/zns.md). The same
 //! random-write workloads — `uniform` and a `hot-cold` mix (80 % of the writes to 20 % of
 //! the space) of 16 KiB requests (one page, one mapping unit), 80 % writes and 20 % reads — on three devices of the same
 //! raw flash (the geometry of `configs/zns.toml`):

@@ -129,7 +129,7 @@ fn markdown(r: &DftlReport, a: &DftlArgs) -> String {
         .map(|(gc, name, ok, d)| ((if gc { "GC" } else { "no GC" }).to_string(), name, ok, d))
         .collect();
     o += &super::shape_section(
-        "issue 11, item 6",
+        "the paper's shape, spec 04",
         Some("device state"),
         &checks,
         r.rows.len(),

@@ -182,11 +182,11 @@ pub enum Reproduce {
     /// Spec 05: SLC write buffer (slc-buffer) vs SLC buffer + journal region (slc-journal)
     /// on a 64 GiB TLC device under the ext4 model: fio with fsync 2…128, Filebench.
     Slc(slc::SlcArgs),
-    /// Issue 38: MQSim's multi-queue study on the PCIe 3.0 x4 TLC device: 4 KiB random
+    /// MQSim's multi-queue study on the PCIe 3.0 x4 TLC device: 4 KiB random
     /// reads (QD 8) and 128 KiB sequential writes (QD 32), alone and together under round
     /// robin and weighted round robin, without and with GC: slowdown and fairness.
     Mq(mq::MqArgs),
-    /// Issue 37: the block-interface tax (ZNS, USENIX ATC 2021): random writes (uniform,
+    /// The block-interface tax (ZNS, USENIX ATC 2021): random writes (uniform,
     /// hot/cold) on a conventional device, a zoned one under the host log-structured layer
     /// and an FDP one, at 7 % and 28 % spare: device, host and total WAF, tails, resets.
     Zns(zns::ZnsArgs),

@@ -75,10 +75,7 @@ fn markdown(r: &MqReport, p: &MqParams) -> String {
     let g = &c.device.geometry;
     let t = c.device.timing.get(c.device.cell_mode);
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "# Multi-queue interference (issue 38, MQSim FAST 2018)\n"
-    );
+    let _ = writeln!(o, "# Multi-queue interference (MQSim, FAST 2018)\n");
     let _ = writeln!(
         o,
         "* Device (configs/nvme-pcie3-tlc.toml): TLC, {} channels x {} chips x {} dies x {} planes, {} blocks/plane, {} pages/block{}, {} KiB pages, OP {:.0} %, tR {} µs, tPROG {} µs, greedy GC, {} MiB write buffer; seed {}.",

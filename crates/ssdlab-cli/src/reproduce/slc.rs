@@ -115,7 +115,13 @@ fn markdown(r: &SlcReport) -> String {
         .into_iter()
         .map(|(name, ok, d)| (String::new(), name, ok, d))
         .collect();
-    o += &super::shape_section("issue 12, item 6", None, &checks, r.runs.len(), r.wall_s);
+    o += &super::shape_section(
+        "the paper's shape, spec 05",
+        None,
+        &checks,
+        r.runs.len(),
+        r.wall_s,
+    );
     o
 }
 

@@ -212,7 +212,7 @@ fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
     o += &r.markdown();
     o += &r.intensity_markdown();
     o += &super::shape_section(
-        "issue 36, item 1",
+        "the paper's shape, spec 01",
         Some("panel"),
         &r.shape(),
         r.runs.len() + r.intensity.len(),

@@ -106,7 +106,7 @@ fn markdown(r: &WlReport, a: &WlArgs) -> String {
         .map(|(t, name, ok, d)| (t.to_string(), name, ok, d))
         .collect();
     o += &super::shape_section(
-        "issue 10, item 7",
+        "the paper's shape, spec 03",
         Some("trace"),
         &checks,
         r.runs.len(),

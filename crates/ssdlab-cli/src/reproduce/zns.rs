@@ -84,7 +84,7 @@ fn markdown(r: &ZnsReport, p: &ZnsParams) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# The block-interface tax: conventional vs ZNS vs FDP (issue 37, ZNS USENIX ATC 2021)\n"
+        "# The block-interface tax: conventional vs ZNS vs FDP (ZNS, USENIX ATC 2021)\n"
     );
     let _ = writeln!(
         o,
