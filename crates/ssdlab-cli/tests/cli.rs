@@ -749,7 +749,8 @@ fn reproduce_mq_writes_its_table_csv_and_plot() {
     // were 2 px wide).
     let svg = std::fs::read_to_string(out.join("mq.svg")).unwrap();
     assert!(!svg.contains("stroke-width=\"2\""), "a series line");
-    assert!(svg.matches("<rect").count() >= 1 + 2 * 2 * 2, "bars");
+    let (background, bars) = (1, 2 * 2 * 2);
+    assert!(svg.matches("<rect").count() >= background + bars, "bars");
     let o = ssdlab()
         .args(["reproduce", "mq", "--duration-ms", "0", "--out"])
         .arg(&out)

@@ -223,7 +223,7 @@ impl Results {
     /// The user's figures: results.json `user` with a host layer, else the device's own
     /// (user = host bytes, host WAF 1, total WAF = `waf`).
     pub fn user_figures(&self) -> UserSummary {
-        self.user.clone().unwrap_or_else(|| UserSummary {
+        self.user.clone().unwrap_or(UserSummary {
             read_bytes: self.host.counters.read_bytes,
             unmapped_read_bytes: 0,
             write_bytes: self.host.counters.write_bytes,
