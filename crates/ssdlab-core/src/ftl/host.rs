@@ -505,13 +505,15 @@ impl Ftl {
         if old != NONE {
             self.invalidate(old);
             self.counters.trimmed_units += 1;
-            if self.trans.active() {
-                self.host_updates(&[lpn]);
-                self.run_background(sink)?;
-            }
         }
+        // Durable trims pin the old copy's block before any background work runs: its last
+        // valid unit gone, GC could otherwise erase it first.
         if self.trims.is_some() {
             self.record_trim(lpn, old, sink)?;
+        }
+        if old != NONE && self.trans.active() {
+            self.host_updates(&[lpn]);
+            self.run_background(sink)?;
         }
         Ok(())
     }

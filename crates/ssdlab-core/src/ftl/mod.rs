@@ -1101,6 +1101,7 @@ impl Ftl {
 
 #[cfg(test)]
 mod tests {
+    use crate::flash::OpKind;
     use crate::testutil::TINY_TOML;
     use crate::Config;
 
@@ -1125,5 +1126,79 @@ mod tests {
             *c = Config::from_toml_str(&text, "tiny").unwrap();
         };
         assert!(!bulk(&demand));
+    }
+
+    /// A deferred sink (the timed mode's kind): operations complete when the test says.
+    #[derive(Default)]
+    struct Queue(std::collections::VecDeque<super::NandOp>);
+
+    impl super::NandSink for Queue {
+        const IMMEDIATE: bool = false;
+        fn issue(&mut self, op: super::NandOp) {
+            self.0.push_back(op);
+        }
+    }
+
+    /// Complete every queued operation (and those their completions issue), oldest first.
+    fn drain(ftl: &mut super::Ftl, q: &mut Queue) {
+        while let Some(op) = q.0.pop_front() {
+            ftl.on_complete(&op, q).unwrap();
+        }
+    }
+
+    /// Durable trims with a demand-based mapping: a trim that empties a full block of a
+    /// plane waiting for a victim pins the block before the trim's background work runs,
+    /// whose GC takes that block at once. (The pin came after it: the block was already
+    /// being erased, an internal error, and the trimmed copy was no longer held until its
+    /// record was durable.)
+    #[test]
+    fn a_trim_pins_the_block_it_empties_before_gc_can_erase_it() {
+        use crate::flash::{BlockState, Owner};
+        let text = TINY_TOML
+            .replace("seed = 7\n", "seed = 7\nintegrity = true\n")
+            .replace("blocks_per_plane = 8", "blocks_per_plane = 40")
+            .replace("gc_soft_free_blocks = 2", "gc_soft_free_blocks = 24")
+            + "mapping = { policy = \"dftl\", entry_bytes = 1024, cmt_bytes = 4096 }\n"
+            + "regions = [{ name = \"data\", content = \"data\" }, "
+            + "{ name = \"map\", content = \"translation\", blocks_per_plane = 12, "
+            + "gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }]\n";
+        let c = Config::from_toml_str(&text, "tiny").unwrap();
+        let d = c.validate().unwrap();
+        let mut ftl = super::Ftl::new(&c, &d).unwrap();
+        ftl.hold_overwritten_until_durable();
+        assert!(ftl.durable_trims() && ftl.mapping_is_demand());
+        let mut q = Queue::default();
+        // Plane 0 of the data region: four blocks of four valid units (no GC victim: a
+        // victim has at most 3), then a block whose units 16 overwrites but the last.
+        for (token, lpn) in (0u32..).zip((0..16).chain([16; 4])) {
+            let v = ftl.new_version(lpn);
+            let placed = ftl.write_host_page(0, &[lpn], &[v], token, &mut q, |p| p == 0);
+            assert_eq!(placed.unwrap(), Some(0));
+            drain(&mut ftl, &mut q);
+        }
+        let block = ftl.geo.block_of_slot(ftl.table.lookup(16));
+        let b = block as usize;
+        assert_eq!(ftl.blocks.state[b], BlockState::Full);
+        assert_eq!(ftl.blocks.valid_units[b], 1);
+        let rp = ftl.rp(ftl.data_region, 0);
+        assert!(ftl.ps[rp].starved && ftl.ps[rp].gc_job.is_none());
+        let erases = ftl.counters.nand.total(OpKind::Erase);
+
+        ftl.trim(16, &mut q).unwrap();
+        ftl.check_internal().unwrap();
+        // GC took the emptied block; the trim's record (written into the job's
+        // destination) holds it until its program completes.
+        assert_eq!(ftl.blocks.state[b], BlockState::Victim);
+        assert_eq!(ftl.blocks.pins[b], 1);
+        assert!(q
+            .0
+            .iter()
+            .any(|op| matches!(op.owner, Owner::TrimRecord { .. })));
+        assert!(!q.0.iter().any(|op| op.kind == OpKind::Erase));
+        drain(&mut ftl, &mut q);
+        ftl.check_internal().unwrap();
+        assert_eq!(ftl.counters.nand.total(OpKind::Erase), erases + 1);
+        assert_eq!(ftl.blocks.state[b], BlockState::Free);
+        ftl.check_invariants().unwrap();
     }
 }
