@@ -55,6 +55,10 @@ const REGRESSIONS: &[u64] = &[
     // Results audit, host data path: a device worn out with writes in flight measured its
     // counted bytes over the time to its last completion, not to the failure.
     524909, 548572,
+    // Power cuts: a power-loss-protected device that failed (worn out) before or while
+    // settling at the cut left its DRAM unprogrammed: an acknowledged trim came back
+    // (631592), an acknowledged buffered write was lost (615227).
+    615227, 631592,
 ];
 
 fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
