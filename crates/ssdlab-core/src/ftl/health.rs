@@ -215,6 +215,12 @@ impl Ftl {
         self.health.lifetime.failure.is_some()
     }
 
+    /// Test hook: the device fails now, as wear-out would make it (`why`: the reason).
+    #[doc(hidden)]
+    pub fn force_failure(&mut self, why: &str) {
+        self.health.fail(why.to_string());
+    }
+
     /// Whether a lifetime event waits for the driver's time stamp.
     #[inline]
     pub fn lifetime_stamp_pending(&self) -> bool {

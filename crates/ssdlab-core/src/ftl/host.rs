@@ -52,7 +52,11 @@ impl Ftl {
         accept: A,
     ) -> Result<Option<u32>> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
-        if self.worn_out() {
+        // A failed device takes no new host pages (its drivers stop submitting), but a
+        // power-loss-protected one still programs what its buffer acknowledged as durable
+        // (with its capacitors at a cut: the buffer is durable by its promise), while
+        // pages are left outside the GC reserve (GC has stopped).
+        if self.worn_out() && !self.protected_buffer {
             return Ok(None);
         }
         if self.zones.is_some() {

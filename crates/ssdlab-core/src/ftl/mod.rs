@@ -236,6 +236,10 @@ pub struct Ftl {
     trans: Translation,
     /// The workload's journal range (units), for counting only (never for decisions).
     journal_truth: Option<(u32, u32)>,
+    /// The write buffer is power-loss protected (`ftl.power_loss_protection`; not on a
+    /// zoned device, which fails when a zone finds no block): what it acknowledged is
+    /// programmed even after the device failed ([`Ftl::write_host_page`]).
+    protected_buffer: bool,
     pub blocks: BlockTable,
     pub oob: Oob,
     pub regions: Vec<Region>,
@@ -355,6 +359,7 @@ impl Ftl {
             trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
             mapping,
             journal_truth: None,
+            protected_buffer: cfg.ftl.power_loss_protection && cfg.device.zns.is_none(),
             oob: Oob::new(g.slots, cfg.integrity),
             placement: Placement::new(
                 &cfg.ftl.placement,

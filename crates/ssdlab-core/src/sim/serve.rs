@@ -70,7 +70,7 @@ impl Simulation {
                     stats: Default::default(),
                 };
                 let mut t = TimedSim::new(&self.config, &self.derived, &mut self.ftl, workload, 0);
-                t.collect_completions();
+                t.serve_externally();
                 t.begin()?;
                 Inner::Timed(Box::new(t))
             }
@@ -365,7 +365,9 @@ impl Served<'_> {
             Inner::Functional(d) => {
                 let mut d = *d;
                 let phase = functional_phase(&d);
-                if !d.worn_out() {
+                // A power-loss-protected device that failed still programs what it
+                // acknowledged (on its capacitors: the phase ends with the power going).
+                if !d.worn_out() || config.ftl.power_loss_protection {
                     d.flush()?;
                 }
                 (phase, Vec::new(), d.ftl)

@@ -716,7 +716,9 @@ impl HostFrontEnd {
     }
 
     fn serve_buffer_waiters(&mut self, cx: &mut Cx) -> Result<()> {
-        while let Some(&id) = self.buffer_waiters.front() {
+        // A failed device settling takes no new units (it programs those it took).
+        let admit = !(self.settling && cx.ftl.worn_out());
+        while let Some(&id) = self.buffer_waiters.front().filter(|_| admit) {
             let r = self.reqs.get(id);
             let w = WriteUnits {
                 span: r.span,

@@ -241,6 +241,9 @@ pub struct TimedSim<'a> {
     out: Outbox,
     series: Option<series::Sampler>,
     series_interval_ns: u64,
+    /// Driven from outside ([`TimedSim::serve_externally`]): its end is a power cut or a
+    /// stop, after which the device's DRAM is gone.
+    served: bool,
 }
 
 /// A [`QueueSink`] over a `TimedSim`'s dies (a macro keeps the borrows field-precise).
@@ -293,6 +296,7 @@ impl<'a> TimedSim<'a> {
             out,
             series: None,
             series_interval_ns: cfg.output.timeseries_interval_ns,
+            served: false,
             ftl,
             cfg,
         }
@@ -383,7 +387,12 @@ impl<'a> TimedSim<'a> {
         let host_program_batches = self.dies.sched.host_program_batches;
         let host_programs = self.dies.sched.host_programs;
         let events = self.q.scheduled_count();
-        if !worn_out {
+        // A served phase ends with the power going (a cut, or a stop): a power-loss-
+        // protected device that failed still programs what its DRAM holds on its
+        // capacitors (the buffer and the open batch of trim records, acknowledged as
+        // durable), admitting nothing new.
+        let capacitors = self.served && self.cfg.ftl.power_loss_protection;
+        if !worn_out || capacitors {
             self.front.settling = true;
             self.ftl.set_host_idle(false, &mut sink!(self))?;
             self.ftl.record_trims(&mut sink!(self))?;

@@ -26,8 +26,11 @@ impl TimedSim<'_> {
         self.q.advance_to(time_ns);
     }
 
-    /// Keep every completion for [`TimedSim::drain_completions`].
-    pub fn collect_completions(&mut self) {
+    /// A phase driven from outside: keep every completion for
+    /// [`TimedSim::drain_completions`]; its end is a power cut or a stop (so a
+    /// power-loss-protected device programs its DRAM then, even after it failed).
+    pub fn serve_externally(&mut self) {
+        self.served = true;
         self.front.collect_completions();
     }
 
