@@ -217,6 +217,7 @@ fn flat(c: &Counts) -> Vec<(&'static str, u64)> {
         no_space,
         device,
         server_stopped,
+        worn_out,
     } = e;
     vec![
         ("connections", connections),
@@ -235,6 +236,7 @@ fn flat(c: &Counts) -> Vec<(&'static str, u64)> {
         ("commands.errors_by_cause.no_space", no_space),
         ("commands.errors_by_cause.device", device),
         ("commands.errors_by_cause.server_stopped", server_stopped),
+        ("commands.errors_by_cause.worn_out", worn_out),
         ("commands.in_flight", in_flight),
         ("commands.device_requests", device_requests),
         ("late_replies", late_replies),

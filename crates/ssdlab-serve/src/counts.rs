@@ -27,11 +27,19 @@ pub struct ErrorCounts {
     pub device: u64,
     /// In flight when the server stopped and its drain timed out (`EIO`).
     pub server_stopped: u64,
+    /// A write, write-zeroes, trim or (without power-loss protection) flush after the
+    /// device failed (worn out): read-only (`EIO`).
+    pub worn_out: u64,
 }
 
 impl ErrorCounts {
     pub fn total(&self) -> u64 {
-        self.power_cut + self.old_connection + self.no_space + self.device + self.server_stopped
+        self.power_cut
+            + self.old_connection
+            + self.no_space
+            + self.device
+            + self.server_stopped
+            + self.worn_out
     }
 }
 
@@ -138,12 +146,21 @@ impl Counts {
             device_requests,
         } = commands;
         let m = &mut self.commands;
+        let ErrorCounts {
+            power_cut,
+            old_connection,
+            no_space,
+            device,
+            server_stopped,
+            worn_out,
+        } = e;
         let me = &mut m.errors_by_cause;
-        me.power_cut += e.power_cut;
-        me.old_connection += e.old_connection;
-        me.no_space += e.no_space;
-        me.device += e.device;
-        me.server_stopped += e.server_stopped;
+        me.power_cut += power_cut;
+        me.old_connection += old_connection;
+        me.no_space += no_space;
+        me.device += device;
+        me.server_stopped += server_stopped;
+        me.worn_out += worn_out;
         m.read += read;
         m.write += write;
         m.flush += flush;

@@ -917,6 +917,10 @@ impl<'r> DeviceLoop<'r> {
             self.refuse(&c, NBD_ENOSPC, |e| &mut e.no_space);
             return Ok(());
         }
+        if refused_by_a_failed_device(kind, served) {
+            self.refuse(&c, NBD_EIO, |e| &mut e.worn_out);
+            return Ok(());
+        }
         let parts = parts_of(&c, served.unit_bytes());
         if parts.is_empty() {
             // Nothing to do on the device (a trim of less than a unit): answered at once.
@@ -1106,4 +1110,16 @@ impl Watchdog {
         let _ = self.cancel.send(());
         self.thread.join().unwrap_or(false)
     }
+}
+
+/// A device that failed (worn out) is read-only, as an SSD at the end of its life: it keeps
+/// nothing new (a write, write-zeroes or trim would be acknowledged and not kept), and
+/// without power-loss protection a flush cannot make what its buffer holds durable.
+fn refused_by_a_failed_device(kind: CmdKind, served: &Served) -> bool {
+    served.worn_out()
+        && match kind {
+            CmdKind::Read => false,
+            CmdKind::Flush => !served.power_loss_protection(),
+            _ => true,
+        }
 }

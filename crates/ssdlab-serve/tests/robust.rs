@@ -324,3 +324,50 @@ fn writes_past_the_stored_bytes_cap_get_enospc() {
     assert_eq!(summary.max_stored_bytes, Some(max));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A device that failed (worn out) is read-only: writes, trims and — without power-loss
+/// protection — flushes are answered `EIO` (counted as `worn_out`), never acknowledged
+/// and dropped; reads still answer with what it kept.
+#[test]
+fn a_worn_out_device_refuses_what_it_cannot_keep() {
+    for plp in [false, true] {
+        let dir = scratch(if plp { "worn-plp" } else { "worn" });
+        let mut cfg = Config::from_toml_str(DEVICE, "device").unwrap();
+        cfg.device.timing.tlc.endurance_pe_cycles = 3;
+        cfg.device.cell_mode = ssdlab_core::config::CellMode::Tlc;
+        cfg.ftl.power_loss_protection = plp;
+        let opts = options(&dir);
+        let (sock, out) = (opts.socket.clone().unwrap(), opts.out_dir.clone());
+        let server = std::thread::spawn(move || serve(cfg, opts));
+        let mut s = connect_go(&sock);
+        assert_eq!(call(&mut s, NBD_CMD_WRITE, 0, 1, 0, 4096, &[7; 4096]).0, 0);
+        assert_eq!(call(&mut s, NBD_CMD_FLUSH, 0, 2, 0, 0, &[]).0, 0);
+        // Rewrite the rest of the device until a write is refused: it has failed.
+        let units = 4u64 * 24 * 16 * 4 * 2 / 3; // well within its logical capacity
+        let mut refused = None;
+        'outer: for pass in 0..200u64 {
+            for u in 1..units {
+                let cookie = 10 + pass * units + u;
+                let e = call(&mut s, NBD_CMD_WRITE, 0, cookie, u * 4096, 4096, &[1; 4096]).0;
+                if e != 0 {
+                    refused = Some(e);
+                    break 'outer;
+                }
+            }
+        }
+        assert_eq!(refused, Some(NBD_EIO), "plp {plp}: never refused");
+        assert_eq!(call(&mut s, NBD_CMD_TRIM, 0, 3, 0, 4096, &[]).0, NBD_EIO);
+        let flush = call(&mut s, NBD_CMD_FLUSH, 0, 4, 0, 0, &[]).0;
+        assert_eq!(flush, if plp { 0 } else { NBD_EIO }, "plp {plp}");
+        assert_eq!(call(&mut s, NBD_CMD_READ, 0, 5, 0, 4096, &[]).1, [7; 4096]);
+        send(&mut s, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+        server.join().unwrap().expect("serve");
+        let doc = json(&out.join("results.json"));
+        let c = &doc["serve"]["this_cycle"]["commands"];
+        assert_eq!(doc["status"], "worn_out", "plp {plp}");
+        let want = if plp { 2 } else { 3 };
+        assert_eq!(c["errors_by_cause"]["worn_out"], want, "plp {plp}: {c:#}");
+        assert_conserved(c);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
