@@ -217,8 +217,9 @@ def test_reproduce_mq_returns_its_table():
 
 GRID = {"ftl.gc_soft_free_blocks": [4, 8], "ftl.gc": [{"policy": "greedy"}, {"policy": "fifo"}]}
 HEADLINE = [
-    "status", "requests", "iops", "mb_per_s", "waf", "read_p50_ns", "read_p99_ns", "read_p99_99_ns",
-    "write_p99_ns", "write_p99_99_ns", "gc_victims", "erase_stddev", "sim_time_ns",
+    "status", "requests", "iops", "mb_per_s", "user_mb_per_s", "waf", "host_waf", "total_waf",
+    "read_p50_ns", "read_p99_ns", "read_p99_99_ns", "write_p99_ns", "write_p99_99_ns", "gc_victims",
+    "erase_stddev", "sim_time_ns",
 ]
 
 
