@@ -3,24 +3,9 @@
 //! the recovery, the next phase. Every request of every cycle completes, and GC's cost
 //! stays what a device that never lost power pays.
 
+use crate::common::Rng;
 use ssdlab_core::{Config, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
-
-/// Deterministic pseudo-random numbers (xorshift), so a failing case is replayable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn req(op: HostOp, tag: u32, offset_bytes: u64, size_bytes: u64) -> HostRequest {
     HostRequest {

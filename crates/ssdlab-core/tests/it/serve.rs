@@ -3,27 +3,12 @@
 //! back exactly what a byte-level model of the device says, in both modes.
 
 use crate::common::tiny;
+use crate::common::Rng;
 use ssdlab_core::config::Mode;
 use ssdlab_core::sim::serve::WriteData;
 use ssdlab_core::sim::timed::Completion;
 use ssdlab_core::Simulation;
 use ssdlab_workload::{HostOp, HostRequest};
-
-/// Deterministic pseudo-random numbers (xorshift), so a failing case is replayable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// A request in flight: op, offset, size, the bytes a read must return.
 type InFlight = (HostOp, u64, u64, Vec<u8>);

@@ -106,3 +106,19 @@ pub fn assert_all_completed(r: &ssdlab_core::sim::Results, reqs: &[HostRequest])
         "requests completed (read, write, flush)"
     );
 }
+
+/// Deterministic pseudo-random numbers (xorshift), so a failing case is replayable.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
