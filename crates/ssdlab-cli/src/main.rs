@@ -218,7 +218,7 @@ fn cmd_check(file: &Path) -> Result<()> {
 fn cmd_show(file: &Path) -> Result<()> {
     let cfg = load(file)?;
     let d = ConfigSource::from_file(file, &[])?.validated(&cfg)?;
-    print!("{}", ssdlab_experiments::run::resolved_toml(&cfg, &d));
+    print!("{}", ssdlab_output::resolved_toml(&cfg, &d));
     Ok(())
 }
 

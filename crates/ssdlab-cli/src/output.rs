@@ -5,7 +5,7 @@ use serde::Serialize;
 use ssdlab_core::config::Derived;
 use ssdlab_core::stats::{LatencySummary, TimeSeriesRow};
 use ssdlab_core::{Config, Results};
-use ssdlab_experiments::run;
+use ssdlab_output as files;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -200,16 +200,16 @@ pub fn write_all(
         let p = dir.join(name);
         std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))
     };
-    write("results.json", run::results_json(r)?)?;
+    write("results.json", files::results_json(r)?)?;
     if !series.is_empty() {
-        write("timeseries.csv", run::timeseries_csv(series))?;
+        write("timeseries.csv", files::timeseries_csv(series))?;
     }
     // Functional runs do not model latency: no file of zeros (and an earlier run's goes
     // when the staged directory is committed).
     if let Some(l) = &r.latency_ns {
-        write("latency.csv", run::latency_csv(l))?;
+        write("latency.csv", files::latency_csv(l))?;
     }
-    write("config.resolved.toml", run::resolved_toml(cfg, d))?;
+    write("config.resolved.toml", files::resolved_toml(cfg, d))?;
     write("perf.json", serde_json::to_string_pretty(perf)? + "\n")?;
     Ok(())
 }
@@ -548,7 +548,7 @@ mod tests {
         let e = bad.audit.internal_error().unwrap().to_string();
         assert!(e.starts_with("internal error (please report it with your config and seed): the results audit found figures that cannot be: writes_completed: "), "{e}");
         // results.json marks it.
-        let v: serde_json::Value = serde_json::from_str(&run::results_json(&bad).unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&files::results_json(&bad).unwrap()).unwrap();
         assert_eq!(v["audit"]["verdict"], "internal_error");
     }
 }

@@ -181,10 +181,10 @@ pub fn serve_with_progress(
     let mut sim = Simulation::new(config).map_err(|e| format!("{}: {e}", opts.label))?;
     // The device as served (integrity and the hold on): `ssdlab run` of this file with
     // the recorded trace replays the session.
-    output::write_atomic(
+    ssdlab_output::write_atomic(
         &opts.out_dir,
         "config.resolved.toml",
-        ssdlab_experiments::run::resolved_toml(&sim.config, &sim.derived).as_bytes(),
+        ssdlab_output::resolved_toml(&sim.config, &sim.derived).as_bytes(),
     )
     .map_err(|e| format!("writing {}: {e}", opts.out_dir.display()))?;
     let export = export_of(&sim, opts.min_block_bytes, &opts.label)?;

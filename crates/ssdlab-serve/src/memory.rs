@@ -120,7 +120,7 @@ fn size(bytes: u64) -> String {
 /// Memory this process may still take: the machine's available memory, within the
 /// cgroup's limit (v2 `memory.max`) and the address-space limit (`ulimit -v`).
 pub fn available_memory_bytes() -> Option<u64> {
-    let machine = ssdlab_experiments::run::available_memory_bytes();
+    let machine = ssdlab_output::available_memory_bytes();
     [machine, cgroup_room_bytes(), address_space_room_bytes()]
         .into_iter()
         .flatten()

@@ -6,19 +6,12 @@
 use crate::device::{Reporter, ServeSummary};
 use ssdlab_core::stats::TimeSeriesRow;
 use ssdlab_core::Results;
-use ssdlab_experiments::run;
+use ssdlab_output::{latency_csv, timeseries_csv, write_atomic};
 use std::io;
 use std::path::{Path, PathBuf};
 
 pub struct Files {
     pub dir: PathBuf,
-}
-
-/// Write `body` to `dir/name` atomically (a temporary file, then a rename).
-pub fn write_atomic(dir: &Path, name: &str, body: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(&tmp, dir.join(name))
 }
 
 /// results.json with the `serve` section.
@@ -42,13 +35,13 @@ impl Files {
     ) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         if let Some(l) = &r.latency_ns {
-            write_atomic(dir, "latency.csv", run::latency_csv(l).as_bytes())?;
+            write_atomic(dir, "latency.csv", latency_csv(l).as_bytes())?;
         }
         if !series.is_empty() {
             write_atomic(
                 dir,
                 "timeseries.csv",
-                run::timeseries_csv(series).as_bytes(),
+                timeseries_csv(series).as_bytes(),
             )?;
         }
         write_atomic(dir, "results.json", results_json(r, serve)?.as_bytes())
