@@ -548,7 +548,8 @@ mod tests {
         let e = bad.audit.internal_error().unwrap().to_string();
         assert!(e.starts_with("internal error (please report it with your config and seed): the results audit found figures that cannot be: writes_completed: "), "{e}");
         // results.json marks it.
-        let v: serde_json::Value = serde_json::from_str(&files::results_json(&bad).unwrap()).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&files::results_json(&bad).unwrap()).unwrap();
         assert_eq!(v["audit"]["verdict"], "internal_error");
     }
 }

@@ -220,9 +220,11 @@ pub fn run(a: &Args) -> Result<()> {
         drain_timeout: Duration::from_secs_f64(a.drain_timeout_s),
         // An internal error is reported below, after the summary.
         audit_strict: false,
+        // The server's messages, one line each, on stderr.
+        log: ssdlab_serve::Log::new(|line| eprintln!("{line}")),
     };
     let mut bar = crate::progress::Bar::new(false);
-    let s = ssdlab_serve::serve_with_progress(cfg, opts, &mut bar).map_err(anyhow::Error::msg)?;
+    let s = ssdlab_serve::serve_with_progress(cfg, opts, &mut bar)?;
     bar.finish();
     let (a, c) = (&s.all_cycles, &s.all_cycles.commands);
     eprintln!(

@@ -4,8 +4,8 @@
 //! of a sweep point. The output files' text is `ssdlab-output`'s (re-exported here).
 
 use ssdlab_core::config::{apply_overrides, at_key_line, Derived};
-use ssdlab_core::sim::timed::CompletionSink;
 use ssdlab_core::sim::stop;
+use ssdlab_core::sim::timed::CompletionSink;
 use ssdlab_core::{Config, NoProgress, Progress, Results, SimError, Simulation};
 use ssdlab_workload::WorkloadError;
 use std::fmt::Write as _;
@@ -15,8 +15,7 @@ use std::time::Instant;
 /// The output files' text and the machine's memory, at the path they had before they moved
 /// to `ssdlab-output` (shared with `serve`).
 pub use ssdlab_output::{
-    available_memory_bytes, derived_toml, latency_csv, resolved_toml, results_json,
-    timeseries_csv,
+    available_memory_bytes, derived_toml, latency_csv, resolved_toml, results_json, timeseries_csv,
 };
 
 /// Requests per flow read before a run (bad trace lines fail before preconditioning).

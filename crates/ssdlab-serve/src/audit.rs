@@ -6,7 +6,7 @@
 //! perturbed input.
 //!
 //! A broken identity is a bug of the server's accounting. It never stops a running server
-//! (the clients' data comes first): it is said on stderr, and the server ends with an
+//! (the clients' data comes first): it is said on the log, and the server ends with an
 //! internal error once it has written its final results ([`ServeSummary::internal_error`]).
 
 use crate::counts::{CommandCounts, Counts, ErrorCounts, ServeSummary};

@@ -18,7 +18,7 @@
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
 //!   simulated time that corresponds to its wall-clock arrival. A reply more than
-//!   [`LATE_NS`] after its due time is counted late (and said on stderr).
+//!   [`LATE_NS`] after its due time is counted late (and said on the log).
 //!
 //! # The end
 //! A stop (SIGTERM, SIGINT, the last client gone) ends the loop in order: the commands in
@@ -28,6 +28,7 @@
 //! serving goes on; only the final results.json failing makes the server fail.
 
 use crate::counts::{Counts, ErrorCounts};
+use crate::log::Log;
 use crate::nbd::proto::{NBD_EIO, NBD_ENOSPC, NBD_ESHUTDOWN};
 use crate::nbd::{CmdKind, Command, Event, Replies, Ticket};
 use crate::trace::TraceWriter;
@@ -58,7 +59,7 @@ const EXIT_AFTER_IDLE: Duration = Duration::from_millis(500);
 /// How long the loop blocks on the channel before it looks at signals and timers.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Realtime: late replies are said on stderr at most this often (and at the end).
+/// Realtime: late replies are said on the log at most this often (and at the end).
 const LATE_REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// How simulated time relates to the wall clock.
@@ -94,6 +95,9 @@ pub struct LoopOptions {
     pub max_stored_bytes: Option<u64>,
     /// At the end, how long the commands in flight and the device's settling may take.
     pub drain_timeout: Duration,
+    /// Where power cuts, recoveries, late replies, connections ended by an error and
+    /// results that could not be written are said.
+    pub log: Log,
 }
 
 /// Power cuts asked for (SIGUSR1) and not yet made: each is made once, in turn, even one
@@ -210,7 +214,7 @@ enum CycleEnd {
     PowerCut,
 }
 
-/// Realtime: replies and late ones since the last report on stderr, and overall.
+/// Realtime: replies and late ones since the last report on the log, and overall.
 struct Lateness {
     since: Instant,
     replies: u64,
@@ -327,7 +331,12 @@ impl<'r> DeviceLoop<'r> {
             }
             let wall = Instant::now();
             let recovery = crate::power::power_on(sim, self.summary.power_cycle)?;
-            say_recovery(&recovery, wall.elapsed(), self.summary.power_cycle + 1);
+            say_recovery(
+                &self.opts.log,
+                &recovery,
+                wall.elapsed(),
+                self.summary.power_cycle + 1,
+            );
             self.summary.recoveries.push(recovery);
             self.summary.next_cycle();
             self.cycle_commands = 0;
@@ -354,7 +363,7 @@ impl<'r> DeviceLoop<'r> {
         let cycle = self.summary.power_cycle;
         let mut r = r;
         crate::audit::audit(&mut r, &self.summary);
-        eprintln!(
+        self.opts.log.say(&format!(
             "serve: power cut: power cycle {cycle} ended at {:.3} ms simulated; {answered} commands in flight answered EIO; {}",
             now_ns as f64 / 1e6,
             if plp {
@@ -362,18 +371,20 @@ impl<'r> DeviceLoop<'r> {
             } else {
                 format!("{volatile_units} units in the write buffer, not yet durable, are lost (what a FLUSH or FUA acknowledged is kept)")
             }
-        );
+        ));
         let doc = format!("power-cycle-{cycle}/results.json");
-        eprintln!("serve: {doc}: {}", crate::audit::brief(&r.audit));
+        self.opts
+            .log
+            .say(&format!("serve: {doc}: {}", crate::audit::brief(&r.audit)));
         self.note_internal_error(&doc, &r);
         if let Err(e) = self
             .reporter
             .report(&r, &self.summary, &series, Some(cycle))
         {
-            eprintln!(
+            self.opts.log.say(&format!(
                 "serve: could not write power cycle {cycle}'s results into {}: {e} (serving goes on)",
                 self.reporter.place()
-            );
+            ));
         }
         Ok(())
     }
@@ -439,7 +450,9 @@ impl<'r> DeviceLoop<'r> {
         why: &str,
     ) -> Result<(), SimError> {
         r.status = RunStatus::Stopped;
-        eprintln!("serve: {why}: results.json has the figures up to the stop (status \"stopped\")");
+        self.opts.log.say(&format!(
+            "serve: {why}: results.json has the figures up to the stop (status \"stopped\")"
+        ));
         self.report_final(r, series)
     }
 
@@ -463,9 +476,9 @@ impl<'r> DeviceLoop<'r> {
             return;
         }
         self.failing_checks = names;
-        eprintln!(
+        self.opts.log.say(&format!(
             "serve: INTERNAL ERROR (please report it with your config and seed; serving goes on, and the server will end with this error): the results audit of {doc} found figures that cannot be: {broken}"
-        );
+        ));
         self.summary
             .earlier_audit_errors
             .push(format!("{doc}: {broken}"));
@@ -477,7 +490,10 @@ impl<'r> DeviceLoop<'r> {
     fn power_cut_answers(&mut self) -> u64 {
         let n = self.fail_in_flight(|e| &mut e.power_cut);
         if let Some(t) = self.opts.trace.as_mut() {
-            t.stop("power cut: the trace covers the first power cycle");
+            t.stop(
+                "power cut: the trace covers the first power cycle",
+                &self.opts.log,
+            );
         }
         n
     }
@@ -507,7 +523,9 @@ impl<'r> DeviceLoop<'r> {
             }
             if self.cut_due || POWER_CUTS.load(Ordering::Relaxed) > 0 {
                 if let Some(why) = &self.opts.power_cut_refused {
-                    eprintln!("serve: power cut refused: {why}");
+                    self.opts
+                        .log
+                        .say(&format!("serve: power cut refused: {why}"));
                     POWER_CUTS.store(0, Ordering::Relaxed);
                     self.cut_due = false;
                 } else {
@@ -555,16 +573,16 @@ impl<'r> DeviceLoop<'r> {
             Ok(()) => self.snapshot_failing = false,
             Err(e) if !self.snapshot_failing => {
                 self.snapshot_failing = true;
-                eprintln!(
+                self.opts.log.say(&format!(
                     "serve: could not write the results snapshot into {}: {e} (serving goes on; tried again every --stats-interval and at the end)",
                     self.reporter.place()
-                );
+                ));
             }
             Err(_) => {}
         }
     }
 
-    /// Realtime: say on stderr when replies of the last period left late.
+    /// Realtime: say on the log when replies of the last period left late.
     fn say_lateness_if_due(&mut self) {
         let TimeMode::Realtime { dilation } = self.opts.time else {
             return;
@@ -574,14 +592,14 @@ impl<'r> DeviceLoop<'r> {
             return;
         }
         if l.late > 0 && l.late * 100 >= l.replies {
-            eprintln!(
+            self.opts.log.say(&format!(
                 "serve: realtime: {:.1} % of the last {:.0} s's replies ({} of {}) left more than 20 µs after their due time, up to {:.3} ms late: the simulation does not keep up at --dilation {dilation} (a larger one slows the device's clock)",
                 100.0 * l.late as f64 / l.replies as f64,
                 l.since.elapsed().as_secs_f64(),
                 l.late,
                 l.replies,
                 l.max_ns as f64 / 1e6
-            );
+            ));
         }
         (l.since, l.replies, l.late, l.max_ns) = (Instant::now(), 0, 0, 0);
     }
@@ -592,13 +610,13 @@ impl<'r> DeviceLoop<'r> {
         };
         let a = &self.summary.all_cycles;
         if a.late_replies > 0 {
-            eprintln!(
+            self.opts.log.say(&format!(
                 "serve: realtime: {} of {} replies ({:.1} %) left more than 20 µs after their due time, up to {:.3} ms late, at --dilation {dilation}",
                 a.late_replies,
                 self.lateness.all_replies,
                 100.0 * a.late_replies as f64 / self.lateness.all_replies.max(1) as f64,
                 a.max_late_ns as f64 / 1e6
-            );
+            ));
         }
     }
 
@@ -872,7 +890,9 @@ impl<'r> DeviceLoop<'r> {
             }
             Event::Disconnected { conn, why } => {
                 if let Some(why) = why {
-                    eprintln!("serve: connection {conn} ended: {why}");
+                    self.opts
+                        .log
+                        .say(&format!("serve: connection {conn} ended: {why}"));
                 }
                 self.conns.remove(&conn);
             }
@@ -1069,9 +1089,9 @@ fn parts_of(c: &Command, unit: u64) -> Vec<(HostOp, u64, u64, PartData)> {
 }
 
 /// Power is back: say what the recovery did.
-fn say_recovery(r: &serde_json::Value, wall: Duration, cycle: u32) {
+fn say_recovery(log: &Log, r: &serde_json::Value, wall: Duration, cycle: u32) {
     let n = |k: &str| r[k].as_u64().unwrap_or(0);
-    eprintln!(
+    log.say(&format!(
         "serve: power on: recovered in {:.3} ms simulated ({:.0} ms here): {} pages scanned, {} erases redone, {} units mapped, {} blocks closed partly filled; serving power cycle {cycle}",
         n("time_ns") as f64 / 1e6,
         wall.as_secs_f64() * 1e3,
@@ -1079,7 +1099,7 @@ fn say_recovery(r: &serde_json::Value, wall: Duration, cycle: u32) {
         n("erases"),
         n("units_recovered"),
         n("blocks_closed_partial"),
-    );
+    ));
 }
 
 /// Asks every simulation to stop at `deadline` unless cancelled first (the device's

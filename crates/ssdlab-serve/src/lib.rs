@@ -14,10 +14,14 @@
 //! * [`output`] — results.json (with its `serve` section), latency.csv, timeseries.csv,
 //!   written atomically.
 //! * [`memory`] — what a served device needs in memory, checked before it listens.
+//! * [`log`] — where the server's messages go (the library never prints), and [`error`]
+//!   its errors ([`ServeError`]).
 
 pub mod audit;
 pub mod counts;
 pub mod device;
+pub mod error;
+pub mod log;
 pub mod memory;
 pub mod nbd;
 pub mod output;
@@ -25,6 +29,8 @@ pub mod power;
 pub mod trace;
 
 pub use device::{request_power_cut, LoopOptions, ServeSummary, TimeMode};
+pub use error::ServeError;
+pub use log::Log;
 
 use ssdlab_core::{Config, NoProgress, Progress, Simulation};
 use std::net::SocketAddr;
@@ -70,6 +76,10 @@ pub struct ServeOptions {
     /// are written (default; off: the returned summary's
     /// [`ServeSummary::internal_error`] says it, as `ssdlab serve` reports it).
     pub audit_strict: bool,
+    /// Where the server's messages go (clients refused or closed, power cuts, recoveries,
+    /// results that could not be written, …), one line each; `ssdlab serve` prints them
+    /// on stderr.
+    pub log: Log,
 }
 
 impl ServeOptions {
@@ -97,6 +107,7 @@ impl ServeOptions {
             allow_large_memory: false,
             drain_timeout: Duration::from_secs(30),
             audit_strict: true,
+            log: Log::discard(),
         }
     }
 }
@@ -106,13 +117,13 @@ pub fn export_of(
     sim: &Simulation,
     min_block: Option<u32>,
     label: &str,
-) -> Result<nbd::Export, String> {
+) -> Result<nbd::Export, ServeError> {
     let unit = sim.derived.geometry.unit_bytes;
     let min = min_block.unwrap_or(unit);
     if !min.is_power_of_two() || min < 512 || min > unit {
-        return Err(format!(
+        return Err(ServeError::Usage(format!(
             "--min-block {min}: a power of two from 512 to the mapping unit ({unit} bytes)"
-        ));
+        )));
     }
     let e = nbd::Export {
         name: "ssdlab".into(),
@@ -128,57 +139,63 @@ pub fn export_of(
 
 /// Serve `config` until stopped: check everything, precondition, listen, run the device
 /// loop, write the results into `opts.out_dir`. Errors are one line for the user.
-pub fn serve(config: Config, opts: ServeOptions) -> Result<ServeSummary, String> {
+pub fn serve(config: Config, opts: ServeOptions) -> Result<ServeSummary, ServeError> {
     serve_with_progress(config, opts, &mut NoProgress)
 }
 
-/// [`serve`], showing the preconditioning's progress on `progress` (a line on stderr
+/// [`serve`], showing the preconditioning's progress on `progress` (a line on the log
 /// says when it starts and ends, before the socket appears).
 pub fn serve_with_progress(
     mut config: Config,
     opts: ServeOptions,
     progress: &mut dyn Progress,
-) -> Result<ServeSummary, String> {
+) -> Result<ServeSummary, ServeError> {
+    let label = opts.label.as_str();
+    let log = &opts.log;
     // Versions say which bytes a slot holds (and are the OOB sequence numbers a
     // recovery uses); integrity checking comes with them.
     if config.device.zns.is_some() {
-        return Err(format!(
-            "{}: device.zns: NBD has no zone commands; serve a conventional device (or one with [device.fdp])",
-            opts.label
-        ));
+        return Err(ServeError::Config {
+            label: label.into(),
+            why: "device.zns: NBD has no zone commands; serve a conventional device (or one with [device.fdp])".into(),
+        });
     }
     config.integrity = true;
     // A power cut must never lose a unit's last durable version (docs/serve.md).
     config.ftl.hold_overwritten_until_durable = true;
     let power_cut_refused = power::check_supported(&config).err().map(|e| e.to_string());
     if let (Some(why), Some(_)) = (&power_cut_refused, opts.power_cut_after_requests) {
-        return Err(format!("--power-cut-after-requests: {why}"));
+        return Err(ServeError::Usage(format!(
+            "--power-cut-after-requests: {why}"
+        )));
     }
     if opts.socket.is_none() && opts.tcp.is_none() {
-        return Err("serve: give --socket PATH (and/or --tcp ADDR)".into());
+        return Err(ServeError::Usage(
+            "serve: give --socket PATH (and/or --tcp ADDR)".into(),
+        ));
     }
     if let TimeMode::Realtime { dilation } = opts.time {
         if !(dilation.is_finite() && dilation > 0.0) {
-            return Err(format!("--dilation {dilation}: a positive number"));
+            return Err(ServeError::Usage(format!(
+                "--dilation {dilation}: a positive number"
+            )));
         }
     }
-    let derived = config
-        .validate()
-        .map_err(|e| format!("{}: {e}", opts.label))?;
+    let derived = config.validate().map_err(|e| ServeError::sim(label, e))?;
     let need = memory::Need::of(&derived, opts.max_stored_bytes, power_cut_refused.is_none());
     if !opts.allow_large_memory {
-        need.check(&opts.label)?;
+        need.check(label)?;
     }
     std::fs::create_dir_all(&opts.out_dir)
-        .map_err(|e| format!("creating {}: {e}", opts.out_dir.display()))?;
+        .map_err(|e| ServeError::io(format!("creating {}", opts.out_dir.display()), e))?;
     let trace = match &opts.record_trace {
         Some(p) => Some(
             trace::TraceWriter::create(p)
-                .map_err(|e| format!("--record-trace {}: {e}", p.display()))?,
+                .map_err(|e| ServeError::io(format!("--record-trace {}", p.display()), e))?,
         ),
         None => None,
     };
-    let mut sim = Simulation::new(config).map_err(|e| format!("{}: {e}", opts.label))?;
+    let mut sim = Simulation::new(config).map_err(|e| ServeError::sim(label, e))?;
     // The device as served (integrity and the hold on): `ssdlab run` of this file with
     // the recorded trace replays the session.
     ssdlab_output::write_atomic(
@@ -186,9 +203,9 @@ pub fn serve_with_progress(
         "config.resolved.toml",
         ssdlab_output::resolved_toml(&sim.config, &sim.derived).as_bytes(),
     )
-    .map_err(|e| format!("writing {}: {e}", opts.out_dir.display()))?;
-    let export = export_of(&sim, opts.min_block_bytes, &opts.label)?;
-    precondition(&mut sim, &opts.label, progress)?;
+    .map_err(|e| ServeError::io(format!("writing {}", opts.out_dir.display()), e))?;
+    let export = export_of(&sim, opts.min_block_bytes, label)?;
+    precondition(&mut sim, label, log, progress)?;
     let (tx, rx) = mpsc::channel();
     let server = nbd::listen(
         &nbd::ListenOptions {
@@ -196,23 +213,24 @@ pub fn serve_with_progress(
             tcp: opts.tcp,
             max_connections: opts.max_connections,
             limits: opts.limits,
+            log: log.clone(),
         },
         export.clone(),
         tx,
     )
-    .map_err(|e| format!("serve: listening: {e}"))?;
+    .map_err(|e| ServeError::io("serve: listening", e))?;
     if let Some(p) = server.socket_path() {
-        eprintln!(
+        log.say(&format!(
             "serve: {} bytes on unix:{} (nbd+unix:///?socket={})",
             export.size_bytes,
             p.display(),
             p.display()
-        );
+        ));
     }
     if let Some(a) = server.tcp_addr() {
-        eprintln!("serve: {} bytes on nbd://{a}", export.size_bytes);
+        log.say(&format!("serve: {} bytes on nbd://{a}", export.size_bytes));
     }
-    eprintln!("serve: memory: {}", need.describe());
+    log.say(&format!("serve: memory: {}", need.describe()));
     let mut files = output::Files {
         dir: opts.out_dir.clone(),
     };
@@ -229,44 +247,46 @@ pub fn serve_with_progress(
         power_cut_refused,
         max_stored_bytes: opts.max_stored_bytes,
         drain_timeout: opts.drain_timeout,
+        log: log.clone(),
     };
     let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run(&mut sim);
     server.shutdown();
     if let Some(mut t) = trace {
-        if let Some(e) = t.finish() {
-            return Err(format!("--record-trace: {e}"));
-        }
+        t.finish()
+            .map_err(|e| ServeError::io("--record-trace", e))?;
     }
-    let summary = result.map_err(|e| format!("{}: {e}", opts.label))?;
+    let summary = result.map_err(|e| ServeError::sim(label, e))?;
     match summary.internal_error() {
-        Some(e) if opts.audit_strict => Err(format!("{}: {e}", opts.label)),
+        Some(e) if opts.audit_strict => Err(ServeError::sim(label, e)),
         _ => Ok(summary),
     }
 }
 
-/// `[precondition]`, as configured: said on stderr when it starts and ends (it runs before
-/// the socket appears; on a large device it takes a while), its progress on `progress`.
+/// `[precondition]`, as configured: said on the log when it starts and ends (it runs
+/// before the socket appears; on a large device it takes a while), its progress on
+/// `progress`.
 fn precondition(
     sim: &mut Simulation,
     label: &str,
+    log: &Log,
     progress: &mut dyn Progress,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let pc = &sim.config.precondition;
     if !pc.enabled {
         return Ok(());
     }
-    eprintln!(
+    log.say(&format!(
         "serve: preconditioning {label} ({} GiB logical: {}{:.1} × its capacity of random overwrites) before listening",
         sim.derived.logical_bytes as f64 / (1u64 << 30) as f64,
         if pc.sequential_fill { "a sequential fill, then " } else { "" },
         pc.random_overwrite_capacity_multiple
-    );
+    ));
     let t = Instant::now();
     sim.precondition(progress)
-        .map_err(|e| format!("{label}: {e}"))?;
-    eprintln!(
+        .map_err(|e| ServeError::sim(label, e))?;
+    log.say(&format!(
         "serve: preconditioned in {:.1} s",
         t.elapsed().as_secs_f64()
-    );
+    ));
     Ok(())
 }

@@ -13,6 +13,7 @@
 //!   while the old one is moved out, and the recovered one), and keeps the newest version
 //!   per unit while it scans.
 
+use crate::ServeError;
 use ssdlab_core::config::Derived;
 
 /// Bytes per logical unit a recovery keeps while it scans (`ftl/recover.rs`: the newest
@@ -84,7 +85,7 @@ impl Need {
     }
 
     /// An error naming `label` when this machine has less memory available.
-    pub fn check(&self, label: &str) -> Result<(), String> {
+    pub fn check(&self, label: &str) -> Result<(), ServeError> {
         let Some(avail) = available_memory_bytes() else {
             return Ok(());
         };
@@ -92,8 +93,10 @@ impl Need {
             return Ok(());
         }
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        Err(format!(
-            "{label}: serving this device needs about {:.1} GiB of memory ({:.1} GiB of structures, {:.1} GiB of stored bytes {}, {:.1} GiB for a recovery after a power cut), more than the {:.1} GiB this machine has available; serve a smaller device, cap the stored bytes with --max-stored-bytes (writes past it get ENOSPC), or pass --allow-large-memory",
+        Err(ServeError::Config {
+            label: label.into(),
+            why: format!(
+            "serving this device needs about {:.1} GiB of memory ({:.1} GiB of structures, {:.1} GiB of stored bytes {}, {:.1} GiB for a recovery after a power cut), more than the {:.1} GiB this machine has available; serve a smaller device, cap the stored bytes with --max-stored-bytes (writes past it get ENOSPC), or pass --allow-large-memory",
             gib(self.total_bytes()),
             gib(self.structures_bytes),
             gib(self.stored_bytes),
@@ -104,7 +107,7 @@ impl Need {
             },
             gib(self.recovery_bytes),
             gib(avail)
-        ))
+        )})
     }
 }
 

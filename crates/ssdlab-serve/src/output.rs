@@ -38,11 +38,7 @@ impl Files {
             write_atomic(dir, "latency.csv", latency_csv(l).as_bytes())?;
         }
         if !series.is_empty() {
-            write_atomic(
-                dir,
-                "timeseries.csv",
-                timeseries_csv(series).as_bytes(),
-            )?;
+            write_atomic(dir, "timeseries.csv", timeseries_csv(series).as_bytes())?;
         }
         write_atomic(dir, "results.json", results_json(r, serve)?.as_bytes())
     }

@@ -3,6 +3,7 @@
 //! replays (`[workload] kind = "trace"`, `format = "blkparse"`, open loop) with the same
 //! FTL counters. Reads `R`, writes `W`, trims `D`, flushes `FN` (a flush alone).
 
+use crate::log::Log;
 use ssdlab_workload::HostOp;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ pub struct TraceWriter {
     path: PathBuf,
     out: Option<BufWriter<std::fs::File>>,
     seq: u64,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 impl TraceWriter {
@@ -50,27 +51,36 @@ impl TraceWriter {
             }
         };
         if let Err(e) = r {
-            self.error = Some(e.to_string());
+            self.error = Some(e);
             self.out = None;
         }
     }
 
-    /// Stop recording (what was recorded stays), saying why on stderr.
-    pub fn stop(&mut self, why: &str) {
+    /// Stop recording (what was recorded stays), saying why on `log`. A write error is
+    /// kept for [`TraceWriter::finish`].
+    pub fn stop(&mut self, why: &str, log: &Log) {
         if self.out.is_some() {
-            eprintln!("serve: --record-trace {}: {why}", self.path.display());
+            log.say(&format!(
+                "serve: --record-trace {}: {why}",
+                self.path.display()
+            ));
         }
-        self.finish();
+        self.flush();
         self.out = None;
     }
 
-    /// Flush what is buffered; the first write error, if any.
-    pub fn finish(&mut self) -> Option<String> {
+    /// Flush what is buffered, keeping the first write error.
+    fn flush(&mut self) {
         if let Some(out) = self.out.as_mut() {
             if let Err(e) = out.flush() {
-                self.error.get_or_insert(e.to_string());
+                self.error.get_or_insert(e);
             }
         }
-        self.error.clone()
+    }
+
+    /// Flush what is buffered; the first write error, if any.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        self.flush();
+        self.error.take().map_or(Ok(()), Err)
     }
 }

@@ -76,6 +76,7 @@ impl Harness {
             tcp: None,
             max_connections,
             limits,
+            log: Default::default(),
         };
         let server = listen(&opts, export(), tx).expect("listen");
         assert_eq!(server.socket_path(), Some(path.as_path()));
@@ -795,6 +796,7 @@ fn shutdown_closes_connections_and_removes_the_socket() {
         tcp: None,
         max_connections: 4,
         limits: Limits::default(),
+        log: Default::default(),
     };
     let err = listen(&opts, export(), tx.clone())
         .err()
@@ -832,6 +834,7 @@ fn tcp_listener_and_bad_options() {
         tcp: Some("127.0.0.1:0".parse().unwrap()),
         max_connections: 4,
         limits: Limits::default(),
+        log: Default::default(),
     };
     let server = listen(&opts, export(), tx.clone()).unwrap();
     let addr = server.tcp_addr().unwrap();
@@ -852,6 +855,7 @@ fn tcp_listener_and_bad_options() {
         tcp: None,
         max_connections: 4,
         limits: Limits::default(),
+        log: Default::default(),
     };
     assert!(listen(&none, export(), tx.clone()).is_err());
     let bad = Export {

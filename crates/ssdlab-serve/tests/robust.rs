@@ -259,6 +259,17 @@ fn results_that_cannot_be_written_do_not_stop_the_server() {
         .join()
         .unwrap()
         .expect_err("the final results.json failed");
+    assert!(
+        matches!(
+            &err,
+            ssdlab_serve::ServeError::Sim {
+                err: ssdlab_core::SimError::Io { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("writing the results into"), "{err}");
     assert!(!err.contains("internal error"), "{err}");
     // Once the disk is writable again, the same run writes its results.

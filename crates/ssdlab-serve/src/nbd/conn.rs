@@ -1,60 +1,43 @@
-//! One connection: the reader (handshake, then requests: parse, validate, forward) and the
-//! writer (replies, in the order they come, batched into few writes).
+//! One connection's reader: the handshake, then requests (parse, validate, forward to the
+//! device loop); its replies go out through `out.rs` and its writer (`writer.rs`).
 
-use std::io::{self, BufReader, IoSlice, Read, Write};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::io::{self, BufReader, Read, Write};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::handshake::{self, Outcome};
-use super::listener::{Shared, Stream};
-use super::out::{Charge, Out};
+use super::out::{Charge, Out, WriterMsg};
 use super::proto::*;
-use super::{CmdKind, Command, Event, Replies};
+use super::socket::Socket;
+use super::table::Table;
+use super::writer;
+use super::{CmdKind, Command, Event, Export, Limits, Replies};
+use crate::log::Log;
+
 /// Rejected requests logged per connection (a misbehaving client could otherwise flood).
 const MAX_LOGGED_REJECTIONS: u32 = 8;
-/// Read data up to this size is copied into the writer's batch buffer; larger data goes
-/// out with the buffered bytes in one vectored write.
-const SMALL_DATA_BYTES: usize = 64 * 1024;
-/// The writer flushes its batch buffer once it holds this much.
-const BATCH_BYTES: usize = 256 * 1024;
 
-/// What the writer thread receives.
-pub(crate) enum WriterMsg {
-    /// A reply; `device` when it answers a forwarded command (counted against `forwarded`);
-    /// `charge` is released once it is written.
-    Reply {
-        cookie: u64,
-        errno: u32,
-        data: Vec<u8>,
-        device: bool,
-        charge: Charge,
-    },
-    /// The rest of a reply the socket took only in part (`out.rs`): the next bytes to write.
-    Raw {
-        bytes: Vec<u8>,
-        device: bool,
-        charge: Charge,
-    },
-    /// A reply went out directly: see whether every device reply is written.
-    Check,
-    /// The reader stopped after forwarding this many commands: close once that many device
-    /// replies are written.
-    ReaderDone { forwarded: u64 },
-    /// Close now (server shutdown, or the stream is unusable).
-    Close,
+/// What every connection of a server shares.
+pub(crate) struct Context {
+    pub(crate) export: Export,
+    pub(crate) events: Sender<Event>,
+    pub(crate) limits: Limits,
+    pub(crate) log: Log,
+    /// The open connections (each leaves it when it ends).
+    pub(crate) table: Table,
 }
 
 /// Reads from the buffered socket, writes to the raw one (the handshake needs both), each
 /// no later than `deadline` (the whole handshake's: a client that trickles its bytes gets
 /// no more time than one that sends nothing).
-struct Duplex<'a> {
-    r: &'a mut BufReader<Stream>,
-    w: &'a mut Stream,
+struct Duplex<'a, 's> {
+    r: &'a mut BufReader<&'s Socket>,
+    w: &'s Socket,
     deadline: Instant,
 }
 
-impl Duplex<'_> {
+impl Duplex<'_, '_> {
     /// The time left, or `TimedOut` once the deadline has passed.
     fn left(&self) -> io::Result<std::time::Duration> {
         let left = self.deadline.saturating_duration_since(Instant::now());
@@ -66,7 +49,7 @@ impl Duplex<'_> {
     }
 }
 
-impl Read for Duplex<'_> {
+impl Read for Duplex<'_, '_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.r.buffer().is_empty() {
             let left = self.left()?;
@@ -76,50 +59,46 @@ impl Read for Duplex<'_> {
     }
 }
 
-impl Write for Duplex<'_> {
+impl Write for Duplex<'_, '_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let left = self.left()?;
         self.w.set_write_timeout(Some(left))?;
-        self.w.write(buf)
+        let mut w = self.w;
+        w.write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
 
-/// The connection thread: runs the connection, then unregisters it.
+/// The connection thread: runs connection `id` on `socket` (its writer to be fed through
+/// `tx`/`rx`), then takes it out of the table.
 pub(crate) fn run(
-    shared: &Arc<Shared>,
+    ctx: &Context,
     id: u32,
-    stream: Stream,
+    socket: Arc<Socket>,
     tx: Sender<WriterMsg>,
     rx: Receiver<WriterMsg>,
 ) {
-    serve(shared, id, stream, tx, rx);
-    if let Some(s) = shared.conns.lock().unwrap().remove(&id) {
-        s.stream.shutdown();
-    }
+    serve(ctx, id, &socket, tx, rx);
+    ctx.table.remove(id);
 }
 
 fn serve(
-    shared: &Arc<Shared>,
+    ctx: &Context,
     id: u32,
-    stream: Stream,
+    socket: &Arc<Socket>,
     tx: Sender<WriterMsg>,
     rx: Receiver<WriterMsg>,
 ) {
-    let log = |why: &str| eprintln!("serve: connection {id}: {why}");
-    let mut write_half = match stream.try_clone() {
-        Ok(w) => w,
-        Err(e) => return log(&format!("cannot clone the socket ({e}), closing")),
-    };
-    let limits = shared.limits;
-    let mut reader = BufReader::with_capacity(128 * 1024, stream);
-    let export = &shared.export;
+    let log = |why: &str| ctx.log.say(&format!("serve: connection {id}: {why}"));
+    let limits = ctx.limits;
+    let mut reader = BufReader::with_capacity(128 * 1024, &**socket);
+    let export = &ctx.export;
     match handshake::negotiate(
         &mut Duplex {
             r: &mut reader,
-            w: &mut write_half,
+            w: socket,
             deadline: Instant::now() + limits.handshake_timeout,
         },
         export,
@@ -130,29 +109,24 @@ fn serve(
     }
     // Clients may then idle as long as they like (a slot they hold is given to a new
     // client only when every slot is taken: `Limits::idle_timeout`).
-    let cleared =
-        (reader.get_ref().set_read_timeout(None)).and_then(|_| write_half.set_write_timeout(None));
+    let cleared = (socket.set_read_timeout(None)).and_then(|_| socket.set_write_timeout(None));
     if let Err(e) = cleared {
         return log(&format!(
             "cannot clear the socket's timeouts ({e}), closing"
         ));
     }
     let out = Arc::new(Out::new(
-        &write_half,
+        Arc::clone(socket),
         tx.clone(),
         limits.max_requests,
         limits.max_bytes,
     ));
-    shared.in_transmission(id, &out);
-    let writer_out = Arc::clone(&out);
-    let writer = match std::thread::Builder::new()
-        .name(format!("nbd-write-{id}"))
-        .spawn(move || write_replies(write_half, rx, &writer_out))
-    {
+    ctx.table.in_transmission(id, &out);
+    let writer = match writer::spawn(id, Arc::clone(socket), rx, Arc::clone(&out)) {
         Ok(w) => w,
         Err(e) => return log(&format!("cannot start the writer thread ({e}), closing")),
     };
-    let events = &shared.events;
+    let events = &ctx.events;
     let replies = Replies {
         out: Arc::clone(&out),
     };
@@ -275,7 +249,7 @@ fn serve(
     if let Some(w) = &why {
         log(w);
         // The stream is unusable (or the client gone): close now.
-        reader.get_ref().shutdown();
+        socket.shutdown();
         let _ = tx.send(WriterMsg::Close);
     } else {
         let _ = tx.send(WriterMsg::ReaderDone { forwarded });
@@ -337,143 +311,4 @@ fn command_name(kind: u16) -> String {
         NBD_CMD_BLOCK_STATUS => "BLOCK_STATUS".into(),
         k => format!("command type {k}"),
     }
-}
-
-/// The writer thread: writes the replies queued to it (those the socket did not take at
-/// once, `out.rs`), batching those queued together into one write. Ends once the reader is
-/// done and every forwarded command was answered, on `Close`, or on a write error
-/// (`Some(why)`). Shuts the socket down when it ends.
-fn write_replies(mut stream: Stream, rx: Receiver<WriterMsg>, out: &Out) -> Option<String> {
-    let why = write_loop(&mut stream, &rx, out)
-        .err()
-        .map(|e| format!("write error ({e}), closing"));
-    out.close();
-    stream.shutdown();
-    why
-}
-
-/// Queued messages fully written since the last call: how many, and the requests and
-/// payload bytes they held.
-#[derive(Default)]
-struct Written {
-    messages: u64,
-    requests: u32,
-    bytes: u64,
-}
-
-impl Written {
-    fn add(&mut self, charge: Charge) {
-        self.messages += 1;
-        self.requests += 1;
-        self.bytes += charge.bytes;
-    }
-}
-
-/// The messages of `w` are fully written: the writer's queue shrinks, their charges go.
-fn written_out(out: &Out, w: Written) {
-    if w.messages > 0 {
-        out.state.lock().unwrap_or_else(|e| e.into_inner()).queued -= w.messages;
-        out.release(w.requests, w.bytes);
-    }
-}
-
-fn write_loop(stream: &mut Stream, rx: &Receiver<WriterMsg>, out: &Out) -> io::Result<()> {
-    let mut buf: Vec<u8> = Vec::with_capacity(BATCH_BYTES + SMALL_DATA_BYTES + REPLY_HEADER_BYTES);
-    let mut expected: Option<u64> = None;
-    let mut written = 0u64;
-    // Device replies written: the writer's own and those that went out directly.
-    let all_written = |written: u64| {
-        written
-            + out
-                .state
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .direct_device_replies
-    };
-    loop {
-        if expected.is_some_and(|n| all_written(written) >= n) {
-            return Ok(());
-        }
-        let Ok(mut msg) = rx.recv() else {
-            return Ok(());
-        };
-        let mut in_buf = Written::default();
-        loop {
-            match msg {
-                WriterMsg::Reply {
-                    cookie,
-                    errno,
-                    data,
-                    device,
-                    charge,
-                } => {
-                    buf.extend_from_slice(&reply_header(cookie, errno));
-                    in_buf.add(charge);
-                    if data.len() <= SMALL_DATA_BYTES {
-                        buf.extend_from_slice(&data);
-                        if buf.len() >= BATCH_BYTES {
-                            stream.write_all(&buf)?;
-                            buf.clear();
-                            written_out(out, std::mem::take(&mut in_buf));
-                        }
-                    } else {
-                        write_two(stream, &buf, &data)?;
-                        buf.clear();
-                        written_out(out, std::mem::take(&mut in_buf));
-                    }
-                    if device {
-                        written += 1;
-                    }
-                }
-                WriterMsg::Raw {
-                    bytes,
-                    device,
-                    charge,
-                } => {
-                    buf.extend_from_slice(&bytes);
-                    in_buf.add(charge);
-                    if device {
-                        written += 1;
-                    }
-                }
-                WriterMsg::Check => {}
-                WriterMsg::ReaderDone { forwarded } => {
-                    expected = Some(forwarded);
-                    out.state
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .expecting = true;
-                }
-                WriterMsg::Close => return Ok(()),
-            }
-            if expected.is_some_and(|n| all_written(written) >= n) {
-                break;
-            }
-            match rx.try_recv() {
-                Ok(m) => msg = m,
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => break,
-            }
-        }
-        if !buf.is_empty() {
-            stream.write_all(&buf)?;
-            buf.clear();
-        }
-        written_out(out, in_buf);
-    }
-}
-
-/// Writes `a` then `b` with vectored writes (one system call when the socket takes it all).
-fn write_two(stream: &mut Stream, a: &[u8], b: &[u8]) -> io::Result<()> {
-    let mut bufs = [IoSlice::new(a), IoSlice::new(b)];
-    let mut slices = &mut bufs[..];
-    while !slices.is_empty() {
-        match stream.write_vectored(slices) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut slices, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }

@@ -1,8 +1,7 @@
 //! Listeners (Unix socket, TCP), the acceptor threads, and [`Server`] (shutdown).
 
-use std::collections::HashMap;
-use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -11,142 +10,18 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::conn::{self, WriterMsg};
-use super::out::Out;
-use super::{Event, Export, Limits, ListenOptions};
-
-/// A connected client socket (Unix or TCP).
-pub(crate) enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    pub(crate) fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-        })
-    }
-
-    pub(crate) fn shutdown(&self) {
-        let _ = match self {
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
-        };
-    }
-
-    pub(crate) fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.set_read_timeout(t),
-            Stream::Tcp(s) => s.set_read_timeout(t),
-        }
-    }
-
-    pub(crate) fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.set_write_timeout(t),
-            Stream::Tcp(s) => s.set_write_timeout(t),
-        }
-    }
-}
-
-impl std::os::fd::AsRawFd for Stream {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        match self {
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tcp(s) => s.as_raw_fd(),
-        }
-    }
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tcp(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tcp(s) => s.write(buf),
-        }
-    }
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.write_vectored(bufs),
-            Stream::Tcp(s) => s.write_vectored(bufs),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+use super::conn::{self, Context};
+use super::socket::Socket;
+use super::table::Table;
+use super::{Event, Export, ListenOptions};
 
 /// What the server shares with its acceptors and connections.
-pub(crate) struct Shared {
-    pub(crate) export: Export,
-    pub(crate) events: Sender<Event>,
-    pub(crate) stopping: AtomicBool,
+struct Shared {
+    conn: Context,
+    stopping: AtomicBool,
     next_conn: AtomicU32,
     max_connections: u32,
-    pub(crate) limits: Limits,
-    /// Open connections, to close them.
-    pub(crate) conns: Mutex<HashMap<u32, Slot>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-}
-
-/// An open connection: a handle on its socket and on its writer channel, and once in
-/// transmission its reply path (how long it has been idle).
-pub(crate) struct Slot {
-    pub(crate) stream: Stream,
-    pub(crate) tx: Sender<WriterMsg>,
-    out: Option<Arc<Out>>,
-}
-
-impl Slot {
-    fn close(&self) {
-        self.stream.shutdown();
-        let _ = self.tx.send(WriterMsg::Close);
-    }
-}
-
-impl Shared {
-    /// Connection `id` entered the transmission phase.
-    pub(crate) fn in_transmission(&self, id: u32, out: &Arc<Out>) {
-        if let Some(s) = self.conns.lock().unwrap().get_mut(&id) {
-            s.out = Some(Arc::clone(out));
-        }
-    }
-}
-
-/// With every slot taken: close the connection idle longest if it has been idle
-/// `idle_timeout`, logged; true if one was closed.
-fn evict_idle(conns: &mut HashMap<u32, Slot>, limits: &Limits) -> bool {
-    let Some(limit) = limits.idle_timeout else {
-        return false;
-    };
-    let now = std::time::Instant::now();
-    let idlest = conns
-        .iter()
-        .filter_map(|(&id, s)| Some((s.out.as_ref()?.idle_for(now)?, id)))
-        .filter(|&(idle, _)| idle >= limit)
-        .max();
-    let Some((idle, id)) = idlest else {
-        return false;
-    };
-    if let Some(s) = conns.remove(&id) {
-        eprintln!(
-            "serve: connection {id}: idle for {:.1} s with every connection slot taken: closed to make room for a new client",
-            idle.as_secs_f64()
-        );
-        s.close();
-    }
-    true
 }
 
 /// A running server. Dropping it (or [`Server::shutdown`]) stops accepting, removes the
@@ -191,13 +66,16 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
         None => None,
     };
     let shared = Arc::new(Shared {
-        export,
-        events,
+        conn: Context {
+            export,
+            events,
+            limits: opts.limits,
+            log: opts.log.clone(),
+            table: Table::default(),
+        },
         stopping: AtomicBool::new(false),
         next_conn: AtomicU32::new(0),
         max_connections: opts.max_connections,
-        limits: opts.limits,
-        conns: Mutex::new(HashMap::new()),
         threads: Mutex::new(Vec::new()),
     });
     let mut acceptors = Vec::new();
@@ -212,8 +90,8 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
                             break;
                         }
                         match s {
-                            Ok(s) => accept(&shared, Stream::Unix(s)),
-                            Err(e) => accept_error(&e),
+                            Ok(s) => accept(&shared, Socket::Unix(s)),
+                            Err(e) => accept_error(&shared, &e),
                         }
                     }
                 })?,
@@ -232,9 +110,9 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
                         match s {
                             Ok(s) => {
                                 let _ = s.set_nodelay(true);
-                                accept(&shared, Stream::Tcp(s))
+                                accept(&shared, Socket::Tcp(s))
                             }
-                            Err(e) => accept_error(&e),
+                            Err(e) => accept_error(&shared, &e),
                         }
                     }
                 })?,
@@ -248,8 +126,8 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
     })
 }
 
-fn accept_error(e: &io::Error) {
-    eprintln!("serve: accept failed: {e}");
+fn accept_error(shared: &Shared, e: &io::Error) {
+    shared.conn.log.say(&format!("serve: accept failed: {e}"));
     // EMFILE and friends: do not spin.
     std::thread::sleep(std::time::Duration::from_millis(10));
 }
@@ -286,51 +164,40 @@ fn bind_unix(path: &Path) -> io::Result<UnixListener> {
 
 /// Takes one accepted socket: refuses it over the connection limit, else starts its
 /// connection thread.
-fn accept(shared: &Arc<Shared>, stream: Stream) {
+fn accept(shared: &Arc<Shared>, socket: Socket) {
     if shared.stopping.load(Ordering::SeqCst) {
-        stream.shutdown();
+        socket.shutdown();
         return;
     }
-    let mut threads = shared.threads.lock().unwrap();
+    let mut threads = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
     threads.retain(|t| !t.is_finished());
-    let mut conns = shared.conns.lock().unwrap();
-    if conns.len() >= shared.max_connections as usize && !evict_idle(&mut conns, &shared.limits) {
-        eprintln!(
-            "serve: refused a connection: {} connections open already (max_connections), closing",
-            conns.len()
-        );
-        stream.shutdown();
-        return;
-    }
-    let id = shared.next_conn.fetch_add(1, Ordering::SeqCst);
+    let ctx = &shared.conn;
+    let socket = Arc::new(socket);
     let (tx, rx) = mpsc::channel();
-    let handle = match stream.try_clone() {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("serve: connection {id}: cannot clone the socket ({e}), closing");
-            return;
-        }
-    };
-    conns.insert(
-        id,
-        Slot {
-            stream: handle,
-            tx: tx.clone(),
-            out: None,
-        },
+    let next_id = || shared.next_conn.fetch_add(1, Ordering::SeqCst);
+    let opened = ctx.table.open(
+        shared.max_connections,
+        &ctx.limits,
+        &ctx.log,
+        next_id,
+        &socket,
+        &tx,
     );
-    drop(conns);
+    let Some(id) = opened else {
+        socket.shutdown();
+        return;
+    };
     let shared2 = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
         .name(format!("nbd-conn-{id}"))
-        .spawn(move || conn::run(&shared2, id, stream, tx, rx));
+        .spawn(move || conn::run(&shared2.conn, id, socket, tx, rx));
     match spawned {
         Ok(t) => threads.push(t),
         Err(e) => {
-            eprintln!("serve: connection {id}: cannot start its thread ({e}), closing");
-            if let Some(s) = shared.conns.lock().unwrap().remove(&id) {
-                s.stream.shutdown();
-            }
+            ctx.log.say(&format!(
+                "serve: connection {id}: cannot start its thread ({e}), closing"
+            ));
+            ctx.table.remove(id);
         }
     }
 }
@@ -382,10 +249,14 @@ impl Server {
         if let Some(path) = &self.socket_path {
             let _ = std::fs::remove_file(path);
         }
-        for s in self.shared.conns.lock().unwrap().values() {
-            s.close();
-        }
-        let threads = std::mem::take(&mut *self.shared.threads.lock().unwrap());
+        self.shared.conn.table.close_all();
+        let threads = std::mem::take(
+            &mut *self
+                .shared
+                .threads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         for t in threads {
             let _ = t.join();
         }

@@ -16,9 +16,13 @@
 //! CAN_MULTI_CONN` ([`proto::TRANSMISSION_FLAGS`]). One export, reachable under its name and
 //! under the default name "".
 //!
-//! Threads: one acceptor per listener; per connection a reader (handshake, then requests)
-//! and a writer fed by a channel, so a client that does not read its replies never blocks
-//! the device loop or the other clients.
+//! Threads: one acceptor per listener; per connection a reader (handshake, then requests,
+//! `conn.rs`) and a writer fed by a channel (`writer.rs`), so a client that does not read
+//! its replies never blocks the device loop or the other clients. A connection's socket
+//! (`socket.rs`) is shared by its reader, its writer, its reply path (`out.rs`: the device
+//! loop's direct replies) and the table of open connections (`table.rs`), through an `Arc`:
+//! it stays open as long as any of them holds it. Modules depend one way: `socket` ←
+//! `out` ← `writer`, `table` ← `conn` ← `listener`.
 //!
 //! Limits ([`Limits`]): a connection holds at most `max_requests` requests and
 //! `max_bytes` of their payloads from the moment its reader takes them until their replies
@@ -36,9 +40,9 @@
 //! order the connections are accepted (ids of connections that never reached transmission
 //! are not seen by the device).
 //!
-//! Bad clients are logged with one `eprintln!` line naming the connection and why
-//! (`serve: connection 3: bad request magic 0x12345678, closing`) and never affect the
-//! other connections. What a client sent is logged escaped ([`escape`]): no control
+//! Bad clients are logged with one line, on the [`Log`] of [`ListenOptions`], naming the
+//! connection and why (`serve: connection 3: bad request magic 0x12345678, closing`), and
+//! never affect the other connections. What a client sent is logged escaped ([`escape`]): no control
 //! character, no line of its own.
 
 mod conn;
@@ -46,11 +50,16 @@ mod handshake;
 mod listener;
 mod out;
 pub mod proto;
+mod socket;
+mod table;
+mod writer;
 
+use crate::ServeError;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::log::Log;
 pub use listener::{listen, Server};
 pub use out::Charge;
 
@@ -75,37 +84,39 @@ pub struct Export {
 
 impl Export {
     /// Checks the constraints proto.md puts on the advertised sizes ("Size constraints").
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ServeError> {
         let (min, pref, max) = (
             self.min_block_bytes,
             self.preferred_block_bytes,
             self.max_block_bytes,
         );
         if !min.is_power_of_two() || min > 65536 {
-            return Err(format!(
+            return Err(ServeError::Export(format!(
                 "min_block_bytes {min} must be a power of two between 1 and 65536"
-            ));
+            )));
         }
         if !pref.is_power_of_two() || pref < min.max(512) {
-            return Err(format!(
+            return Err(ServeError::Export(format!(
                 "preferred_block_bytes {pref} must be a power of two of at least max(min_block_bytes, 512) = {}",
                 min.max(512)
-            ));
+            )));
         }
         if max < pref || max > proto::MAX_BLOCK_BYTES_CAP {
-            return Err(format!(
+            return Err(ServeError::Export(format!(
                 "max_block_bytes {max} must be between preferred_block_bytes ({pref}) and {}",
                 proto::MAX_BLOCK_BYTES_CAP
-            ));
+            )));
         }
         if !self.size_bytes.is_multiple_of(u64::from(min)) {
-            return Err(format!(
+            return Err(ServeError::Export(format!(
                 "size_bytes {} is not a multiple of min_block_bytes {min}",
                 self.size_bytes
-            ));
+            )));
         }
         if self.name.len() > 4096 || self.description.len() > 4096 {
-            return Err("name and description must be at most 4096 bytes (proto.md)".into());
+            return Err(ServeError::Export(
+                "name and description must be at most 4096 bytes (proto.md)".into(),
+            ));
         }
         Ok(())
     }
@@ -268,7 +279,7 @@ pub fn escape(raw: &[u8], max_chars: usize) -> String {
 }
 
 /// Where to listen; at least one of `socket` and `tcp`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ListenOptions {
     /// Unix socket path. A stale socket file is replaced only if nothing listens on it.
     pub socket: Option<PathBuf>,
@@ -278,4 +289,6 @@ pub struct ListenOptions {
     /// idle one gives its place ([`Limits::idle_timeout`]).
     pub max_connections: u32,
     pub limits: Limits,
+    /// Where clients refused or closed, and why, are said.
+    pub log: Log,
 }

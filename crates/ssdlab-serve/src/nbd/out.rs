@@ -1,7 +1,7 @@
 //! A connection's reply path, and what the connection holds. A reply goes straight to the
 //! socket from the thread that makes it (the device loop), without blocking, when nothing
 //! is queued before it; what the socket does not take at once — and every reply behind it —
-//! goes through the connection's writer thread, in order. So a client that reads its
+//! goes through the connection's writer thread (`writer.rs`), in order, as [`WriterMsg`]s. So a client that reads its
 //! replies costs no thread switch per reply, and one that does not never blocks the device
 //! loop.
 //!
@@ -16,13 +16,39 @@
 //! without reading its replies holds at most the bound, whatever it sends.
 
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::conn::WriterMsg;
 use super::proto::reply_header;
+use super::socket::Socket;
+
+/// What the writer thread receives.
+pub(crate) enum WriterMsg {
+    /// A reply; `device` when it answers a forwarded command (counted against `forwarded`);
+    /// `charge` is released once it is written.
+    Reply {
+        cookie: u64,
+        errno: u32,
+        data: Vec<u8>,
+        device: bool,
+        charge: Charge,
+    },
+    /// The rest of a reply the socket took only in part: the next bytes to write.
+    Raw {
+        bytes: Vec<u8>,
+        device: bool,
+        charge: Charge,
+    },
+    /// A reply went out directly: see whether every device reply is written.
+    Check,
+    /// The reader stopped after forwarding this many commands: close once that many device
+    /// replies are written.
+    ReaderDone { forwarded: u64 },
+    /// Close now (server shutdown, or the stream is unusable).
+    Close,
+}
 
 /// What a request holds until its reply is written: one request and `bytes` of payload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,43 +56,44 @@ pub struct Charge {
     pub bytes: u64,
 }
 
-pub(crate) struct OutState {
+struct OutState {
     /// Messages handed to the writer and not yet fully written.
-    pub queued: u64,
+    queued: u64,
     /// Device replies written directly (the writer adds its own to know when to close).
-    pub direct_device_replies: u64,
+    direct_device_replies: u64,
     /// The writer knows how many device replies to expect (the reader is done): a direct
     /// reply must wake it so it can close.
-    pub expecting: bool,
+    expecting: bool,
     /// The writer is gone: replies go nowhere.
-    pub closed: bool,
+    closed: bool,
     /// Requests taken and not yet answered on the socket, and their payload bytes.
-    pub held_requests: u32,
-    pub held_bytes: u64,
+    held_requests: u32,
+    held_bytes: u64,
     /// Commands forwarded to the device and not yet answered by it.
-    pub at_device: u64,
+    at_device: u64,
     /// The last request forwarded or reply written (idle connections: [`Out::idle_for`]).
-    pub last_active: Instant,
+    last_active: Instant,
     /// The reader waits for room (a release must wake it; otherwise no wake-up is paid).
-    pub reader_waiting: bool,
+    reader_waiting: bool,
 }
 
 pub(crate) struct Out {
-    pub state: Mutex<OutState>,
+    state: Mutex<OutState>,
     /// Signalled when a charge is released or the connection closes.
     room: Condvar,
-    fd: RawFd,
+    /// The connection's socket, shared with its reader and writer: open as long as this
+    /// reply path exists, whatever the connection's threads do.
+    socket: Arc<Socket>,
     tx: Sender<WriterMsg>,
     max_requests: u32,
     max_bytes: u64,
 }
 
 impl Out {
-    /// The reply path of a connection whose socket is `fd` (kept open by the writer's
-    /// stream for as long as the writer runs) and whose writer listens on `tx`, holding at
+    /// The reply path of a connection on `socket` whose writer listens on `tx`, holding at
     /// most `max_requests` requests and `max_bytes` of payload.
     pub fn new(
-        stream: &impl AsRawFd,
+        socket: Arc<Socket>,
         tx: Sender<WriterMsg>,
         max_requests: u32,
         max_bytes: u64,
@@ -84,15 +111,38 @@ impl Out {
                 reader_waiting: false,
             }),
             room: Condvar::new(),
-            fd: stream.as_raw_fd(),
+            socket,
             tx,
             max_requests: max_requests.max(1),
             max_bytes,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, OutState> {
+    fn lock(&self) -> MutexGuard<'_, OutState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The writer wrote `messages` queued messages out, holding `requests` requests and
+    /// `bytes` of payload: its queue shrinks, their charges go.
+    pub fn written(&self, messages: u64, requests: u32, bytes: u64) {
+        if messages == 0 {
+            return;
+        }
+        let mut st = self.lock();
+        st.queued -= messages;
+        if requests > 0 {
+            self.release_locked(&mut st, requests, bytes);
+        }
+    }
+
+    /// Device replies that went out directly (not through the writer).
+    pub fn direct_device_replies(&self) -> u64 {
+        self.lock().direct_device_replies
+    }
+
+    /// The writer knows how many device replies to expect: a direct reply must wake it.
+    pub fn expect_replies(&self) {
+        self.lock().expecting = true;
     }
 
     /// Take a request of `charge` (the reader, before it reads the payload or forwards it):
@@ -128,15 +178,6 @@ impl Out {
         let mut st = self.lock();
         st.at_device += 1;
         st.last_active = Instant::now();
-    }
-
-    /// Replies of total `charge` over `n` requests are on the socket.
-    pub fn release(&self, n: u32, charge_bytes: u64) {
-        if n == 0 {
-            return;
-        }
-        let mut st = self.lock();
-        self.release_locked(&mut st, n, charge_bytes);
     }
 
     /// Release under the lock; wakes the reader if it waits for room.
@@ -179,7 +220,7 @@ impl Out {
         }
         if st.queued == 0 {
             let head = reply_header(cookie, errno);
-            match send_nonblocking(self.fd, &head, &data) {
+            match send_nonblocking(self.socket.as_fd(), &head, &data) {
                 Ok(n) if n == head.len() + data.len() => {
                     if device {
                         st.direct_device_replies += 1;
@@ -224,7 +265,7 @@ impl Out {
 
 /// `head` then `data` in one `sendmsg`, never blocking, never raising SIGPIPE: the bytes
 /// the socket took.
-fn send_nonblocking(fd: RawFd, head: &[u8], data: &[u8]) -> io::Result<usize> {
+fn send_nonblocking(fd: BorrowedFd<'_>, head: &[u8], data: &[u8]) -> io::Result<usize> {
     let mut iov = [
         libc::iovec {
             iov_base: head.as_ptr() as *mut libc::c_void,
@@ -241,9 +282,15 @@ fn send_nonblocking(fd: RawFd, head: &[u8], data: &[u8]) -> io::Result<usize> {
     msg.msg_iov = iov.as_mut_ptr();
     msg.msg_iovlen = if data.is_empty() { 1 } else { 2 };
     loop {
-        // SAFETY: `fd` is the connection's socket, open while the writer holds its stream
-        // (`closed` is set before the writer drops it, under the same lock).
-        let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) };
+        // SAFETY: `fd` is borrowed from a socket this reply path owns a share of (open for
+        // the call); `msg` is valid as above.
+        let n = unsafe {
+            libc::sendmsg(
+                fd.as_raw_fd(),
+                &msg,
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
         if n >= 0 {
             return Ok(n as usize);
         }
