@@ -47,6 +47,8 @@ struct Harness {
     server: Option<Server>,
     path: PathBuf,
     log: Log,
+    /// What the server said on its log (clients refused or closed, and why).
+    said: Log,
 }
 
 impl Harness {
@@ -71,12 +73,14 @@ impl Harness {
         init(&mut data);
         let log2 = Arc::clone(&log);
         std::thread::spawn(move || device(rx, data, mode, log2));
+        let said: Log = Arc::default();
+        let said2 = Arc::clone(&said);
         let opts = ListenOptions {
             socket: Some(path.clone()),
             tcp: None,
             max_connections,
             limits,
-            log: Default::default(),
+            log: ssdlab_serve::Log::new(move |l| said2.lock().unwrap().push(l.to_string())),
         };
         let server = listen(&opts, export(), tx).expect("listen");
         assert_eq!(server.socket_path(), Some(path.as_path()));
@@ -84,11 +88,28 @@ impl Harness {
             server: Some(server),
             path,
             log,
+            said,
         }
     }
 
     fn log(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) until the server has said a line satisfying `pred`; returns it.
+    fn wait_said(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let said = self.said.lock().unwrap().clone();
+            if let Some(l) = said.iter().find(|l| pred(l)) {
+                return l.clone();
+            }
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "timed out waiting for the server to say {what}; it said {said:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// Waits (bounded) until a log line satisfies `pred`; returns it.
@@ -676,6 +697,10 @@ fn bad_request_magic_closes_only_that_connection() {
         line,
         "disconnected 1 Some(\"bad request magic 0x12345678, closing\")"
     );
+    // The server says it on its log (the library prints nothing itself).
+    h.wait_said("the bad connection", |l| {
+        l == "serve: connection 1: bad request magic 0x12345678, closing"
+    });
     assert_eq!(read_ok(&mut good, 2, 0, 512), pattern(5, 512));
 }
 
@@ -1198,6 +1223,9 @@ fn an_idle_connection_gives_its_place_when_every_slot_is_taken() {
     // At once: nobody has been idle long enough.
     let mut early = connect(&h.path);
     expect_closed(&mut early);
+    h.wait_said("the refusal", |l| {
+        l == "serve: refused a connection: 2 connections open already (max_connections), closing"
+    });
     // The busy one keeps working; the idle one passes the timeout.
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_millis(600) {
@@ -1207,5 +1235,13 @@ fn an_idle_connection_gives_its_place_when_every_slot_is_taken() {
     let mut new = connect_go(&h.path);
     assert_eq!(read_ok(&mut new, 2, 0, 512), pattern(1, 512));
     expect_closed(&mut idle);
+    let line = h.wait_said("the eviction", |l| l.contains("idle for"));
+    assert!(
+        line.starts_with("serve: connection 0: idle for ")
+            && line.ends_with(
+                " s with every connection slot taken: closed to make room for a new client"
+            ),
+        "{line}"
+    );
     assert_eq!(read_ok(&mut busy, 3, 0, 512), pattern(1, 512));
 }
