@@ -695,65 +695,177 @@ fn dir_index(op: HostOp) -> usize {
     }
 }
 
+/// A job's settings by key, for the option groups of [`plan_job`]: an error names the
+/// setting (file, line, option) or, for what no one setting says, the job.
+struct JobOptions<'a> {
+    job: &'a JobSection,
+    file: &'a str,
+    map: HashMap<&'a str, &'a Setting>,
+}
+
+impl<'a> JobOptions<'a> {
+    fn new(job: &'a JobSection, file: &'a str) -> Self {
+        let mut map: HashMap<&str, &Setting> = HashMap::new();
+        for s in &job.settings {
+            map.insert(s.key.as_str(), s);
+        }
+        JobOptions { job, file, map }
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Setting> {
+        self.map.get(key).copied()
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// An error at setting `s`.
+    fn at(&self, s: &Setting, reason: String) -> WorkloadError {
+        WorkloadError::Parse {
+            file: self.file.to_string(),
+            line: s.line,
+            text: s.text.clone(),
+            reason: format!("{}: {reason}", s.key),
+        }
+    }
+
+    /// An error at the job's section header.
+    fn at_job(&self, reason: String) -> WorkloadError {
+        WorkloadError::Parse {
+            file: self.file.to_string(),
+            line: self.job.line,
+            text: self.job.text.clone(),
+            reason: format!("job `{}`: {reason}", self.job.name),
+        }
+    }
+
+    /// An error at `s` if given, else at the job.
+    fn at_or_job(&self, s: Option<&Setting>, reason: String) -> WorkloadError {
+        match s {
+            Some(s) => self.at(s, reason),
+            None => self.at_job(reason),
+        }
+    }
+
+    /// Option `key` parsed with `f`, or `None` when absent.
+    fn parse<T>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, WorkloadError> {
+        match self.get(key) {
+            Some(s) => f(s.value.as_str()).map(Some).map_err(|e| self.at(s, e)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// `p` percent of the device's `logical` bytes.
+fn of_device(logical: u64, p: f64) -> u64 {
+    ((logical as f64) * p / 100.0) as u64
+}
+
+/// A job's block sizes (`bs`, `bsrange`, `bssplit` per direction), the largest the job
+/// uses and the offset alignment (`ba`).
+struct BlockPlan {
+    sizes: [BlockSizes; 3],
+    max_bs: u64,
+    align: u64,
+}
+
+/// A job's region of the device: `offset..offset + bytes`.
+#[derive(Clone, Copy)]
+struct Region {
+    offset: u64,
+    bytes: u64,
+}
+
+/// A job's end: its runtime, the bytes and requests it issues, its syncs.
+struct LimitPlan {
+    runtime_ns: Option<(u64, Setting)>,
+    io_limit: Option<u64>,
+    ios_limit: Option<u64>,
+    fsync_every: [u64; 2],
+}
+
+/// A job, option group by group (an error names the file, line and option, or the job).
 fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPlan, WorkloadError> {
-    let mut map: HashMap<&str, &Setting> = HashMap::new();
-    for s in &job.settings {
-        map.insert(s.key.as_str(), s);
-    }
-    let at = |s: &Setting, reason: String| WorkloadError::Parse {
-        file: file.to_string(),
-        line: s.line,
-        text: s.text.clone(),
-        reason: format!("{}: {reason}", s.key),
-    };
-    let at_job = |reason: String| WorkloadError::Parse {
-        file: file.to_string(),
-        line: job.line,
-        text: job.text.clone(),
-        reason: format!("job `{}`: {reason}", job.name),
-    };
-    // Parse one option with `f`, or None when absent.
-    macro_rules! opt {
-        ($key:literal, $f:expr) => {
-            match map.get($key) {
-                Some(s) => Some(($f)(s.value.as_str()).map_err(|e| at(s, e))?),
-                None => None,
-            }
-        };
-    }
-    let kb_base = opt!("kb_base", |v: &str| match v.trim() {
-        "1024" => Ok(1024u64),
-        "1000" => Ok(1000u64),
-        _ => Err(format!("`{v}`: expected 1024 or 1000")),
-    })
-    .unwrap_or(1024);
-    let name = map
+    let o = JobOptions::new(job, file);
+    let kb_base = o
+        .parse("kb_base", |v: &str| match v.trim() {
+            "1024" => Ok(1024u64),
+            "1000" => Ok(1000u64),
+            _ => Err(format!("`{v}`: expected 1024 or 1000")),
+        })?
+        .unwrap_or(1024);
+    let name = o
         .get("name")
         .map(|s| s.value.clone())
         .unwrap_or_else(|| job.name.clone());
-
-    // rw and the mix.
-    let (sequential, ops) = opt!("rw", |v: &str| {
-        if v.contains(':') {
-            return Err(format!("`{v}`: offset modifiers (`:N`) are not supported"));
-        }
-        Ok(match v.trim() {
-            "read" => (true, Ops::Only(HostOp::Read)),
-            "write" => (true, Ops::Only(HostOp::Write)),
-            "trim" => (true, Ops::Only(HostOp::Trim)),
-            "randread" => (false, Ops::Only(HostOp::Read)),
-            "randwrite" => (false, Ops::Only(HostOp::Write)),
-            "randtrim" => (false, Ops::Only(HostOp::Trim)),
-            "rw" | "readwrite" => (true, Ops::Mix(0.5)),
-            "randrw" => (false, Ops::Mix(0.5)),
-            other => {
-                return Err(format!(
-                    "`{other}`: expected read, write, trim, randread, randwrite, randtrim, rw, readwrite or randrw"
-                ))
-            }
-        })
+    let (sequential, ops) = plan_ops(&o)?;
+    let bs = plan_block_sizes(&o, kb_base, ops)?;
+    let region = plan_region(&o, kb_base, ctx.logical_bytes, &bs)?;
+    let (region, zbd) = plan_zones(&o, kb_base, ctx, ops, &bs.sizes, region)?;
+    let fdp = plan_fdp(&o, ctx)?;
+    let limits = plan_limits(&o, kb_base, ctx.logical_bytes, region.bytes)?;
+    let distribution = o
+        .parse("random_distribution", parse_distribution)?
+        .unwrap_or(Distribution::Random);
+    let norandommap = o.parse("norandommap", parse_bool)?.unwrap_or(false);
+    let timing = plan_timing(&o)?;
+    let numjobs = o.parse("numjobs", parse_uint)?.unwrap_or(1);
+    if numjobs == 0 || numjobs > 65_535 {
+        return Err(o.at(o.map["numjobs"], format!("{numjobs}: expected 1..=65535")));
+    }
+    let seed = o.parse("randseed", parse_uint)?.unwrap_or(ctx.seed);
+    Ok(JobPlan {
+        name,
+        sequential,
+        ops,
+        sizes: bs.sizes,
+        align: bs.align,
+        max_bs: bs.max_bs,
+        region_offset: region.offset,
+        region_bytes: region.bytes,
+        distribution,
+        norandommap,
+        io_limit: limits.io_limit,
+        ios_limit: limits.ios_limit,
+        fsync_every: limits.fsync_every,
+        timing,
+        numjobs: numjobs as u32,
+        seed,
+        runtime_ns: limits.runtime_ns,
+        zbd,
+        fdp,
     })
-    .unwrap_or((true, Ops::Only(HostOp::Read)));
+}
+
+/// `rw`, `rwmixread`, `rwmixwrite`: whether the job is sequential, and its operations.
+fn plan_ops(o: &JobOptions) -> Result<(bool, Ops), WorkloadError> {
+    let (sequential, ops) = o
+        .parse("rw", |v: &str| {
+            if v.contains(':') {
+                return Err(format!("`{v}`: offset modifiers (`:N`) are not supported"));
+            }
+            Ok(match v.trim() {
+                "read" => (true, Ops::Only(HostOp::Read)),
+                "write" => (true, Ops::Only(HostOp::Write)),
+                "trim" => (true, Ops::Only(HostOp::Trim)),
+                "randread" => (false, Ops::Only(HostOp::Read)),
+                "randwrite" => (false, Ops::Only(HostOp::Write)),
+                "randtrim" => (false, Ops::Only(HostOp::Trim)),
+                "rw" | "readwrite" => (true, Ops::Mix(0.5)),
+                "randrw" => (false, Ops::Mix(0.5)),
+                other => {
+                    return Err(format!(
+                        "`{other}`: expected read, write, trim, randread, randwrite, randtrim, rw, readwrite or randrw"
+                    ))
+                }
+            })
+        })?
+        .unwrap_or((true, Ops::Only(HostOp::Read)));
     let pct = |v: &str| -> Result<f64, String> {
         let p: f64 = v
             .trim()
@@ -765,12 +877,12 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
             Err(format!("`{v}`: expected a percentage in 0..=100"))
         }
     };
-    let mixread = opt!("rwmixread", pct);
-    let mixwrite = opt!("rwmixwrite", pct);
+    let mixread = o.parse("rwmixread", pct)?;
+    let mixwrite = o.parse("rwmixwrite", pct)?;
     let read_share = match (mixread, mixwrite) {
         (Some(r), Some(w)) if (r + w - 100.0).abs() > 1e-9 => {
-            return Err(at(
-                map["rwmixwrite"],
+            return Err(o.at(
+                o.map["rwmixwrite"],
                 format!("rwmixread ({r}) + rwmixwrite ({w}) must be 100"),
             ))
         }
@@ -782,8 +894,11 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
         Ops::Mix(_) => Ops::Mix(read_share),
         o => o,
     };
+    Ok((sequential, ops))
+}
 
-    // Block sizes: bssplit > bsrange > bs.
+/// `bs`, `bsrange`, `bssplit` (bssplit > bsrange > bs, per direction) and `ba`.
+fn plan_block_sizes(o: &JobOptions, kb_base: u64, ops: Ops) -> Result<BlockPlan, WorkloadError> {
     let mut sizes = [
         BlockSizes::Fixed(4096),
         BlockSizes::Fixed(4096),
@@ -792,11 +907,11 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
     let per_dir = |key: &'static str,
                    parse: &dyn Fn(&str) -> Result<BlockSizes, String>,
                    sizes: &mut [BlockSizes; 3]| {
-        if let Some(s) = map.get(key) {
-            let dirs = per_direction(&s.value).map_err(|e| at(s, e))?;
+        if let Some(s) = o.get(key) {
+            let dirs = per_direction(&s.value).map_err(|e| o.at(s, e))?;
             for (i, d) in dirs.iter().enumerate() {
                 if let Some(v) = d {
-                    sizes[i] = parse(v).map_err(|e| at(s, e))?;
+                    sizes[i] = parse(v).map_err(|e| o.at(s, e))?;
                 }
             }
         }
@@ -820,230 +935,280 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
     };
     let min_bs = used.iter().map(|&d| sizes[d].min()).min().unwrap_or(4096);
     let max_bs = used.iter().map(|&d| sizes[d].max()).max().unwrap_or(4096);
-    let align = opt!("ba", |v: &str| {
-        if v.contains(',') {
-            return Err(format!("`{v}`: give one alignment for all directions"));
-        }
-        match parse_bytes(v, kb_base)? {
-            0 => Err(format!("`{v}`: must be > 0")),
-            b => Ok(b),
-        }
+    let align = o
+        .parse("ba", |v: &str| {
+            if v.contains(',') {
+                return Err(format!("`{v}`: give one alignment for all directions"));
+            }
+            match parse_bytes(v, kb_base)? {
+                0 => Err(format!("`{v}`: must be > 0")),
+                b => Ok(b),
+            }
+        })?
+        .unwrap_or(min_bs);
+    Ok(BlockPlan {
+        sizes,
+        max_bs,
+        align,
     })
-    .unwrap_or(min_bs);
+}
 
-    // Region.
-    let logical = ctx.logical_bytes;
-    let of_device = |p: f64| ((logical as f64) * p / 100.0) as u64;
-    let region_offset = match opt!("offset", |v: &str| parse_size(v, kb_base)) {
+/// `offset` and `size`: the job's region of the device's `logical` bytes.
+fn plan_region(
+    o: &JobOptions,
+    kb_base: u64,
+    logical: u64,
+    bs: &BlockPlan,
+) -> Result<Region, WorkloadError> {
+    let offset = match o.parse("offset", |v: &str| parse_size(v, kb_base))? {
         Some(SizeValue::Bytes(b)) => b,
-        Some(SizeValue::Percent(p)) => of_device(p) / align * align,
+        Some(SizeValue::Percent(p)) => of_device(logical, p) / bs.align * bs.align,
         None => 0,
     };
-    if region_offset >= logical {
-        let s = map["offset"];
-        return Err(at(
-            s,
-            format!("{region_offset} is beyond the device's {logical} bytes"),
+    if offset >= logical {
+        return Err(o.at(
+            o.map["offset"],
+            format!("{offset} is beyond the device's {logical} bytes"),
         ));
     }
-    let region_bytes = match opt!("size", |v: &str| parse_size(v, kb_base)) {
+    let bytes = match o.parse("size", |v: &str| parse_size(v, kb_base))? {
         Some(SizeValue::Bytes(b)) => b,
-        Some(SizeValue::Percent(p)) => of_device(p),
-        None => logical - region_offset,
+        Some(SizeValue::Percent(p)) => of_device(logical, p),
+        None => logical - offset,
     };
-    if region_offset.saturating_add(region_bytes) > logical {
-        let s = map.get("size").or(map.get("offset")).copied();
+    if offset.saturating_add(bytes) > logical {
         let reason =
-            format!("region offset {region_offset} + size {region_bytes} exceeds the device's {logical} bytes");
-        return Err(match s {
-            Some(s) => at(s, reason),
-            None => at_job(reason),
-        });
+            format!("region offset {offset} + size {bytes} exceeds the device's {logical} bytes");
+        return Err(o.at_or_job(o.get("size").or(o.get("offset")), reason));
     }
-    if region_bytes < max_bs {
+    if bytes < bs.max_bs {
         let reason = format!(
-            "region of {region_bytes} bytes is smaller than the largest block ({max_bs} bytes)"
+            "region of {bytes} bytes is smaller than the largest block ({} bytes)",
+            bs.max_bs
         );
-        return Err(match map.get("size") {
-            Some(s) => at(s, reason),
-            None => at_job(reason),
-        });
+        return Err(o.at_or_job(o.get("size"), reason));
     }
+    Ok(Region { offset, bytes })
+}
 
-    // zonemode (fio's zbd.c: zbd_zone_align_file_sizes, zbd_verify_bs, zbd_setup_files).
-    let zonemode = map.get("zonemode");
-    let zbd_mode = match zonemode.map(|s| s.value.trim()) {
-        None | Some("none") => false,
-        Some("zbd") => true,
-        Some("strided") => {
-            return Err(at(
-                zonemode.unwrap(),
+/// The zone options, which apply with `zonemode=zbd` only.
+const ZONE_KEYS: [&str; 9] = [
+    "zonesize",
+    "zonerange",
+    "zonecapacity",
+    "zoneskip",
+    "max_open_zones",
+    "job_max_open_zones",
+    "zone_reset_threshold",
+    "zone_reset_frequency",
+    "read_beyond_wp",
+];
+
+/// A `zonemode=zbd` job's zone plan, with its `max_open_zones` setting (validated).
+type ZbdPlan = (zbd::ZbdJob, Option<(u32, Setting)>);
+
+/// `zonemode` and the zone options (fio's zbd.c: zbd_zone_align_file_sizes, zbd_verify_bs,
+/// zbd_setup_files): the region, whole zones with `zonemode=zbd`, and the zone plan.
+fn plan_zones(
+    o: &JobOptions,
+    kb_base: u64,
+    ctx: &WorkloadContext,
+    ops: Ops,
+    sizes: &[BlockSizes; 3],
+    region: Region,
+) -> Result<(Region, Option<ZbdPlan>), WorkloadError> {
+    let zonemode = o.get("zonemode");
+    let s_mode = match zonemode.map(|s| (s, s.value.trim())) {
+        None | Some((_, "none")) => None,
+        Some((s, "zbd")) => Some(s),
+        Some((s, "strided")) => {
+            return Err(o.at(
+                s,
                 "`strided` is not supported; use `zbd` (zoned device) or `none`".into(),
             ))
         }
-        Some(v) => {
-            return Err(at(
-                zonemode.unwrap(),
-                format!("`{v}`: expected none or zbd"),
-            ))
-        }
+        Some((s, v)) => return Err(o.at(s, format!("`{v}`: expected none or zbd"))),
     };
-    let zone_keys = [
-        "zonesize",
-        "zonerange",
-        "zonecapacity",
-        "zoneskip",
-        "max_open_zones",
-        "job_max_open_zones",
-        "zone_reset_threshold",
-        "zone_reset_frequency",
-        "read_beyond_wp",
-    ];
-    let mut region_offset = region_offset;
-    let mut region_bytes = region_bytes;
-    let zbd = if !zbd_mode {
-        if let Some(k) = zone_keys.iter().find(|k| map.contains_key(**k)) {
-            return Err(at(
-                map[*k],
+    let Some(s_mode) = s_mode else {
+        if let Some(k) = ZONE_KEYS.iter().find(|k| o.has(k)) {
+            return Err(o.at(
+                o.map[*k],
                 "applies to zonemode=zbd only (zonemode=strided is not supported)".into(),
             ));
         }
-        None
-    } else {
-        let s_mode = zonemode.unwrap();
-        let Some(geo) = ctx.zones else {
-            return Err(at(
-                s_mode,
-                "zonemode=zbd needs a zoned device ([device.zns]); the space it runs on is conventional (inside a log-structured host layer: the layer's own space, where plain writes go)"
-                    .into(),
-            ));
-        };
-        let must_equal = |key: &'static str, want: u64, what: &str| -> Result<(), WorkloadError> {
-            if let Some(s) = map.get(key) {
-                let v = parse_bytes(&s.value, kb_base).map_err(|e| at(s, e))?;
-                if v != want {
-                    return Err(at(
-                        s,
-                        format!("{v} bytes, but the device's {what} is {want} bytes"),
-                    ));
-                }
-            }
-            Ok(())
-        };
-        must_equal("zonesize", geo.zone_bytes, "zone size")?;
-        must_equal("zonerange", geo.zone_bytes, "zone size")?;
-        must_equal("zonecapacity", geo.zone_capacity_bytes, "zone capacity")?;
-        if let Some(s) = map.get("zoneskip") {
-            if parse_bytes(&s.value, kb_base).map_err(|e| at(s, e))? != 0 {
-                return Err(at(s, "must be 0 with zonemode=zbd".into()));
-            }
-        }
-        let (rd, wr, tr) = match ops {
-            Ops::Only(HostOp::Read) => (true, false, false),
-            Ops::Only(HostOp::Write) => (false, true, false),
-            Ops::Only(_) => (false, false, true),
-            Ops::Mix(_) => (true, true, false),
-        };
-        // Region: whole zones (a read-only job only rounds its end down), as fio does.
-        let zb = geo.zone_bytes;
-        let mut end = region_offset + region_bytes;
-        if !rd || wr || tr {
-            region_offset = region_offset.div_ceil(zb) * zb;
-        }
-        end = end / zb * zb;
-        let region_key = map.get("size").or(map.get("offset")).copied();
-        if end <= region_offset {
-            let reason = format!(
-                "with zonemode=zbd the region must hold at least one whole zone of {zb} bytes"
-            );
-            return Err(match region_key {
-                Some(s) => at(s, reason),
-                None => at_job(reason),
-            });
-        }
-        region_bytes = end - region_offset;
-        let bs_line =
-            |reason: String| match map.get("bs").or(map.get("bssplit")).or(map.get("bsrange")) {
-                Some(s) => at(s, reason),
-                None => at_job(reason),
-            };
-        if wr && sizes[1].max() > zb {
-            return Err(bs_line(format!(
-                "a write of {} bytes exceeds the zone size ({zb} bytes)",
-                sizes[1].max()
-            )));
-        }
-        if let Some(s) = sizes[1].not_multiple_of(ctx.unit_bytes).filter(|_| wr) {
-            // fio's zbd_verify_bs: a zone write covers whole logical blocks (here the
-            // mapping unit); the device refuses any other with zone_invalid_write.
-            return Err(bs_line(format!(
-                "a write of {s} bytes is not a multiple of the device's mapping unit ({} bytes): with zonemode=zbd every write must cover whole units, or the device refuses it (zone_invalid_write) and the job loses every write",
-                ctx.unit_bytes
-            )));
-        }
-        if wr && sizes[1].min() > geo.zone_capacity_bytes {
-            return Err(bs_line(format!(
-                "the zone capacity ({} bytes) is smaller than the smallest write ({} bytes)",
-                geo.zone_capacity_bytes,
-                sizes[1].min()
-            )));
-        }
-        if tr && (sizes[2].min() != zb || sizes[2].max() != zb) {
-            return Err(bs_line(format!(
-                "with zonemode=zbd a trim is a zone reset: its block size must be the zone size ({zb} bytes), without bsrange or bssplit"
-            )));
-        }
-        let dev_open = geo.max_open_zones.max(1);
-        let max_open = match map.get("max_open_zones") {
-            Some(s) => {
-                let v = parse_uint(&s.value).map_err(|e| at(s, e))?;
-                if v > dev_open as u64 {
-                    return Err(at(
-                        s,
-                        format!("{v} is more than the device's max_open_zones ({dev_open})"),
-                    ));
-                }
-                (v > 0).then(|| (v as u32, (*s).clone()))
-            }
-            None => None,
-        };
-        let job_max_open = opt!("job_max_open_zones", parse_uint).unwrap_or(0);
-        let frac = |v: &str| -> Result<f64, String> {
-            match v.trim().parse::<f64>() {
-                Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-                _ => Err(format!("`{v}`: expected a number between 0 and 1")),
-            }
-        };
-        let reset_threshold = opt!("zone_reset_threshold", frac).unwrap_or(0.0);
-        let reset_frequency = opt!("zone_reset_frequency", frac).unwrap_or(0.0);
-        let read_beyond_wp = opt!("read_beyond_wp", parse_bool).unwrap_or(false);
-        Some((
-            zbd::ZbdJob {
-                min_zone: geo.zone_of(region_offset),
-                max_zone: geo.zone_of(end),
-                region_bytes,
-                min_bs: [sizes[0].min(), sizes[1].min()],
-                job_max_open: job_max_open.min(u32::MAX as u64) as u32,
-                reset_threshold,
-                reset_frequency,
-                read_beyond_wp,
-            },
-            max_open,
-        ))
+        return Ok((region, None));
     };
+    let Some(geo) = ctx.zones else {
+        return Err(o.at(
+            s_mode,
+            "zonemode=zbd needs a zoned device ([device.zns]); the space it runs on is conventional (inside a log-structured host layer: the layer's own space, where plain writes go)"
+                .into(),
+        ));
+    };
+    zone_sizes_match(o, kb_base, &geo)?;
+    let (rd, wr, tr) = match ops {
+        Ops::Only(HostOp::Read) => (true, false, false),
+        Ops::Only(HostOp::Write) => (false, true, false),
+        Ops::Only(_) => (false, false, true),
+        Ops::Mix(_) => (true, true, false),
+    };
+    let region = zone_region(o, geo.zone_bytes, region, !rd || wr || tr)?;
+    zone_block_sizes(o, ctx, &geo, sizes, wr, tr)?;
+    let max_open = zone_max_open(o, &geo)?;
+    let job_max_open = o.parse("job_max_open_zones", parse_uint)?.unwrap_or(0);
+    let frac = |v: &str| -> Result<f64, String> {
+        match v.trim().parse::<f64>() {
+            Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+            _ => Err(format!("`{v}`: expected a number between 0 and 1")),
+        }
+    };
+    let reset_threshold = o.parse("zone_reset_threshold", frac)?.unwrap_or(0.0);
+    let reset_frequency = o.parse("zone_reset_frequency", frac)?.unwrap_or(0.0);
+    let read_beyond_wp = o.parse("read_beyond_wp", parse_bool)?.unwrap_or(false);
+    let job = zbd::ZbdJob {
+        min_zone: geo.zone_of(region.offset),
+        max_zone: geo.zone_of(region.offset + region.bytes),
+        region_bytes: region.bytes,
+        min_bs: [sizes[0].min(), sizes[1].min()],
+        job_max_open: job_max_open.min(u32::MAX as u64) as u32,
+        reset_threshold,
+        reset_frequency,
+        read_beyond_wp,
+    };
+    Ok((region, Some((job, max_open))))
+}
 
-    // FDP (fio's dataplacement.c): fdp=1 or dataplacement=fdp, plids, plid_select.
-    let mut fdp_on = opt!("fdp", parse_bool).unwrap_or(false);
-    let dp_key = map.get("fdp").copied();
-    let dp_key = match map.get("dataplacement") {
+/// `zonesize`, `zonerange`, `zonecapacity` must be the device's; `zoneskip` 0.
+fn zone_sizes_match(
+    o: &JobOptions,
+    kb_base: u64,
+    geo: &crate::ZoneGeometry,
+) -> Result<(), WorkloadError> {
+    let must_equal = |key: &'static str, want: u64, what: &str| -> Result<(), WorkloadError> {
+        if let Some(s) = o.get(key) {
+            let v = parse_bytes(&s.value, kb_base).map_err(|e| o.at(s, e))?;
+            if v != want {
+                return Err(o.at(
+                    s,
+                    format!("{v} bytes, but the device's {what} is {want} bytes"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    must_equal("zonesize", geo.zone_bytes, "zone size")?;
+    must_equal("zonerange", geo.zone_bytes, "zone size")?;
+    must_equal("zonecapacity", geo.zone_capacity_bytes, "zone capacity")?;
+    if let Some(s) = o.get("zoneskip") {
+        if parse_bytes(&s.value, kb_base).map_err(|e| o.at(s, e))? != 0 {
+            return Err(o.at(s, "must be 0 with zonemode=zbd".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The region in whole zones of `zb` bytes, as fio aligns it: the start rounded up (unless
+/// the job only reads, `align_start` false), the end down.
+fn zone_region(
+    o: &JobOptions,
+    zb: u64,
+    region: Region,
+    align_start: bool,
+) -> Result<Region, WorkloadError> {
+    let mut offset = region.offset;
+    if align_start {
+        offset = offset.div_ceil(zb) * zb;
+    }
+    let end = (region.offset + region.bytes) / zb * zb;
+    if end <= offset {
+        let reason =
+            format!("with zonemode=zbd the region must hold at least one whole zone of {zb} bytes");
+        return Err(o.at_or_job(o.get("size").or(o.get("offset")), reason));
+    }
+    Ok(Region {
+        offset,
+        bytes: end - offset,
+    })
+}
+
+/// With `zonemode=zbd`: a write within a zone and of whole mapping units, a trim a whole
+/// zone (errors at the block size option, else the job).
+fn zone_block_sizes(
+    o: &JobOptions,
+    ctx: &WorkloadContext,
+    geo: &crate::ZoneGeometry,
+    sizes: &[BlockSizes; 3],
+    wr: bool,
+    tr: bool,
+) -> Result<(), WorkloadError> {
+    let zb = geo.zone_bytes;
+    let bs_line = |reason: String| {
+        o.at_or_job(
+            o.get("bs").or(o.get("bssplit")).or(o.get("bsrange")),
+            reason,
+        )
+    };
+    if wr && sizes[1].max() > zb {
+        return Err(bs_line(format!(
+            "a write of {} bytes exceeds the zone size ({zb} bytes)",
+            sizes[1].max()
+        )));
+    }
+    if let Some(s) = sizes[1].not_multiple_of(ctx.unit_bytes).filter(|_| wr) {
+        // fio's zbd_verify_bs: a zone write covers whole logical blocks (here the
+        // mapping unit); the device refuses any other with zone_invalid_write.
+        return Err(bs_line(format!(
+            "a write of {s} bytes is not a multiple of the device's mapping unit ({} bytes): with zonemode=zbd every write must cover whole units, or the device refuses it (zone_invalid_write) and the job loses every write",
+            ctx.unit_bytes
+        )));
+    }
+    if wr && sizes[1].min() > geo.zone_capacity_bytes {
+        return Err(bs_line(format!(
+            "the zone capacity ({} bytes) is smaller than the smallest write ({} bytes)",
+            geo.zone_capacity_bytes,
+            sizes[1].min()
+        )));
+    }
+    if tr && (sizes[2].min() != zb || sizes[2].max() != zb) {
+        return Err(bs_line(format!(
+            "with zonemode=zbd a trim is a zone reset: its block size must be the zone size ({zb} bytes), without bsrange or bssplit"
+        )));
+    }
+    Ok(())
+}
+
+/// `max_open_zones`: at most the device's (0: no limit of the job's own).
+fn zone_max_open(
+    o: &JobOptions,
+    geo: &crate::ZoneGeometry,
+) -> Result<Option<(u32, Setting)>, WorkloadError> {
+    let dev_open = geo.max_open_zones.max(1);
+    let Some(s) = o.get("max_open_zones") else {
+        return Ok(None);
+    };
+    let v = parse_uint(&s.value).map_err(|e| o.at(s, e))?;
+    if v > dev_open as u64 {
+        return Err(o.at(
+            s,
+            format!("{v} is more than the device's max_open_zones ({dev_open})"),
+        ));
+    }
+    Ok((v > 0).then(|| (v as u32, s.clone())))
+}
+
+/// FDP (fio's dataplacement.c): `fdp=1` or `dataplacement=fdp`, `plids`, `plid_select`.
+fn plan_fdp(o: &JobOptions, ctx: &WorkloadContext) -> Result<Option<FdpPlan>, WorkloadError> {
+    let mut fdp_on = o.parse("fdp", parse_bool)?.unwrap_or(false);
+    let dp_key = o.get("fdp");
+    let dp_key = match o.get("dataplacement") {
         Some(s) => match s.value.trim() {
             "none" => dp_key,
             "fdp" => {
                 fdp_on = true;
-                Some(*s)
+                Some(s)
             }
             v => {
-                return Err(at(
+                return Err(o.at(
                     s,
                     format!("`{v}`: expected none or fdp (streams are not supported)"),
                 ))
@@ -1051,99 +1216,105 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
         },
         None => dp_key,
     };
-    let fdp = if !fdp_on {
+    let Some(s_fdp) = dp_key.filter(|_| fdp_on) else {
         for k in ["plids", "plid_select"] {
-            if let Some(s) = map.get(k) {
-                return Err(at(s, "applies with fdp=1 only".into()));
+            if let Some(s) = o.get(k) {
+                return Err(o.at(s, "applies with fdp=1 only".into()));
             }
         }
-        None
-    } else {
-        let s_fdp = dp_key.expect("fdp is set by a key");
-        if ctx.placement_ids == 0 {
-            return Err(at(
-                s_fdp,
-                "fdp=1 needs a device with Flexible Data Placement ([device.fdp]); this device has none"
-                    .into(),
-            ));
-        }
-        let ids = match map.get("plids") {
-            Some(s) => {
-                let ids = parse_plids(&s.value).map_err(|e| at(s, e))?;
-                if let Some(&bad) = ids.iter().find(|&&i| i >= ctx.placement_ids) {
-                    return Err(at(
-                        s,
-                        format!(
-                            "placement ID index {bad} must be smaller than {} (the device's placement identifiers)",
-                            ctx.placement_ids
-                        ),
-                    ));
-                }
-                if ids.is_empty() {
-                    return Err(at(s, "no placement ID index given".into()));
-                }
-                ids
+        return Ok(None);
+    };
+    if ctx.placement_ids == 0 {
+        return Err(o.at(
+            s_fdp,
+            "fdp=1 needs a device with Flexible Data Placement ([device.fdp]); this device has none"
+                .into(),
+        ));
+    }
+    let ids = match o.get("plids") {
+        Some(s) => {
+            let ids = parse_plids(&s.value).map_err(|e| o.at(s, e))?;
+            if let Some(&bad) = ids.iter().find(|&&i| i >= ctx.placement_ids) {
+                return Err(o.at(
+                    s,
+                    format!(
+                        "placement ID index {bad} must be smaller than {} (the device's placement identifiers)",
+                        ctx.placement_ids
+                    ),
+                ));
             }
-            None => (0..ctx.placement_ids.min(FIO_MAX_DP_IDS as u16)).collect(),
-        };
-        let random = opt!("plid_select", |v: &str| match v.trim() {
+            if ids.is_empty() {
+                return Err(o.at(s, "no placement ID index given".into()));
+            }
+            ids
+        }
+        None => (0..ctx.placement_ids.min(FIO_MAX_DP_IDS as u16)).collect(),
+    };
+    let random = o
+        .parse("plid_select", |v: &str| match v.trim() {
             "roundrobin" => Ok(false),
             "random" => Ok(true),
             v => Err(format!(
                 "`{v}`: expected roundrobin or random (scheme is not supported)"
             )),
-        })
+        })?
         .unwrap_or(false);
-        Some(FdpPlan { ids, random })
-    };
+    Ok(Some(FdpPlan { ids, random }))
+}
 
-    // Limits.
-    let time_based = opt!("time_based", parse_bool).unwrap_or(false);
-    let runtime_ns = match map.get("runtime") {
+/// `time_based`, `runtime`, `io_size`, `number_ios`, `fsync`, `fdatasync`: when the job
+/// ends (`region_bytes` of I/O unless told otherwise) and how often it syncs.
+fn plan_limits(
+    o: &JobOptions,
+    kb_base: u64,
+    logical: u64,
+    region_bytes: u64,
+) -> Result<LimitPlan, WorkloadError> {
+    let time_based = o.parse("time_based", parse_bool)?.unwrap_or(false);
+    let runtime_ns = match o.get("runtime") {
         Some(s) => {
-            let ns = parse_time_ns(&s.value, 1_000_000_000).map_err(|e| at(s, e))?;
-            (ns > 0).then(|| (ns, (*s).clone()))
+            let ns = parse_time_ns(&s.value, 1_000_000_000).map_err(|e| o.at(s, e))?;
+            (ns > 0).then(|| (ns, s.clone()))
         }
         None => None,
     };
     if time_based && runtime_ns.is_none() {
-        return Err(at(
-            map["time_based"],
-            "time_based needs a runtime > 0".into(),
-        ));
+        return Err(o.at(o.map["time_based"], "time_based needs a runtime > 0".into()));
     }
-    let io_size = opt!("io_size", |v: &str| parse_size(v, kb_base)).map(|v| match v {
-        SizeValue::Bytes(b) => b,
-        SizeValue::Percent(p) => of_device(p),
-    });
+    let io_size = o
+        .parse("io_size", |v: &str| parse_size(v, kb_base))?
+        .map(|v| match v {
+            SizeValue::Bytes(b) => b,
+            SizeValue::Percent(p) => of_device(logical, p),
+        });
     let io_limit = if time_based {
         None
     } else {
         Some(io_size.unwrap_or(region_bytes))
     };
-    let ios_limit = opt!("number_ios", parse_uint).filter(|&n| n > 0);
+    let ios_limit = o.parse("number_ios", parse_uint)?.filter(|&n| n > 0);
     if io_limit == Some(0) && ios_limit.is_none() {
-        return Err(at_job("nothing to do: io_size/size is 0".into()));
+        return Err(o.at_job("nothing to do: io_size/size is 0".into()));
     }
     let fsync_every = [
-        opt!("fsync", parse_uint).unwrap_or(0),
-        opt!("fdatasync", parse_uint).unwrap_or(0),
+        o.parse("fsync", parse_uint)?.unwrap_or(0),
+        o.parse("fdatasync", parse_uint)?.unwrap_or(0),
     ];
+    Ok(LimitPlan {
+        runtime_ns,
+        io_limit,
+        ios_limit,
+        fsync_every,
+    })
+}
 
-    // Address distribution.
-    let distribution =
-        opt!("random_distribution", parse_distribution).unwrap_or(Distribution::Random);
-    let norandommap = opt!("norandommap", parse_bool).unwrap_or(false);
-
-    // Timing.
-    let iodepth = opt!("iodepth", parse_uint).unwrap_or(1);
+/// `iodepth`, `rate_iops`, `thinktime`, `thinktime_blocks`: when requests are issued.
+fn plan_timing(o: &JobOptions) -> Result<Timing, WorkloadError> {
+    let iodepth = o.parse("iodepth", parse_uint)?.unwrap_or(1);
     if iodepth == 0 || iodepth > u32::MAX as u64 {
-        return Err(at(
-            map["iodepth"],
-            format!("{iodepth}: expected 1..=2^32-1"),
-        ));
+        return Err(o.at(o.map["iodepth"], format!("{iodepth}: expected 1..=2^32-1")));
     }
-    let rate = opt!("rate_iops", |v: &str| {
+    let rate = o.parse("rate_iops", |v: &str| {
         if v.contains(',') {
             return Err(format!(
                 "`{v}`: per-direction rates are not supported; give one rate"
@@ -1153,13 +1324,15 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
             0 => Err("must be > 0".to_string()),
             r => Ok(r),
         }
-    });
-    let think = opt!("thinktime", |v: &str| parse_time_ns(v, 1_000)).filter(|&t| t > 0);
-    let think_blocks = opt!("thinktime_blocks", parse_uint).unwrap_or(1).max(1);
-    let timing = match (rate, think) {
+    })?;
+    let think = o
+        .parse("thinktime", |v: &str| parse_time_ns(v, 1_000))?
+        .filter(|&t| t > 0);
+    let think_blocks = o.parse("thinktime_blocks", parse_uint)?.unwrap_or(1).max(1);
+    Ok(match (rate, think) {
         (Some(_), Some(_)) => {
-            return Err(at(
-                map["rate_iops"],
+            return Err(o.at(
+                o.map["rate_iops"],
                 "rate_iops and thinktime in one job are not supported; give one".into(),
             ))
         }
@@ -1169,33 +1342,6 @@ fn plan_job(job: &JobSection, file: &str, ctx: &WorkloadContext) -> Result<JobPl
             blocks: think_blocks,
         },
         (None, None) => Timing::Closed(iodepth as u32),
-    };
-    let numjobs = opt!("numjobs", parse_uint).unwrap_or(1);
-    if numjobs == 0 || numjobs > 65_535 {
-        return Err(at(map["numjobs"], format!("{numjobs}: expected 1..=65535")));
-    }
-    let seed = opt!("randseed", parse_uint).unwrap_or(ctx.seed);
-
-    Ok(JobPlan {
-        name,
-        sequential,
-        ops,
-        sizes,
-        align,
-        max_bs,
-        region_offset,
-        region_bytes,
-        distribution,
-        norandommap,
-        io_limit,
-        ios_limit,
-        fsync_every,
-        timing,
-        numjobs: numjobs as u32,
-        seed,
-        runtime_ns,
-        zbd,
-        fdp,
     })
 }
 
