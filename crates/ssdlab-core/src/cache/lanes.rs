@@ -79,10 +79,6 @@ impl LaneBuffers {
         }
     }
 
-    pub fn capacity_units(&self) -> u32 {
-        self.capacity_units
-    }
-
     /// Units waiting for a page, every lane.
     #[inline]
     pub fn pending_units(&self) -> u32 {

@@ -90,10 +90,6 @@ impl WriteBuffer {
         }
     }
 
-    pub fn capacity_units(&self) -> u32 {
-        self.capacity_units
-    }
-
     /// Units waiting to be packed into a page.
     pub fn pending_units(&self) -> u32 {
         self.live_pending
@@ -167,6 +163,7 @@ impl WriteBuffer {
     /// Store `lpn` at `version`; the caller has checked the space. A copy still waiting is
     /// replaced in place; a copy in flight stays (its program is under way) and the new
     /// one waits for a page.
+    #[cfg(test)]
     pub fn insert(&mut self, lpn: u32, version: Version) {
         if let Some(&low) = self.index.get(&lpn) {
             let seq = self.seq_of(low);

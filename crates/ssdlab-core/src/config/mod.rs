@@ -745,3 +745,24 @@ fn workload_error_with_key_line(text: &str) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+    use crate::base::CellMode;
+
+    /// The flash timing model a device's `[device.timing]` builds (the model lives in the
+    /// flash crate, which knows no configuration).
+    #[test]
+    fn erase_loop_table_steps() {
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.device.timing.tlc.erase_loops = vec![(0, 3), (100, 4), (1000, 6)];
+        let t = c.device.timing_model();
+        assert_eq!(t.erase_loops(CellMode::Tlc, 0), 3);
+        assert_eq!(t.erase_loops(CellMode::Tlc, 99), 3);
+        assert_eq!(t.erase_loops(CellMode::Tlc, 100), 4);
+        assert_eq!(t.erase_loops(CellMode::Tlc, 5000), 6);
+        assert_eq!(t.transfer_ns(4096), 5120);
+        assert_eq!(t.transfer_ns(4097), 5122, "rounded up");
+    }
+}

@@ -337,10 +337,6 @@ impl Scheduler {
         !d.busy
     }
 
-    pub fn queued(&self, die: u32) -> usize {
-        self.dies[die as usize].queues.iter().map(|q| q.len()).sum()
-    }
-
     /// Pick the next batch for idle `die` under GC `pressure` (asked only when the choice
     /// depends on it: some work other than host reads waits); `writes_blocked` = host
     /// writes wait for write-buffer space. Marks the die busy and returns the batch, or

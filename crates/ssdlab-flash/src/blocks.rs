@@ -103,7 +103,7 @@ impl BlockTable {
     /// Move `block` from state `from` to `to`. Checked in every build (a block, not a
     /// unit, changes state: cheap): when the block is not in `from` or the step is not a
     /// legal one ([`BlockState::may_become`]) the state is set anyway and the violation is
-    /// returned for the FTL to record (it becomes [`crate::SimError::Internal`]).
+    /// returned for the FTL to record (it becomes the core's `SimError::Internal`).
     #[inline]
     pub fn set_state(
         &mut self,

@@ -1,6 +1,12 @@
 //! Flash back end: per-block state in structure-of-arrays form, the per-slot out-of-band
 //! area (which logical unit and version a slot holds, and whether it is still valid), the timing model, and the channel
 //! buses of the timed mode. The flash layer stores what it is told; it makes no decisions.
+//!
+//! Beside it, the ground floor every higher layer shares: [`base`] (constants, `CellMode`,
+//! `Stream`, step tables) and [`ids`] (the typed ids).
+
+pub mod base;
+pub mod ids;
 
 mod blocks;
 mod bus;
@@ -10,6 +16,7 @@ mod timing;
 
 use crate::base::CellMode;
 use crate::ids::JobId;
+use ssdlab_engine::prefetch;
 
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;

@@ -183,22 +183,3 @@ impl TimingModel {
         self.erase_loop_ns[mode.index()] * self.erase_loops(mode, pe_cycles) as u64
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Config;
-
-    #[test]
-    fn erase_loop_table_steps() {
-        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
-        c.device.timing.tlc.erase_loops = vec![(0, 3), (100, 4), (1000, 6)];
-        let t = c.device.timing_model();
-        assert_eq!(t.erase_loops(CellMode::Tlc, 0), 3);
-        assert_eq!(t.erase_loops(CellMode::Tlc, 99), 3);
-        assert_eq!(t.erase_loops(CellMode::Tlc, 100), 4);
-        assert_eq!(t.erase_loops(CellMode::Tlc, 5000), 6);
-        assert_eq!(t.transfer_ns(4096), 5120);
-        assert_eq!(t.transfer_ns(4097), 5122, "rounded up");
-    }
-}

@@ -21,6 +21,9 @@
 //! fronts, so the order is exactly the heap's alone; an event that would break a lane's
 //! order (a shorter delay than the lane's last) goes to the heap instead.
 
+pub mod prefetch;
+pub mod ring;
+
 use crate::ring::Ring;
 
 /// Lanes beside the heap (see the module documentation).
