@@ -140,15 +140,15 @@ impl Ftl {
     /// Retire `block`, in state `from` (it holds no valid data).
     pub(super) fn retire(&mut self, block: u32, from: BlockState) {
         let b = block as usize;
-        debug_assert_eq!(self.blocks.valid_units[b], 0);
+        debug_assert_eq!(self.media.blocks.valid_units[b], 0);
         self.set_block_state(block, from, BlockState::Bad);
-        self.blocks.doomed[b] = false;
+        self.media.blocks.doomed[b] = false;
         self.counters.blocks_retired += 1;
         self.health.record_first_bad();
-        let rp = self.blocks.rp[b] as usize;
-        self.ps[rp].usable_blocks -= 1;
+        let rp = self.media.blocks.rp[b] as usize;
+        self.media.ps[rp].usable_blocks -= 1;
         if self.zoned() {
-            self.zone_block_retired(self.geo.plane_of_block(block));
+            self.zone_block_retired(self.media.geo.plane_of_block(block));
         }
         if let Err(why) = self.update_capacity() {
             self.health.fail(why);
@@ -162,15 +162,15 @@ impl Ftl {
             // Zones go offline one by one instead (`Ftl::reset_zone`).
             return Ok(());
         }
-        let spp = self.geo.slots_per_page;
-        let logical = self.logical_units as u64;
-        let region = &self.regions[self.data_region as usize];
-        let planes = self.geo.planes as u64;
+        let spp = self.media.geo.slots_per_page;
+        let logical = self.media.logical_units as u64;
+        let region = &self.media.regions[self.media.data_region as usize];
+        let planes = self.media.geo.planes as u64;
         let upb = region.geo.units_per_block as u64;
         // Several planes: each may hold its share plus one block and a page of slack.
         let slack = if planes > 1 { upb + spp as u64 } else { 0 };
-        let first = self.rp(self.data_region, 0);
-        let states = &mut self.ps[first..first + planes as usize];
+        let first = self.media.rp(self.media.data_region, 0);
+        let states = &mut self.media.ps[first..first + planes as usize];
         let rooms: Vec<u64> = states
             .iter()
             .map(|p| {

@@ -45,8 +45,8 @@ impl Ftl {
     /// turns 1:1).
     pub fn gc_pressure(&self, plane: u32) -> GcPressure {
         let mut rank = 0;
-        for r in 0..self.regions.len() as u8 {
-            rank = rank.max(self.pressure_rank(self.plane_state(r, plane)));
+        for r in 0..self.media.regions.len() as u8 {
+            rank = rank.max(self.pressure_rank(self.media.plane_state(r, plane)));
         }
         pressure_of_rank(rank)
     }
@@ -67,7 +67,7 @@ impl Ftl {
     /// Keep every die's GC pressure current from now on (the timed drivers ask for it).
     pub fn keep_pressure(&mut self) {
         self.pressure.kept = true;
-        for die in 0..self.geo.dies {
+        for die in 0..self.media.geo.dies {
             self.pressure.set(DieId(die), self.compute_die_rank(die));
         }
     }
@@ -83,16 +83,19 @@ impl Ftl {
     /// Out of line: the hot paths that change a plane's inputs stay compact.
     #[inline(never)]
     fn rank_die_of(&mut self, rp: usize) {
-        let die = self.geo.die_of_plane(self.ps[rp].plane);
+        let die = self.media.geo.die_of_plane(self.media.ps[rp].plane);
         self.pressure.set(DieId(die), self.compute_die_rank(die));
     }
 
     fn compute_die_rank(&self, die: u32) -> u64 {
-        let (ppd, planes) = (self.geo.planes_per_die as usize, self.geo.planes as usize);
+        let (ppd, planes) = (
+            self.media.geo.planes_per_die as usize,
+            self.media.geo.planes as usize,
+        );
         let mut rank = 0;
-        for r in 0..self.regions.len() {
+        for r in 0..self.media.regions.len() {
             let first = r * planes + die as usize * ppd;
-            for ps in &self.ps[first..first + ppd] {
+            for ps in &self.media.ps[first..first + ppd] {
                 rank = rank.max(self.pressure_rank(ps));
             }
         }
@@ -131,14 +134,14 @@ impl Ftl {
 
     /// Whether any plane of `die` has urgent GC.
     pub fn die_urgent(&self, die: u32) -> bool {
-        let ppd = self.geo.planes_per_die;
+        let ppd = self.media.geo.planes_per_die;
         (die * ppd..(die + 1) * ppd).any(|p| self.gc_pressure(p) == GcPressure::Urgent)
     }
 
     /// Whether GC has unfinished work on `plane` (a job, or a plane below its threshold).
     pub fn gc_active(&self, plane: u32) -> bool {
-        (0..self.regions.len() as u8).any(|r| {
-            let ps = self.plane_state(r, plane);
+        (0..self.media.regions.len() as u8).any(|r| {
+            let ps = self.media.plane_state(r, plane);
             !ps.gc_job.is_none()
                 || if ps.drain_when_idle {
                     ps.needs_gc(self.host_idle())

@@ -585,11 +585,11 @@ fn state_name(s: ZoneState) -> &'static str {
 impl Ftl {
     /// The zones, on a zoned device.
     pub fn zones(&self) -> Option<&Zones> {
-        self.zones.as_deref()
+        self.lanes.zones()
     }
 
     pub fn zones_mut(&mut self) -> Option<&mut Zones> {
-        self.zones.as_deref_mut()
+        self.lanes.zones_mut()
     }
 
     /// Program one page of a zone (its units `lpns`, in write-pointer order, all of one
@@ -604,7 +604,7 @@ impl Ftl {
         sink: &mut S,
         accept: A,
     ) -> Result<Option<u32>> {
-        let zs = self.zones.as_deref().expect("a zoned device");
+        let zs = self.lanes.zones().expect("a zoned device");
         let z = zs.zone_of(lpns[0]);
         let zone = &zs.zone[z as usize];
         let group = &zs.group_planes[z as usize % zs.group_planes.len()];
@@ -618,19 +618,19 @@ impl Ftl {
         if !accept(plane) {
             return Ok(None);
         }
-        let r = self.data_region;
+        let r = self.media.data_region;
         let stream = Stream::host(lane);
-        let open_before = self.ps[self.rp(r, plane)].open.get(stream);
-        if !self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)? {
+        let open_before = self.media.ps[self.media.rp(r, plane)].open.get(stream);
+        let placed =
+            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
+        let Some(block) = placed else {
             return Ok(None);
-        }
-        let open_after = self.ps[self.rp(r, plane)].open.get(stream);
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        };
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         let zone = &mut zs.zone[z as usize];
         if open_before == NONE {
             // The page opened a block (full again already when it has one page).
-            let _ = open_after;
-            zone.blocks.push(self.last_opened);
+            zone.blocks.push(block);
         } else if !zone.blocks.contains(&open_before) {
             let what = format!("zone {z}'s page went to block {open_before} of another zone");
             note_cold(&mut self.internal, what);
@@ -647,7 +647,7 @@ impl Ftl {
     /// Give zone `z`'s lane back if it is done with it (not active, every unit placed),
     /// sealing its open blocks.
     pub fn release_zone_lane(&mut self, z: u32) {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         let lane = zs.zone[z as usize].lane;
         if zs.release_lane_if_idle(z) {
             self.seal_lane(lane, z);
@@ -657,17 +657,17 @@ impl Ftl {
     /// Zone `z` gave up lane `lane`: its open blocks on the zone's planes close as they
     /// are (sealed: their unwritten pages stay unused until the erase).
     fn seal_lane(&mut self, lane: u8, z: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
+        let zs = self.lanes.zones().expect("a zoned device");
         let group = zs.group_planes[z as usize % zs.group_planes.len()].clone();
         let stream = Stream::host(lane);
         for plane in group {
-            let rp = self.rp(self.data_region, plane);
-            let b = self.ps[rp].open.get(stream);
+            let rp = self.media.rp(self.media.data_region, plane);
+            let b = self.media.ps[rp].open.get(stream);
             if b == NONE {
                 continue;
             }
-            self.ps[rp].open.set(stream, NONE);
-            self.blocks.sealed[b as usize] = true;
+            self.media.ps[rp].open.set(stream, NONE);
+            self.media.blocks.sealed[b as usize] = true;
             self.close_if_full(b);
         }
     }
@@ -676,7 +676,7 @@ impl Ftl {
     /// its lane given back, and its blocks erased (each once its programs completed).
     /// (The caller checked it with [`Zones::check_reset`].)
     pub fn reset_zone<S: NandSink>(&mut self, z: u32, sink: &mut S) -> Result<()> {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         zs.sum.resets += 1;
         let written = zs.written(z);
         let state = zs.zone[z as usize].state;
@@ -684,7 +684,7 @@ impl Ftl {
         for lpn in written {
             self.trim(lpn, sink)?;
         }
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         let waited = zs.waits_for_lane(z);
         let zone = &mut zs.zone[z as usize];
         let lane = zone.lane;
@@ -696,7 +696,7 @@ impl Ftl {
         if zs.release_lane_if_idle(z) {
             self.seal_lane(lane, z);
         }
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         let zone = &mut zs.zone[z as usize];
         zone.wp = 0;
         zone.placed = 0;
@@ -704,11 +704,11 @@ impl Ftl {
         let blocks = std::mem::take(&mut zone.blocks);
         zs.sum.reset_erased_blocks += blocks.len() as u64;
         for b in blocks {
-            if self.blocks.state[b as usize] == BlockState::Full {
+            if self.media.blocks.state[b as usize] == BlockState::Full {
                 self.erase_zone_block(b);
             } else {
                 // Programs still in flight: erased when the last completes.
-                let zs = self.zones.as_deref_mut().expect("a zoned device");
+                let zs = self.lanes.zones_mut().expect("a zoned device");
                 zs.erase_when_closed[b as usize] = true;
             }
         }
@@ -718,7 +718,7 @@ impl Ftl {
 
     /// A closed zone block whose zone was reset: erase it now.
     pub(super) fn zone_block_closed(&mut self, block: u32) {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
+        let zs = self.lanes.zones_mut().expect("a zoned device");
         if std::mem::take(&mut zs.erase_when_closed[block as usize]) {
             self.erase_zone_block(block);
         }
@@ -726,7 +726,7 @@ impl Ftl {
 
     /// Start the erase of `block` (full, no valid unit) as a job of its own.
     fn erase_zone_block(&mut self, block: u32) {
-        let r = self.data_region;
+        let r = self.media.data_region;
         let j = self.start_reset_job(block, r);
         self.wake_job(j);
     }
@@ -734,7 +734,7 @@ impl Ftl {
     /// After a reset: zone `z` goes offline when its die group's planes no longer have the
     /// blocks every zone of the group needs (wear-out retired too many).
     fn check_zone_blocks(&mut self, z: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
+        let zs = self.lanes.zones().expect("a zoned device");
         let groups = zs.group_planes.len();
         let g = z as usize % groups;
         let live = (0..zs.zone.len())
@@ -743,9 +743,9 @@ impl Ftl {
         let need = live * zs.blocks_per_plane;
         let short = zs.group_planes[g]
             .iter()
-            .any(|&p| self.ps[self.rp(self.data_region, p)].usable_blocks < need);
+            .any(|&p| self.media.ps[self.media.rp(self.media.data_region, p)].usable_blocks < need);
         if short {
-            let zs = self.zones.as_deref_mut().expect("a zoned device");
+            let zs = self.lanes.zones_mut().expect("a zoned device");
             zs.zone[z as usize].state = ZoneState::Offline;
             self.fail_if_no_zone_left();
         }
@@ -755,17 +755,17 @@ impl Ftl {
     /// zones its blocks, an empty zone of the group goes offline (a zone holding data goes
     /// at its next reset instead); the device fails when no zone is left.
     pub(super) fn zone_block_retired(&mut self, plane: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
+        let zs = self.lanes.zones().expect("a zoned device");
         let groups = zs.group_planes.len();
         let Some(g) = zs.group_planes.iter().position(|p| p.contains(&plane)) else {
             return;
         };
         loop {
-            let zs = self.zones.as_deref().expect("a zoned device");
+            let zs = self.lanes.zones().expect("a zoned device");
             let live = (0..zs.zone.len())
                 .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
                 .count() as u32;
-            let usable = self.ps[self.rp(self.data_region, plane)].usable_blocks;
+            let usable = self.media.ps[self.media.rp(self.media.data_region, plane)].usable_blocks;
             if usable >= live * zs.blocks_per_plane {
                 return;
             }
@@ -773,7 +773,7 @@ impl Ftl {
                 .rev()
                 .find(|&i| i % groups == g && zs.zone[i].state == ZoneState::Empty);
             let Some(z) = empty else { return };
-            let zs = self.zones.as_deref_mut().expect("a zoned device");
+            let zs = self.lanes.zones_mut().expect("a zoned device");
             zs.zone[z].state = ZoneState::Offline;
             self.fail_if_no_zone_left();
         }
@@ -781,7 +781,7 @@ impl Ftl {
 
     /// The device fails when every zone is offline.
     fn fail_if_no_zone_left(&mut self) {
-        let zs = self.zones.as_deref().expect("a zoned device");
+        let zs = self.lanes.zones().expect("a zoned device");
         if zs.zone.iter().all(|z| z.state == ZoneState::Offline) {
             self.health
                 .fail("every zone is offline: the device's blocks are worn out".into());
@@ -800,6 +800,6 @@ impl Ftl {
     /// Whether the victim index may hold `block` (every full block is in it; GC never runs
     /// on a zoned device).
     pub(super) fn zoned(&self) -> bool {
-        self.zones.is_some()
+        self.lanes.is_zoned()
     }
 }

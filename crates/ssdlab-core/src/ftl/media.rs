@@ -1,0 +1,188 @@
+//! The media: what is on the device and where each unit lives. Blocks (`BlockTable`), the
+//! OOB of every slot, the ground-truth mapping table, the regions and their per-plane
+//! states, and the timing model of the NAND. The FTL's parts decide over it through
+//! explicit borrows; [`Ftl::media`](super::Ftl::media) lends it out read-only (tests,
+//! checks, summaries, prefetching).
+
+use super::region::{PlaneState, Region};
+use crate::config::Geometry;
+use crate::flash::{BlockTable, Oob, TimingModel, NONE};
+use crate::ids::BlockId;
+use crate::policy::mapping::MappingTable;
+
+/// The device's media state (see the module documentation).
+#[derive(Clone)]
+pub struct Media {
+    pub(super) geo: Geometry,
+    pub(super) timing: TimingModel,
+    /// The ground truth of where each unit lives.
+    pub(super) table: MappingTable,
+    pub(super) blocks: BlockTable,
+    pub(super) oob: Oob,
+    pub(super) regions: Vec<Region>,
+    /// Per (region, plane) state, index `region · planes + plane`.
+    pub(super) ps: Vec<PlaneState>,
+    /// The region holding the logical capacity.
+    pub(super) data_region: u8,
+    pub(super) logical_units: u32,
+    /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
+    pub(super) program_seq: u64,
+}
+
+impl Media {
+    /// The device geometry.
+    #[inline]
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// The NAND timing model.
+    #[inline]
+    pub fn timing(&self) -> &TimingModel {
+        &self.timing
+    }
+
+    /// Every block's state, counts and erase count (read-only).
+    #[inline]
+    pub fn blocks(&self) -> &BlockTable {
+        &self.blocks
+    }
+
+    /// Every slot's OOB (read-only).
+    #[inline]
+    pub fn oob(&self) -> &Oob {
+        &self.oob
+    }
+
+    /// The regions, in region id order.
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// Erase count of every block, by block id.
+    #[inline]
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.blocks.erase_count
+    }
+
+    pub fn logical_units(&self) -> u32 {
+        self.logical_units
+    }
+
+    /// Index of (region, plane) in the plane-state array.
+    #[inline]
+    pub(super) fn rp(&self, r: u8, plane: u32) -> usize {
+        r as usize * self.geo.planes as usize + plane as usize
+    }
+
+    /// The state of region `r` in `plane`.
+    #[inline]
+    pub fn plane_state(&self, r: u8, plane: u32) -> &PlaneState {
+        &self.ps[self.rp(r, plane)]
+    }
+
+    /// Free blocks of region `r` in `plane`.
+    #[inline]
+    pub fn free_blocks(&self, r: u8, plane: u32) -> u32 {
+        self.ps[self.rp(r, plane)].free.len()
+    }
+
+    /// Free blocks of the data region over all planes.
+    pub fn free_blocks_total(&self) -> u64 {
+        (0..self.geo.planes)
+            .map(|p| self.free_blocks(self.data_region, p) as u64)
+            .sum()
+    }
+
+    /// The region holding the logical capacity.
+    pub fn data_region(&self) -> &Region {
+        &self.regions[self.data_region as usize]
+    }
+
+    /// Slot holding `lpn`, or `NONE` (the mapping's ground truth, without any cost:
+    /// tests, checks and summaries; host reads go through
+    /// [`Ftl::read_units`](super::Ftl::read_units)).
+    #[inline]
+    pub fn slot_of(&self, lpn: u32) -> u32 {
+        self.table.lookup(lpn)
+    }
+
+    /// Whether `lpn` holds data on flash (read-modify-write decisions).
+    #[inline]
+    pub fn is_mapped(&self, lpn: u32) -> bool {
+        self.table.lookup(lpn) != NONE
+    }
+
+    /// Units mapped to flash.
+    pub fn mapped_units(&self) -> u64 {
+        self.table.mapped_units()
+    }
+
+    /// First slot of `page` of `block`.
+    #[inline]
+    pub(super) fn page_slot(&self, block: u32, page: u32) -> u32 {
+        self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page
+    }
+
+    /// A host request at `offset_bytes` comes soon: prefetch its first unit's mapping entry.
+    #[inline]
+    pub fn prefetch_offset(&self, offset_bytes: u64) {
+        let lpn = self.unit_of(offset_bytes);
+        crate::prefetch::prefetch(self.table.slots(), lpn as usize);
+    }
+
+    /// A host read at `offset_bytes` comes next, its mapping entry asked for a few
+    /// requests ago ([`Media::prefetch_offset`]): prefetch what issuing and completing its
+    /// NAND read touch in its block's state (cell mode, read pins, state).
+    #[inline]
+    pub fn prefetch_read_block(&self, offset_bytes: u64) {
+        let lpn = self.unit_of(offset_bytes) as usize;
+        let Some(&slot) = self.table.slots().get(lpn) else {
+            return;
+        };
+        if slot != NONE {
+            let b = self.geo.block_of_slot(slot) as usize;
+            crate::prefetch::prefetch(&self.blocks.pins, b);
+            crate::prefetch::prefetch(&self.blocks.cell_mode, b);
+            crate::prefetch::prefetch(&self.blocks.state, b);
+        }
+    }
+
+    /// The mapping unit holding byte `offset_bytes`.
+    #[inline(always)]
+    fn unit_of(&self, offset_bytes: u64) -> u64 {
+        let unit = self.geo.unit_bytes as u64;
+        if unit.is_power_of_two() {
+            offset_bytes >> unit.trailing_zeros()
+        } else {
+            offset_bytes / unit
+        }
+    }
+
+    /// A host write of `lpn` comes soon: prefetch its mapping entry (`near` = false, well
+    /// ahead) or, once that entry is cached, what overwriting it touches (`near` = true:
+    /// the old slot's valid-bit word, its block's valid count, plane, state and victim-index
+    /// links).
+    #[inline]
+    pub fn prefetch_unit(&self, lpn: u32, near: bool) {
+        let l2p = self.table.slots();
+        if !near {
+            crate::prefetch::prefetch(l2p, lpn as usize);
+            return;
+        }
+        match l2p.get(lpn as usize) {
+            Some(&old) if old != NONE => {
+                self.oob.prefetch_valid(old as usize);
+                let b = self.geo.block_of_slot(old);
+                crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
+                crate::prefetch::prefetch(&self.blocks.rp, b as usize);
+                crate::prefetch::prefetch(&self.blocks.state, b as usize);
+                // One region (the large devices this is for): its victim index.
+                if let [region] = &self.regions[..] {
+                    region.victims.prefetch(BlockId(b));
+                }
+            }
+            _ => {}
+        }
+    }
+}
