@@ -141,14 +141,16 @@ impl Ftl {
     pub(super) fn retire(&mut self, block: u32, from: BlockState) {
         let b = block as usize;
         debug_assert_eq!(self.media.blocks.valid_units[b], 0);
-        self.set_block_state(block, from, BlockState::Bad);
+        self.media
+            .set_block_state(&mut self.internal, block, from, BlockState::Bad);
         self.media.blocks.doomed[b] = false;
         self.counters.blocks_retired += 1;
         self.health.record_first_bad();
         let rp = self.media.blocks.rp[b] as usize;
         self.media.ps[rp].usable_blocks -= 1;
-        if self.zoned() {
-            self.zone_block_retired(self.media.geo.plane_of_block(block));
+        let plane = self.media.geo.plane_of_block(block);
+        if let Some(mut zv) = self.zoned() {
+            zv.block_retired(plane);
         }
         if let Err(why) = self.update_capacity() {
             self.health.fail(why);
@@ -158,7 +160,7 @@ impl Ftl {
     /// Spread the logical capacity over the data region's planes by their usable room
     /// (each plane's cap on valid units); an error when the room no longer holds it.
     pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
-        if self.zoned() {
+        if self.is_zoned() {
             // Zones go offline one by one instead (`Ftl::reset_zone`).
             return Ok(());
         }

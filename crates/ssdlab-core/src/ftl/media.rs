@@ -4,10 +4,11 @@
 //! explicit borrows; [`Ftl::media`](super::Ftl::media) lends it out read-only (tests,
 //! checks, summaries, prefetching).
 
+use super::note;
 use super::region::{PlaneState, Region};
 use crate::config::Geometry;
-use crate::flash::{BlockTable, Oob, TimingModel, NONE};
-use crate::ids::BlockId;
+use crate::flash::{BlockState, BlockTable, Oob, TimingModel, NONE};
+use crate::ids::{BlockId, PlaneId};
 use crate::policy::mapping::MappingTable;
 
 /// The device's media state (see the module documentation).
@@ -116,6 +117,52 @@ impl Media {
     /// Units mapped to flash.
     pub fn mapped_units(&self) -> u64 {
         self.table.mapped_units()
+    }
+
+    /// Move `block` from `from` to `to` ([`BlockTable::set_state`]), recording a
+    /// violation in `internal`.
+    #[inline]
+    pub(super) fn set_block_state(
+        &mut self,
+        internal: &mut Option<String>,
+        block: u32,
+        from: BlockState,
+        to: BlockState,
+    ) {
+        note(internal, self.blocks.set_state(block, from, to));
+    }
+
+    /// `block` has had its last page programmed (or, on a `zoned` device, the last
+    /// program in flight of a block sealed meanwhile): it is full, a GC candidate. Returns
+    /// whether it closed.
+    #[inline(always)]
+    pub(super) fn close_if_full(
+        &mut self,
+        internal: &mut Option<String>,
+        block: u32,
+        zoned: bool,
+    ) -> bool {
+        let b = block as usize;
+        let ps = &self.ps[self.blocks.rp[b] as usize];
+        let p = self.blocks.programmed[b];
+        // A zone's block sealed while programs were in flight closes at its last one.
+        let sealed = || self.blocks.sealed[b] && p == self.blocks.next_page[b];
+        if p == ps.pages_per_block || (zoned && sealed()) {
+            note(
+                internal,
+                self.blocks
+                    .set_state(block, BlockState::Open, BlockState::Full),
+            );
+            self.blocks.closed_seq[b] = self.program_seq;
+            let (r, plane) = (ps.region as usize, ps.plane);
+            self.regions[r].victims.on_full(
+                PlaneId(plane),
+                BlockId(block),
+                self.blocks.valid_units[b],
+            );
+            return true;
+        }
+        false
     }
 
     /// First slot of `page` of `block`.

@@ -17,7 +17,7 @@
 //!
 //! Background work (GC, wear leveling, retirement) runs as relocation jobs in `jobs/`,
 //! the same in both modes; how GC shares a die with host programs is named here
-//! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
+//! ([`PressureView::gc_pressure`]) and applied by the timed scheduler.
 
 mod check;
 pub mod fdp;
@@ -51,6 +51,7 @@ use mapping::{Mapping, MappingShape, MappingTable};
 pub use media::Media;
 use placement::{Placement, PlacementShape};
 use pressure::Pressure;
+pub use pressure::PressureView;
 use region::Region;
 use ssdlab_workload::rng::{stream, tag, SimRng};
 use translation::{TransCounters, Translation};
@@ -237,7 +238,7 @@ pub struct Ftl {
     trans: Translation,
     /// Where host pages go: the placement policy and the stripe cursors.
     placer: host::Placer,
-    /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::die_gc_pressure`]).
+    /// Per die: the GC pressure rank of its most pressing plane ([`PressureView::die_gc_pressure`]).
     pressure: Pressure,
     jobs: Jobs,
     health: Health,
@@ -488,15 +489,11 @@ impl Ftl {
                 data.blocks_per_plane,
                 g.unit_bytes as u64,
             )));
-            // No device GC: free blocks come back through zone resets only.
-            for ps in &mut ftl.media.ps {
-                ps.gc_soft_free_blocks = 0;
-                ps.gc_hard_free_blocks = 0;
-                ps.idle_gc_free_blocks = 0;
-            }
             // Factory-bad blocks beyond the spares take zones offline from the start.
-            for plane in 0..g.planes {
-                ftl.zone_block_retired(plane);
+            if let Some(mut zv) = ftl.zoned() {
+                for plane in 0..g.planes {
+                    zv.block_retired(plane);
+                }
             }
         }
         ftl.update_capacity()
@@ -731,15 +728,6 @@ impl Ftl {
         note(&mut self.internal, Err(what));
     }
 
-    /// Move `block` from `from` to `to` ([`BlockTable::set_state`]), recording a violation.
-    #[inline]
-    fn set_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
-        note(
-            &mut self.internal,
-            self.media.blocks.set_state(block, from, to),
-        );
-    }
-
     /// A read of `block` was queued: pin the block against its erase. Only a block
     /// holding data can be read.
     #[inline]
@@ -797,7 +785,8 @@ impl Ftl {
     /// Test hook: force a block-state change as a bug would (checked like any other).
     #[doc(hidden)]
     pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
-        self.set_block_state(block, from, to);
+        self.media
+            .set_block_state(&mut self.internal, block, from, to);
     }
 
     /// Run the full invariant checker every `ops` operations in debug builds and tests
@@ -847,7 +836,7 @@ impl Ftl {
                     // A job that has issued every copy and still has some in flight has
                     // nothing to do until its last one completes (its step would return).
                     if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
-                        self.wake_job(job);
+                        self.jobs.wake_job(job);
                     }
                 }
                 if self.durable.trims.is_some()
@@ -892,30 +881,14 @@ impl Ftl {
         self.close_if_full(block);
     }
 
-    /// `block` has had its last page programmed: it is full, a GC candidate.
+    /// `block` has had its last page programmed: it is full, a GC candidate (a zone's
+    /// block, erased if its zone was reset meanwhile).
     #[inline(always)]
     fn close_if_full(&mut self, block: u32) {
-        let b = block as usize;
-        let ps = &self.media.ps[self.media.blocks.rp[b] as usize];
-        let p = self.media.blocks.programmed[b];
-        // A zone's block sealed while programs were in flight closes at its last one.
-        let sealed = || self.media.blocks.sealed[b] && p == self.media.blocks.next_page[b];
-        if p == ps.pages_per_block || (self.lanes.is_zoned() && sealed()) {
-            note(
-                &mut self.internal,
-                self.media
-                    .blocks
-                    .set_state(block, BlockState::Open, BlockState::Full),
-            );
-            self.media.blocks.closed_seq[b] = self.media.program_seq;
-            let (r, plane) = (ps.region as usize, ps.plane);
-            self.media.regions[r].victims.on_full(
-                PlaneId(plane),
-                BlockId(block),
-                self.media.blocks.valid_units[b],
-            );
-            if self.lanes.is_zoned() {
-                self.zone_block_closed(block);
+        let zoned = self.lanes.is_zoned();
+        if self.media.close_if_full(&mut self.internal, block, zoned) && zoned {
+            if let Some(mut zv) = self.zoned() {
+                zv.block_closed(block);
             }
         }
     }

@@ -17,7 +17,7 @@
 //! `gc_window_pages` copy programs in flight (0: no limit) and issues the next as they
 //! complete; with an immediate sink (functional mode) a victim is collected at once.
 //!
-//! **How fast.** Die time is shared at the die: [`Ftl::gc_pressure`] gives the scheduler,
+//! **How fast.** Die time is shared at the die: [`PressureView::gc_pressure`](super::PressureView::gc_pressure) gives the scheduler,
 //! per plane, how many GC program batches may run for each host-program batch when both
 //! wait: `k = ⌈r · (soft + 1 − free)⌉` with `r = v / (U − v)`, the copies per host page
 //! that keep free space level while a victim with `v` of `U` valid units is collected —
@@ -36,7 +36,7 @@
 
 use super::region::Stream;
 use super::wear::{WearAction, WearCtx};
-use super::{Ftl, NandSink};
+use super::{Ftl, Media, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::{BlockId, JobId, PlaneId};
@@ -168,6 +168,79 @@ impl Jobs {
     pub fn live(&self) -> &[JobId] {
         &self.live
     }
+
+    /// Whether the host is idle ([`Ftl::set_host_idle`]).
+    #[inline]
+    pub fn host_idle(&self) -> bool {
+        self.host_idle
+    }
+
+    /// Queue a step of job `j`.
+    #[inline]
+    pub(super) fn wake_job(&mut self, j: JobId) {
+        let job = self.get_mut(j);
+        if !job.woken {
+            job.woken = true;
+            self.woken_jobs.push(j);
+        }
+    }
+
+    /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
+    pub(in crate::ftl) fn start_reset(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        block: u32,
+        r: u8,
+    ) -> JobId {
+        let plane = media.geo.plane_of_block(block);
+        let valid = media.blocks.valid_units[block as usize];
+        media.regions[r as usize]
+            .victims
+            .remove(PlaneId(plane), BlockId(block), valid);
+        self.start_job(media, internal, JobKind::ZoneReset, block, r, r)
+    }
+
+    /// Start a job moving `src`'s valid units into region `dst`.
+    pub(in crate::ftl) fn start_job(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        kind: JobKind,
+        src: u32,
+        r: u8,
+        dst: u8,
+    ) -> JobId {
+        // A retirement's source is the open block whose program failed.
+        let from = if kind == JobKind::Retire {
+            BlockState::Open
+        } else {
+            BlockState::Full
+        };
+        media.set_block_state(internal, src, from, BlockState::Victim);
+        let dst_stream = match kind {
+            JobKind::WearLeveling => Stream::WEAR,
+            _ if dst == r => Stream::gc(media.blocks.lane[src as usize]),
+            _ => Stream::INBOUND,
+        };
+        self.start(Job {
+            kind,
+            src,
+            plane: media.geo.plane_of_block(src),
+            src_region: r,
+            dst_region: dst,
+            dst_stream,
+            scan_slot: 0,
+            scan_end: media.blocks.programmed[src as usize] * media.geo.slots_per_page,
+            last_read_page: NONE,
+            copies_in_flight: 0,
+            copies: InFlight::default(),
+            moved: Vec::new(),
+            erase_issued: false,
+            woken: false,
+            ratio_x16: 16,
+        })
+    }
 }
 
 impl Ftl {
@@ -182,16 +255,6 @@ impl Ftl {
         }
     }
 
-    /// Queue a step of job `j`.
-    #[inline]
-    pub(super) fn wake_job(&mut self, j: JobId) {
-        let job = self.jobs.get_mut(j);
-        if !job.woken {
-            job.woken = true;
-            self.jobs.woken_jobs.push(j);
-        }
-    }
-
     /// Wake the job whose source is `block` (its erase may have been waiting for reads).
     pub(super) fn wake_block(&mut self, block: u32) {
         if let Some(&j) = self
@@ -200,7 +263,7 @@ impl Ftl {
             .iter()
             .find(|&&j| self.jobs.get(j).src == block)
         {
-            self.wake_job(j);
+            self.jobs.wake_job(j);
         }
     }
 
@@ -321,7 +384,14 @@ impl Ftl {
         let upb = region.geo.units_per_block;
         let v = self.media.blocks.valid_units[victim as usize];
         self.counters.gc_invocations += 1;
-        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Gc,
+            victim,
+            r,
+            dst,
+        );
         self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
         let rp = self.media.rp(r, plane);
         self.media.ps[rp].gc_job = j;
@@ -336,53 +406,17 @@ impl Ftl {
         let dst = self.media.regions[r as usize].geo.relocate_to;
         let v = self.media.blocks.valid_units[victim as usize];
         self.counters.gc_invocations += 1;
-        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Gc,
+            victim,
+            r,
+            dst,
+        );
         self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
         let rp = self.media.blocks.rp[victim as usize] as usize;
         self.media.ps[rp].gc_job = j;
-    }
-
-    /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
-    pub(in crate::ftl) fn start_reset_job(&mut self, block: u32, r: u8) -> JobId {
-        let plane = self.media.geo.plane_of_block(block);
-        let valid = self.media.blocks.valid_units[block as usize];
-        self.media.regions[r as usize]
-            .victims
-            .remove(PlaneId(plane), BlockId(block), valid);
-        self.start_job(JobKind::ZoneReset, block, r, r)
-    }
-
-    /// Start a job moving `src`'s valid units into region `dst`.
-    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> JobId {
-        // A retirement's source is the open block whose program failed.
-        let from = if kind == JobKind::Retire {
-            BlockState::Open
-        } else {
-            BlockState::Full
-        };
-        self.set_block_state(src, from, BlockState::Victim);
-        let dst_stream = match kind {
-            JobKind::WearLeveling => Stream::WEAR,
-            _ if dst == r => Stream::gc(self.media.blocks.lane[src as usize]),
-            _ => Stream::INBOUND,
-        };
-        self.jobs.start(Job {
-            kind,
-            src,
-            plane: self.media.geo.plane_of_block(src),
-            src_region: r,
-            dst_region: dst,
-            dst_stream,
-            scan_slot: 0,
-            scan_end: self.media.blocks.programmed[src as usize] * self.media.geo.slots_per_page,
-            last_read_page: NONE,
-            copies_in_flight: 0,
-            copies: InFlight::default(),
-            moved: Vec::new(),
-            erase_issued: false,
-            woken: false,
-            ratio_x16: 16,
-        })
     }
 
     /// Copies job `j` may issue now: the rest of its window (unlimited with an immediate
@@ -438,7 +472,12 @@ impl Ftl {
         if self.media.blocks.pins[src as usize] != 0 {
             self.internal_error(format!("erase of block {src} with a read pinned"));
         }
-        self.set_block_state(src, BlockState::Victim, BlockState::Erasing);
+        self.media.set_block_state(
+            &mut self.internal,
+            src,
+            BlockState::Victim,
+            BlockState::Erasing,
+        );
         // The plane may choose its next victim while this erase runs (in the timed mode the
         // choice would otherwise lag the functional mode's by an erase time).
         let rp = self
@@ -490,7 +529,7 @@ impl Ftl {
         for i in 0..self.jobs.active() {
             let j = self.jobs.live()[i];
             if self.jobs.get(j).plane == plane {
-                self.wake_job(j);
+                self.jobs.wake_job(j);
             }
         }
     }
@@ -541,7 +580,12 @@ impl Ftl {
         } else if self.media.blocks.erase_count[b] >= endurance {
             self.retire(block, BlockState::Erasing);
         } else {
-            self.set_block_state(block, BlockState::Erasing, BlockState::Free);
+            self.media.set_block_state(
+                &mut self.internal,
+                block,
+                BlockState::Erasing,
+                BlockState::Free,
+            );
             let region = &mut self.media.regions[r];
             let action = if region.wear.is_none() {
                 WearAction::Idle
@@ -623,7 +667,12 @@ impl Ftl {
         {
             ps.open.set(Stream::WEAR, erased);
             let b = erased as usize;
-            self.set_block_state(erased, BlockState::Free, BlockState::Open);
+            self.media.set_block_state(
+                &mut self.internal,
+                erased,
+                BlockState::Free,
+                BlockState::Open,
+            );
             self.media.blocks.next_page[b] = 0;
             self.media.blocks.programmed[b] = 0;
         } else {
@@ -634,16 +683,30 @@ impl Ftl {
             .victims
             .remove(PlaneId(plane), BlockId(from), valid);
         self.counters.wear_leveling_migrations += 1;
-        let j = self.start_job(JobKind::WearLeveling, from, r, r);
-        self.wake_job(j);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::WearLeveling,
+            from,
+            r,
+            r,
+        );
+        self.jobs.wake_job(j);
     }
 
     /// A doomed block's programs have all completed: move its valid data out and retire it.
     pub(super) fn start_retire<S: NandSink>(&mut self, block: u32, _sink: &mut S) -> Result<()> {
         let r = self.media.blocks.region[block as usize];
         let dst = self.media.regions[r as usize].geo.relocate_to;
-        let j = self.start_job(JobKind::Retire, block, r, dst);
-        self.wake_job(j);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Retire,
+            block,
+            r,
+            dst,
+        );
+        self.jobs.wake_job(j);
         Ok(())
     }
 }

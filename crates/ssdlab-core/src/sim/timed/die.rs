@@ -85,7 +85,7 @@ impl DieExecutor {
         q: &mut EventQueue<Event>,
         ftl: &Ftl,
     ) -> Option<LongStart> {
-        let pressure = || ftl.die_gc_pressure(die);
+        let pressure = || ftl.pressure().die_gc_pressure(die);
         let batch = self.sched.start_next(die, pressure, writes_blocked)?;
         let now = q.now_ns();
         self.started_ns[die as usize] = now;

@@ -294,7 +294,7 @@ impl Suspender {
                 return;
             };
             // Urgent GC is not preemptible, except by I-ES, which has no guard at all.
-            if p.guarded() && ftl.die_urgent(die) {
+            if p.guarded() && ftl.pressure().die_urgent(die) {
                 return;
             }
             pos_ns
