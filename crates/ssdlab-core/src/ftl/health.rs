@@ -152,51 +152,9 @@ impl Ftl {
         if let Some(mut zv) = self.zoned() {
             zv.block_retired(plane);
         }
-        if let Err(why) = self.update_capacity() {
+        if let Err(why) = self.media.update_capacity() {
             self.health.fail(why);
         }
-    }
-
-    /// Spread the logical capacity over the data region's planes by their usable room
-    /// (each plane's cap on valid units); an error when the room no longer holds it.
-    pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
-        if self.is_zoned() {
-            // Zones go offline one by one instead (`Ftl::reset_zone`).
-            return Ok(());
-        }
-        let spp = self.media.geo.slots_per_page;
-        let logical = self.media.logical_units as u64;
-        let region = &self.media.regions[self.media.data_region as usize];
-        let planes = self.media.geo.planes as u64;
-        let upb = region.geo.units_per_block as u64;
-        // Several planes: each may hold its share plus one block and a page of slack.
-        let slack = if planes > 1 { upb + spp as u64 } else { 0 };
-        let first = self.media.rp(self.media.data_region, 0);
-        let states = &mut self.media.ps[first..first + planes as usize];
-        let rooms: Vec<u64> = states
-            .iter()
-            .map(|p| {
-                region
-                    .room_units(p.usable_blocks, spp)
-                    .saturating_sub(slack)
-            })
-            .collect();
-        let total: u64 = rooms.iter().sum();
-        if total < logical {
-            return Err(format!(
-                "the data region's usable blocks hold {total} units, fewer than the logical capacity of {logical} units with each plane's GC reserve"
-            ));
-        }
-        let even = rooms.iter().all(|&r| r == rooms[0]);
-        for (p, room) in states.iter_mut().zip(&rooms) {
-            let share = if even {
-                logical / planes
-            } else {
-                (logical as u128 * *room as u128 / total as u128) as u64
-            };
-            p.valid_cap_units = share + upb;
-        }
-        Ok(())
     }
 }
 

@@ -173,7 +173,7 @@ impl Ftl {
             };
             self.media.program_seq += 1;
             let n = lpns.len() as u32;
-            if self.program_fails() {
+            if self.health.draw_program_failure() {
                 self.doom(block);
                 let mut op = NandOp::new(OpKind::Program, Cause::Host, block, page, n, Owner::None);
                 op.flags = OP_FAILS;
@@ -183,7 +183,8 @@ impl Ftl {
             let op = self.fill_host_page(r, plane, (block, page), lpns, versions, token);
             self.issue(sink, op)?;
             if self.durable.held.is_some() {
-                self.hold_overwritten::<S>(token);
+                self.durable
+                    .hold_overwritten::<S>(&mut self.media, &mut self.internal, token);
             }
             if self.trans.active() {
                 self.host_updates(lpns);
@@ -530,7 +531,7 @@ impl Ftl {
         }
         let old = self.media.table.update(lpn, NONE);
         if old != NONE {
-            self.invalidate(old);
+            self.media.invalidate(&mut self.jobs, old);
             self.counters.trimmed_units += 1;
         }
         // Durable trims pin the old copy's block before any background work runs: its last

@@ -4,8 +4,9 @@
 //! explicit borrows; [`Ftl::media`](super::Ftl::media) lends it out read-only (tests,
 //! checks, summaries, prefetching).
 
-use super::note;
+use super::jobs::Jobs;
 use super::region::{PlaneState, Region};
+use super::{note, note_cold};
 use crate::config::Geometry;
 use crate::flash::{BlockState, BlockTable, Oob, TimingModel, NONE};
 use crate::ids::{BlockId, PlaneId};
@@ -165,6 +166,99 @@ impl Media {
         false
     }
 
+    /// A read of `block` was queued: pin the block against its erase. Only a block
+    /// holding data can be read.
+    #[inline]
+    pub(super) fn pin(&mut self, internal: &mut Option<String>, block: u32) {
+        let b = block as usize;
+        let (pins, state) = (self.blocks.pins[b], self.blocks.state[b]);
+        if pins == u16::MAX
+            || matches!(
+                state,
+                BlockState::Free | BlockState::Erasing | BlockState::Bad
+            )
+        {
+            pin_violation(internal, block, "queued", state, pins);
+        }
+        self.blocks.pins[b] = pins.wrapping_add(1);
+    }
+
+    /// A read of `block` completed: unpin it.
+    #[inline]
+    pub(super) fn unpin(&mut self, internal: &mut Option<String>, block: u32) {
+        let b = block as usize;
+        let pins = self.blocks.pins[b];
+        if pins == 0 {
+            let state = self.blocks.state[b];
+            pin_violation(internal, block, "completed", state, pins);
+        }
+        self.blocks.pins[b] = pins.saturating_sub(1);
+    }
+
+    /// Mark `slot` invalid (its unit was overwritten, trimmed or moved); a plane waiting
+    /// for a victim is woken in `jobs` when the block now qualifies.
+    #[inline(always)]
+    pub(super) fn invalidate(&mut self, jobs: &mut Jobs, slot: u32) {
+        self.oob.clear(slot as usize);
+        let b = self.geo.block_of_slot(slot);
+        let v = &mut self.blocks.valid_units[b as usize];
+        *v -= 1;
+        let v = *v;
+        let ps = &mut self.ps[self.blocks.rp[b as usize] as usize];
+        ps.valid_units -= 1;
+        if self.blocks.state[b as usize] == BlockState::Full {
+            let (r, plane) = (ps.region, ps.plane);
+            let region = &mut self.regions[r as usize];
+            region.victims.on_invalidate(PlaneId(plane), BlockId(b), v);
+            if ps.starved && v <= region.max_victim_valid {
+                ps.starved = false;
+                jobs.wake(self, r, plane);
+            }
+        }
+    }
+
+    /// Spread the logical capacity over the data region's planes by their usable room
+    /// (each plane's cap on valid units); an error when the room no longer holds it.
+    pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
+        if !self.data_region().device_gc {
+            // A zoned device: zones go offline one by one instead (`Ftl::reset_zone`).
+            return Ok(());
+        }
+        let spp = self.geo.slots_per_page;
+        let logical = self.logical_units as u64;
+        let region = &self.regions[self.data_region as usize];
+        let planes = self.geo.planes as u64;
+        let upb = region.geo.units_per_block as u64;
+        // Several planes: each may hold its share plus one block and a page of slack.
+        let slack = if planes > 1 { upb + spp as u64 } else { 0 };
+        let first = self.rp(self.data_region, 0);
+        let states = &mut self.ps[first..first + planes as usize];
+        let rooms: Vec<u64> = states
+            .iter()
+            .map(|p| {
+                region
+                    .room_units(p.usable_blocks, spp)
+                    .saturating_sub(slack)
+            })
+            .collect();
+        let total: u64 = rooms.iter().sum();
+        if total < logical {
+            return Err(format!(
+                "the data region's usable blocks hold {total} units, fewer than the logical capacity of {logical} units with each plane's GC reserve"
+            ));
+        }
+        let even = rooms.iter().all(|&r| r == rooms[0]);
+        for (p, room) in states.iter_mut().zip(&rooms) {
+            let share = if even {
+                logical / planes
+            } else {
+                (logical as u128 * *room as u128 / total as u128) as u64
+            };
+            p.valid_cap_units = share + upb;
+        }
+        Ok(())
+    }
+
     /// First slot of `page` of `block`.
     #[inline]
     pub(super) fn page_slot(&self, block: u32, page: u32) -> u32 {
@@ -232,4 +326,20 @@ impl Media {
             _ => {}
         }
     }
+}
+
+/// A read pinned or unpinned `block` against the rules: recorded (kept off the hot path).
+#[cold]
+#[inline(never)]
+fn pin_violation(
+    internal: &mut Option<String>,
+    block: u32,
+    event: &str,
+    state: BlockState,
+    pins: u16,
+) {
+    note_cold(
+        internal,
+        format!("read of block {block} {event} in state {state:?} with {pins} reads pinned"),
+    );
 }

@@ -43,7 +43,7 @@ pub use trims::{is_record, TRIM_TAG};
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
-use crate::ids::{BlockId, Lpn, PlaneId};
+use crate::ids::{BlockId, Lpn};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
@@ -315,11 +315,72 @@ struct Durable {
     trims: Option<Box<trims::TrimJournal>>,
 }
 
+impl Durable {
+    /// The host page just issued with `token` (timed sinks) holds the blocks of the
+    /// versions it overwrote until its program completes.
+    fn hold_overwritten<S: NandSink>(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        token: u32,
+    ) {
+        let Some(h) = self.held.as_deref_mut() else {
+            return;
+        };
+        if !S::IMMEDIATE && !h.page.is_empty() {
+            for &b in &h.page {
+                media.pin(internal, b);
+            }
+            let blocks = std::mem::take(&mut h.page);
+            h.by_token.insert(token, blocks);
+        }
+        h.page.clear();
+    }
+
+    /// The program of buffer page `token` completed: its overwritten versions may go (a
+    /// job waiting to erase one of their blocks is woken).
+    fn release_overwritten(
+        &mut self,
+        media: &mut Media,
+        jobs: &mut Jobs,
+        internal: &mut Option<String>,
+        token: u32,
+    ) {
+        let Some(blocks) = self.held.as_mut().and_then(|h| h.by_token.remove(&token)) else {
+            return;
+        };
+        for b in blocks {
+            media.unpin(internal, b);
+            if media.blocks.pins[b as usize] == 0
+                && media.blocks.state[b as usize] == BlockState::Victim
+            {
+                jobs.wake_block(b);
+            }
+        }
+    }
+}
+
 /// Debug builds: run the full invariant checker every `every_ops` operations (0 = off).
 #[derive(Clone, Copy)]
 struct CheckClock {
     every_ops: u64,
     until_next: u64,
+}
+
+impl CheckClock {
+    /// Debug builds: count `n` operations towards the next invariant check.
+    #[inline]
+    fn count_ops(&mut self, n: u64) {
+        if cfg!(debug_assertions) {
+            self.until_next = self.until_next.saturating_sub(n);
+        }
+    }
+
+    /// Debug builds: count an operation towards the next invariant check.
+    #[inline]
+    fn count_op(&mut self) {
+        self.count_ops(1);
+    }
 }
 
 /// The blocks of overwritten units' previous versions, per host program in flight.
@@ -496,7 +557,8 @@ impl Ftl {
                 }
             }
         }
-        ftl.update_capacity()
+        ftl.media
+            .update_capacity()
             .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
         Ok(ftl)
     }
@@ -662,11 +724,11 @@ impl Ftl {
                     .erase_loops(op.mode, self.media.blocks.erase_count[b])
                     as u16;
             }
-            OpKind::Read if !S::IMMEDIATE => self.pin(op.block),
+            OpKind::Read if !S::IMMEDIATE => self.media.pin(&mut self.internal, op.block),
             _ => {}
         }
         sink.issue(op);
-        self.count_op();
+        self.checks.count_op();
         if S::IMMEDIATE {
             self.completed(&op, sink)?;
         }
@@ -684,17 +746,7 @@ impl Ftl {
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
         op.mode = self.media.blocks.cell_mode[op.block as usize];
         sink.issue_times(op, times);
-        if cfg!(debug_assertions) {
-            self.checks.until_next = self.checks.until_next.saturating_sub(times);
-        }
-    }
-
-    /// Debug builds: count an operation towards the next invariant check.
-    #[inline]
-    fn count_op(&mut self) {
-        if cfg!(debug_assertions) {
-            self.checks.until_next = self.checks.until_next.saturating_sub(1);
-        }
+        self.checks.count_ops(times);
     }
 
     /// Debug builds: run the full invariant checker when `check_every_ops` operations have
@@ -726,44 +778,6 @@ impl Ftl {
     /// Record a broken control-plane rule (the first one is kept).
     fn internal_error(&mut self, what: String) {
         note(&mut self.internal, Err(what));
-    }
-
-    /// A read of `block` was queued: pin the block against its erase. Only a block
-    /// holding data can be read.
-    #[inline]
-    fn pin(&mut self, block: u32) {
-        let b = block as usize;
-        let (pins, state) = (self.media.blocks.pins[b], self.media.blocks.state[b]);
-        if pins == u16::MAX
-            || matches!(
-                state,
-                BlockState::Free | BlockState::Erasing | BlockState::Bad
-            )
-        {
-            self.pin_violation(block, "queued", state, pins);
-        }
-        self.media.blocks.pins[b] = pins.wrapping_add(1);
-    }
-
-    /// A read pinned or unpinned `block` against the rules: recorded (kept off the hot path).
-    #[cold]
-    #[inline(never)]
-    fn pin_violation(&mut self, block: u32, event: &str, state: BlockState, pins: u16) {
-        self.internal_error(format!(
-            "read of block {block} {event} in state {state:?} with {pins} reads pinned"
-        ));
-    }
-
-    /// A read of `block` completed: unpin it.
-    #[inline]
-    fn unpin(&mut self, block: u32) {
-        let b = block as usize;
-        let pins = self.media.blocks.pins[b];
-        if pins == 0 {
-            let state = self.media.blocks.state[b];
-            self.pin_violation(block, "completed", state, pins);
-        }
-        self.media.blocks.pins[b] = pins.saturating_sub(1);
     }
 
     /// Test hook: the next host write gets integrity version `v` (a device that has
@@ -809,11 +823,11 @@ impl Ftl {
             OpKind::Read => {
                 if !S::IMMEDIATE {
                     let b = op.block as usize;
-                    self.unpin(op.block);
+                    self.media.unpin(&mut self.internal, op.block);
                     if self.media.blocks.pins[b] == 0
                         && self.media.blocks.state[b] == BlockState::Victim
                     {
-                        self.wake_block(op.block);
+                        self.jobs.wake_block(op.block);
                     }
                 }
                 Ok(())
@@ -824,7 +838,12 @@ impl Ftl {
                 }
                 if let (false, Owner::HostProgram { token }) = (S::IMMEDIATE, op.owner) {
                     if self.durable.held.is_some() {
-                        self.release_overwritten(token);
+                        self.durable.release_overwritten(
+                            &mut self.media,
+                            &mut self.jobs,
+                            &mut self.internal,
+                            token,
+                        );
                     }
                 }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
@@ -893,33 +912,12 @@ impl Ftl {
         }
     }
 
-    /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
-    #[inline(always)]
-    fn invalidate(&mut self, slot: u32) {
-        self.media.oob.clear(slot as usize);
-        let b = self.media.geo.block_of_slot(slot);
-        let v = &mut self.media.blocks.valid_units[b as usize];
-        *v -= 1;
-        let v = *v;
-        let ps = &mut self.media.ps[self.media.blocks.rp[b as usize] as usize];
-        ps.valid_units -= 1;
-        if self.media.blocks.state[b as usize] == BlockState::Full {
-            let (r, plane) = (ps.region, ps.plane);
-            let region = &mut self.media.regions[r as usize];
-            region.victims.on_invalidate(PlaneId(plane), BlockId(b), v);
-            if ps.starved && v <= region.max_victim_valid {
-                ps.starved = false;
-                self.wake(r, plane);
-            }
-        }
-    }
-
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
     fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<crate::base::Version>) {
         let old = self.media.table.update(lpn, slot);
         if old != NONE {
-            self.invalidate(old);
+            self.media.invalidate(&mut self.jobs, old);
             if let Some(h) = self.durable.held.as_mut() {
                 h.page.push(self.media.geo.block_of_slot(old));
             }
@@ -989,12 +987,6 @@ impl Ftl {
         Some((b, page, pages))
     }
 
-    /// Whether the next program (of `kind` cause) fails (seeded draw; never when the rate is 0).
-    #[inline]
-    fn program_fails(&mut self) -> bool {
-        self.health.draw_program_failure()
-    }
-
     /// A program on `block` failed: the page holds nothing, the block leaves its stream
     /// and is retired once its valid data has moved.
     fn doom(&mut self, block: u32) {
@@ -1021,46 +1013,9 @@ impl Ftl {
         }
     }
 
-    /// The host page just issued with `token` (timed sinks) holds the blocks of the
-    /// versions it overwrote until its program completes.
-    fn hold_overwritten<S: NandSink>(&mut self, token: u32) {
-        let Some(mut h) = self.durable.held.take() else {
-            return;
-        };
-        if !S::IMMEDIATE && !h.page.is_empty() {
-            for &b in &h.page {
-                self.pin(b);
-            }
-            let blocks = std::mem::take(&mut h.page);
-            h.by_token.insert(token, blocks);
-        }
-        h.page.clear();
-        self.durable.held = Some(h);
-    }
-
     /// Whether trims are recorded on flash (the hold with integrity versions: `trims.rs`).
     pub fn durable_trims(&self) -> bool {
         self.durable.trims.is_some()
-    }
-
-    /// The program of buffer page `token` completed: its overwritten versions may go.
-    fn release_overwritten(&mut self, token: u32) {
-        let Some(blocks) = self
-            .durable
-            .held
-            .as_mut()
-            .and_then(|h| h.by_token.remove(&token))
-        else {
-            return;
-        };
-        for b in blocks {
-            self.unpin(b);
-            if self.media.blocks.pins[b as usize] == 0
-                && self.media.blocks.state[b as usize] == BlockState::Victim
-            {
-                self.wake_block(b);
-            }
-        }
     }
 
     /// Whether background work is in progress anywhere (jobs started and not finished,

@@ -339,14 +339,14 @@ impl Ftl {
                 _ => {}
             }
         }
-        if let Err(why) = ftl.update_capacity() {
+        if let Err(why) = ftl.media.update_capacity() {
             ftl.health.fail(why);
         }
         // The pools were rebuilt at once: every plane's need for GC is checked when the
         // next driver begins (see the module's choices).
         for r in 0..ftl.media.regions.len() as u8 {
             for p in 0..g.planes {
-                ftl.wake(r, p);
+                ftl.jobs.wake(&mut ftl.media, r, p);
             }
         }
         ftl.durable.data = old.durable.data.map(|mut data| {

@@ -321,7 +321,7 @@ impl Ftl {
                 Owner::Mapping { req },
             );
             op.stage = stage;
-            if self.program_fails() {
+            if self.health.draw_program_failure() {
                 self.doom(block);
                 op.flags = crate::flash::OP_FAILS;
                 op.owner = Owner::None;
@@ -334,7 +334,7 @@ impl Ftl {
             let old = std::mem::replace(&mut self.trans.gtd[t as usize], first);
             if old != NONE {
                 for s in old..old + spp {
-                    self.invalidate(s);
+                    self.media.invalidate(&mut self.jobs, s);
                 }
             }
             self.media

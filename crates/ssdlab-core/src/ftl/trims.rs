@@ -248,7 +248,7 @@ impl Ftl {
         if !t.open_pinned[b as usize] {
             t.open_pinned[b as usize] = true;
             t.open_pins.push(b);
-            self.pin(b);
+            self.media.pin(&mut self.internal, b);
         }
         let t = self.durable.trims.as_ref().expect("trim journal");
         if t.open.len() >= t.ranges_per_record * self.media.geo.slots_per_page as usize {
@@ -424,7 +424,7 @@ impl Ftl {
                 return Ok(None);
             };
             self.media.program_seq += 1;
-            if !self.program_fails() {
+            if !self.health.draw_program_failure() {
                 return Ok(Some((block, page, cause)));
             }
             self.doom(block);
@@ -444,11 +444,11 @@ impl Ftl {
         };
         let pins = t.in_flight.remove(&key).unwrap_or_default();
         for b in pins {
-            self.unpin(b);
+            self.media.unpin(&mut self.internal, b);
             if self.media.blocks.pins[b as usize] == 0
                 && self.media.blocks.state[b as usize] == BlockState::Victim
             {
-                self.wake_block(b);
+                self.jobs.wake_block(b);
             }
         }
     }
@@ -474,7 +474,7 @@ impl Ftl {
             h.page.push(self.media.geo.block_of_slot(slot));
         }
         if dead {
-            self.invalidate(slot);
+            self.media.invalidate(&mut self.jobs, slot);
             let t = self.durable.trims.as_mut().expect("trim journal");
             t.records[id as usize].slot = NONE;
             t.maybe_release(id);

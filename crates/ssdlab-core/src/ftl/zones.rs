@@ -881,10 +881,4 @@ impl Ftl {
                 .into(),
         );
     }
-
-    /// Whether the device is zoned (no device GC; every full block is in the victim
-    /// index).
-    pub(super) fn is_zoned(&self) -> bool {
-        self.lanes.is_zoned()
-    }
 }

@@ -450,7 +450,7 @@ impl Ftl {
                 return Ok(None);
             };
             self.media.program_seq += 1;
-            if !self.program_fails() {
+            if !self.health.draw_program_failure() {
                 return Ok(Some((block, page)));
             }
             self.doom(block);
@@ -620,7 +620,7 @@ impl Ftl {
             Some(p) => Ok(Some(p)),
             None if dst != src_region => {
                 // The destination region must collect first; it wakes this job when it has.
-                self.wake(dst, plane);
+                self.jobs.wake(&mut self.media, dst, plane);
                 Ok(None)
             }
             // A migration leaves the GC reserve to a running GC job: it waits until a

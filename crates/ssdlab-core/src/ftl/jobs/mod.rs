@@ -175,6 +175,24 @@ impl Jobs {
         self.host_idle
     }
 
+    /// Queue a background step of (region, plane).
+    #[inline]
+    pub(super) fn wake(&mut self, media: &mut Media, r: u8, plane: u32) {
+        let rp = media.rp(r, plane);
+        let ps = &mut media.ps[rp];
+        if !ps.woken {
+            ps.woken = true;
+            self.woken.push((r, plane));
+        }
+    }
+
+    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
+    pub(super) fn wake_block(&mut self, block: u32) {
+        if let Some(&j) = self.live.iter().find(|&&j| self.get(j).src == block) {
+            self.wake_job(j);
+        }
+    }
+
     /// Queue a step of job `j`.
     #[inline]
     pub(super) fn wake_job(&mut self, j: JobId) {
@@ -244,35 +262,12 @@ impl Jobs {
 }
 
 impl Ftl {
-    /// Queue a background step of (region, plane).
-    #[inline]
-    pub(super) fn wake(&mut self, r: u8, plane: u32) {
-        let rp = self.media.rp(r, plane);
-        let ps = &mut self.media.ps[rp];
-        if !ps.woken {
-            ps.woken = true;
-            self.jobs.woken.push((r, plane));
-        }
-    }
-
-    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
-    pub(super) fn wake_block(&mut self, block: u32) {
-        if let Some(&j) = self
-            .jobs
-            .live()
-            .iter()
-            .find(|&&j| self.jobs.get(j).src == block)
-        {
-            self.jobs.wake_job(j);
-        }
-    }
-
     /// A host page went to `plane` of region `r`: GC may be due there.
     #[inline]
     pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if ps.gc_job.is_none() && ps.needs_gc(self.jobs.host_idle) {
-            self.wake(r, plane);
+            self.jobs.wake(&mut self.media, r, plane);
         }
     }
 
@@ -298,7 +293,7 @@ impl Ftl {
     pub fn wake_all<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         for r in 0..self.media.regions.len() as u8 {
             for p in 0..self.media.geo.planes {
-                self.wake(r, p);
+                self.jobs.wake(&mut self.media, r, p);
             }
         }
         self.run_background(sink)
@@ -487,7 +482,7 @@ impl Ftl {
         if self.media.ps[rp].gc_job == j {
             self.media.ps[rp].gc_job = JobId::NONE;
             let (r, plane) = (self.media.ps[rp].region, self.media.ps[rp].plane);
-            self.wake(r, plane);
+            self.jobs.wake(&mut self.media, r, plane);
         }
         self.refresh_pressure(rp);
         let mut op = NandOp::new(
@@ -524,7 +519,7 @@ impl Ftl {
     /// Wake every region and job of `plane` (a block was freed there).
     fn wake_plane_all(&mut self, plane: u32) {
         for r in 0..self.media.regions.len() as u8 {
-            self.wake(r, plane);
+            self.jobs.wake(&mut self.media, r, plane);
         }
         for i in 0..self.jobs.active() {
             let j = self.jobs.live()[i];
