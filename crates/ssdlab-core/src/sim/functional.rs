@@ -175,7 +175,7 @@ pub struct FunctionalDriver<'a> {
 
 impl<'a> FunctionalDriver<'a> {
     pub fn new(ftl: &'a mut Ftl) -> FunctionalDriver<'a> {
-        let clock = SerialClock::new(&ftl.timing());
+        let clock = SerialClock::new(ftl.timing());
         let capacity = ftl.geometry().slots_per_page as usize;
         let separate_journal = ftl.packs_journal_apart();
         let splitter = Splitter::for_device(ftl);

@@ -810,7 +810,7 @@ impl View<'_> {
             user: user_summary(&workload, waf, phase.sim_time_ns),
             latency_ns: phase.latency,
             nand: NandSummary::of(&c.nand),
-            wear: WearSummary::of(&self.ftl.media().blocks()),
+            wear: WearSummary::of(self.ftl.media().blocks()),
             gc: gc_summary(c),
             lifetime,
             regions: self.region_summaries(),
@@ -852,7 +852,7 @@ impl View<'_> {
     /// changed by `c`.
     fn audit_facts(&self, phase: &PhaseOutcome, c: &FtlCounters) -> audit::Facts {
         let g = &self.derived.geometry;
-        let t = &self.ftl.timing();
+        let t = self.ftl.timing();
         let fastest_read = self
             .derived
             .regions

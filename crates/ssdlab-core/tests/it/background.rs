@@ -145,7 +145,7 @@ fn bet_migrates_cold_data_and_evens_wear() {
             d.submit(&common::req(HostOp::Read, lpn as u64, 1)).unwrap();
         }
         d.ftl.check_invariants().unwrap();
-        let ec = &d.ftl.erase_counts();
+        let ec = d.ftl.erase_counts();
         let mean = ec.iter().sum::<u32>() as f64 / ec.len() as f64;
         let sd =
             (ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / ec.len() as f64).sqrt();

@@ -50,7 +50,7 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(d.ftl.erase_counts()[..6], [1, 1, 0, 0, 0, 0]);
     assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
-    let t = &d.ftl.timing();
+    let t = d.ftl.timing();
     assert_eq!(
         d.clock.time_ns,
         19 * t.program_ns[2]

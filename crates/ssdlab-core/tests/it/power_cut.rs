@@ -74,7 +74,7 @@ fn recovery_maps_exactly_the_flushed_versions() {
     assert_eq!(programs, 2, "a full page and a padded one");
     let before = *ftl.counters();
     let (rec, sum) = Ftl::recover(&c, &d, ftl).unwrap();
-    let t = &rec.timing();
+    let t = rec.timing();
     let mode = rec.media().blocks().cell_mode[0];
     // Two pages read (array read + 16 KiB at 800 MB/s = 20,480 ns each) on the one die.
     let page_ns = t.read_ns[mode.index()] + 20_480;

@@ -146,7 +146,7 @@ fn run_then_idle(policy: &str, mode: Mode, requests: u32) -> Simulation {
     let mut sim = Simulation::new(device(mode, policy, true, &w)).unwrap();
     let r = sim.run_workload(&mut NoProgress).unwrap();
     assert!(r.journal.is_some());
-    let mut clock = SerialClock::new(&sim.ftl.timing());
+    let mut clock = SerialClock::new(sim.ftl.timing());
     sim.ftl.set_host_idle(true, &mut clock).unwrap();
     sim.ftl.check_invariants().unwrap();
     sim

@@ -89,7 +89,7 @@ impl DieExecutor {
         let batch = self.sched.start_next(die, pressure, writes_blocked)?;
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
-        let t = &ftl.timing();
+        let t = ftl.timing();
         let slowest = |f: &[u64]| slowest_of(batch, f);
         let gen = self.gen[die as usize].0;
         let d = die as u16;

@@ -545,7 +545,7 @@ impl HostFrontEnd {
         let at = if bytes == 0 {
             ready_ns
         } else {
-            let t = &cx.ftl.timing();
+            let t = cx.ftl.timing();
             let ns = self.host_path.time_of(bytes, |b| t.host_transfer_ns(b));
             self.host_path.reserve(ready_ns, ns)
         };

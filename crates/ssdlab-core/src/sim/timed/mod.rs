@@ -291,7 +291,7 @@ impl<'a> TimedSim<'a> {
         TimedSim {
             q: EventQueue::new(),
             front: HostFrontEnd::new(cfg, d, workload, threads, ftl),
-            dies: DieExecutor::new(cfg, &g, &ftl.timing()),
+            dies: DieExecutor::new(cfg, &g, ftl.timing()),
             susp,
             out,
             series: None,
@@ -490,7 +490,7 @@ impl<'a> TimedSim<'a> {
             Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
             Event::Sensed { die } => {
                 self.dies
-                    .on_sensed(die as u32, &mut self.q, &self.ftl.timing())
+                    .on_sensed(die as u32, &mut self.q, self.ftl.timing())
             }
             Event::DieDone { die, gen } => self.on_die_done(die as u32, gen)?,
             Event::Suspend { die, gen } => {

@@ -66,7 +66,7 @@ impl Sampler {
 
     fn mark(front: &HostFrontEnd, ftl: &Ftl, susp: &SuspendSummary) -> Mark {
         let d = front.completed;
-        let n = &ftl.nand_counts();
+        let n = ftl.nand_counts();
         Mark {
             reads: d.reads,
             writes: d.writes,

@@ -423,12 +423,12 @@ impl Suspender {
         let di = die as usize;
         let lo = &self.long[di];
         let (reads, programs) = (lo.read_budget, lo.program_budget);
-        if let Some(n) = dies.start_reads(die, reads, q, &ftl.timing()) {
+        if let Some(n) = dies.start_reads(die, reads, q, ftl.timing()) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
                 lo.read_budget -= n;
             }
-        } else if let Some(n) = dies.start_programs(die, programs, q, &ftl.timing()) {
+        } else if let Some(n) = dies.start_programs(die, programs, q, ftl.timing()) {
             let lo = &mut self.long[di];
             if lo.program_budget != u32::MAX {
                 lo.program_budget -= n;
