@@ -519,14 +519,14 @@ pub fn run_overwrites(
         poll(i)?;
         d.write_unit(sampler.next(&mut rng))?;
     }
-    let before = d.ftl.counters.nand;
+    let before = *d.ftl.nand_counts();
     let time_before = d.clock.time_ns;
     for i in 0..host_writes {
         poll(i)?;
         d.write_unit(sampler.next(&mut rng))?;
     }
     d.flush()?;
-    let c = d.ftl.counters.nand.since(&before);
+    let c = d.ftl.nand_counts().since(&before);
     let programs = c.total(OpKind::Program);
     Ok(OverwriteRun {
         host_writes,

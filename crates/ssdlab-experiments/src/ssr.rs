@@ -839,7 +839,7 @@ pub fn run(
     let mut base = Simulation::new(pre_cfg)?;
     base.precondition(&mut NoProgress)?;
     let precondition_wall_s = t.elapsed().as_secs_f64();
-    let start_wear = ssdlab_core::stats::WearSummary::of(&base.ftl.blocks);
+    let start_wear = ssdlab_core::stats::WearSummary::of(base.ftl.media().blocks());
     let jobs: Vec<(SsrWorkload, u64, &SuspendConfig)> = p
         .workloads
         .iter()

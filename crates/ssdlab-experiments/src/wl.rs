@@ -247,7 +247,7 @@ pub fn run_one(p: &WlParams, algo: &WlAlgo, trace: u32) -> Result<WlRun> {
         avg_response_ns: r.host.sim_time_ns as f64 / r.host.counters.write_units.max(1) as f64,
         waf: r.waf,
         wall_s: t.elapsed().as_secs_f64(),
-        erase_counts: sim.ftl.blocks.erase_count.clone(),
+        erase_counts: sim.ftl.erase_counts().to_vec(),
         audit_warnings,
     })
 }

@@ -18,10 +18,10 @@ impl Ftl {
     }
 
     fn check_map(&self) -> Result<(), String> {
-        let g = &self.geo;
+        let g = &self.media.geo;
         let mut valid = vec![0u32; g.blocks as usize];
-        for (slot, &lpn) in self.oob.lpn.iter().enumerate() {
-            if !self.oob.is_valid(slot) {
+        for (slot, &lpn) in self.media.oob.lpn.iter().enumerate() {
+            if !self.media.oob.is_valid(slot) {
                 continue;
             }
             if lpn == NONE {
@@ -29,7 +29,11 @@ impl Ftl {
             }
             if is_record(lpn) {
                 let id = lpn & !TRIM_TAG;
-                let r = self.trims.as_ref().and_then(|t| t.records.get(id as usize));
+                let r = self
+                    .durable
+                    .trims
+                    .as_ref()
+                    .and_then(|t| t.records.get(id as usize));
                 if r.is_none_or(|r| r.slot != slot as u32 || r.live == 0) {
                     return Err(format!(
                         "slot {slot} holds trim record {id}, which is {:?}",
@@ -45,27 +49,32 @@ impl Ftl {
                         self.trans.gtd.get(t)
                     ));
                 }
-            } else if lpn >= self.logical_units || self.table.lookup(lpn) != slot as u32 {
+            } else if lpn >= self.media.logical_units || self.media.table.lookup(lpn) != slot as u32
+            {
                 return Err(format!(
                     "slot {slot} claims unit {lpn}, which maps to {}",
-                    self.table.lookup(lpn.min(self.logical_units - 1))
+                    self.media
+                        .table
+                        .lookup(lpn.min(self.media.logical_units - 1))
                 ));
             }
             valid[g.block_of_slot(slot as u32) as usize] += 1;
         }
-        for (b, (&counted, &recorded)) in valid.iter().zip(&self.blocks.valid_units).enumerate() {
+        for (b, (&counted, &recorded)) in
+            valid.iter().zip(&self.media.blocks.valid_units).enumerate()
+        {
             if counted != recorded {
                 return Err(format!(
                     "block {b}: valid count {recorded} but {counted} valid slots"
                 ));
             }
         }
-        for lpn in 0..self.logical_units {
-            let s = self.table.lookup(lpn);
-            if s != NONE && self.oob.unit(s as usize) != Some(lpn) {
+        for lpn in 0..self.media.logical_units {
+            let s = self.media.table.lookup(lpn);
+            if s != NONE && self.media.oob.unit(s as usize) != Some(lpn) {
                 return Err(format!(
                     "unit {lpn} maps to slot {s} holding {:?}",
-                    self.oob.unit(s as usize)
+                    self.media.oob.unit(s as usize)
                 ));
             }
         }
@@ -75,7 +84,7 @@ impl Ftl {
             if first != NONE
                 && (first % g.slots_per_page != 0
                     || (first..first + g.slots_per_page)
-                        .any(|s| self.oob.unit(s as usize) != Some(tag)))
+                        .any(|s| self.media.oob.unit(s as usize) != Some(tag)))
             {
                 return Err(format!(
                     "translation page {t} is placed at slot {first}, whose page does not hold it"
@@ -88,13 +97,13 @@ impl Ftl {
     /// Durable trims: every unit a record keeps unmapped is unmapped, each record's live
     /// count is its units', and a record with any sits valid in its slot.
     fn check_trim_records(&self) -> Result<(), String> {
-        let Some(t) = self.trims.as_ref() else {
+        let Some(t) = self.durable.trims.as_ref() else {
             return Ok(());
         };
         let mut live = vec![0u32; t.records.len()];
         for (s, e, id) in t.live_ranges() {
             live[id as usize] += e - s;
-            if let Some(u) = (s..e).find(|&u| self.table.lookup(u) != NONE) {
+            if let Some(u) = (s..e).find(|&u| self.media.table.lookup(u) != NONE) {
                 return Err(format!(
                     "unit {u} is mapped but trim record {id} keeps it trimmed"
                 ));
@@ -108,7 +117,7 @@ impl Ftl {
                 ));
             }
             let tag = TRIM_TAG | id as u32;
-            if n > 0 && (r.slot == NONE || self.oob.unit(r.slot as usize) != Some(tag)) {
+            if n > 0 && (r.slot == NONE || self.media.oob.unit(r.slot as usize) != Some(tag)) {
                 return Err(format!(
                     "trim record {id} is live but its slot {} does not hold it",
                     r.slot
@@ -119,9 +128,9 @@ impl Ftl {
     }
 
     fn check_blocks(&self) -> Result<(), String> {
-        let bt = &self.blocks;
+        let bt = &self.media.blocks;
         for b in 0..bt.len() {
-            let r = &self.regions[bt.region[b] as usize];
+            let r = &self.media.regions[bt.region[b] as usize];
             let (next, done) = (bt.next_page[b], bt.programmed[b]);
             if done > next || next > r.geo.pages_per_block {
                 return Err(format!(
@@ -153,12 +162,12 @@ impl Ftl {
     }
 
     fn check_regions(&self) -> Result<(), String> {
-        let g = &self.geo;
-        let bt = &self.blocks;
-        for r in &self.regions {
+        let g = &self.media.geo;
+        let bt = &self.media.blocks;
+        for r in &self.media.regions {
             let name = &r.geo.name;
             for plane in 0..g.planes {
-                let ps = self.plane_state(r.id(), plane);
+                let ps = self.media.plane_state(r.id(), plane);
                 let mut free = 0u32;
                 let mut full = 0usize;
                 let mut usable = 0u32;
@@ -243,7 +252,7 @@ impl Ftl {
     }
 
     fn check_jobs(&self) -> Result<(), String> {
-        let bt = &self.blocks;
+        let bt = &self.media.blocks;
         let mut sources = 0usize;
         for &j in self.jobs.live() {
             let job = self.jobs.get(j);
@@ -251,7 +260,7 @@ impl Ftl {
             if !matches!(s, BlockState::Victim | BlockState::Erasing) {
                 return Err(format!("job {j} moves block {} in state {s:?}", job.src));
             }
-            if job.copies.len() > job.copies_in_flight * self.geo.slots_per_page {
+            if job.copies.len() > job.copies_in_flight * self.media.geo.slots_per_page {
                 return Err(format!(
                     "job {j}: {} units in flight for {} copies",
                     job.copies.len(),
@@ -270,7 +279,7 @@ impl Ftl {
                 "{victims} blocks are being collected but {sources} jobs run"
             ));
         }
-        for ps in &self.ps {
+        for ps in &self.media.ps {
             if !ps.gc_job.is_none() && !self.jobs.live().contains(&ps.gc_job) {
                 return Err(format!(
                     "region {} plane {} points at ended job {}",

@@ -2,7 +2,7 @@
 //! names a reclaim-unit handle, a write lane of its own (an open block per plane, and a GC
 //! stream of its own: GC never mixes handles).
 
-use super::Ftl;
+use super::{Ftl, Lanes};
 use crate::config::FdpConfig;
 use serde::Serialize;
 
@@ -47,10 +47,10 @@ impl Ftl {
     /// 0 is valid). `None`: no such identifier (the write fails, counted).
     #[inline]
     pub fn lane_of_placement(&mut self, pid: u16) -> Option<u8> {
-        match self.fdp.as_deref_mut() {
-            None if pid == 0 => Some(0),
-            None => None,
-            Some(f) => match f.lanes.get(pid as usize) {
+        match &mut self.lanes {
+            Lanes::Plain | Lanes::Zoned(_) if pid == 0 => Some(0),
+            Lanes::Plain | Lanes::Zoned(_) => None,
+            Lanes::Fdp(f) => match f.lanes.get(pid as usize) {
                 Some(&l) => Some(l),
                 None => {
                     f.sum.invalid_placement_ids += 1;
@@ -63,22 +63,25 @@ impl Ftl {
     /// `units` host units were written through lane `lane`.
     #[inline]
     pub fn count_lane_units(&mut self, lane: u8, units: u32) {
-        if let Some(f) = self.fdp.as_deref_mut() {
+        if let Lanes::Fdp(f) = &mut self.lanes {
             f.sum.host_units_per_handle[lane as usize] += units as u64;
         }
     }
 
     /// Write lanes the host path keeps: FDP handles, or a zoned device's lanes, or 1.
     pub fn lanes(&self) -> usize {
-        match (&self.fdp, &self.zones) {
-            (Some(f), _) => f.sum.handles as usize,
-            (_, Some(_)) => crate::base::MAX_LANES,
-            _ => 1,
+        match &self.lanes {
+            Lanes::Fdp(f) => f.sum.handles as usize,
+            Lanes::Zoned(_) => crate::base::MAX_LANES,
+            Lanes::Plain => 1,
         }
     }
 
     /// The FDP counters, on an FDP device.
     pub fn fdp_summary(&self) -> Option<FdpSummary> {
-        self.fdp.as_ref().map(|f| f.sum.clone())
+        match &self.lanes {
+            Lanes::Fdp(f) => Some(f.sum.clone()),
+            _ => None,
+        }
     }
 }

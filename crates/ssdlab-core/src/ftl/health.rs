@@ -140,61 +140,21 @@ impl Ftl {
     /// Retire `block`, in state `from` (it holds no valid data).
     pub(super) fn retire(&mut self, block: u32, from: BlockState) {
         let b = block as usize;
-        debug_assert_eq!(self.blocks.valid_units[b], 0);
-        self.set_block_state(block, from, BlockState::Bad);
-        self.blocks.doomed[b] = false;
+        debug_assert_eq!(self.media.blocks.valid_units[b], 0);
+        self.media
+            .set_block_state(&mut self.internal, block, from, BlockState::Bad);
+        self.media.blocks.doomed[b] = false;
         self.counters.blocks_retired += 1;
         self.health.record_first_bad();
-        let rp = self.blocks.rp[b] as usize;
-        self.ps[rp].usable_blocks -= 1;
-        if self.zoned() {
-            self.zone_block_retired(self.geo.plane_of_block(block));
+        let rp = self.media.blocks.rp[b] as usize;
+        self.media.ps[rp].usable_blocks -= 1;
+        let plane = self.media.geo.plane_of_block(block);
+        if let Some(mut zv) = self.zoned() {
+            zv.block_retired(plane);
         }
-        if let Err(why) = self.update_capacity() {
+        if let Err(why) = self.media.update_capacity() {
             self.health.fail(why);
         }
-    }
-
-    /// Spread the logical capacity over the data region's planes by their usable room
-    /// (each plane's cap on valid units); an error when the room no longer holds it.
-    pub(super) fn update_capacity(&mut self) -> std::result::Result<(), String> {
-        if self.zoned() {
-            // Zones go offline one by one instead (`Ftl::reset_zone`).
-            return Ok(());
-        }
-        let spp = self.geo.slots_per_page;
-        let logical = self.logical_units as u64;
-        let region = &self.regions[self.data_region as usize];
-        let planes = self.geo.planes as u64;
-        let upb = region.geo.units_per_block as u64;
-        // Several planes: each may hold its share plus one block and a page of slack.
-        let slack = if planes > 1 { upb + spp as u64 } else { 0 };
-        let first = self.rp(self.data_region, 0);
-        let states = &mut self.ps[first..first + planes as usize];
-        let rooms: Vec<u64> = states
-            .iter()
-            .map(|p| {
-                region
-                    .room_units(p.usable_blocks, spp)
-                    .saturating_sub(slack)
-            })
-            .collect();
-        let total: u64 = rooms.iter().sum();
-        if total < logical {
-            return Err(format!(
-                "the data region's usable blocks hold {total} units, fewer than the logical capacity of {logical} units with each plane's GC reserve"
-            ));
-        }
-        let even = rooms.iter().all(|&r| r == rooms[0]);
-        for (p, room) in states.iter_mut().zip(&rooms) {
-            let share = if even {
-                logical / planes
-            } else {
-                (logical as u128 * *room as u128 / total as u128) as u64
-            };
-            p.valid_cap_units = share + upb;
-        }
-        Ok(())
     }
 }
 

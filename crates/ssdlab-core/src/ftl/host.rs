@@ -8,6 +8,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::Lpn;
 use crate::integrity::Found;
+use crate::policy::placement::Placement;
 
 /// Host pages' stripe order: plane ids in the order host pages visit them, and the next.
 /// Its state is this module's.
@@ -15,6 +16,19 @@ use crate::integrity::Found;
 pub(super) struct Stripe {
     order: Vec<u32>,
     cursor: usize,
+}
+
+/// Where host pages go: the placement policy (which regions), the stripe cursors (which
+/// plane), and the workload's journal range the policy's decisions are counted against.
+#[derive(Clone)]
+pub(super) struct Placer {
+    pub(super) policy: Placement,
+    /// Plane ids in stripe order, and the next host page's.
+    pub(super) stripe: Stripe,
+    /// The cursors of regions with `own_stripe`, by region id (`None`: the shared one).
+    pub(super) region_stripes: Vec<Option<Stripe>>,
+    /// The workload's journal range (units), for counting only (never for decisions).
+    pub(super) journal_truth: Option<(u32, u32)>,
 }
 
 impl Stripe {
@@ -51,7 +65,7 @@ impl Ftl {
         sink: &mut S,
         accept: A,
     ) -> Result<Option<u32>> {
-        debug_assert!(!lpns.is_empty() && lpns.len() <= self.geo.slots_per_page as usize);
+        debug_assert!(!lpns.is_empty() && lpns.len() <= self.media.geo.slots_per_page as usize);
         // A failed device takes no new host pages (its drivers stop submitting), but a
         // power-loss-protected one still programs what its buffer acknowledged as durable
         // (with its capacitors at a cut: the buffer is durable by its promise), while
@@ -59,7 +73,7 @@ impl Ftl {
         if self.worn_out() && !self.protected_buffer {
             return Ok(None);
         }
-        if self.zones.is_some() {
+        if self.lanes.is_zoned() {
             return self.write_zone_page(lpns, versions, token, sink, accept);
         }
         // Lane 0 (every device without lanes) with its stream a constant.
@@ -81,7 +95,7 @@ impl Ftl {
         sink: &mut S,
         accept: A,
     ) -> Result<Option<u32>> {
-        let targets = self.placement.host_targets(lpns);
+        let targets = self.placer.policy.host_targets(lpns);
         for t in targets.as_slice() {
             // First pass: planes within their share of valid data; second: any with room.
             // A plane the first pass tried (or `accept` refused) fails the second as well
@@ -90,15 +104,15 @@ impl Ftl {
             // its share.
             for pass in 0..2 {
                 let mut over_share = false;
-                for _ in 0..self.stripe.order.len() {
-                    let plane = match &mut self.region_stripes[t.region as usize] {
+                for _ in 0..self.placer.stripe.order.len() {
+                    let plane = match &mut self.placer.region_stripes[t.region as usize] {
                         Some(own) => own.next_plane(),
-                        None => self.stripe.next_plane(),
+                        None => self.placer.stripe.next_plane(),
                     };
                     if !accept(plane) {
                         continue;
                     }
-                    let ps = &self.ps[self.rp(t.region, plane)];
+                    let ps = &self.media.ps[self.media.rp(t.region, plane)];
                     if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
                         over_share = true;
                         continue;
@@ -133,10 +147,14 @@ impl Ftl {
             debug_assert!(versions.is_empty(), "bulk paths run without integrity");
             return Ok(self.place_host_page_plain((r, plane, stream), lpns, token, sink));
         }
-        self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)
+        let placed =
+            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
+        Ok(placed.is_some())
     }
 
-    /// [`Ftl::place_host_page`] through the general issue path.
+    /// [`Ftl::place_host_page`] through the general issue path. Returns the block the
+    /// page went to (a block opened for it when the stream had none), or `None` when the
+    /// plane had no free page outside its reserve.
     #[inline(never)]
     pub(super) fn place_host_page_general<S: NandSink>(
         &mut self,
@@ -145,17 +163,17 @@ impl Ftl {
         versions: &[Version],
         token: u32,
         sink: &mut S,
-    ) -> Result<bool> {
-        if self.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
-            return Ok(false);
+    ) -> Result<Option<u32>> {
+        if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
+            return Ok(None);
         }
         loop {
             let Some((block, page)) = self.take_page(r, plane, stream) else {
-                return Ok(false);
+                return Ok(None);
             };
-            self.program_seq += 1;
+            self.media.program_seq += 1;
             let n = lpns.len() as u32;
-            if self.program_fails() {
+            if self.health.draw_program_failure() {
                 self.doom(block);
                 let mut op = NandOp::new(OpKind::Program, Cause::Host, block, page, n, Owner::None);
                 op.flags = OP_FAILS;
@@ -164,13 +182,14 @@ impl Ftl {
             }
             let op = self.fill_host_page(r, plane, (block, page), lpns, versions, token);
             self.issue(sink, op)?;
-            if self.held.is_some() {
-                self.hold_overwritten::<S>(token);
+            if self.durable.held.is_some() {
+                self.durable
+                    .hold_overwritten::<S>(&mut self.media, &mut self.internal, token);
             }
             if self.trans.active() {
                 self.host_updates(lpns);
             }
-            return Ok(true);
+            return Ok(Some(block));
         }
     }
 
@@ -188,7 +207,7 @@ impl Ftl {
         let Some((block, page, _)) = self.take_pages(r, plane, stream, 1) else {
             return false;
         };
-        self.program_seq += 1;
+        self.media.program_seq += 1;
         let op = self.fill_host_page(r, plane, (block, page), lpns, &[], token);
         self.issue_times(sink, op, 1);
         self.pages_programmed(block, 1);
@@ -207,7 +226,7 @@ impl Ftl {
         versions: &[Version],
         token: u32,
     ) -> NandOp {
-        let first = self.page_slot(block, page);
+        let first = self.media.page_slot(block, page);
         for (i, &lpn) in lpns.iter().enumerate() {
             self.map_unit(lpn, first + i as u32, versions.get(i).copied());
         }
@@ -226,11 +245,11 @@ impl Ftl {
     /// `n` host units were placed in a page of `block` (region `r`, `plane`).
     #[inline(always)]
     fn count_host_page(&mut self, block: u32, r: u8, plane: u32, n: u32) {
-        self.blocks.valid_units[block as usize] += n;
-        let rp = self.rp(r, plane);
-        self.ps[rp].valid_units += n as u64;
-        self.ps[rp].host_units += n as u64;
-        self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+        self.media.blocks.valid_units[block as usize] += n;
+        let rp = self.media.rp(r, plane);
+        self.media.ps[rp].valid_units += n as u64;
+        self.media.ps[rp].host_units += n as u64;
+        self.counters.padding_units += (self.media.geo.slots_per_page - n) as u64;
         self.counters.host_units_programmed += n as u64;
     }
 
@@ -259,21 +278,21 @@ impl Ftl {
                 self.check(lpn, Found::Buffer(v))?;
                 continue;
             }
-            let slot = self.table.lookup(lpn);
+            let slot = self.media.table.lookup(lpn);
             if slot == NONE {
                 out.unmapped += 1;
                 self.check(lpn, Found::Unmapped)?;
                 continue;
             }
             if self.integrity.is_some() {
-                let version = if self.oob.unit(slot as usize) == Some(lpn) {
-                    self.oob.version[slot as usize]
+                let version = if self.media.oob.unit(slot as usize) == Some(lpn) {
+                    self.media.oob.version[slot as usize]
                 } else {
                     0
                 };
                 self.check(lpn, Found::Flash { slot, version })?;
             }
-            let page_id = self.geo.div_slots_per_page(slot);
+            let page_id = self.media.geo.div_slots_per_page(slot);
             if page_id != cur_page {
                 if cur_units > 0 {
                     self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
@@ -351,7 +370,7 @@ impl Ftl {
         out: &mut ReadOutcome,
     ) -> Result<()> {
         debug_assert!(units > 0);
-        let (block, page) = self.geo.block_page_of(page_id);
+        let (block, page) = self.media.geo.block_page_of(page_id);
         let mut op = NandOp::new(
             OpKind::Read,
             Cause::Host,
@@ -414,15 +433,20 @@ impl Ftl {
         }
         let b = op.block as usize;
         let holds_data = matches!(
-            self.blocks.state[b],
+            self.media.blocks.state[b],
             BlockState::Open | BlockState::Full | BlockState::Victim
         );
-        if holds_data && op.page < self.blocks.programmed[b] {
+        if holds_data && op.page < self.media.blocks.programmed[b] {
             return Ok(());
         }
-        let first = self.page_slot(op.block, op.page);
-        for slot in first..first + self.geo.slots_per_page {
-            if let Some(lpn) = self.oob.unit(slot as usize).filter(|l| lpns.contains(l)) {
+        let first = self.media.page_slot(op.block, op.page);
+        for slot in first..first + self.media.geo.slots_per_page {
+            if let Some(lpn) = self
+                .media
+                .oob
+                .unit(slot as usize)
+                .filter(|l| lpns.contains(l))
+            {
                 self.check(lpn, Found::Unprogrammed { slot })?;
             }
         }
@@ -444,8 +468,8 @@ impl Ftl {
     #[inline]
     pub fn new_version_for(&mut self, lpn: u32, tag: u32) -> Version {
         let v = self.new_version(lpn);
-        if let Some(d) = self.data.as_mut() {
-            d.stage(lpn, v, tag, self.table.lookup(lpn));
+        if let Some(d) = self.durable.data.as_mut() {
+            d.stage(lpn, v, tag, self.media.table.lookup(lpn));
         }
         v
     }
@@ -459,9 +483,9 @@ impl Ftl {
                 "storing the host's data needs integrity versions (integrity = true)",
             ));
         }
-        if self.data.is_none() {
-            let g = &self.geo;
-            self.data = Some(Box::new(crate::flash::SlotData::new(
+        if self.durable.data.is_none() {
+            let g = &self.media.geo;
+            self.durable.data = Some(Box::new(crate::flash::SlotData::new(
                 g.blocks,
                 g.pages_per_block * g.slots_per_page,
                 g.unit_bytes,
@@ -472,25 +496,25 @@ impl Ftl {
 
     /// The stored bytes, when [`Ftl::store_data`] is on.
     pub fn data(&self) -> Option<&crate::flash::SlotData> {
-        self.data.as_deref()
+        self.durable.data.as_deref()
     }
 
     /// The stored bytes, mutably (a server puts a write's payload here before submitting it).
     pub fn data_mut(&mut self) -> Option<&mut crate::flash::SlotData> {
-        self.data.as_deref_mut()
+        self.durable.data.as_deref_mut()
     }
 
     /// The bytes a read of `lpn` returns ([`Ftl::store_data`]): from the buffer when it
     /// holds the unit at `buffered` (waiting, or in flight to its slot), else from the
     /// slot the mapping names; `None` reads as zeros (never written, trimmed, unmapped).
     pub fn read_data(&self, lpn: u32, buffered: Option<Version>) -> Option<&[u8]> {
-        let d = self.data.as_deref()?;
+        let d = self.durable.data.as_deref()?;
         if let Some(v) = buffered {
             if let Some(b) = d.staged_bytes(lpn, v) {
                 return Some(b);
             }
         }
-        let slot = self.table.lookup(lpn);
+        let slot = self.media.table.lookup(lpn);
         if slot == NONE {
             return None;
         }
@@ -502,17 +526,17 @@ impl Ftl {
         if let Some(i) = self.integrity.as_mut() {
             i.on_trim(lpn);
         }
-        if let Some(d) = self.data.as_mut() {
+        if let Some(d) = self.durable.data.as_mut() {
             d.unstage(lpn);
         }
-        let old = self.table.update(lpn, NONE);
+        let old = self.media.table.update(lpn, NONE);
         if old != NONE {
-            self.invalidate(old);
+            self.media.invalidate(&mut self.jobs, old);
             self.counters.trimmed_units += 1;
         }
         // Durable trims pin the old copy's block before any background work runs: its last
         // valid unit gone, GC could otherwise erase it first.
-        if self.trims.is_some() {
+        if self.durable.trims.is_some() {
             self.record_trim(lpn, old, sink)?;
         }
         if old != NONE && self.trans.active() {
@@ -524,7 +548,14 @@ impl Ftl {
 
     /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
     pub fn flash_version(&self, lpn: u32) -> Option<Version> {
-        let slot = self.table.lookup(lpn);
-        (slot != NONE).then(|| self.oob.version.get(slot as usize).copied().unwrap_or(0))
+        let slot = self.media.table.lookup(lpn);
+        (slot != NONE).then(|| {
+            self.media
+                .oob
+                .version
+                .get(slot as usize)
+                .copied()
+                .unwrap_or(0)
+        })
     }
 }

@@ -17,13 +17,14 @@
 //!
 //! Background work (GC, wear leveling, retirement) runs as relocation jobs in `jobs/`,
 //! the same in both modes; how GC shares a die with host programs is named here
-//! ([`Ftl::gc_pressure`]) and applied by the timed scheduler.
+//! ([`PressureView::gc_pressure`]) and applied by the timed scheduler.
 
 mod check;
 pub mod fdp;
 mod health;
 mod host;
 mod jobs;
+mod media;
 mod pressure;
 mod recover;
 pub mod region;
@@ -42,14 +43,16 @@ pub use trims::{is_record, TRIM_TAG};
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
-use crate::ids::{BlockId, Lpn, PlaneId};
+use crate::ids::{BlockId, Lpn};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
 use mapping::{Mapping, MappingShape, MappingTable};
+pub use media::Media;
 use placement::{Placement, PlacementShape};
 use pressure::Pressure;
-use region::{PlaneState, Region};
+pub use pressure::PressureView;
+use region::Region;
 use ssdlab_workload::rng::{stream, tag, SimRng};
 use translation::{TransCounters, Translation};
 
@@ -223,41 +226,85 @@ impl FtlCounters {
     }
 }
 
-/// The FTL state of one device.
+/// The FTL state of one device: the media and the parts that decide over it. Each part
+/// owns its state; `Ftl` orchestrates them.
 #[derive(Clone)]
 pub struct Ftl {
-    pub geo: Geometry,
-    pub timing: TimingModel,
-    /// The ground truth of where each unit lives.
-    table: MappingTable,
+    /// Blocks, OOB, mapping table, regions and their planes: what is on the device.
+    media: Media,
     /// What DRAM holds of the table and what the rest costs (spec 04).
     mapping: Mapping,
     /// Translation pages on flash (demand-based mappings).
     trans: Translation,
-    /// The workload's journal range (units), for counting only (never for decisions).
-    journal_truth: Option<(u32, u32)>,
+    /// Where host pages go: the placement policy and the stripe cursors.
+    placer: host::Placer,
+    /// Per die: the GC pressure rank of its most pressing plane ([`PressureView::die_gc_pressure`]).
+    pressure: Pressure,
+    jobs: Jobs,
+    health: Health,
+    /// How host writes are laned: plain, FDP placement handles or zones, decided at build.
+    lanes: Lanes,
+    /// Options of the crash-consistent (served) device, each decided at build.
+    durable: Durable,
+    integrity: Option<Integrity>,
+    counters: FtlCounters,
+    rng: SimRng,
     /// The write buffer is power-loss protected (`ftl.power_loss_protection`; not on a
     /// zoned device, which fails when a zone finds no block): what it acknowledged is
     /// programmed even after the device failed ([`Ftl::write_host_page`]).
     protected_buffer: bool,
-    pub blocks: BlockTable,
-    pub oob: Oob,
-    pub regions: Vec<Region>,
-    /// Per (region, plane) state, index `region · planes + plane`.
-    ps: Vec<PlaneState>,
-    /// Per die: the GC pressure rank of its most pressing plane ([`Ftl::pressure_rank`]),
-    /// kept current by [`Ftl::refresh_pressure`] wherever an input changes (free blocks,
-    /// blocks being erased, the plane's GC job) once a timed driver asked for it
-    /// ([`Ftl::keep_pressure`]; the functional mode has no scheduler and skips the work).
-    pressure: Pressure,
-    placement: Placement,
-    /// Plane ids in stripe order, and the next host page's.
-    stripe: host::Stripe,
-    /// The cursors of regions with `own_stripe`, by region id (`None`: the shared one).
-    region_stripes: Vec<Option<host::Stripe>>,
-    jobs: Jobs,
-    health: Health,
-    pub integrity: Option<Integrity>,
+    /// Whether the functional mode's bulk fast paths may run ([`Ftl::per_unit_features`]:
+    /// none is on). Decided once, when the FTL is built.
+    bulk: bool,
+    /// Debug builds: when the full invariant checker runs next.
+    checks: CheckClock,
+    /// The first broken control-plane rule (illegal block-state change, job ended twice,
+    /// read pin underflow, …), checked in every build; the next public call returns it as
+    /// [`SimError::Internal`].
+    internal: Option<String>,
+    /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
+    /// stage 0), a staged plan of known shape on the page-mapped test device.
+    #[cfg(test)]
+    pub(crate) staged_read_hook: Option<u32>,
+}
+
+/// How host writes are laned (a device is zoned or has placement handles, not both).
+#[derive(Clone)]
+enum Lanes {
+    /// One host stream.
+    Plain,
+    /// Placement handles of an FDP device (`[device.fdp]`).
+    Fdp(Box<fdp::Fdp>),
+    /// The zones of a zoned device (`[device.zns]`).
+    Zoned(Box<zones::Zones>),
+}
+
+impl Lanes {
+    #[inline]
+    fn is_zoned(&self) -> bool {
+        matches!(self, Lanes::Zoned(_))
+    }
+
+    #[inline]
+    fn zones(&self) -> Option<&zones::Zones> {
+        match self {
+            Lanes::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn zones_mut(&mut self) -> Option<&mut zones::Zones> {
+        match self {
+            Lanes::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+}
+
+/// The crash-consistency options (`hold_overwritten_until_durable`, `ssdlab serve`).
+#[derive(Clone, Default)]
+struct Durable {
     /// The bytes the host stored, by physical slot (`ssdlab serve`; needs integrity
     /// versions): [`Ftl::store_data`].
     data: Option<Box<crate::flash::SlotData>>,
@@ -266,32 +313,74 @@ pub struct Ftl {
     held: Option<Box<HeldOverwrites>>,
     /// Trims recorded on flash (with the hold and integrity versions: `trims.rs`).
     trims: Option<Box<trims::TrimJournal>>,
-    pub counters: FtlCounters,
-    /// Pages programmed so far: the age clock of cost-benefit GC (mode-independent).
-    program_seq: u64,
-    rng: SimRng,
-    logical_units: u32,
-    data_region: u8,
-    /// Debug builds: run the full invariant checker every this many operations (0 = off).
-    check_every_ops: u64,
-    /// Whether the functional mode's bulk fast paths may run ([`Ftl::per_unit_features`]:
-    /// none is on). Decided once, when the FTL is built.
-    bulk: bool,
-    ops_until_check: u64,
-    /// The first broken control-plane rule (illegal block-state change, job ended twice,
-    /// read pin underflow, …), checked in every build; the next public call returns it as
-    /// [`SimError::Internal`].
-    internal: Option<String>,
-    /// The zones of a zoned device (`[device.zns]`).
-    zones: Option<Box<zones::Zones>>,
-    /// Placement handles of an FDP device (`[device.fdp]`).
-    fdp: Option<Box<fdp::Fdp>>,
-    /// The block a stream opened last (a zone records its blocks by it).
-    last_opened: u32,
-    /// Unit-test hook: every host read first reads page 0 of this block (cause `mapping`,
-    /// stage 0), a staged plan of known shape on the page-mapped test device.
-    #[cfg(test)]
-    pub(crate) staged_read_hook: Option<u32>,
+}
+
+impl Durable {
+    /// The host page just issued with `token` (timed sinks) holds the blocks of the
+    /// versions it overwrote until its program completes.
+    fn hold_overwritten<S: NandSink>(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        token: u32,
+    ) {
+        let Some(h) = self.held.as_deref_mut() else {
+            return;
+        };
+        if !S::IMMEDIATE && !h.page.is_empty() {
+            for &b in &h.page {
+                media.pin(internal, b);
+            }
+            let blocks = std::mem::take(&mut h.page);
+            h.by_token.insert(token, blocks);
+        }
+        h.page.clear();
+    }
+
+    /// The program of buffer page `token` completed: its overwritten versions may go (a
+    /// job waiting to erase one of their blocks is woken).
+    fn release_overwritten(
+        &mut self,
+        media: &mut Media,
+        jobs: &mut Jobs,
+        internal: &mut Option<String>,
+        token: u32,
+    ) {
+        let Some(blocks) = self.held.as_mut().and_then(|h| h.by_token.remove(&token)) else {
+            return;
+        };
+        for b in blocks {
+            media.unpin(internal, b);
+            if media.blocks.pins[b as usize] == 0
+                && media.blocks.state[b as usize] == BlockState::Victim
+            {
+                jobs.wake_block(b);
+            }
+        }
+    }
+}
+
+/// Debug builds: run the full invariant checker every `every_ops` operations (0 = off).
+#[derive(Clone, Copy)]
+struct CheckClock {
+    every_ops: u64,
+    until_next: u64,
+}
+
+impl CheckClock {
+    /// Debug builds: count `n` operations towards the next invariant check.
+    #[inline]
+    fn count_ops(&mut self, n: u64) {
+        if cfg!(debug_assertions) {
+            self.until_next = self.until_next.saturating_sub(n);
+        }
+    }
+
+    /// Debug builds: count an operation towards the next invariant check.
+    #[inline]
+    fn count_op(&mut self) {
+        self.count_ops(1);
+    }
 }
 
 /// The blocks of overwritten units' previous versions, per host program in flight.
@@ -352,16 +441,8 @@ impl Ftl {
             .iter()
             .find(|r| r.content == crate::config::RegionContent::Translation)
             .map(|r| r.id);
-        let mut ftl = Ftl {
-            geo: g,
-            timing: cfg.device.timing_model(),
-            table: MappingTable::new(d.logical_units),
-            trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
-            mapping,
-            journal_truth: None,
-            protected_buffer: cfg.ftl.power_loss_protection && cfg.device.zns.is_none(),
-            oob: Oob::new(g.slots, cfg.integrity),
-            placement: Placement::new(
+        let placer = host::Placer {
+            policy: Placement::new(
                 &cfg.ftl.placement,
                 &PlacementShape {
                     data_region: d.data_region,
@@ -384,43 +465,58 @@ impl Ftl {
                         .then(|| host::Stripe::new(d.stripe_planes.clone()))
                 })
                 .collect(),
+            journal_truth: None,
+        };
+        let media = Media {
+            geo: g,
+            timing: cfg.device.timing_model(),
+            table: MappingTable::new(d.logical_units),
+            blocks: BlockTable::new(0, cfg.device.cell_mode),
+            oob: Oob::new(g.slots, cfg.integrity),
+            regions,
+            ps,
+            data_region: d.data_region,
+            logical_units: d.logical_units,
+            program_seq: 0,
+        };
+        let check_every_ops = if cfg!(debug_assertions) {
+            (4 * g.slots).max(4096)
+        } else {
+            0
+        };
+        let mut ftl = Ftl {
+            media,
+            trans: Translation::new(trans_region, mapping.entries_per_tpage(), d.logical_units),
+            mapping,
+            placer,
+            pressure: Pressure::new(g.dies),
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
             health: Health::new(cfg),
+            lanes: match &cfg.device.fdp {
+                Some(f) => Lanes::Fdp(Box::new(fdp::Fdp::new(f))),
+                None => Lanes::Plain,
+            },
+            durable: Durable::default(),
             integrity: cfg
                 .integrity
                 .then(|| Integrity::new(d.logical_units, g.unit_bytes)),
-            data: None,
-            held: None,
-            trims: None,
             counters: FtlCounters::default(),
-            program_seq: 0,
             rng: stream(cfg.seed, tag::FTL),
-            logical_units: d.logical_units,
-            data_region: d.data_region,
+            protected_buffer: cfg.ftl.power_loss_protection && cfg.device.zns.is_none(),
             bulk: false,
-            check_every_ops: if cfg!(debug_assertions) {
-                (4 * g.slots).max(4096)
-            } else {
-                0
+            checks: CheckClock {
+                every_ops: check_every_ops,
+                until_next: check_every_ops,
             },
-            ops_until_check: 0,
             internal: None,
-            zones: None,
-            fdp: cfg.device.fdp.as_ref().map(|f| Box::new(fdp::Fdp::new(f))),
-            last_opened: NONE,
             #[cfg(test)]
             staged_read_hook: None,
-            blocks: BlockTable::new(0, cfg.device.cell_mode),
-            regions,
-            ps,
-            pressure: Pressure::new(g.dies),
         };
-        ftl.ops_until_check = ftl.check_every_ops;
         if cfg.ftl.hold_overwritten_until_durable {
             ftl.hold_overwritten_until_durable();
         }
         ftl.bulk = ftl.per_unit_features().iter().all(|&(_, on)| !on);
-        for r in &ftl.regions {
+        for r in &ftl.media.regions {
             for plane in 0..g.planes {
                 for b in r.plane_blocks(plane) {
                     blocks.region[b as usize] = r.id();
@@ -429,83 +525,97 @@ impl Ftl {
                 }
             }
         }
-        ftl.blocks = blocks;
+        ftl.media.blocks = blocks;
         let bad = ftl.health.draw_factory_bad_blocks(g.blocks);
         for b in 0..g.blocks {
-            let ps = &mut ftl.ps[ftl.blocks.rp[b as usize] as usize];
+            let ps = &mut ftl.media.ps[ftl.media.blocks.rp[b as usize] as usize];
             if bad.contains(&b) {
                 note(
                     &mut ftl.internal,
-                    ftl.blocks.set_state(b, BlockState::Free, BlockState::Bad),
+                    ftl.media
+                        .blocks
+                        .set_state(b, BlockState::Free, BlockState::Bad),
                 );
                 ps.usable_blocks -= 1;
             } else {
-                ftl.blocks.state[b as usize] = BlockState::Free;
+                ftl.media.blocks.state[b as usize] = BlockState::Free;
                 ps.free.push(BlockId(b), 0);
             }
         }
         if let Some(z) = &cfg.device.zns {
             let data = &d.regions[d.data_region as usize];
-            ftl.zones = Some(Box::new(zones::Zones::new(
+            ftl.lanes = Lanes::Zoned(Box::new(zones::Zones::new(
                 z,
                 &g,
                 data.blocks_per_plane,
                 g.unit_bytes as u64,
             )));
-            // No device GC: free blocks come back through zone resets only.
-            for ps in &mut ftl.ps {
-                ps.gc_soft_free_blocks = 0;
-                ps.gc_hard_free_blocks = 0;
-                ps.idle_gc_free_blocks = 0;
-            }
             // Factory-bad blocks beyond the spares take zones offline from the start.
-            for plane in 0..g.planes {
-                ftl.zone_block_retired(plane);
+            if let Some(mut zv) = ftl.zoned() {
+                for plane in 0..g.planes {
+                    zv.block_retired(plane);
+                }
             }
         }
-        ftl.update_capacity()
+        ftl.media
+            .update_capacity()
             .map_err(|why| SimError::config("device.bad_block_ratio", why))?;
         Ok(ftl)
     }
 
+    /// The media: blocks, OOB, mapping table, regions and plane states (read-only).
+    #[inline]
+    pub fn media(&self) -> &Media {
+        &self.media
+    }
+
+    /// The device geometry.
+    #[inline]
+    pub fn geometry(&self) -> &Geometry {
+        &self.media.geo
+    }
+
+    /// The NAND timing model.
+    #[inline]
+    pub fn timing(&self) -> &TimingModel {
+        &self.media.timing
+    }
+
+    /// Logical capacity in mapping units.
+    #[inline]
     pub fn logical_units(&self) -> u32 {
-        self.logical_units
+        self.media.logical_units
     }
 
-    /// Index of (region, plane) in the plane-state array.
+    /// Erase count of every block, by block id.
+    pub fn erase_counts(&self) -> &[u32] {
+        self.media.erase_counts()
+    }
+
+    /// The event counters so far (monotone; the per-region figures are filled in by
+    /// [`Ftl::counters_now`]).
     #[inline]
-    fn rp(&self, r: u8, plane: u32) -> usize {
-        r as usize * self.geo.planes as usize + plane as usize
+    pub fn counters(&self) -> &FtlCounters {
+        &self.counters
     }
 
-    /// The state of region `r` in `plane`.
+    /// NAND operations issued so far, by kind and cause.
     #[inline]
-    pub fn plane_state(&self, r: u8, plane: u32) -> &PlaneState {
-        &self.ps[self.rp(r, plane)]
+    pub fn nand_counts(&self) -> &NandCounts {
+        &self.counters.nand
     }
 
-    /// Free blocks of region `r` in `plane`.
+    /// The integrity checker (integrity mode).
     #[inline]
-    pub fn free_blocks(&self, r: u8, plane: u32) -> u32 {
-        self.ps[self.rp(r, plane)].free.len()
+    pub fn integrity(&self) -> Option<&Integrity> {
+        self.integrity.as_ref()
     }
 
-    /// The region holding the logical capacity.
-    pub fn data_region(&self) -> &Region {
-        &self.regions[self.data_region as usize]
-    }
-
-    /// Slot holding `lpn`, or `NONE` (the mapping's ground truth, without any cost:
-    /// tests, checks and summaries; host reads go through [`Ftl::read_units`]).
+    /// Whether loops that know their next units prefetch (the mapping table outgrows the
+    /// caches).
     #[inline]
-    pub fn slot_of(&self, lpn: u32) -> u32 {
-        self.table.lookup(lpn)
-    }
-
-    /// Whether `lpn` holds data on flash (read-modify-write decisions).
-    #[inline]
-    pub fn is_mapped(&self, lpn: u32) -> bool {
-        self.table.lookup(lpn) != NONE
+    pub fn prefetches(&self) -> bool {
+        prefetch_pays(self.media.logical_units)
     }
 
     /// Features that do work per unit on the host-program and copy paths. The functional
@@ -520,86 +630,16 @@ impl Ftl {
         ]
     }
 
-    /// Whether loops that know their next units prefetch (the mapping table outgrows the
-    /// caches).
-    #[inline]
-    pub fn prefetches(&self) -> bool {
-        prefetch_pays(self.logical_units)
-    }
-
-    /// A host request at `offset_bytes` comes soon: prefetch its first unit's mapping entry.
-    #[inline]
-    pub fn prefetch_offset(&self, offset_bytes: u64) {
-        let lpn = self.unit_of(offset_bytes);
-        crate::prefetch::prefetch(self.table.slots(), lpn as usize);
-    }
-
-    /// A host read at `offset_bytes` comes next, its mapping entry asked for a few
-    /// requests ago ([`Ftl::prefetch_offset`]): prefetch what issuing and completing its
-    /// NAND read touch in its block's state (cell mode, read pins, state).
-    #[inline]
-    pub fn prefetch_read_block(&self, offset_bytes: u64) {
-        let lpn = self.unit_of(offset_bytes) as usize;
-        let Some(&slot) = self.table.slots().get(lpn) else {
-            return;
-        };
-        if slot != NONE {
-            let b = self.geo.block_of_slot(slot) as usize;
-            crate::prefetch::prefetch(&self.blocks.pins, b);
-            crate::prefetch::prefetch(&self.blocks.cell_mode, b);
-            crate::prefetch::prefetch(&self.blocks.state, b);
-        }
-    }
-
-    /// The mapping unit holding byte `offset_bytes`.
-    #[inline(always)]
-    fn unit_of(&self, offset_bytes: u64) -> u64 {
-        let unit = self.geo.unit_bytes as u64;
-        if unit.is_power_of_two() {
-            offset_bytes >> unit.trailing_zeros()
-        } else {
-            offset_bytes / unit
-        }
-    }
-
-    /// A host write of `lpn` comes soon: prefetch its mapping entry (`near` = false, well
-    /// ahead) or, once that entry is cached, what overwriting it touches (`near` = true:
-    /// the old slot's valid-bit word, its block's valid count, plane, state and victim-index
-    /// links).
-    #[inline]
-    pub fn prefetch_unit(&self, lpn: u32, near: bool) {
-        let l2p = self.table.slots();
-        if !near {
-            crate::prefetch::prefetch(l2p, lpn as usize);
-            return;
-        }
-        match l2p.get(lpn as usize) {
-            Some(&old) if old != NONE => {
-                self.oob.prefetch_valid(old as usize);
-                let b = self.geo.block_of_slot(old);
-                crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
-                crate::prefetch::prefetch(&self.blocks.rp, b as usize);
-                crate::prefetch::prefetch(&self.blocks.state, b as usize);
-                // One region (the large devices this is for): its victim index.
-                if let [region] = &self.regions[..] {
-                    region.victims.prefetch(BlockId(b));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Units mapped to flash.
-    pub fn mapped_units(&self) -> u64 {
-        self.table.mapped_units()
-    }
-
     /// A host write request of `units` units at `lpn` arrived (before buffering): the
     /// placement policy learns from it (the journal detector). With ground truth — the
     /// request's own label, else the workload's journal range — the decision is counted.
     pub fn observe_host_write(&mut self, lpn: u32, units: u32, label: Option<bool>) {
-        let said = self.placement.observe_write(Lpn(lpn), units);
-        let truth = label.or_else(|| self.journal_truth.map(|(lo, hi)| lpn >= lo && lpn < hi));
+        let said = self.placer.policy.observe_write(Lpn(lpn), units);
+        let truth = label.or_else(|| {
+            self.placer
+                .journal_truth
+                .map(|(lo, hi)| lpn >= lo && lpn < hi)
+        });
         if let Some(truth) = truth {
             let c = &mut self.counters.journal;
             match (said, truth) {
@@ -614,13 +654,13 @@ impl Ftl {
     /// Tell the FTL the workload's journal range (units), to count detector decisions and
     /// migrated journal units against it.
     pub fn set_journal_truth(&mut self, range: Option<(u32, u32)>) {
-        self.journal_truth = range;
+        self.placer.journal_truth = range;
     }
 
     /// The counters, with the per-region figures added up from the planes.
     pub fn counters_now(&self) -> FtlCounters {
         let mut c = self.counters;
-        for ps in &self.ps {
+        for ps in &self.media.ps {
             c.host_units_by_region[ps.region as usize] += ps.host_units;
             c.relocated_units_by_region[ps.region as usize] += ps.relocated_units;
         }
@@ -629,20 +669,20 @@ impl Ftl {
 
     /// Whether the placement policy packs journal units apart (`slc-journal`).
     pub fn packs_journal_apart(&self) -> bool {
-        self.placement.packs_journal_apart()
+        self.placer.policy.packs_journal_apart()
     }
 
     /// Whether `lpn` is placed as journal: buffers pack journal and other units apart.
     #[inline]
     pub fn packs_apart(&self, lpn: u32) -> bool {
-        self.placement.is_journal(Lpn(lpn))
+        self.placer.policy.is_journal(Lpn(lpn))
     }
 
     /// The packing class of `lpn`: a page holds units of one class (journal or not with
     /// `slc-journal`; a zoned device's zone).
     #[inline]
     pub fn page_class(&self, lpn: u32) -> u32 {
-        match self.zones.as_deref() {
+        match self.lanes.zones() {
             Some(z) => z.zone_of(lpn),
             None => self.packs_apart(lpn) as u32,
         }
@@ -650,7 +690,7 @@ impl Ftl {
 
     /// The journal range the placement policy has learned, if any.
     pub fn learned_journal(&self) -> Option<(u32, u32)> {
-        self.placement.journal_range()
+        self.placer.policy.journal_range()
     }
 
     /// Whether the mapping lives in translation pages on flash.
@@ -675,16 +715,20 @@ impl Ftl {
     #[inline(always)]
     fn issue_uncounted<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
         let b = op.block as usize;
-        op.mode = self.blocks.cell_mode[b];
+        op.mode = self.media.blocks.cell_mode[b];
         match op.kind {
             OpKind::Erase => {
-                op.loops = self.timing.erase_loops(op.mode, self.blocks.erase_count[b]) as u16;
+                op.loops = self
+                    .media
+                    .timing
+                    .erase_loops(op.mode, self.media.blocks.erase_count[b])
+                    as u16;
             }
-            OpKind::Read if !S::IMMEDIATE => self.pin(op.block),
+            OpKind::Read if !S::IMMEDIATE => self.media.pin(&mut self.internal, op.block),
             _ => {}
         }
         sink.issue(op);
-        self.count_op();
+        self.checks.count_op();
         if S::IMMEDIATE {
             self.completed(&op, sink)?;
         }
@@ -700,19 +744,9 @@ impl Ftl {
             return;
         }
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
-        op.mode = self.blocks.cell_mode[op.block as usize];
+        op.mode = self.media.blocks.cell_mode[op.block as usize];
         sink.issue_times(op, times);
-        if cfg!(debug_assertions) {
-            self.ops_until_check = self.ops_until_check.saturating_sub(times);
-        }
-    }
-
-    /// Debug builds: count an operation towards the next invariant check.
-    #[inline]
-    fn count_op(&mut self) {
-        if cfg!(debug_assertions) {
-            self.ops_until_check = self.ops_until_check.saturating_sub(1);
-        }
+        self.checks.count_ops(times);
     }
 
     /// Debug builds: run the full invariant checker when `check_every_ops` operations have
@@ -724,10 +758,10 @@ impl Ftl {
         if self.internal.is_some() {
             return self.check_internal();
         }
-        if !cfg!(debug_assertions) || self.check_every_ops == 0 || self.ops_until_check > 0 {
+        if !cfg!(debug_assertions) || self.checks.every_ops == 0 || self.checks.until_next > 0 {
             return Ok(());
         }
-        self.ops_until_check = self.check_every_ops;
+        self.checks.until_next = self.checks.every_ops;
         self.check_invariants()
             .map_err(|e| SimError::Integrity(format!("FTL invariant broken: {e}")))
     }
@@ -746,50 +780,6 @@ impl Ftl {
         note(&mut self.internal, Err(what));
     }
 
-    /// Move `block` from `from` to `to` ([`BlockTable::set_state`]), recording a violation.
-    #[inline]
-    fn set_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
-        note(&mut self.internal, self.blocks.set_state(block, from, to));
-    }
-
-    /// A read of `block` was queued: pin the block against its erase. Only a block
-    /// holding data can be read.
-    #[inline]
-    fn pin(&mut self, block: u32) {
-        let b = block as usize;
-        let (pins, state) = (self.blocks.pins[b], self.blocks.state[b]);
-        if pins == u16::MAX
-            || matches!(
-                state,
-                BlockState::Free | BlockState::Erasing | BlockState::Bad
-            )
-        {
-            self.pin_violation(block, "queued", state, pins);
-        }
-        self.blocks.pins[b] = pins.wrapping_add(1);
-    }
-
-    /// A read pinned or unpinned `block` against the rules: recorded (kept off the hot path).
-    #[cold]
-    #[inline(never)]
-    fn pin_violation(&mut self, block: u32, event: &str, state: BlockState, pins: u16) {
-        self.internal_error(format!(
-            "read of block {block} {event} in state {state:?} with {pins} reads pinned"
-        ));
-    }
-
-    /// A read of `block` completed: unpin it.
-    #[inline]
-    fn unpin(&mut self, block: u32) {
-        let b = block as usize;
-        let pins = self.blocks.pins[b];
-        if pins == 0 {
-            let state = self.blocks.state[b];
-            self.pin_violation(block, "completed", state, pins);
-        }
-        self.blocks.pins[b] = pins.saturating_sub(1);
-    }
-
     /// Test hook: the next host write gets integrity version `v` (a device that has
     /// already written `v - 1` units; integrity mode).
     #[doc(hidden)]
@@ -799,17 +789,25 @@ impl Ftl {
         }
     }
 
+    /// Test hook: the block table and the OOB, writable, for tests that break them on
+    /// purpose to see the checks catch it.
+    #[doc(hidden)]
+    pub fn corrupt(&mut self) -> (&mut BlockTable, &mut Oob) {
+        (&mut self.media.blocks, &mut self.media.oob)
+    }
+
     /// Test hook: force a block-state change as a bug would (checked like any other).
     #[doc(hidden)]
     pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
-        self.set_block_state(block, from, to);
+        self.media
+            .set_block_state(&mut self.internal, block, from, to);
     }
 
     /// Run the full invariant checker every `ops` operations in debug builds and tests
     /// (0 = off; the default is about four passes over the device's slots between checks).
     pub fn set_check_every_ops(&mut self, ops: u64) {
-        self.check_every_ops = ops;
-        self.ops_until_check = ops;
+        self.checks.every_ops = ops;
+        self.checks.until_next = ops;
     }
 
     /// The driver reports that `op` completed (timed mode; immediate sinks never call this).
@@ -825,9 +823,11 @@ impl Ftl {
             OpKind::Read => {
                 if !S::IMMEDIATE {
                     let b = op.block as usize;
-                    self.unpin(op.block);
-                    if self.blocks.pins[b] == 0 && self.blocks.state[b] == BlockState::Victim {
-                        self.wake_block(op.block);
+                    self.media.unpin(&mut self.internal, op.block);
+                    if self.media.blocks.pins[b] == 0
+                        && self.media.blocks.state[b] == BlockState::Victim
+                    {
+                        self.jobs.wake_block(op.block);
                     }
                 }
                 Ok(())
@@ -837,8 +837,13 @@ impl Ftl {
                     self.record_page_done(seq);
                 }
                 if let (false, Owner::HostProgram { token }) = (S::IMMEDIATE, op.owner) {
-                    if self.held.is_some() {
-                        self.release_overwritten(token);
+                    if self.durable.held.is_some() {
+                        self.durable.release_overwritten(
+                            &mut self.media,
+                            &mut self.jobs,
+                            &mut self.internal,
+                            token,
+                        );
                     }
                 }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
@@ -850,19 +855,19 @@ impl Ftl {
                     // A job that has issued every copy and still has some in flight has
                     // nothing to do until its last one completes (its step would return).
                     if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
-                        self.wake_job(job);
+                        self.jobs.wake_job(job);
                     }
                 }
-                if self.trims.is_some()
+                if self.durable.trims.is_some()
                     && !self.trans.active()
-                    && op.page != self.blocks.programmed[op.block as usize]
+                    && op.page != self.media.blocks.programmed[op.block as usize]
                 {
                     // A power-on scan takes a block's first `programmed` pages as durable
                     // (crash consistency; translation pages are not recovered and may be
                     // written by a host read's plan ahead of deferred ones).
                     self.internal_error(format!(
                         "page {} of block {} programmed before page {}",
-                        op.page, op.block, self.blocks.programmed[op.block as usize]
+                        op.page, op.block, self.media.blocks.programmed[op.block as usize]
                     ));
                 }
                 self.page_programmed(op.block, sink)
@@ -875,10 +880,10 @@ impl Ftl {
     #[inline(always)]
     fn page_programmed<S: NandSink>(&mut self, block: u32, sink: &mut S) -> Result<()> {
         let b = block as usize;
-        self.blocks.programmed[b] += 1;
-        let p = self.blocks.programmed[b];
-        if self.blocks.doomed[b] {
-            if p == self.blocks.next_page[b] {
+        self.media.blocks.programmed[b] += 1;
+        let p = self.media.blocks.programmed[b];
+        if self.media.blocks.doomed[b] {
+            if p == self.media.blocks.next_page[b] {
                 self.start_retire(block, sink)?;
             }
             return Ok(());
@@ -890,55 +895,19 @@ impl Ftl {
     /// `pages` programs of `block` (none failing) completed at once (immediate sinks).
     #[inline]
     fn pages_programmed(&mut self, block: u32, pages: u32) {
-        debug_assert!(!self.blocks.doomed[block as usize]);
-        self.blocks.programmed[block as usize] += pages;
+        debug_assert!(!self.media.blocks.doomed[block as usize]);
+        self.media.blocks.programmed[block as usize] += pages;
         self.close_if_full(block);
     }
 
-    /// `block` has had its last page programmed: it is full, a GC candidate.
+    /// `block` has had its last page programmed: it is full, a GC candidate (a zone's
+    /// block, erased if its zone was reset meanwhile).
     #[inline(always)]
     fn close_if_full(&mut self, block: u32) {
-        let b = block as usize;
-        let ps = &self.ps[self.blocks.rp[b] as usize];
-        let p = self.blocks.programmed[b];
-        // A zone's block sealed while programs were in flight closes at its last one.
-        let sealed = || self.blocks.sealed[b] && p == self.blocks.next_page[b];
-        if p == ps.pages_per_block || (self.zones.is_some() && sealed()) {
-            note(
-                &mut self.internal,
-                self.blocks
-                    .set_state(block, BlockState::Open, BlockState::Full),
-            );
-            self.blocks.closed_seq[b] = self.program_seq;
-            let (r, plane) = (ps.region as usize, ps.plane);
-            self.regions[r].victims.on_full(
-                PlaneId(plane),
-                BlockId(block),
-                self.blocks.valid_units[b],
-            );
-            if self.zones.is_some() {
-                self.zone_block_closed(block);
-            }
-        }
-    }
-
-    /// Mark `slot` invalid (its unit was overwritten, trimmed or moved).
-    #[inline(always)]
-    fn invalidate(&mut self, slot: u32) {
-        self.oob.clear(slot as usize);
-        let b = self.geo.block_of_slot(slot);
-        let v = &mut self.blocks.valid_units[b as usize];
-        *v -= 1;
-        let v = *v;
-        let ps = &mut self.ps[self.blocks.rp[b as usize] as usize];
-        ps.valid_units -= 1;
-        if self.blocks.state[b as usize] == BlockState::Full {
-            let (r, plane) = (ps.region, ps.plane);
-            let region = &mut self.regions[r as usize];
-            region.victims.on_invalidate(PlaneId(plane), BlockId(b), v);
-            if ps.starved && v <= region.max_victim_valid {
-                ps.starved = false;
-                self.wake(r, plane);
+        let zoned = self.lanes.is_zoned();
+        if self.media.close_if_full(&mut self.internal, block, zoned) && zoned {
+            if let Some(mut zv) = self.zoned() {
+                zv.block_closed(block);
             }
         }
     }
@@ -946,22 +915,22 @@ impl Ftl {
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
     fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<crate::base::Version>) {
-        let old = self.table.update(lpn, slot);
+        let old = self.media.table.update(lpn, slot);
         if old != NONE {
-            self.invalidate(old);
-            if let Some(h) = self.held.as_mut() {
-                h.page.push(self.geo.block_of_slot(old));
+            self.media.invalidate(&mut self.jobs, old);
+            if let Some(h) = self.durable.held.as_mut() {
+                h.page.push(self.media.geo.block_of_slot(old));
             }
-        } else if self.trims.is_some() {
+        } else if self.durable.trims.is_some() {
             self.record_rewritten(lpn);
         }
-        self.oob.store(slot as usize, lpn);
+        self.media.oob.store(slot as usize, lpn);
         if let Some(v) = version {
-            self.oob.version[slot as usize] = v;
+            self.media.oob.version[slot as usize] = v;
             if let Some(check) = self.integrity.as_mut() {
                 check.on_place(lpn, old, slot, v);
             }
-            if let Some(d) = self.data.as_mut() {
+            if let Some(d) = self.durable.data.as_mut() {
                 note(&mut self.internal, d.program(lpn, v, slot));
             }
         }
@@ -986,8 +955,8 @@ impl Ftl {
         stream: region::Stream,
         max: u32,
     ) -> Option<(u32, u32, u32)> {
-        let rp = self.rp(r, plane);
-        let ps = &mut self.ps[rp];
+        let rp = self.media.rp(r, plane);
+        let ps = &mut self.media.ps[rp];
         let mut b = ps.open.get(stream);
         let opened = b == NONE;
         if opened {
@@ -998,16 +967,17 @@ impl Ftl {
             ps.open.set(stream, b);
             note(
                 &mut self.internal,
-                self.blocks.set_state(b, BlockState::Free, BlockState::Open),
+                self.media
+                    .blocks
+                    .set_state(b, BlockState::Free, BlockState::Open),
             );
-            self.blocks.next_page[b as usize] = 0;
-            self.blocks.programmed[b as usize] = 0;
-            self.blocks.lane[b as usize] = stream.lane();
-            self.last_opened = b;
+            self.media.blocks.next_page[b as usize] = 0;
+            self.media.blocks.programmed[b as usize] = 0;
+            self.media.blocks.lane[b as usize] = stream.lane();
         }
-        let page = self.blocks.next_page[b as usize];
+        let page = self.media.blocks.next_page[b as usize];
         let pages = max.min(ps.pages_per_block - page);
-        self.blocks.next_page[b as usize] = page + pages;
+        self.media.blocks.next_page[b as usize] = page + pages;
         if page + pages == ps.pages_per_block {
             ps.open.set(stream, NONE);
         }
@@ -1017,25 +987,15 @@ impl Ftl {
         Some((b, page, pages))
     }
 
-    /// First slot of `page` of `block`.
-    #[inline]
-    fn page_slot(&self, block: u32, page: u32) -> u32 {
-        self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page
-    }
-
-    /// Whether the next program (of `kind` cause) fails (seeded draw; never when the rate is 0).
-    #[inline]
-    fn program_fails(&mut self) -> bool {
-        self.health.draw_program_failure()
-    }
-
     /// A program on `block` failed: the page holds nothing, the block leaves its stream
     /// and is retired once its valid data has moved.
     fn doom(&mut self, block: u32) {
         let b = block as usize;
         self.counters.program_failures += 1;
-        self.blocks.doomed[b] = true;
-        self.ps[self.blocks.rp[b] as usize].open.forget(block);
+        self.media.blocks.doomed[b] = true;
+        self.media.ps[self.media.blocks.rp[b] as usize]
+            .open
+            .forget(block);
     }
 
     /// Crash consistency (`ssdlab serve`, power cuts): a host program's overwritten units
@@ -1044,57 +1004,18 @@ impl Ftl {
     /// version while its rewrite is in flight. Off by default: without power cuts it only
     /// delays erases.
     pub fn hold_overwritten_until_durable(&mut self) {
-        self.held.get_or_insert_with(Default::default);
-        if self.integrity.is_some() && self.trims.is_none() {
-            self.trims = Some(Box::new(trims::TrimJournal::new(
-                self.geo.blocks,
-                self.geo.unit_bytes,
+        self.durable.held.get_or_insert_with(Default::default);
+        if self.integrity.is_some() && self.durable.trims.is_none() {
+            self.durable.trims = Some(Box::new(trims::TrimJournal::new(
+                self.media.geo.blocks,
+                self.media.geo.unit_bytes,
             )));
         }
     }
 
-    /// The host page just issued with `token` (timed sinks) holds the blocks of the
-    /// versions it overwrote until its program completes.
-    fn hold_overwritten<S: NandSink>(&mut self, token: u32) {
-        let Some(mut h) = self.held.take() else {
-            return;
-        };
-        if !S::IMMEDIATE && !h.page.is_empty() {
-            for &b in &h.page {
-                self.pin(b);
-            }
-            let blocks = std::mem::take(&mut h.page);
-            h.by_token.insert(token, blocks);
-        }
-        h.page.clear();
-        self.held = Some(h);
-    }
-
     /// Whether trims are recorded on flash (the hold with integrity versions: `trims.rs`).
     pub fn durable_trims(&self) -> bool {
-        self.trims.is_some()
-    }
-
-    /// The program of buffer page `token` completed: its overwritten versions may go.
-    fn release_overwritten(&mut self, token: u32) {
-        let Some(blocks) = self.held.as_mut().and_then(|h| h.by_token.remove(&token)) else {
-            return;
-        };
-        for b in blocks {
-            self.unpin(b);
-            if self.blocks.pins[b as usize] == 0
-                && self.blocks.state[b as usize] == BlockState::Victim
-            {
-                self.wake_block(b);
-            }
-        }
-    }
-
-    /// Free blocks of the data region over all planes.
-    pub fn free_blocks_total(&self) -> u64 {
-        (0..self.geo.planes)
-            .map(|p| self.free_blocks(self.data_region, p) as u64)
-            .sum()
+        self.durable.trims.is_some()
     }
 
     /// Whether background work is in progress anywhere (jobs started and not finished,
@@ -1181,20 +1102,20 @@ mod tests {
             assert_eq!(placed.unwrap(), Some(0));
             drain(&mut ftl, &mut q);
         }
-        let block = ftl.geo.block_of_slot(ftl.table.lookup(16));
+        let block = ftl.media.geo.block_of_slot(ftl.media.table.lookup(16));
         let b = block as usize;
-        assert_eq!(ftl.blocks.state[b], BlockState::Full);
-        assert_eq!(ftl.blocks.valid_units[b], 1);
-        let rp = ftl.rp(ftl.data_region, 0);
-        assert!(ftl.ps[rp].starved && ftl.ps[rp].gc_job.is_none());
+        assert_eq!(ftl.media.blocks.state[b], BlockState::Full);
+        assert_eq!(ftl.media.blocks.valid_units[b], 1);
+        let rp = ftl.media.rp(ftl.media.data_region, 0);
+        assert!(ftl.media.ps[rp].starved && ftl.media.ps[rp].gc_job.is_none());
         let erases = ftl.counters.nand.total(OpKind::Erase);
 
         ftl.trim(16, &mut q).unwrap();
         ftl.check_internal().unwrap();
         // GC took the emptied block; the trim's record (written into the job's
         // destination) holds it until its program completes.
-        assert_eq!(ftl.blocks.state[b], BlockState::Victim);
-        assert_eq!(ftl.blocks.pins[b], 1);
+        assert_eq!(ftl.media.blocks.state[b], BlockState::Victim);
+        assert_eq!(ftl.media.blocks.pins[b], 1);
         assert!(q
             .0
             .iter()
@@ -1203,7 +1124,7 @@ mod tests {
         drain(&mut ftl, &mut q);
         ftl.check_internal().unwrap();
         assert_eq!(ftl.counters.nand.total(OpKind::Erase), erases + 1);
-        assert_eq!(ftl.blocks.state[b], BlockState::Free);
+        assert_eq!(ftl.media.blocks.state[b], BlockState::Free);
         ftl.check_invariants().unwrap();
     }
 }

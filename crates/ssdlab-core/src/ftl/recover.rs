@@ -105,13 +105,13 @@ impl Ftl {
         power_cut_supported(cfg)?;
         old.check_internal()?;
         let mut ftl = Ftl::new(cfg, d)?;
-        let g = ftl.geo;
-        if old.geo != g || old.oob.version.is_empty() {
+        let g = ftl.media.geo;
+        if old.media.geo != g || old.media.oob.version.is_empty() {
             return Err(SimError::Internal {
                 what: "recovery: the FTL before the cut has another geometry or no versions".into(),
             });
         }
-        if old.held.is_some() {
+        if old.durable.held.is_some() {
             // Crash consistency set on the device (not by its config) stays on.
             ftl.hold_overwritten_until_durable();
         }
@@ -119,25 +119,25 @@ impl Ftl {
         let nb = g.blocks as usize;
         let mut sum = RecoverySummary::default();
         let mut die_ns = vec![0u64; g.dies as usize];
-        let t = &ftl.timing;
+        let t = &ftl.media.timing;
         let page_read_ns = |mode: crate::base::CellMode| {
             t.command_overhead_ns + t.read_ns[mode.index()] + t.transfer_ns(g.page_bytes as u64)
         };
 
         ftl.counters = old.counters;
         ftl.health = old.health.clone();
-        ftl.program_seq = old.program_seq;
-        ftl.journal_truth = old.journal_truth;
-        ftl.check_every_ops = old.check_every_ops;
+        ftl.media.program_seq = old.media.program_seq;
+        ftl.placer.journal_truth = old.placer.journal_truth;
+        ftl.checks.every_ops = old.checks.every_ops;
 
-        ftl.ops_until_check = old.check_every_ops;
+        ftl.checks.until_next = old.checks.every_ops;
         // Fresh plane states (empty pools, no open blocks, no jobs), the cumulative
         // per-plane counters carried over.
-        for (rp, ps) in ftl.ps.iter_mut().enumerate() {
+        for (rp, ps) in ftl.media.ps.iter_mut().enumerate() {
             let (r, plane) = (ps.region as usize, ps.plane);
-            let mut fresh = ftl.regions[r].plane_state(plane, &cfg.ftl.allocation);
-            fresh.host_units = old.ps[rp].host_units;
-            fresh.relocated_units = old.ps[rp].relocated_units;
+            let mut fresh = ftl.media.regions[r].plane_state(plane, &cfg.ftl.allocation);
+            fresh.host_units = old.media.ps[rp].host_units;
+            fresh.relocated_units = old.media.ps[rp].relocated_units;
             *ps = fresh;
         }
 
@@ -145,17 +145,17 @@ impl Ftl {
         let mut durable = vec![0u32; nb];
         let mut erased = Vec::new();
         for (b, dur) in durable.iter_mut().enumerate() {
-            let bt = &mut ftl.blocks;
-            bt.erase_count[b] = old.blocks.erase_count[b];
+            let bt = &mut ftl.media.blocks;
+            bt.erase_count[b] = old.media.blocks.erase_count[b];
             let rp = bt.rp[b] as usize;
-            match old.blocks.state[b] {
+            match old.media.blocks.state[b] {
                 BlockState::Bad => bt.state[b] = BlockState::Bad,
                 BlockState::Erasing => {
                     erased.push(b as u32);
                     bt.state[b] = BlockState::Free;
                 }
                 _ => {
-                    *dur = old.blocks.programmed[b];
+                    *dur = old.media.blocks.programmed[b];
                     bt.state[b] = if *dur > 0 {
                         BlockState::Full
                     } else {
@@ -163,7 +163,7 @@ impl Ftl {
                     };
                 }
             }
-            let ps = &mut ftl.ps[rp];
+            let ps = &mut ftl.media.ps[rp];
             if bt.state[b] == BlockState::Bad {
                 ps.usable_blocks -= 1;
                 continue;
@@ -178,9 +178,9 @@ impl Ftl {
                     bt.sealed[b] = true;
                     sum.blocks_closed_partial += 1;
                 }
-                bt.closed_seq[b] = match old.blocks.state[b] {
-                    BlockState::Open => old.program_seq,
-                    _ => old.blocks.closed_seq[b],
+                bt.closed_seq[b] = match old.media.blocks.state[b] {
+                    BlockState::Open => old.media.program_seq,
+                    _ => old.media.blocks.closed_seq[b],
                 };
             }
         }
@@ -189,20 +189,25 @@ impl Ftl {
         // version: (version, closing order of its block, slot). Trim records (durable
         // trims) are read too: per record its newest copy, then each unit it covers has
         // the record's version as a candidate; a record winning leaves the unit unmapped.
-        let mut best: Vec<(Version, u64, u32)> = vec![(0, 0, NONE); ftl.logical_units as usize];
+        let mut best: Vec<(Version, u64, u32)> =
+            vec![(0, 0, NONE); ftl.media.logical_units as usize];
         let no_records = Vec::new();
-        let old_records = old.trims.as_ref().map_or(&no_records, |t| &t.records);
+        let old_records = old
+            .durable
+            .trims
+            .as_ref()
+            .map_or(&no_records, |t| &t.records);
         let mut records: Vec<Record> = vec![Record::default(); old_records.len()];
         let mut record_best: Vec<Option<(u64, u32)>> = vec![None; old_records.len()];
         for (b, &dur) in durable.iter().enumerate() {
-            let age = match old.blocks.state[b] {
+            let age = match old.media.blocks.state[b] {
                 BlockState::Open => u64::MAX,
-                _ => old.blocks.closed_seq[b],
+                _ => old.media.blocks.closed_seq[b],
             };
             let first = g.first_slot_of_block(b as u32);
             for slot in first..first + dur * spp {
                 let s = slot as usize;
-                let (lpn, v) = (old.oob.lpn[s], old.oob.version[s]);
+                let (lpn, v) = (old.media.oob.lpn[s], old.media.oob.version[s]);
                 if v == 0 || lpn == NONE {
                     continue; // padding, or a copy whose unit was rewritten meanwhile
                 }
@@ -215,19 +220,19 @@ impl Ftl {
                             ),
                         });
                     }
-                    ftl.oob.lpn[s] = lpn;
-                    ftl.oob.version[s] = v;
+                    ftl.media.oob.lpn[s] = lpn;
+                    ftl.media.oob.version[s] = v;
                     records[id].on_flash += 1;
                     record_best[id] = record_best[id].max(Some((age, slot)));
                     continue;
                 }
-                if lpn & TRANS_TAG != 0 || lpn >= ftl.logical_units {
+                if lpn & TRANS_TAG != 0 || lpn >= ftl.media.logical_units {
                     return Err(SimError::Internal {
                         what: format!("recovery: slot {slot} holds unit {lpn:#x}"),
                     });
                 }
-                ftl.oob.lpn[s] = lpn;
-                ftl.oob.version[s] = v;
+                ftl.media.oob.lpn[s] = lpn;
+                ftl.media.oob.version[s] = v;
                 let e = &mut best[lpn as usize];
                 if (v, age, slot) > *e {
                     *e = (v, age, slot);
@@ -249,13 +254,13 @@ impl Ftl {
                 }
             }
         }
-        let mut expected: Vec<Version> = vec![0; ftl.logical_units as usize];
+        let mut expected: Vec<Version> = vec![0; ftl.media.logical_units as usize];
         let mut live: Vec<(u32, u32, u32)> = Vec::new();
         for (lpn, &(v, _, slot)) in best.iter().enumerate() {
             if slot == NONE {
                 continue;
             }
-            let tag = ftl.oob.lpn[slot as usize];
+            let tag = ftl.media.oob.lpn[slot as usize];
             if is_record(tag) {
                 let id = tag & !TRIM_TAG;
                 records[id as usize].live += 1;
@@ -265,11 +270,11 @@ impl Ftl {
                 }
                 continue;
             }
-            ftl.table.update(lpn as u32, slot);
-            ftl.oob.store(slot as usize, lpn as u32);
+            ftl.media.table.update(lpn as u32, slot);
+            ftl.media.oob.store(slot as usize, lpn as u32);
             let b = g.block_of_slot(slot) as usize;
-            ftl.blocks.valid_units[b] += 1;
-            ftl.ps[ftl.blocks.rp[b] as usize].valid_units += 1;
+            ftl.media.blocks.valid_units[b] += 1;
+            ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
             expected[lpn] = v;
             sum.units_recovered += 1;
         }
@@ -281,12 +286,12 @@ impl Ftl {
                 continue;
             }
             r.slot = slot;
-            ftl.oob.store(slot as usize, TRIM_TAG | id as u32);
+            ftl.media.oob.store(slot as usize, TRIM_TAG | id as u32);
             let b = g.block_of_slot(slot) as usize;
-            ftl.blocks.valid_units[b] += 1;
-            ftl.ps[ftl.blocks.rp[b] as usize].valid_units += 1;
+            ftl.media.blocks.valid_units[b] += 1;
+            ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
         }
-        if let Some(t) = ftl.trims.as_mut() {
+        if let Some(t) = ftl.durable.trims.as_mut() {
             t.restore(records, live);
         }
         if let (Some(i), Some(o)) = (ftl.integrity.as_mut(), old.integrity.as_ref()) {
@@ -297,11 +302,15 @@ impl Ftl {
         for &block in &erased {
             let b = block as usize;
             sum.erases += 1;
-            let mode = ftl.blocks.cell_mode[b];
-            die_ns[g.die_of_block(block) as usize] += ftl.timing.command_overhead_ns
-                + ftl.timing.erase_ns(mode, ftl.blocks.erase_count[b]);
-            ftl.blocks.erase_count[b] += 1;
-            if ftl.blocks.erase_count[b] >= ftl.timing.endurance_pe_cycles[mode.index()] {
+            let mode = ftl.media.blocks.cell_mode[b];
+            die_ns[g.die_of_block(block) as usize] += ftl.media.timing.command_overhead_ns
+                + ftl
+                    .media
+                    .timing
+                    .erase_ns(mode, ftl.media.blocks.erase_count[b]);
+            ftl.media.blocks.erase_count[b] += 1;
+            if ftl.media.blocks.erase_count[b] >= ftl.media.timing.endurance_pe_cycles[mode.index()]
+            {
                 ftl.retire(block, BlockState::Free);
             }
         }
@@ -312,33 +321,35 @@ impl Ftl {
         // Pools and victim indexes.
         for b in 0..g.blocks {
             let bi = b as usize;
-            let rp = ftl.blocks.rp[bi] as usize;
-            match ftl.blocks.state[bi] {
+            let rp = ftl.media.blocks.rp[bi] as usize;
+            match ftl.media.blocks.state[bi] {
                 BlockState::Free => {
-                    ftl.ps[rp].free.push(BlockId(b), ftl.blocks.erase_count[bi]);
+                    ftl.media.ps[rp]
+                        .free
+                        .push(BlockId(b), ftl.media.blocks.erase_count[bi]);
                 }
                 BlockState::Full => {
-                    let (r, plane) = (ftl.ps[rp].region as usize, ftl.ps[rp].plane);
-                    ftl.regions[r].victims.on_full(
+                    let (r, plane) = (ftl.media.ps[rp].region as usize, ftl.media.ps[rp].plane);
+                    ftl.media.regions[r].victims.on_full(
                         PlaneId(plane),
                         BlockId(b),
-                        ftl.blocks.valid_units[bi],
+                        ftl.media.blocks.valid_units[bi],
                     );
                 }
                 _ => {}
             }
         }
-        if let Err(why) = ftl.update_capacity() {
+        if let Err(why) = ftl.media.update_capacity() {
             ftl.health.fail(why);
         }
         // The pools were rebuilt at once: every plane's need for GC is checked when the
         // next driver begins (see the module's choices).
-        for r in 0..ftl.regions.len() as u8 {
+        for r in 0..ftl.media.regions.len() as u8 {
             for p in 0..g.planes {
-                ftl.wake(r, p);
+                ftl.jobs.wake(&mut ftl.media, r, p);
             }
         }
-        ftl.data = old.data.map(|mut data| {
+        ftl.durable.data = old.durable.data.map(|mut data| {
             data.power_cut(|b| (durable[b as usize] * spp) as usize);
             data
         });
@@ -358,14 +369,14 @@ impl Ftl {
     /// empty, never programmed again), and GC starts on its full block with the fewest
     /// valid units, whatever the victim policy (the room left must hold its copies).
     fn resume_for_gc(&mut self, old: &Ftl, sum: &mut RecoverySummary) {
-        let mut free = vec![0u32; self.ps.len()];
-        let mut best = vec![(0u32, NONE); self.ps.len()];
-        for b in 0..self.blocks.len() {
-            let rp = self.blocks.rp[b] as usize;
-            match self.blocks.state[b] {
+        let mut free = vec![0u32; self.media.ps.len()];
+        let mut best = vec![(0u32, NONE); self.media.ps.len()];
+        for b in 0..self.media.blocks.len() {
+            let rp = self.media.blocks.rp[b] as usize;
+            match self.media.blocks.state[b] {
                 BlockState::Free => free[rp] += 1,
-                BlockState::Full if self.blocks.sealed[b] => {
-                    let left = self.ps[rp].pages_per_block - old.blocks.next_page[b];
+                BlockState::Full if self.media.blocks.sealed[b] => {
+                    let left = self.media.ps[rp].pages_per_block - old.media.blocks.next_page[b];
                     if left > best[rp].0 {
                         best[rp] = (left, b as u32);
                     }
@@ -378,21 +389,22 @@ impl Ftl {
                 continue;
             }
             let b = block as usize;
-            self.blocks.state[b] = BlockState::Open;
-            self.blocks.sealed[b] = false;
-            self.blocks.next_page[b] = old.blocks.next_page[b];
-            self.blocks.programmed[b] = old.blocks.next_page[b];
-            self.blocks.lane[b] = 0;
-            self.ps[rp].open.set(Stream::GC, block);
+            self.media.blocks.state[b] = BlockState::Open;
+            self.media.blocks.sealed[b] = false;
+            self.media.blocks.next_page[b] = old.media.blocks.next_page[b];
+            self.media.blocks.programmed[b] = old.media.blocks.next_page[b];
+            self.media.blocks.lane[b] = 0;
+            self.media.ps[rp].open.set(Stream::GC, block);
             sum.blocks_closed_partial -= 1;
             sum.blocks_resumed += 1;
-            let victim = (0..self.blocks.len())
+            let victim = (0..self.media.blocks.len())
                 .filter(|&v| {
-                    self.blocks.rp[v] as usize == rp && self.blocks.state[v] == BlockState::Full
+                    self.media.blocks.rp[v] as usize == rp
+                        && self.media.blocks.state[v] == BlockState::Full
                 })
-                .min_by_key(|&v| self.blocks.valid_units[v]);
+                .min_by_key(|&v| self.media.blocks.valid_units[v]);
             if let Some(v) = victim {
-                let r = self.ps[rp].region;
+                let r = self.media.ps[rp].region;
                 self.start_gc_on(r, v as u32);
             }
         }
@@ -413,27 +425,27 @@ mod tests {
         c.integrity = true;
         let d = c.validate().unwrap();
         let mut old = Ftl::new(&c, &d).unwrap();
-        let mode = old.blocks.cell_mode[0];
-        let endurance = old.timing.endurance_pe_cycles[mode.index()];
-        old.blocks.state[1] = BlockState::Erasing;
-        old.blocks.erase_count[1] = 5;
-        old.blocks.state[2] = BlockState::Erasing;
-        old.blocks.erase_count[2] = endurance - 1;
-        old.blocks.state[3] = BlockState::Bad;
+        let mode = old.media.blocks.cell_mode[0];
+        let endurance = old.media.timing.endurance_pe_cycles[mode.index()];
+        old.media.blocks.state[1] = BlockState::Erasing;
+        old.media.blocks.erase_count[1] = 5;
+        old.media.blocks.state[2] = BlockState::Erasing;
+        old.media.blocks.erase_count[2] = endurance - 1;
+        old.media.blocks.state[3] = BlockState::Bad;
         old.counters.blocks_retired = 1;
         let (ftl, sum) = Ftl::recover(&c, &d, old).unwrap();
-        assert_eq!(ftl.blocks.state[1], BlockState::Free);
-        assert_eq!(ftl.blocks.erase_count[1], 6);
+        assert_eq!(ftl.media.blocks.state[1], BlockState::Free);
+        assert_eq!(ftl.media.blocks.erase_count[1], 6);
         assert_eq!(
-            ftl.blocks.state[2],
+            ftl.media.blocks.state[2],
             BlockState::Bad,
             "worn out by the redone erase"
         );
-        assert_eq!(ftl.blocks.state[3], BlockState::Bad);
+        assert_eq!(ftl.media.blocks.state[3], BlockState::Bad);
         assert_eq!(ftl.counters.blocks_retired, 2);
-        assert_eq!(ftl.plane_state(0, 0).usable_blocks, 6);
-        assert_eq!(ftl.free_blocks(0, 0), 6);
-        let t = &ftl.timing;
+        assert_eq!(ftl.media.plane_state(0, 0).usable_blocks, 6);
+        assert_eq!(ftl.media.free_blocks(0, 0), 6);
+        let t = &ftl.media.timing;
         // One die: both erases one after the other (TINY has no command overhead).
         let want = t.erase_ns(mode, 5) + t.erase_ns(mode, endurance - 1);
         assert_eq!((sum.erases, sum.pages_scanned, sum.time_ns), (2, 0, want));

@@ -161,6 +161,9 @@ pub struct Region {
     pub wear_shape: WearShape,
     /// A victim must hold at most this many valid units (a page's worth of garbage).
     pub max_victim_valid: u32,
+    /// The device collects garbage here. Not on a zoned device: free blocks come back
+    /// through zone resets only, so its planes have no GC thresholds and no reserve.
+    pub device_gc: bool,
 }
 
 impl Region {
@@ -196,6 +199,7 @@ impl Region {
                 r.units_per_block - g.slots_per_page
             },
             geo: r.clone(),
+            device_gc: cfg.device.zns.is_none(),
         }
     }
 
@@ -209,15 +213,16 @@ impl Region {
         self.geo.content == RegionContent::Data
     }
 
-    /// The region's state in `plane`, fresh.
+    /// The region's state in `plane`, fresh (its GC thresholds 0 without device GC).
     pub fn plane_state(&self, plane: u32, alloc: &AllocConfig) -> PlaneState {
+        let gc = |threshold: u32| if self.device_gc { threshold } else { 0 };
         PlaneState {
             region: self.id(),
             plane,
             pages_per_block: self.geo.pages_per_block,
-            gc_soft_free_blocks: self.geo.gc_soft_free_blocks,
-            gc_hard_free_blocks: self.geo.gc_hard_free_blocks,
-            idle_gc_free_blocks: self.geo.idle_gc_free_blocks,
+            gc_soft_free_blocks: gc(self.geo.gc_soft_free_blocks),
+            gc_hard_free_blocks: gc(self.geo.gc_hard_free_blocks),
+            idle_gc_free_blocks: gc(self.geo.idle_gc_free_blocks),
             drain_when_idle: self.geo.drain_when_idle,
             free: FreePool::new(alloc, &()),
             open: OpenBlocks::default(),

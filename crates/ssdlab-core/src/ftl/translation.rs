@@ -224,7 +224,7 @@ impl Ftl {
         done: &mut PlanDone,
         sink: &mut S,
     ) -> Result<()> {
-        if origin == Origin::HostRead && !self.tpage_room(t % self.geo.planes) {
+        if origin == Origin::HostRead && !self.tpage_room(t % self.media.geo.planes) {
             // A read's write-back when its plane has no page beyond the GC reserve (the
             // region's GC lags, timed mode): queued like the write path's, so the read goes
             // on. Taking the reserve instead left none for GC and, reads arriving faster
@@ -256,9 +256,10 @@ impl Ftl {
         if slot == NONE {
             return Ok(false);
         }
-        let block = self.geo.block_of_slot(slot);
-        let page = (slot - self.geo.first_slot_of_block(block)) / self.geo.slots_per_page;
-        if page >= self.blocks.programmed[block as usize] {
+        let block = self.media.geo.block_of_slot(slot);
+        let page =
+            (slot - self.media.geo.first_slot_of_block(block)) / self.media.geo.slots_per_page;
+        if page >= self.media.blocks.programmed[block as usize] {
             self.counters.translation.loads_in_flight += 1;
             return Ok(false);
         }
@@ -267,7 +268,7 @@ impl Ftl {
             Cause::Mapping,
             block,
             page,
-            self.geo.slots_per_page,
+            self.media.geo.slots_per_page,
             Owner::Mapping { req },
         );
         op.stage = stage;
@@ -287,8 +288,8 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<bool> {
         let r = self.trans.region;
-        let plane = t % self.geo.planes;
-        let spp = self.geo.slots_per_page;
+        let plane = t % self.media.geo.planes;
+        let spp = self.media.geo.slots_per_page;
         let mut retry = false;
         loop {
             // A retry after a failed attempt (whose block is doomed: closed) may take the
@@ -298,7 +299,7 @@ impl Ftl {
                 p => p,
             };
             let Some((block, page)) = taken else {
-                let name = &self.regions[r as usize].geo.name;
+                let name = &self.media.regions[r as usize].geo.name;
                 if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
                     let why = format!(
                         "the translation region {name:?} has no free page left in plane {plane}"
@@ -310,7 +311,7 @@ impl Ftl {
                     "the translation region {name:?} has no free page in plane {plane}: give it more blocks per plane"
                 )));
             };
-            self.program_seq += 1;
+            self.media.program_seq += 1;
             let mut op = NandOp::new(
                 OpKind::Program,
                 Cause::Mapping,
@@ -320,7 +321,7 @@ impl Ftl {
                 Owner::Mapping { req },
             );
             op.stage = stage;
-            if self.program_fails() {
+            if self.health.draw_program_failure() {
                 self.doom(block);
                 op.flags = crate::flash::OP_FAILS;
                 op.owner = Owner::None;
@@ -329,18 +330,19 @@ impl Ftl {
                 retry = true;
                 continue;
             }
-            let first = self.page_slot(block, page);
+            let first = self.media.page_slot(block, page);
             let old = std::mem::replace(&mut self.trans.gtd[t as usize], first);
             if old != NONE {
                 for s in old..old + spp {
-                    self.invalidate(s);
+                    self.media.invalidate(&mut self.jobs, s);
                 }
             }
-            self.oob
+            self.media
+                .oob
                 .store_range(first as usize, spp as usize, TRANS_TAG | t);
-            self.blocks.valid_units[block as usize] += spp;
-            let rp = self.rp(r, plane);
-            self.ps[rp].valid_units += spp as u64;
+            self.media.blocks.valid_units[block as usize] += spp;
+            let rp = self.media.rp(r, plane);
+            self.media.ps[rp].valid_units += spp as u64;
             self.issue(sink, op)?;
             self.after_host_page(r, plane);
             return Ok(true);
@@ -350,7 +352,7 @@ impl Ftl {
     /// Whether `plane` of the translation region has a page for a translation program
     /// beyond its GC reserve (an open block, or a free block past the reserve).
     fn tpage_room(&self, plane: u32) -> bool {
-        let ps = &self.ps[self.rp(self.trans.region, plane)];
+        let ps = &self.media.ps[self.media.rp(self.trans.region, plane)];
         ps.open.get(Stream::HOST) != NONE || ps.free.len() > ps.gc_hard_free_blocks
     }
 
@@ -364,7 +366,7 @@ impl Ftl {
     #[cold]
     pub(super) fn relocate_tpage(&mut self, tagged: u32, dst: u32) {
         let t = (tagged & !TRANS_TAG) as usize;
-        self.trans.gtd[t] = dst - dst % self.geo.slots_per_page;
+        self.trans.gtd[t] = dst - dst % self.media.geo.slots_per_page;
     }
 
     /// A relocation job is done: update the mappings of the data units it moved (the
@@ -410,7 +412,7 @@ impl Ftl {
         let t = match op {
             TransOp::WriteBack(t) | TransOp::Load(t) | TransOp::Merge(t) => t,
         };
-        if !self.tpage_room(t % self.geo.planes) && !matches!(op, TransOp::Load(_)) {
+        if !self.tpage_room(t % self.media.geo.planes) && !matches!(op, TransOp::Load(_)) {
             return Ok(false);
         }
         self.trans.deferred.pop_front();

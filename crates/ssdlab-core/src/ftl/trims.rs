@@ -219,7 +219,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<()> {
         let next = self.integrity.as_ref().map_or(0, |i| i.next_version());
-        let Some(t) = self.trims.as_mut() else {
+        let Some(t) = self.durable.trims.as_mut() else {
             return Ok(());
         };
         // Consecutive units trimmed with no version drawn between share one.
@@ -241,17 +241,17 @@ impl Ftl {
                 .as_mut()
                 .map_or(0, |i| i.new_record_version()),
         };
-        let t = self.trims.as_mut().expect("trim journal");
+        let t = self.durable.trims.as_mut().expect("trim journal");
         t.last_trim = (lpn, version);
         t.open_add(lpn, version);
-        let b = self.geo.block_of_slot(old);
+        let b = self.media.geo.block_of_slot(old);
         if !t.open_pinned[b as usize] {
             t.open_pinned[b as usize] = true;
             t.open_pins.push(b);
-            self.pin(b);
+            self.media.pin(&mut self.internal, b);
         }
-        let t = self.trims.as_ref().expect("trim journal");
-        if t.open.len() >= t.ranges_per_record * self.geo.slots_per_page as usize {
+        let t = self.durable.trims.as_ref().expect("trim journal");
+        if t.open.len() >= t.ranges_per_record * self.media.geo.slots_per_page as usize {
             self.record_trims(sink)?;
         }
         Ok(())
@@ -266,14 +266,18 @@ impl Ftl {
         lpns: &[u32],
         sink: &mut S,
     ) -> Result<bool> {
-        let Some(t) = self.trims.as_ref() else {
+        let Some(t) = self.durable.trims.as_ref() else {
             return Ok(true);
         };
         if t.open.is_empty() || !lpns.iter().any(|&l| t.in_open(l)) {
             return Ok(true);
         }
         self.record_trims(sink)?;
-        Ok(self.trims.as_ref().is_none_or(|t| t.open.is_empty()))
+        Ok(self
+            .durable
+            .trims
+            .as_ref()
+            .is_none_or(|t| t.open.is_empty()))
     }
 
     /// Write the open batch of trims as records (durable trims; nothing else): returns the
@@ -286,21 +290,21 @@ impl Ftl {
 
     /// [`Ftl::record_trims`], the pages first from job `job`'s destination when given.
     fn record_batch<S: NandSink>(&mut self, sink: &mut S, job: Option<JobId>) -> Result<u64> {
-        let Some(t) = self.trims.as_mut() else {
+        let Some(t) = self.durable.trims.as_mut() else {
             return Ok(0);
         };
         if t.open.is_empty() {
             return Ok(t.pages);
         }
-        let spp = self.geo.slots_per_page as usize;
+        let spp = self.media.geo.slots_per_page as usize;
         let page_ranges = t.ranges_per_record * spp;
         loop {
             let Some(dst) = self.record_destination(job, sink)? else {
-                let t = self.trims.as_mut().expect("trim journal");
+                let t = self.durable.trims.as_mut().expect("trim journal");
                 t.wanted = true;
                 return Ok(t.pages + 1);
             };
-            let t = self.trims.as_mut().expect("trim journal");
+            let t = self.durable.trims.as_mut().expect("trim journal");
             let mut page: Vec<TrimRange> = Vec::with_capacity(page_ranges.min(t.open.len()));
             while page.len() < page_ranges {
                 let Some((s, (e, v))) = t.open.pop_first() else {
@@ -321,7 +325,7 @@ impl Ftl {
                 Vec::new()
             };
             self.write_record_page(&page, pins, dst, sink)?;
-            let t = self.trims.as_ref().expect("trim journal");
+            let t = self.durable.trims.as_ref().expect("trim journal");
             if t.open.is_empty() {
                 return Ok(t.pages);
             }
@@ -330,7 +334,10 @@ impl Ftl {
 
     /// Whether every trim record a flush that got `ticket` waits on is durable.
     pub fn trims_durable(&self, ticket: u64) -> bool {
-        self.trims.as_ref().is_none_or(|t| t.durable(ticket))
+        self.durable
+            .trims
+            .as_ref()
+            .is_none_or(|t| t.durable(ticket))
     }
 
     /// One page of records at `(block, page)` (at most a page's slots of ranges); its
@@ -342,8 +349,8 @@ impl Ftl {
         (block, page, queue_as): (u32, u32, Cause),
         sink: &mut S,
     ) -> Result<()> {
-        let first = self.page_slot(block, page);
-        let t = self.trims.as_mut().expect("trim journal");
+        let first = self.media.page_slot(block, page);
+        let t = self.durable.trims.as_mut().expect("trim journal");
         let per = t.ranges_per_record;
         let n = ranges.len().div_ceil(per) as u32;
         t.pages += 1;
@@ -362,15 +369,15 @@ impl Ftl {
             for &(s, e, _) in chunk {
                 t.live.insert(s, (e, id));
             }
-            self.oob.store(slot as usize, TRIM_TAG | id);
-            self.oob.version[slot as usize] = version;
+            self.media.oob.store(slot as usize, TRIM_TAG | id);
+            self.media.oob.version[slot as usize] = version;
         }
-        self.blocks.valid_units[block as usize] += n;
-        let rp = self.blocks.rp[block as usize] as usize;
-        self.ps[rp].valid_units += n as u64;
+        self.media.blocks.valid_units[block as usize] += n;
+        let rp = self.media.blocks.rp[block as usize] as usize;
+        self.media.ps[rp].valid_units += n as u64;
         self.counters.trim_records += n as u64;
         self.counters.trim_record_pages += 1;
-        self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+        self.counters.padding_units += (self.media.geo.slots_per_page - n) as u64;
         // Counted as a mapping program; queued with its block's other programs (host or
         // GC), so that the pages of a block are programmed in order.
         self.counters.nand.ops[OpKind::Program as usize][Cause::Mapping as usize] += 1;
@@ -396,9 +403,9 @@ impl Ftl {
         job: Option<JobId>,
         sink: &mut S,
     ) -> Result<Option<(u32, u32, Cause)>> {
-        let r = self.data_region;
-        let mut planes: Vec<u32> = (0..self.geo.planes).collect();
-        planes.sort_by_key(|&p| std::cmp::Reverse(self.free_blocks(r, p)));
+        let r = self.media.data_region;
+        let mut planes: Vec<u32> = (0..self.media.geo.planes).collect();
+        planes.sort_by_key(|&p| std::cmp::Reverse(self.media.free_blocks(r, p)));
         loop {
             let (page, cause) = match job {
                 Some(j) => {
@@ -416,8 +423,8 @@ impl Ftl {
             let Some((block, page)) = page else {
                 return Ok(None);
             };
-            self.program_seq += 1;
-            if !self.program_fails() {
+            self.media.program_seq += 1;
+            if !self.health.draw_program_failure() {
                 return Ok(Some((block, page, cause)));
             }
             self.doom(block);
@@ -429,7 +436,7 @@ impl Ftl {
 
     /// The program of record page `seq` (its low 32 bits) completed: its pins go.
     pub(super) fn record_page_done(&mut self, seq: u32) {
-        let Some(t) = self.trims.as_mut() else {
+        let Some(t) = self.durable.trims.as_mut() else {
             return;
         };
         let Some(&key) = t.in_flight.keys().find(|&&k| k as u32 == seq) else {
@@ -437,11 +444,11 @@ impl Ftl {
         };
         let pins = t.in_flight.remove(&key).unwrap_or_default();
         for b in pins {
-            self.unpin(b);
-            if self.blocks.pins[b as usize] == 0
-                && self.blocks.state[b as usize] == BlockState::Victim
+            self.media.unpin(&mut self.internal, b);
+            if self.media.blocks.pins[b as usize] == 0
+                && self.media.blocks.state[b as usize] == BlockState::Victim
             {
-                self.wake_block(b);
+                self.jobs.wake_block(b);
             }
         }
     }
@@ -451,7 +458,7 @@ impl Ftl {
     /// record's last unit gone, its slot is garbage).
     #[inline]
     pub(super) fn record_rewritten(&mut self, lpn: u32) {
-        let Some(t) = self.trims.as_mut() else {
+        let Some(t) = self.durable.trims.as_mut() else {
             return;
         };
         if t.live.is_empty() {
@@ -463,12 +470,12 @@ impl Ftl {
         let rec = &mut t.records[id as usize];
         rec.live -= 1;
         let (slot, dead) = (rec.slot, rec.live == 0);
-        if let Some(h) = self.held.as_mut() {
-            h.page.push(self.geo.block_of_slot(slot));
+        if let Some(h) = self.durable.held.as_mut() {
+            h.page.push(self.media.geo.block_of_slot(slot));
         }
         if dead {
-            self.invalidate(slot);
-            let t = self.trims.as_mut().expect("trim journal");
+            self.media.invalidate(&mut self.jobs, slot);
+            let t = self.durable.trims.as_mut().expect("trim journal");
             t.records[id as usize].slot = NONE;
             t.maybe_release(id);
         }
@@ -477,8 +484,8 @@ impl Ftl {
     /// GC moved record `tagged` from `src` to `dst` (its copy's program completed).
     pub(super) fn record_relocated(&mut self, tagged: u32, src: u32, dst: u32) {
         let id = (tagged & !TRIM_TAG) as usize;
-        self.oob.version[dst as usize] = self.oob.version[src as usize];
-        if let Some(t) = self.trims.as_mut() {
+        self.media.oob.version[dst as usize] = self.media.oob.version[src as usize];
+        if let Some(t) = self.durable.trims.as_mut() {
             t.records[id].slot = dst;
             t.records[id].on_flash += 1;
         }
@@ -486,11 +493,11 @@ impl Ftl {
 
     /// `block` is being erased: the record slots on it are gone.
     pub(super) fn records_erased(&mut self, block: u32) {
-        let Some(t) = self.trims.as_mut() else {
+        let Some(t) = self.durable.trims.as_mut() else {
             return;
         };
-        let first = self.geo.first_slot_of_block(block) as usize;
-        for &lpn in &self.oob.lpn[first..first + self.geo.units_per_block as usize] {
+        let first = self.media.geo.first_slot_of_block(block) as usize;
+        for &lpn in &self.media.oob.lpn[first..first + self.media.geo.units_per_block as usize] {
             if is_record(lpn) {
                 let id = lpn & !TRIM_TAG;
                 t.records[id as usize].on_flash -= 1;
@@ -507,7 +514,12 @@ impl Ftl {
         block: u32,
         sink: &mut S,
     ) -> Result<()> {
-        if self.trims.as_ref().is_some_and(|t| t.pins_open(block)) {
+        if self
+            .durable
+            .trims
+            .as_ref()
+            .is_some_and(|t| t.pins_open(block))
+        {
             self.record_batch(sink, Some(j))?;
         }
         Ok(())
@@ -515,7 +527,7 @@ impl Ftl {
 
     /// A block was freed: a batch that found no page is written now.
     pub(super) fn record_wanted<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
-        if self.trims.as_ref().is_some_and(|t| t.wanted) {
+        if self.durable.trims.as_ref().is_some_and(|t| t.wanted) {
             self.record_trims(sink)?;
         }
         Ok(())

@@ -4,8 +4,10 @@
 //! data has an active-zone slot, a write lane (its own host stream, so an open block per
 //! plane). There is no device GC: a reset unmaps the zone and erases its blocks.
 
+use super::health::Health;
+use super::jobs::Jobs;
 use super::region::Stream;
-use super::{note_cold, Ftl, NandSink};
+use super::{note_cold, Ftl, Lanes, Media, NandSink};
 use crate::base::MAX_LANES;
 use crate::config::zoned::zone_geometry;
 use crate::config::ZnsConfig;
@@ -582,14 +584,241 @@ fn state_name(s: ZoneState) -> &'static str {
     }
 }
 
+/// A zoned device's zones with the parts a zone operation changes, borrowed together
+/// ([`Ftl::zoned`]): the media (plane states, blocks), the jobs (a reset's erases), the
+/// device's health (no zone left) and the control-plane error record.
+pub(super) struct ZonedView<'a> {
+    pub(super) zones: &'a mut Zones,
+    pub(super) media: &'a mut Media,
+    pub(super) jobs: &'a mut Jobs,
+    pub(super) health: &'a mut Health,
+    pub(super) internal: &'a mut Option<String>,
+}
+
+impl ZonedView<'_> {
+    /// Where the next page of the zone holding `first` (its first unit) goes: (zone,
+    /// plane, lane).
+    fn next_page(&self, first: u32) -> Result<(u32, u32, u8)> {
+        let zs = &*self.zones;
+        let z = zs.zone_of(first);
+        let zone = &zs.zone[z as usize];
+        let group = &zs.group_planes[z as usize % zs.group_planes.len()];
+        let plane = group[zone.pages as usize % group.len()];
+        if zone.lane == NO_LANE {
+            return Err(crate::error::SimError::Internal {
+                what: format!("a page of zone {z} without a write lane"),
+            });
+        }
+        Ok((z, plane, zone.lane))
+    }
+
+    /// A page of `units` units of zone `z` went to `block` (the stream's open block was
+    /// `open_before`, [`NONE`] when the page opened `block`).
+    fn page_placed(&mut self, z: u32, block: u32, open_before: u32, units: u32) {
+        let zone = &mut self.zones.zone[z as usize];
+        if open_before == NONE {
+            // The page opened a block (full again already when it has one page).
+            zone.blocks.push(block);
+        } else if !zone.blocks.contains(&open_before) {
+            let what = format!("zone {z}'s page went to block {open_before} of another zone");
+            note_cold(self.internal, what);
+        }
+        zone.pages += 1;
+        zone.placed += units;
+        self.release_lane(z);
+    }
+
+    /// Give zone `z`'s lane back if it is done with it (not active, every unit placed),
+    /// sealing its open blocks.
+    fn release_lane(&mut self, z: u32) {
+        let lane = self.zones.zone[z as usize].lane;
+        if self.zones.release_lane_if_idle(z) {
+            self.seal_lane(lane, z);
+        }
+    }
+
+    /// Zone `z` gave up lane `lane`: its open blocks on the zone's planes close as they
+    /// are (sealed: their unwritten pages stay unused until the erase).
+    fn seal_lane(&mut self, lane: u8, z: u32) {
+        let g = z as usize % self.zones.group_planes.len();
+        let stream = Stream::host(lane);
+        for i in 0..self.zones.group_planes[g].len() {
+            let plane = self.zones.group_planes[g][i];
+            let rp = self.media.rp(self.media.data_region, plane);
+            let b = self.media.ps[rp].open.get(stream);
+            if b == NONE {
+                continue;
+            }
+            self.media.ps[rp].open.set(stream, NONE);
+            self.media.blocks.sealed[b as usize] = true;
+            if self.media.close_if_full(self.internal, b, true) {
+                self.block_closed(b);
+            }
+        }
+    }
+
+    /// A reset of zone `z` begins: counted, the zone empty. Returns the units to unmap.
+    fn begin_reset(&mut self, z: u32) -> std::ops::Range<u32> {
+        let zs = &mut *self.zones;
+        zs.sum.resets += 1;
+        let written = zs.written(z);
+        zs.deactivate(z, ZoneState::Empty);
+        written
+    }
+
+    /// A reset of zone `z` after its units were unmapped: its lane given back, and its
+    /// blocks erased (each once its programs completed).
+    fn finish_reset(&mut self, z: u32) {
+        let zs = &mut *self.zones;
+        let waited = zs.waits_for_lane(z);
+        let zone = &mut zs.zone[z as usize];
+        // Every unit counts as placed now: units still buffered were dropped.
+        zs.sum.dropped_units += (zone.wp - zone.placed) as u64;
+        zone.placed = zone.wp;
+        zs.stop_waiting_if_done(z, waited);
+        self.release_lane(z);
+        let zs = &mut *self.zones;
+        let zone = &mut zs.zone[z as usize];
+        zone.wp = 0;
+        zone.placed = 0;
+        zone.pages = 0;
+        let blocks = std::mem::take(&mut zone.blocks);
+        zs.sum.reset_erased_blocks += blocks.len() as u64;
+        for b in blocks {
+            if self.media.blocks.state[b as usize] == BlockState::Full {
+                self.erase_block(b);
+            } else {
+                // Programs still in flight: erased when the last completes.
+                self.zones.erase_when_closed[b as usize] = true;
+            }
+        }
+        self.check_blocks(z);
+    }
+
+    /// A zone's block closed: erase it now if its zone was reset meanwhile.
+    pub(super) fn block_closed(&mut self, block: u32) {
+        if std::mem::take(&mut self.zones.erase_when_closed[block as usize]) {
+            self.erase_block(block);
+        }
+    }
+
+    /// Start the erase of `block` (full, no valid unit) as a job of its own.
+    fn erase_block(&mut self, block: u32) {
+        let j = self
+            .jobs
+            .start_reset(self.media, self.internal, block, self.media.data_region);
+        self.jobs.wake_job(j);
+    }
+
+    /// Live (not offline) zones of die group `g`.
+    fn live_zones(&self, g: usize) -> u32 {
+        let zs = &*self.zones;
+        let groups = zs.group_planes.len();
+        (0..zs.zone.len())
+            .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
+            .count() as u32
+    }
+
+    /// After a reset: zone `z` goes offline when its die group's planes no longer have the
+    /// blocks every zone of the group needs (wear-out retired too many).
+    fn check_blocks(&mut self, z: u32) {
+        let g = z as usize % self.zones.group_planes.len();
+        let need = self.live_zones(g) * self.zones.blocks_per_plane;
+        let media = &*self.media;
+        let short = self.zones.group_planes[g]
+            .iter()
+            .any(|&p| media.ps[media.rp(media.data_region, p)].usable_blocks < need);
+        if short {
+            self.zones.zone[z as usize].state = ZoneState::Offline;
+            self.fail_if_no_zone_left();
+        }
+    }
+
+    /// A block of `plane` retired: while the plane's die group cannot give each of its live
+    /// zones its blocks, an empty zone of the group goes offline (a zone holding data goes
+    /// at its next reset instead); the device fails when no zone is left.
+    pub(super) fn block_retired(&mut self, plane: u32) {
+        let groups = self.zones.group_planes.len();
+        let Some(g) = self
+            .zones
+            .group_planes
+            .iter()
+            .position(|p| p.contains(&plane))
+        else {
+            return;
+        };
+        loop {
+            let usable = self
+                .media
+                .plane_state(self.media.data_region, plane)
+                .usable_blocks;
+            if usable >= self.live_zones(g) * self.zones.blocks_per_plane {
+                return;
+            }
+            let zs = &mut *self.zones;
+            let empty = (0..zs.zone.len())
+                .rev()
+                .find(|&i| i % groups == g && zs.zone[i].state == ZoneState::Empty);
+            let Some(z) = empty else { return };
+            zs.zone[z].state = ZoneState::Offline;
+            self.fail_if_no_zone_left();
+        }
+    }
+
+    /// The device fails when every zone is offline.
+    fn fail_if_no_zone_left(&mut self) {
+        if self
+            .zones
+            .zone
+            .iter()
+            .all(|z| z.state == ZoneState::Offline)
+        {
+            self.health
+                .fail("every zone is offline: the device's blocks are worn out".into());
+        }
+    }
+}
+
+/// A zone operation on a device without zones (the host path decodes zone commands only
+/// on a zoned device).
+#[cold]
+fn not_zoned() -> crate::error::SimError {
+    crate::error::SimError::Internal {
+        what: "a zone operation on a device without zones".into(),
+    }
+}
+
 impl Ftl {
     /// The zones, on a zoned device.
     pub fn zones(&self) -> Option<&Zones> {
-        self.zones.as_deref()
+        self.lanes.zones()
     }
 
     pub fn zones_mut(&mut self) -> Option<&mut Zones> {
-        self.zones.as_deref_mut()
+        self.lanes.zones_mut()
+    }
+
+    /// The zoned view of this device: its zones with the parts zone operations change
+    /// (`None` on a device without zones).
+    pub(super) fn zoned(&mut self) -> Option<ZonedView<'_>> {
+        let Ftl {
+            lanes,
+            media,
+            jobs,
+            health,
+            internal,
+            ..
+        } = self;
+        match lanes {
+            Lanes::Zoned(zones) => Some(ZonedView {
+                zones,
+                media,
+                jobs,
+                health,
+                internal,
+            }),
+            _ => None,
+        }
     }
 
     /// Program one page of a zone (its units `lpns`, in write-pointer order, all of one
@@ -604,71 +833,31 @@ impl Ftl {
         sink: &mut S,
         accept: A,
     ) -> Result<Option<u32>> {
-        let zs = self.zones.as_deref().expect("a zoned device");
-        let z = zs.zone_of(lpns[0]);
-        let zone = &zs.zone[z as usize];
-        let group = &zs.group_planes[z as usize % zs.group_planes.len()];
-        let plane = group[zone.pages as usize % group.len()];
-        let lane = zone.lane;
-        if lane == NO_LANE {
-            return Err(crate::error::SimError::Internal {
-                what: format!("a page of zone {z} without a write lane"),
-            });
-        }
+        let (z, plane, lane) = self.zoned().ok_or_else(not_zoned)?.next_page(lpns[0])?;
         if !accept(plane) {
             return Ok(None);
         }
-        let r = self.data_region;
+        let r = self.media.data_region;
         let stream = Stream::host(lane);
-        let open_before = self.ps[self.rp(r, plane)].open.get(stream);
-        if !self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)? {
+        let open_before = self.media.plane_state(r, plane).open.get(stream);
+        let placed =
+            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
+        let Some(block) = placed else {
             return Ok(None);
-        }
-        let open_after = self.ps[self.rp(r, plane)].open.get(stream);
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        let zone = &mut zs.zone[z as usize];
-        if open_before == NONE {
-            // The page opened a block (full again already when it has one page).
-            let _ = open_after;
-            zone.blocks.push(self.last_opened);
-        } else if !zone.blocks.contains(&open_before) {
-            let what = format!("zone {z}'s page went to block {open_before} of another zone");
-            note_cold(&mut self.internal, what);
-        }
-        zone.pages += 1;
-        zone.placed += lpns.len() as u32;
-        if zs.release_lane_if_idle(z) {
-            self.seal_lane(lane, z);
-        }
+        };
+        let units = lpns.len() as u32;
+        self.zoned()
+            .ok_or_else(not_zoned)?
+            .page_placed(z, block, open_before, units);
         self.run_background(sink)?;
         Ok(Some(plane))
     }
 
     /// Give zone `z`'s lane back if it is done with it (not active, every unit placed),
-    /// sealing its open blocks.
+    /// sealing its open blocks (nothing on a device without zones).
     pub fn release_zone_lane(&mut self, z: u32) {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        let lane = zs.zone[z as usize].lane;
-        if zs.release_lane_if_idle(z) {
-            self.seal_lane(lane, z);
-        }
-    }
-
-    /// Zone `z` gave up lane `lane`: its open blocks on the zone's planes close as they
-    /// are (sealed: their unwritten pages stay unused until the erase).
-    fn seal_lane(&mut self, lane: u8, z: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
-        let group = zs.group_planes[z as usize % zs.group_planes.len()].clone();
-        let stream = Stream::host(lane);
-        for plane in group {
-            let rp = self.rp(self.data_region, plane);
-            let b = self.ps[rp].open.get(stream);
-            if b == NONE {
-                continue;
-            }
-            self.ps[rp].open.set(stream, NONE);
-            self.blocks.sealed[b as usize] = true;
-            self.close_if_full(b);
+        if let Some(mut zv) = self.zoned() {
+            zv.release_lane(z);
         }
     }
 
@@ -676,116 +865,12 @@ impl Ftl {
     /// its lane given back, and its blocks erased (each once its programs completed).
     /// (The caller checked it with [`Zones::check_reset`].)
     pub fn reset_zone<S: NandSink>(&mut self, z: u32, sink: &mut S) -> Result<()> {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        zs.sum.resets += 1;
-        let written = zs.written(z);
-        let state = zs.zone[z as usize].state;
-        zs.deactivate(z, ZoneState::Empty);
+        let written = self.zoned().ok_or_else(not_zoned)?.begin_reset(z);
         for lpn in written {
             self.trim(lpn, sink)?;
         }
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        let waited = zs.waits_for_lane(z);
-        let zone = &mut zs.zone[z as usize];
-        let lane = zone.lane;
-        // Every unit counts as placed now: units still buffered were dropped.
-        zs.sum.dropped_units += (zone.wp - zone.placed) as u64;
-        zone.placed = zone.wp;
-        zs.stop_waiting_if_done(z, waited);
-        let _ = state;
-        if zs.release_lane_if_idle(z) {
-            self.seal_lane(lane, z);
-        }
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        let zone = &mut zs.zone[z as usize];
-        zone.wp = 0;
-        zone.placed = 0;
-        zone.pages = 0;
-        let blocks = std::mem::take(&mut zone.blocks);
-        zs.sum.reset_erased_blocks += blocks.len() as u64;
-        for b in blocks {
-            if self.blocks.state[b as usize] == BlockState::Full {
-                self.erase_zone_block(b);
-            } else {
-                // Programs still in flight: erased when the last completes.
-                let zs = self.zones.as_deref_mut().expect("a zoned device");
-                zs.erase_when_closed[b as usize] = true;
-            }
-        }
-        self.check_zone_blocks(z);
+        self.zoned().ok_or_else(not_zoned)?.finish_reset(z);
         self.run_background(sink)
-    }
-
-    /// A closed zone block whose zone was reset: erase it now.
-    pub(super) fn zone_block_closed(&mut self, block: u32) {
-        let zs = self.zones.as_deref_mut().expect("a zoned device");
-        if std::mem::take(&mut zs.erase_when_closed[block as usize]) {
-            self.erase_zone_block(block);
-        }
-    }
-
-    /// Start the erase of `block` (full, no valid unit) as a job of its own.
-    fn erase_zone_block(&mut self, block: u32) {
-        let r = self.data_region;
-        let j = self.start_reset_job(block, r);
-        self.wake_job(j);
-    }
-
-    /// After a reset: zone `z` goes offline when its die group's planes no longer have the
-    /// blocks every zone of the group needs (wear-out retired too many).
-    fn check_zone_blocks(&mut self, z: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
-        let groups = zs.group_planes.len();
-        let g = z as usize % groups;
-        let live = (0..zs.zone.len())
-            .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
-            .count() as u32;
-        let need = live * zs.blocks_per_plane;
-        let short = zs.group_planes[g]
-            .iter()
-            .any(|&p| self.ps[self.rp(self.data_region, p)].usable_blocks < need);
-        if short {
-            let zs = self.zones.as_deref_mut().expect("a zoned device");
-            zs.zone[z as usize].state = ZoneState::Offline;
-            self.fail_if_no_zone_left();
-        }
-    }
-
-    /// A block of `plane` retired: while the plane's die group cannot give each of its live
-    /// zones its blocks, an empty zone of the group goes offline (a zone holding data goes
-    /// at its next reset instead); the device fails when no zone is left.
-    pub(super) fn zone_block_retired(&mut self, plane: u32) {
-        let zs = self.zones.as_deref().expect("a zoned device");
-        let groups = zs.group_planes.len();
-        let Some(g) = zs.group_planes.iter().position(|p| p.contains(&plane)) else {
-            return;
-        };
-        loop {
-            let zs = self.zones.as_deref().expect("a zoned device");
-            let live = (0..zs.zone.len())
-                .filter(|&i| i % groups == g && zs.zone[i].state != ZoneState::Offline)
-                .count() as u32;
-            let usable = self.ps[self.rp(self.data_region, plane)].usable_blocks;
-            if usable >= live * zs.blocks_per_plane {
-                return;
-            }
-            let empty = (0..zs.zone.len())
-                .rev()
-                .find(|&i| i % groups == g && zs.zone[i].state == ZoneState::Empty);
-            let Some(z) = empty else { return };
-            let zs = self.zones.as_deref_mut().expect("a zoned device");
-            zs.zone[z].state = ZoneState::Offline;
-            self.fail_if_no_zone_left();
-        }
-    }
-
-    /// The device fails when every zone is offline.
-    fn fail_if_no_zone_left(&mut self) {
-        let zs = self.zones.as_deref().expect("a zoned device");
-        if zs.zone.iter().all(|z| z.state == ZoneState::Offline) {
-            self.health
-                .fail("every zone is offline: the device's blocks are worn out".into());
-        }
     }
 
     /// A zone's page found no free block on its plane and none will come (the functional
@@ -795,11 +880,5 @@ impl Ftl {
             "a zone found no free block: its die group's blocks are worn out or held by other zones"
                 .into(),
         );
-    }
-
-    /// Whether the victim index may hold `block` (every full block is in it; GC never runs
-    /// on a zoned device).
-    pub(super) fn zoned(&self) -> bool {
-        self.zones.is_some()
     }
 }

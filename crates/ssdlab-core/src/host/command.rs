@@ -134,7 +134,7 @@ impl Command {
                     (span.head_partial, span.first),
                     (span.tail_partial && last != span.first, last),
                 ] {
-                    if partial && buffer.lookup(lpn).is_none() && ftl.is_mapped(lpn) {
+                    if partial && buffer.lookup(lpn).is_none() && ftl.media().is_mapped(lpn) {
                         rmw.lpns[rmw.n as usize] = lpn;
                         rmw.n += 1;
                     }
@@ -404,7 +404,7 @@ fn decode_zoned(
     ftl: &mut Ftl,
     counters: &mut HostCounters,
 ) -> Command {
-    let unit = ftl.geo.unit_bytes as u64;
+    let unit = ftl.geometry().unit_bytes as u64;
     let zs = ftl.zones_mut().expect("a zoned device");
     let lpn = (req.offset_bytes / unit) as u32;
     let aligned = req.offset_bytes.is_multiple_of(unit) && req.size_bytes.is_multiple_of(unit);

@@ -56,7 +56,7 @@ impl Splitter {
     /// The splitter of `ftl`'s device: its mapping unit and logical capacity; zone
     /// commands are valid on a zoned device.
     pub fn for_device(ftl: &crate::ftl::Ftl) -> Splitter {
-        Splitter::new(ftl.geo.unit_bytes, ftl.logical_units()).zoned(ftl.zones().is_some())
+        Splitter::new(ftl.geometry().unit_bytes, ftl.logical_units()).zoned(ftl.zones().is_some())
     }
 
     /// The mapping unit in bytes.

@@ -175,8 +175,8 @@ pub struct FunctionalDriver<'a> {
 
 impl<'a> FunctionalDriver<'a> {
     pub fn new(ftl: &'a mut Ftl) -> FunctionalDriver<'a> {
-        let clock = SerialClock::new(&ftl.timing);
-        let capacity = ftl.geo.slots_per_page as usize;
+        let clock = SerialClock::new(ftl.timing());
+        let capacity = ftl.geometry().slots_per_page as usize;
         let separate_journal = ftl.packs_journal_apart();
         let splitter = Splitter::for_device(ftl);
         let lanes = ftl.lanes();
@@ -294,7 +294,7 @@ impl<'a> FunctionalDriver<'a> {
             return Ok(());
         }
         packer.n = 0;
-        let versions: &[Version] = if self.ftl.integrity.is_some() {
+        let versions: &[Version] = if self.ftl.integrity().is_some() {
             &packer.versions[..n]
         } else {
             &[]
@@ -384,7 +384,7 @@ impl<'a> FunctionalDriver<'a> {
         if !matches!(cmd, Command::Failed(_)) {
             // Its data crosses the host data path (`device.host_transfer_mb_per_s`).
             let bytes = Payload::of(req.op, req.size_bytes).bytes();
-            self.clock.time_ns += self.ftl.timing.host_transfer_ns(bytes);
+            self.clock.time_ns += self.ftl.timing().host_transfer_ns(bytes);
         }
         command::execute(self, cmd, NONE, req.tag)?;
         self.stamp();

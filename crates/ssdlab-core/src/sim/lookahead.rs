@@ -106,7 +106,7 @@ impl Lookahead {
             // The request after this one: its mapping entry has arrived by now.
             if let Some(next) = self.buf[..self.len].get(self.pos) {
                 if next.op == HostOp::Read {
-                    ftl.prefetch_read_block(next.offset_bytes);
+                    ftl.media().prefetch_read_block(next.offset_bytes);
                 }
             }
         }
@@ -119,7 +119,7 @@ impl Lookahead {
         let start = self.prefetched.max(self.pos);
         let end = (start + GROUP).min(self.len);
         for r in &self.buf[start..end] {
-            ftl.prefetch_offset(r.offset_bytes);
+            ftl.media().prefetch_offset(r.offset_bytes);
         }
         self.prefetched = end;
     }

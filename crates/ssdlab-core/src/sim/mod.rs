@@ -494,7 +494,7 @@ impl Simulation {
             return Ok(());
         }
         let units = self.ftl.logical_units() as u64;
-        let before = self.ftl.counters;
+        let before = *self.ftl.counters();
         let spp = self.derived.geometry.slots_per_page;
         let mut d = FunctionalDriver::new(&mut self.ftl).in_phase("precondition");
         let seq = if pc.sequential_fill {
@@ -519,8 +519,10 @@ impl Simulation {
             let k = done as usize % AHEAD;
             let lpn = next[k];
             next[k] = rng.gen_range(0..units as u32);
-            d.ftl.prefetch_unit(next[k], false);
-            d.ftl.prefetch_unit(next[(k + AHEAD / 2) % AHEAD], true);
+            d.ftl.media().prefetch_unit(next[k], false);
+            d.ftl
+                .media()
+                .prefetch_unit(next[(k + AHEAD / 2) % AHEAD], true);
             d.write_unit(lpn)?;
             done += 1;
             if done & 0xFFFF == 0 {
@@ -535,7 +537,7 @@ impl Simulation {
         }
         d.flush()?;
         let time = d.clock.time_ns;
-        let c = diff(&self.ftl.counters, &before);
+        let c = diff(self.ftl.counters(), &before);
         self.precondition = Some(PreconditionSummary {
             sequential_fill_units: seq,
             random_overwrite_units: done,
@@ -808,12 +810,12 @@ impl View<'_> {
             user: user_summary(&workload, waf, phase.sim_time_ns),
             latency_ns: phase.latency,
             nand: NandSummary::of(&c.nand),
-            wear: WearSummary::of(&self.ftl.blocks),
+            wear: WearSummary::of(self.ftl.media().blocks()),
             gc: gc_summary(c),
             lifetime,
             regions: self.region_summaries(),
             precondition: self.precondition.clone(),
-            integrity: self.ftl.integrity.as_ref().map(|i| IntegritySummary {
+            integrity: self.ftl.integrity().map(|i| IntegritySummary {
                 checked_reads: i.checked_reads,
                 errors: 0,
             }),
@@ -850,7 +852,7 @@ impl View<'_> {
     /// changed by `c`.
     fn audit_facts(&self, phase: &PhaseOutcome, c: &FtlCounters) -> audit::Facts {
         let g = &self.derived.geometry;
-        let t = &self.ftl.timing;
+        let t = self.ftl.timing();
         let fastest_read = self
             .derived
             .regions
@@ -1024,7 +1026,8 @@ impl View<'_> {
                 .and_then(|_| ratio(phase.journal_written.0, phase.journal_written.1)),
             host_bytes_by_region: self
                 .ftl
-                .regions
+                .media()
+                .regions()
                 .iter()
                 .map(|r| RegionBytes {
                     region: r.geo.name.clone(),
@@ -1044,10 +1047,11 @@ impl View<'_> {
     pub fn region_summaries(&self) -> Vec<RegionSummary> {
         let g = &self.derived.geometry;
         self.ftl
-            .regions
+            .media()
+            .regions()
             .iter()
             .map(|r| {
-                let states = || (0..g.planes).map(|p| self.ftl.plane_state(r.id(), p));
+                let states = || (0..g.planes).map(|p| self.ftl.media().plane_state(r.id(), p));
                 RegionSummary {
                     name: r.geo.name.clone(),
                     content: r.geo.content.name(),
@@ -1119,11 +1123,11 @@ impl SteadyState {
 
     /// Erases so far, per plane of the data region.
     fn erases_per_plane(ftl: &Ftl) -> Vec<u64> {
-        let r = ftl.data_region();
-        (0..ftl.geo.planes)
+        let r = ftl.media().data_region();
+        (0..ftl.geometry().planes)
             .map(|p| {
                 r.plane_blocks(p)
-                    .map(|b| ftl.blocks.erase_count[b as usize] as u64)
+                    .map(|b| ftl.erase_counts()[b as usize] as u64)
                     .sum()
             })
             .collect()
@@ -1134,7 +1138,7 @@ impl SteadyState {
         if !done.is_multiple_of(self.window) {
             return false;
         }
-        let programs = ftl.counters.nand.total(crate::flash::OpKind::Program);
+        let programs = ftl.nand_counts().total(crate::flash::OpKind::Program);
         if !self.armed {
             let gc_everywhere = Self::erases_per_plane(ftl)
                 .iter()

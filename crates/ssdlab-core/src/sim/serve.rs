@@ -221,10 +221,7 @@ impl Served<'_> {
 
     /// The version the next write will get (every version below it has been given).
     pub fn next_version(&self) -> crate::base::Version {
-        self.ftl()
-            .integrity
-            .as_ref()
-            .map_or(0, |i| i.next_version())
+        self.ftl().integrity().map_or(0, |i| i.next_version())
     }
 
     /// The bytes a read of `size_bytes` at `offset_bytes` returns now (call it when the

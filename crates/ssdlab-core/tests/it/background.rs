@@ -86,14 +86,14 @@ fn waf_under(gc: GcConfig, seed: u64) -> f64 {
     let mut sim = Simulation::new(c).unwrap();
     sim.precondition(&mut NoProgress).unwrap();
     let units = sim.derived.logical_units;
-    let before = sim.ftl.counters;
+    let before = *sim.ftl.counters();
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
     let n = units as u64 * 6;
     for _ in 0..n {
         d.write_unit(rng.gen_range(0..units)).unwrap();
     }
-    let c = d.ftl.counters.since(&before);
+    let c = d.ftl.counters().since(&before);
     (c.host_units_programmed + c.gc_copied_units) as f64 / n as f64
 }
 
@@ -145,11 +145,11 @@ fn bet_migrates_cold_data_and_evens_wear() {
             d.submit(&common::req(HostOp::Read, lpn as u64, 1)).unwrap();
         }
         d.ftl.check_invariants().unwrap();
-        let ec = &d.ftl.blocks.erase_count;
+        let ec = d.ftl.erase_counts();
         let mean = ec.iter().sum::<u32>() as f64 / ec.len() as f64;
         let sd =
             (ec.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / ec.len() as f64).sqrt();
-        (d.ftl.counters.wear_leveling_migrations, sd)
+        (d.ftl.counters().wear_leveling_migrations, sd)
     };
     let (none_migr, none_sd) = run(WearConfig::default());
     let bet = WearConfig::Bet(ssdlab_core::ftl::wear::bet::Params {
@@ -176,14 +176,14 @@ fn invariant_checker_catches_broken_state() {
     }
     d.ftl.check_invariants().unwrap();
     let ftl = &mut *d.ftl;
-    ftl.blocks.valid_units[0] += 1;
+    ftl.corrupt().0.valid_units[0] += 1;
     assert!(ftl
         .check_invariants()
         .unwrap_err()
         .contains("block 0: valid count"));
-    ftl.blocks.valid_units[0] -= 1;
+    ftl.corrupt().0.valid_units[0] -= 1;
     // Block 0 is full; pretend it is still open: then it must not be in the index.
-    ftl.blocks.state[0] = ssdlab_core::flash::BlockState::Free;
+    ftl.corrupt().0.state[0] = ssdlab_core::flash::BlockState::Free;
     let e = ftl.check_invariants().unwrap_err();
     assert!(e.contains("holds") || e.contains("pool"), "{e}");
 }

@@ -31,8 +31,8 @@ fn run(planes: u32, spp: u32, ops: &[(u32, bool)], integrity: bool) -> (String, 
     d.flush().unwrap();
     let time = d.clock.time_ns;
     d.ftl.check_invariants().unwrap();
-    let slots = (0..units).map(|l| sim.ftl.slot_of(l)).collect();
-    (format!("{:?}", sim.ftl.counters), time, slots)
+    let slots = (0..units).map(|l| sim.ftl.media().slot_of(l)).collect();
+    (format!("{:?}", sim.ftl.counters()), time, slots)
 }
 
 proptest! {

@@ -227,7 +227,7 @@ fn the_log_variants_waf_stays_near_page_map() {
                 .wrapping_add(1442695040888963407);
             d.write_unit(((x >> 33) % units as u64) as u32).unwrap();
         }
-        let c = sim.ftl.counters;
+        let c = sim.ftl.counters();
         let programs = c.nand.ops[1].iter().sum::<u64>() as f64;
         programs / (units as f64 * 5.0)
     };

@@ -27,10 +27,10 @@ fn greedy_victims_and_copies_by_hand() {
     for lpn in [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 4, 5, 2, 6, 0, 1] {
         d.write_unit(lpn).unwrap();
     }
-    assert_eq!(d.ftl.counters.gc_invocations, 0);
-    assert_eq!(d.ftl.free_blocks(0, 0), 2);
+    assert_eq!(d.ftl.counters().gc_invocations, 0);
+    assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
     d.write_unit(2).unwrap();
-    let c = d.ftl.counters;
+    let c = d.ftl.counters();
     assert_eq!(c.gc_invocations, 2);
     assert_eq!(c.gc_copied_units, 2);
     assert_eq!(c.nand.get(OpKind::Read, Cause::Gc), 2);
@@ -38,19 +38,19 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(c.nand.get(OpKind::Erase, Cause::Gc), 2);
     assert_eq!(c.nand.get(OpKind::Program, Cause::Host), 17);
     assert_eq!(
-        d.ftl.slot_of(7),
+        d.ftl.media().slot_of(7),
         20,
         "unit 7 moved first, to block 5 page 0"
     );
     assert_eq!(
-        d.ftl.slot_of(3),
+        d.ftl.media().slot_of(3),
         21,
         "unit 3 moved second, to block 5 page 1"
     );
-    assert_eq!(d.ftl.blocks.erase_count[..6], [1, 1, 0, 0, 0, 0]);
-    assert_eq!(d.ftl.free_blocks(0, 0), 2);
+    assert_eq!(d.ftl.erase_counts()[..6], [1, 1, 0, 0, 0, 0]);
+    assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
-    let t = &d.ftl.timing;
+    let t = d.ftl.timing();
     assert_eq!(
         d.clock.time_ns,
         19 * t.program_ns[2]
@@ -82,12 +82,12 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
     for lpn in (0..16).chain([0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 12, 13, 0, 1, 2, 3]) {
         d.write_unit(lpn).unwrap();
     }
-    assert_eq!(&d.ftl.blocks.valid_units[..4], &[2, 2, 4, 8]);
-    assert_eq!(d.ftl.counters.gc_invocations, 0);
+    assert_eq!(&d.ftl.media().blocks().valid_units[..4], &[2, 2, 4, 8]);
+    assert_eq!(d.ftl.counters().gc_invocations, 0);
     for lpn in [8, 9, 10, 6] {
         d.write_unit(lpn).unwrap();
     }
-    let c = d.ftl.counters;
+    let c = d.ftl.counters();
     assert_eq!(
         (c.gc_invocations, c.gc_copied_units, c.padding_units),
         (2, 2, 6)
@@ -100,8 +100,11 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
         ),
         (2, 2, 2)
     );
-    assert_eq!((d.ftl.slot_of(7), d.ftl.slot_of(11)), (40, 44));
-    assert_eq!(&d.ftl.blocks.erase_count[..7], &[1, 0, 1, 0, 0, 0, 0]);
+    assert_eq!(
+        (d.ftl.media().slot_of(7), d.ftl.media().slot_of(11)),
+        (40, 44)
+    );
+    assert_eq!(&d.ftl.erase_counts()[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();
 }
 

@@ -50,9 +50,9 @@ fn functional_random_writes_at_minimum_op() {
         }
         d.flush().unwrap();
         d.ftl.check_invariants().unwrap();
-        assert!(d.ftl.counters.gc_invocations > 0);
+        assert!(d.ftl.counters().gc_invocations > 0);
         assert_eq!(
-            d.ftl.mapped_units(),
+            d.ftl.media().mapped_units(),
             units as u64,
             "{planes}x{blocks}x{pages}x{spp}"
         );
@@ -84,5 +84,5 @@ fn timed_random_writes_at_minimum_op() {
         .unwrap();
     assert!(r.gc.invocations > 0);
     sim.ftl.check_invariants().unwrap();
-    assert_eq!(sim.ftl.mapped_units(), units);
+    assert_eq!(sim.ftl.media().mapped_units(), units);
 }

@@ -150,8 +150,8 @@ fn corrupted_slot_is_reported_with_history() {
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     d.submit(&req(HostOp::Write, 3, 1)).unwrap();
     d.submit(&req(HostOp::Write, 3, 1)).unwrap();
-    let slot = d.ftl.slot_of(3) as usize;
-    d.ftl.oob.version[slot] = 1; // a stale version: as if the second write was lost
+    let slot = d.ftl.media().slot_of(3) as usize;
+    d.ftl.corrupt().1.version[slot] = 1; // a stale version: as if the second write was lost
     let e = d.submit(&req(HostOp::Read, 3, 1)).unwrap_err();
     let SimError::Integrity(text) = e else {
         panic!("expected an integrity error, got {e}")

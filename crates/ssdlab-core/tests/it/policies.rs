@@ -37,12 +37,13 @@ fn first_victims(victim: GcConfig) -> Vec<u32> {
     }
     d.ftl.check_invariants().unwrap();
     d.ftl
+        .media()
         .plane_state(0, 0)
         .free
         .blocks()
         .into_iter()
         .map(|b| b.0)
-        .filter(|&b| d.ftl.blocks.erase_count[b as usize] > 0)
+        .filter(|&b| d.ftl.erase_counts()[b as usize] > 0)
         .collect()
 }
 
@@ -74,7 +75,7 @@ fn random_victims_depend_on_the_seed_and_are_always_eligible() {
             d.write_unit((i * 7 + i / 5) % 12).unwrap();
         }
         d.ftl.check_invariants().unwrap();
-        let ec: Vec<u32> = d.ftl.blocks.erase_count.clone();
+        let ec: Vec<u32> = d.ftl.erase_counts().to_vec();
         victims.insert(ec);
     }
     assert!(

@@ -70,12 +70,12 @@ fn recovery_maps_exactly_the_flushed_versions() {
         // Versions 7 (unit 0) and 8 (unit 1) wait in the packer when the power goes.
         assert_eq!(drv.stored_version(0), Some(7));
     }
-    let programs = ftl.counters.nand.total(OpKind::Program);
+    let programs = ftl.nand_counts().total(OpKind::Program);
     assert_eq!(programs, 2, "a full page and a padded one");
-    let before = ftl.counters;
+    let before = *ftl.counters();
     let (rec, sum) = Ftl::recover(&c, &d, ftl).unwrap();
-    let t = &rec.timing;
-    let mode = rec.blocks.cell_mode[0];
+    let t = rec.timing();
+    let mode = rec.media().blocks().cell_mode[0];
     // Two pages read (array read + 16 KiB at 800 MB/s = 20,480 ns each) on the one die.
     let page_ns = t.read_ns[mode.index()] + 20_480;
     assert_eq!(t.transfer_ns(16384), 20_480);
@@ -100,15 +100,16 @@ fn recovery_maps_exactly_the_flushed_versions() {
         );
     }
     assert_eq!(rec.flash_version(6), None);
-    assert_eq!(rec.counters, before, "the device's counters carry over");
+    assert_eq!(*rec.counters(), before, "the device's counters carry over");
     rec.check_invariants().unwrap();
-    let sealed: Vec<usize> = (0..rec.blocks.len())
-        .filter(|&b| rec.blocks.sealed[b])
+    let sealed: Vec<usize> = (0..rec.media().blocks().len())
+        .filter(|&b| rec.media().blocks().sealed[b])
         .collect();
     assert_eq!(sealed.len(), 2);
     for &b in &sealed {
         assert_eq!(
-            rec.blocks.programmed[b], 1,
+            rec.media().blocks().programmed[b],
+            1,
             "block {b}: one durable page, sealed"
         );
     }
@@ -130,9 +131,10 @@ fn recovery_maps_exactly_the_flushed_versions() {
     }
     drv.submit(&flush()).unwrap();
     drv.submit(&req(HostOp::Read, 0, units as u64)).unwrap();
-    assert!(drv.ftl.counters.gc_invocations > before.gc_invocations);
+    assert!(drv.ftl.counters().gc_invocations > before.gc_invocations);
     assert!(
-        (0..rec.blocks.len()).all(|b| !rec.blocks.sealed[b] || rec.blocks.programmed[b] == 1),
+        (0..rec.media().blocks().len())
+            .all(|b| !rec.media().blocks().sealed[b] || rec.media().blocks().programmed[b] == 1),
         "an erase clears the seal"
     );
     rec.check_invariants().unwrap();
@@ -237,7 +239,7 @@ fn run_and_cut(c: &Config, ftl: &mut Ftl, seed: u64, n_ops: usize, cut_events: u
             }
             if r.op == HostOp::Flush {
                 // The flush covers every unit in the buffer now (its mark), trims too.
-                let next = sim.ftl().integrity.as_ref().unwrap().next_version();
+                let next = sim.ftl().integrity().unwrap().next_version();
                 let floor = (0..units)
                     .map(|u| {
                         let v = sim.buffered(u).or_else(|| sim.ftl().flash_version(u));
@@ -273,14 +275,14 @@ fn run_and_cut(c: &Config, ftl: &mut Ftl, seed: u64, n_ops: usize, cut_events: u
 /// Units whose newest version's program was in flight when the power went (mapped to a
 /// page not yet programmed).
 fn in_flight_units(ftl: &Ftl) -> BTreeSet<u32> {
-    let g = ftl.geo;
+    let g = ftl.geometry();
     (0..ftl.logical_units())
         .filter(|&lpn| {
-            let slot = ftl.slot_of(lpn);
+            let slot = ftl.media().slot_of(lpn);
             slot != u32::MAX && {
                 let b = g.block_of_slot(slot);
                 (slot - g.first_slot_of_block(b)) / g.slots_per_page
-                    >= ftl.blocks.programmed[b as usize]
+                    >= ftl.media().blocks().programmed[b as usize]
             }
         })
         .collect()
@@ -365,21 +367,26 @@ fn cut_and_check(seed: u64, n_ops: usize, cut: u64) -> std::result::Result<(), S
     let in_flight = in_flight_units(&ftl);
     // What the scan must find: the programmed pages of blocks neither retired nor
     // being erased; each interrupted erase done again.
-    let erasing: Vec<usize> = (0..ftl.blocks.len())
-        .filter(|&b| ftl.blocks.state[b] == BlockState::Erasing)
+    let erasing: Vec<usize> = (0..ftl.media().blocks().len())
+        .filter(|&b| ftl.media().blocks().state[b] == BlockState::Erasing)
         .collect();
-    let scanned: u64 = (0..ftl.blocks.len())
-        .filter(|&b| !matches!(ftl.blocks.state[b], BlockState::Erasing | BlockState::Bad))
-        .map(|b| ftl.blocks.programmed[b] as u64)
+    let scanned: u64 = (0..ftl.media().blocks().len())
+        .filter(|&b| {
+            !matches!(
+                ftl.media().blocks().state[b],
+                BlockState::Erasing | BlockState::Bad
+            )
+        })
+        .map(|b| ftl.media().blocks().programmed[b] as u64)
         .sum();
-    let mut wear = ftl.blocks.erase_count.clone();
+    let mut wear = ftl.erase_counts().to_vec();
     for &b in &erasing {
         wear[b] += 1;
     }
     let (mut rec, sum) = Ftl::recover(&c, &d, ftl).map_err(|e| e.to_string())?;
     let counts = (sum.units_recovered, sum.pages_scanned, sum.erases);
-    let want = (rec.mapped_units(), scanned, erasing.len() as u64);
-    if counts != want || rec.blocks.erase_count != wear {
+    let want = (rec.media().mapped_units(), scanned, erasing.len() as u64);
+    if counts != want || rec.erase_counts() != wear {
         return Err(format!(
             "recovery (units, pages, erases) {counts:?}, expected {want:?}"
         ));
@@ -434,11 +441,11 @@ fn a_flushed_version_survives_an_in_flight_rewrite_only_with_the_hold() {
     let mut ftl = Ftl::new(&c, &d).unwrap();
     let seen = run_and_cut(&c, &mut ftl, SEED, 124, CUT_EVENTS);
     let in_flight = in_flight_units(&ftl);
-    let old_block = (0..ftl.blocks.len())
-        .find(|&b| ftl.blocks.state[b] == BlockState::Erasing)
+    let old_block = (0..ftl.media().blocks().len())
+        .find(|&b| ftl.media().blocks().state[b] == BlockState::Erasing)
         .unwrap();
-    let first = old_block * ftl.geo.units_per_block as usize;
-    let erasing = &ftl.oob.lpn[first..first + ftl.geo.units_per_block as usize];
+    let first = old_block * ftl.geometry().units_per_block as usize;
+    let erasing = &ftl.media().oob().lpn[first..first + ftl.geometry().units_per_block as usize];
     // The unit: flushed, its newest version in flight, its flushed copy being erased.
     let lost = *in_flight
         .iter()
@@ -515,7 +522,7 @@ fn a_flushed_functional_device_comes_back_exactly() {
         }
         ftl = rec;
     }
-    assert!(ftl.counters.gc_invocations > 20);
+    assert!(ftl.counters().gc_invocations > 20);
 }
 
 /// Integrity versions are the OOB's sequence numbers: "the newest wins" holds only while
@@ -605,7 +612,7 @@ fn a_flushed_trim_survives_a_power_cut() {
         assert!(bytes[8 * 4096..48 * 4096].iter().all(|&b| b == 0));
         let _ = s.cut();
     }
-    let record_pages = sim.ftl.counters.trim_record_pages;
+    let record_pages = sim.ftl.counters().trim_record_pages;
     sim.power_on().unwrap();
     sim.ftl.check_invariants().unwrap();
     let s = sim.serve().unwrap();

@@ -56,7 +56,7 @@ impl Cycle {
 /// events with requests in flight (they would never complete).
 fn cycle(sim: &mut Simulation, seed: u64, writes: u64, cut: bool) -> Result<Cycle, String> {
     let units = sim.derived.logical_bytes / 4096;
-    let before = sim.ftl.counters;
+    let before = *sim.ftl.counters();
     let mut served = sim.serve().unwrap();
     let mut rng = Rng(seed | 1);
     let mut free: Vec<u32> = (0..32).collect();
@@ -95,7 +95,7 @@ fn cycle(sim: &mut Simulation, seed: u64, writes: u64, cut: bool) -> Result<Cycl
         }
         served.finish().unwrap();
     }
-    let c = sim.ftl.counters;
+    let c = sim.ftl.counters();
     Ok(Cycle {
         host_units: c.host_units_programmed - before.host_units_programmed,
         gc_units: c.gc_copied_units - before.gc_copied_units,

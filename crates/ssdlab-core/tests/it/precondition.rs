@@ -27,7 +27,7 @@ fn fill_overwrite_and_steady_state_stop() {
         p.random_overwrite_units < 20 * units && p.random_overwrite_units.is_multiple_of(units)
     );
     assert!(p.waf > 1.0 && p.nand.erases.gc > 0);
-    assert_eq!(sim.ftl.mapped_units(), units);
+    assert_eq!(sim.ftl.media().mapped_units(), units);
 
     // Without the tolerance the whole volume is written.
     c.precondition.steady_state_waf_tolerance = 0.0;

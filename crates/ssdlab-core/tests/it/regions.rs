@@ -105,8 +105,8 @@ fn region_errors_name_the_key() {
 
 /// Region of the block holding `lpn`.
 fn region_of(sim: &Simulation, lpn: u32) -> u8 {
-    let slot = sim.ftl.slot_of(lpn);
-    sim.ftl.blocks.region[sim.ftl.geo.block_of_slot(slot) as usize]
+    let slot = sim.ftl.media().slot_of(lpn);
+    sim.ftl.media().blocks().region[sim.ftl.geometry().block_of_slot(slot) as usize]
 }
 
 #[test]
@@ -119,7 +119,7 @@ fn cache_takes_writes_then_drains_into_data() {
         d.write_unit(lpn).unwrap();
     }
     d.flush().unwrap();
-    assert_eq!(d.ftl.counters.gc_copied_units, 0);
+    assert_eq!(d.ftl.counters().gc_copied_units, 0);
     assert!(
         (0..20).all(|l| region_of(&sim, l) == 0),
         "all in the SLC cache"
@@ -135,17 +135,17 @@ fn cache_takes_writes_then_drains_into_data() {
         d.submit(&req(HostOp::Read, lpn as u64, 1)).unwrap();
     }
     d.ftl.check_invariants().unwrap();
-    let c = d.ftl.counters;
+    let c = d.ftl.counters();
     assert!(c.gc_copied_units > 0, "cache GC relocated data");
     let in_data = (0..384)
-        .filter(|&l| sim.ftl.is_mapped(l) && region_of(&sim, l) == 1)
+        .filter(|&l| sim.ftl.media().is_mapped(l) && region_of(&sim, l) == 1)
         .count();
     assert!(in_data > 300, "{in_data} units in the data region");
     let r = sim.region_summaries();
     assert_eq!((r[0].name.as_str(), r[1].name.as_str()), ("slc", "data"));
     assert_eq!(
         r[0].valid_units + r[1].valid_units,
-        sim.ftl.mapped_units(),
+        sim.ftl.media().mapped_units(),
         "every mapped unit lives in one region"
     );
 }

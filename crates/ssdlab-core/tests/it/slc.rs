@@ -127,7 +127,7 @@ fn the_baseline_falls_to_tlc_speed_when_full_and_recovers_after_idle() {
     let _ = time_pages(&mut d, 1, idle_at);
     let again = time_pages(&mut d, 100, 0);
     assert_eq!(again, 200_000 + host, "SLC speed after the idle drain");
-    let migrated = d.ftl.counters.journal.migrated_units;
+    let migrated = d.ftl.counters().journal.migrated_units;
     assert!(migrated > 200 * 4, "{migrated} units migrated");
 }
 
@@ -146,7 +146,7 @@ fn run_then_idle(policy: &str, mode: Mode, requests: u32) -> Simulation {
     let mut sim = Simulation::new(device(mode, policy, true, &w)).unwrap();
     let r = sim.run_workload(&mut NoProgress).unwrap();
     assert!(r.journal.is_some());
-    let mut clock = SerialClock::new(&sim.ftl.timing);
+    let mut clock = SerialClock::new(sim.ftl.timing());
     sim.ftl.set_host_idle(true, &mut clock).unwrap();
     sim.ftl.check_invariants().unwrap();
     sim
@@ -184,14 +184,14 @@ fn journal_blocks_expire_without_copies_and_never_migrate() {
         // The baseline's buffer, drained before it fills, moves the live journal to TLC.
         let base = run_then_idle("slc-buffer", mode, 300);
         assert!(
-            base.ftl.counters.journal.journal_units_migrated > 0,
+            base.ftl.counters().journal.journal_units_migrated > 0,
             "{mode:?}"
         );
         // Early on, slc-journal can only migrate what it wrote before it learned the
         // journal (its first lap, 256 units here): nothing after.
         let sim = run_then_idle("slc-journal", mode, 300);
         assert!(
-            sim.ftl.counters.journal.journal_units_migrated <= 256,
+            sim.ftl.counters().journal.journal_units_migrated <= 256,
             "{mode:?}"
         );
     }
@@ -217,7 +217,7 @@ fn own_stripe_is_a_region_key_off_by_default() {
     // Both planes of the journal region take journal pages on its own cursor (the spread
     // it buys shows where commits alias with a longer stripe: the experiments' test at
     // 8 planes, where the shared cursor makes the region copy).
-    let [a, b] = [0, 1].map(|p| sim.ftl.plane_state(2, p).host_units);
+    let [a, b] = [0, 1].map(|p| sim.ftl.media().plane_state(2, p).host_units);
     assert!(a > 2000 && b > 2000, "{a} / {b}");
 }
 

@@ -601,7 +601,7 @@ fn run_cut_case(seed: u64, cfg: Config) -> Result<Option<String>, SimError> {
         floor: vec![(0, 0, 0); units as usize],
         trimmed: vec![None; units as usize],
     };
-    let next = sim.ftl.integrity.as_ref().map_or(0, |i| i.next_version());
+    let next = sim.ftl.integrity().map_or(0, |i| i.next_version());
     for u in 0..units {
         if let Some(v) = sim.ftl.flash_version(u) {
             told.written[u as usize].push(v);

@@ -21,7 +21,7 @@ fn timed(mut c: Config) -> Simulation {
 }
 
 fn read_ns(s: &Simulation) -> u64 {
-    s.ftl.timing.read_ns[2]
+    s.ftl.timing().read_ns[2]
 }
 
 #[test]
@@ -42,7 +42,7 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     // after the program ends: command + transfer + tPROG in all, less the host transfer.
     let flush = &r.latency_ns.as_ref().unwrap().flush;
     assert_eq!(flush.count, 1);
-    let want = CMD_NS + XFER_4K_NS + s.ftl.timing.program_ns[2] - HOST_4K_NS;
+    let want = CMD_NS + XFER_4K_NS + s.ftl.timing().program_ns[2] - HOST_4K_NS;
     assert_eq!(s.completions[1].latency_ns(), want);
     assert!(
         flush.max.abs_diff(want) * 1000 < want,
@@ -66,7 +66,7 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     let fl = s.completions[1];
     assert_eq!(
         fl.complete_ns - write.submit_ns,
-        CMD_NS + XFER_4K_NS + s.ftl.timing.program_ns[2] + 1000
+        CMD_NS + XFER_4K_NS + s.ftl.timing().program_ns[2] + 1000
     );
 }
 
@@ -136,11 +136,11 @@ fn channel_contention_between_two_dies() {
             .unwrap();
         assert_ne!(
             s.ftl
-                .geo
-                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.slot_of(0))),
+                .geometry()
+                .die_of_block(s.ftl.geometry().block_of_slot(s.ftl.media().slot_of(0))),
             s.ftl
-                .geo
-                .die_of_block(s.ftl.geo.block_of_slot(s.ftl.slot_of(1)))
+                .geometry()
+                .die_of_block(s.ftl.geometry().block_of_slot(s.ftl.media().slot_of(1)))
         );
         s.run_workload_with(
             closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
@@ -187,10 +187,10 @@ fn multi_plane_read() {
         &mut NoProgress,
     )
     .unwrap();
-    let g = s.ftl.geo;
+    let g = s.ftl.geometry();
     assert_ne!(
-        g.plane_of_block(g.block_of_slot(s.ftl.slot_of(0))),
-        g.plane_of_block(g.block_of_slot(s.ftl.slot_of(1)))
+        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(0))),
+        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(1)))
     );
     s.run_workload_with(
         closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
@@ -240,7 +240,7 @@ fn protected_buffer_flush_completes_at_once() {
         let mut c = tiny(1, 8, 4, 4, 2.0);
         c.ftl.power_loss_protection = plp;
         let mut f = Simulation::new(c).unwrap();
-        assert_eq!(f.ftl.geo.slots_per_page, 4);
+        assert_eq!(f.ftl.geometry().slots_per_page, 4);
         let mut reqs = vec![req(HostOp::Write, 3, 1), flush()];
         reqs.extend((4..7).map(|l| req(HostOp::Write, l, 1)));
         reqs.push(flush());

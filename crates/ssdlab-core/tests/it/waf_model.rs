@@ -49,13 +49,13 @@ fn simulated_waf(op: f64, victim: GcConfig) -> (f64, u32) {
     for _ in 0..units * 4 {
         d.write_unit(rng.gen_range(0..units)).unwrap();
     }
-    let before = d.ftl.counters.nand.total(OpKind::Program);
+    let before = d.ftl.nand_counts().total(OpKind::Program);
     let n = units as u64 * 8;
     for _ in 0..n {
         d.write_unit(rng.gen_range(0..units)).unwrap();
     }
     (
-        (d.ftl.counters.nand.total(OpKind::Program) - before) as f64 / n as f64,
+        (d.ftl.nand_counts().total(OpKind::Program) - before) as f64 / n as f64,
         units,
     )
 }

@@ -71,7 +71,7 @@ fn factory_bad_blocks_are_excluded_and_too_many_are_an_error() {
     let sim = Simulation::new(c.clone()).unwrap();
     let bad = sim.ftl.factory_bad_blocks();
     assert!(bad > 0, "some of 48 blocks are bad at 10 %");
-    assert_eq!(sim.ftl.blocks.usable(), 48 - bad as usize);
+    assert_eq!(sim.ftl.media().blocks().usable(), 48 - bad as usize);
     sim.ftl.check_invariants().unwrap();
     c.device.bad_block_ratio = 0.6;
     let e = Simulation::new(c).err().unwrap().to_string();
@@ -174,7 +174,7 @@ fn injected_failures_happen_and_are_survived() {
         }
     }
     d.flush().unwrap();
-    let c = d.ftl.counters;
+    let c = d.ftl.counters();
     assert!(c.program_failures > 0 && c.erase_failures > 0, "{c:?}");
     assert!(c.blocks_retired >= c.erase_failures);
     assert!(

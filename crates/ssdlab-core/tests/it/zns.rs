@@ -277,18 +277,20 @@ fn fdp_handles_never_share_a_block_in_both_modes() {
         assert_eq!(f.host_units_per_handle.iter().sum::<u64>(), 6000);
         let ftl = &sim.ftl;
         let mut mixed = 0;
-        for b in 0..ftl.blocks.len() as u32 {
-            let first = ftl.geo.first_slot_of_block(b);
-            let lanes: std::collections::BTreeSet<bool> = (first..first + ftl.geo.units_per_block)
-                .filter(|&s| ftl.oob.is_valid(s as usize))
-                .map(|s| (ftl.oob.lpn[s as usize] as u64) < hot)
+        for b in 0..ftl.media().blocks().len() as u32 {
+            let first = ftl.geometry().first_slot_of_block(b);
+            let lanes: std::collections::BTreeSet<bool> = (first
+                ..first + ftl.geometry().units_per_block)
+                .filter(|&s| ftl.media().oob().is_valid(s as usize))
+                .map(|s| (ftl.media().oob().lpn[s as usize] as u64) < hot)
                 .collect();
             if lanes.len() > 1 {
                 mixed += 1;
             }
             if let Some(&is_hot) = lanes.iter().next() {
                 assert_eq!(
-                    ftl.blocks.lane[b as usize], is_hot as u8,
+                    ftl.media().blocks().lane[b as usize],
+                    is_hot as u8,
                     "{mode:?} block {b}"
                 );
             }

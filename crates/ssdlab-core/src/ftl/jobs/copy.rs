@@ -8,6 +8,7 @@ use crate::config::FastDiv;
 use crate::error::{Result, SimError};
 use crate::flash::NONE;
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, OP_FAILS};
+use crate::ftl::prefetch_pays;
 use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, NandSink};
@@ -298,13 +299,19 @@ impl Ftl {
             self.jobs.get(j),
             self.window_room::<S>(j),
             self.trans.region,
-            self.geo.planes,
+            self.media.geo.planes,
         );
-        let base = self.geo.first_slot_of_block(c.src) as usize;
+        let base = self.media.geo.first_slot_of_block(c.src) as usize;
         let mut page = Gathered::default();
         let stop = loop {
             // Look ahead (no side effects yet): up to a page of the next valid units.
-            let next = page.gather(&self.oob, base, c.scan, c.end, self.geo.slots_per_page);
+            let next = page.gather(
+                &self.media.oob,
+                base,
+                c.scan,
+                c.end,
+                self.media.geo.slots_per_page,
+            );
             if page.n == 0 {
                 c.scan = c.end;
                 break Copy::Done;
@@ -317,9 +324,9 @@ impl Ftl {
             };
             self.move_units(j, &mut c, &page, dst, sink)?;
             c.scan = next;
-            if !S::IMMEDIATE && self.prefetches() {
+            if !S::IMMEDIATE && prefetch_pays(self.media.logical_units) {
                 // The next copy's look-ahead, a program time on, reads on from here.
-                crate::prefetch::prefetch(&self.oob.lpn, base + next as usize + 8);
+                crate::prefetch::prefetch(&self.media.oob.lpn, base + next as usize + 8);
             }
             let n = page.n as u32;
             c.room -= 1;
@@ -340,7 +347,7 @@ impl Ftl {
         let job = self.jobs.get_mut(j);
         job.scan_slot = c.scan;
         job.last_read_page = c.read_page;
-        self.ps[c.src_rp as usize].relocated_units += c.moved;
+        self.media.ps[c.src_rp as usize].relocated_units += c.moved;
         if c.cross {
             self.counters.journal.migrated_units += c.moved;
         }
@@ -366,8 +373,8 @@ impl Ftl {
         let job = self.jobs.get(j);
         let (src, plane, dst_r, stream, kind) =
             (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
-        let spp = self.geo.slots_per_page;
-        let base = self.geo.first_slot_of_block(src) as usize;
+        let spp = self.media.geo.slots_per_page;
+        let base = self.media.geo.first_slot_of_block(src) as usize;
         let mut run = PlainRun {
             scan: base + job.scan_slot as usize,
             end: base + job.scan_end as usize,
@@ -376,11 +383,11 @@ impl Ftl {
             spp_div: FastDiv::new(spp),
             read_page: job.last_read_page,
             reads: 0,
-            prefetch: self.prefetches(),
+            prefetch: prefetch_pays(self.media.logical_units),
         };
         let mut units = 0u64;
         let stop = loop {
-            let left = self.blocks.valid_units[src as usize];
+            let left = self.media.blocks.valid_units[src as usize];
             if left == 0 {
                 run.scan = run.end;
                 break Copy::Done;
@@ -389,10 +396,15 @@ impl Ftl {
             else {
                 break Copy::NoRoom;
             };
-            self.program_seq += pages as u64;
-            let dst = self.page_slot(db, page) as usize;
+            self.media.program_seq += pages as u64;
+            let dst = self.media.page_slot(db, page) as usize;
             let n = (pages * spp).min(left);
-            run.copy(&mut self.oob, self.table.slots_mut(), dst, n as usize);
+            run.copy(
+                &mut self.media.oob,
+                self.media.table.slots_mut(),
+                dst,
+                n as usize,
+            );
             self.transfer_valid(src, db, n);
             self.counters.padding_units += (pages * spp - n) as u64;
             units += n as u64;
@@ -415,8 +427,8 @@ impl Ftl {
             JobKind::Retire => self.counters.retired_units_moved += units,
             JobKind::ZoneReset => {} // a reset zone's blocks hold no valid unit
         }
-        let rp = self.blocks.rp[src as usize] as usize;
-        self.ps[rp].relocated_units += units;
+        let rp = self.media.blocks.rp[src as usize] as usize;
+        self.media.ps[rp].relocated_units += units;
         let job = self.jobs.get_mut(j);
         job.scan_slot = (run.scan - base) as u32;
         job.last_read_page = run.read_page;
@@ -437,8 +449,8 @@ impl Ftl {
             let Some((block, page)) = self.copy_destination(j)? else {
                 return Ok(None);
             };
-            self.program_seq += 1;
-            if !self.program_fails() {
+            self.media.program_seq += 1;
+            if !self.health.draw_program_failure() {
                 return Ok(Some((block, page)));
             }
             self.doom(block);
@@ -472,7 +484,7 @@ impl Ftl {
             JobKind::Retire => self.counters.retired_units_moved += n as u64,
             JobKind::ZoneReset => {}
         }
-        self.counters.padding_units += (self.geo.slots_per_page - n) as u64;
+        self.counters.padding_units += (self.media.geo.slots_per_page - n) as u64;
     }
 
     /// Read and relocate the gathered units `g` of the source into page `dpage` of block
@@ -487,9 +499,9 @@ impl Ftl {
         (db, dpage): (u32, u32),
         sink: &mut S,
     ) -> Result<()> {
-        let base = self.geo.first_slot_of_block(c.src);
+        let base = self.media.geo.first_slot_of_block(c.src);
         self.read_sources(j, c, g, sink)?;
-        let dst = self.page_slot(db, dpage);
+        let dst = self.media.page_slot(db, dpage);
         if S::IMMEDIATE {
             for k in 0..g.n {
                 self.remap_unit(j, base + g.offsets[k], dst + k as u32, g.lpns[k]);
@@ -514,18 +526,18 @@ impl Ftl {
         g: &Gathered,
         sink: &mut S,
     ) -> Result<()> {
-        let spp = self.geo.slots_per_page;
-        let base = self.geo.first_slot_of_block(c.src);
+        let spp = self.media.geo.slots_per_page;
+        let base = self.media.geo.first_slot_of_block(c.src);
         let mut page_end = 0;
         for k in 0..g.n {
             let offset = g.offsets[k];
             if offset >= page_end {
-                let page = self.geo.div_slots_per_page(offset);
+                let page = self.media.geo.div_slots_per_page(offset);
                 page_end = (page + 1) * spp;
                 if page != c.read_page {
                     c.read_page = page;
                     let first = (base + page * spp) as usize;
-                    let valid = self.oob.count_valid(first, spp as usize);
+                    let valid = self.media.oob.count_valid(first, spp as usize);
                     let op = NandOp::new(
                         OpKind::Read,
                         c.cause,
@@ -549,16 +561,16 @@ impl Ftl {
     #[inline(always)]
     fn remap_unit(&mut self, j: JobId, src: u32, dst: u32, lpn: u32) {
         if lpn & TRANS_TAG == 0 {
-            let old = self.table.update(lpn, dst);
+            let old = self.media.table.update(lpn, dst);
             debug_assert_eq!(old, src);
             if self.trans.active() {
                 self.note_moved(j, lpn);
             }
             if let Some(check) = self.integrity.as_mut() {
-                let v = self.oob.version[src as usize];
-                self.oob.version[dst as usize] = v;
+                let v = self.media.oob.version[src as usize];
+                self.media.oob.version[dst as usize] = v;
                 check.on_place(lpn, src, dst, v);
-                if let Some(d) = self.data.as_mut() {
+                if let Some(d) = self.durable.data.as_mut() {
                     d.copy(src, dst);
                 }
             }
@@ -567,19 +579,22 @@ impl Ftl {
         } else {
             self.relocate_tpage(lpn, dst);
         }
-        self.oob.clear(src as usize);
-        self.oob.store(dst as usize, lpn);
+        self.media.oob.clear(src as usize);
+        self.media.oob.store(dst as usize, lpn);
     }
 
     /// `n` valid units moved from block `sb` to block `db`.
     #[inline(always)]
     fn transfer_valid(&mut self, sb: u32, db: u32, n: u32) {
-        self.blocks.valid_units[sb as usize] -= n;
-        self.blocks.valid_units[db as usize] += n;
-        let (rs, rd) = (self.blocks.rp[sb as usize], self.blocks.rp[db as usize]);
+        self.media.blocks.valid_units[sb as usize] -= n;
+        self.media.blocks.valid_units[db as usize] += n;
+        let (rs, rd) = (
+            self.media.blocks.rp[sb as usize],
+            self.media.blocks.rp[db as usize],
+        );
         if rs != rd {
-            self.ps[rs as usize].valid_units -= n as u64;
-            self.ps[rd as usize].valid_units += n as u64;
+            self.media.ps[rs as usize].valid_units -= n as u64;
+            self.media.ps[rd as usize].valid_units += n as u64;
         }
     }
 
@@ -587,8 +602,8 @@ impl Ftl {
     /// journal range.
     #[cold]
     fn count_journal_migration(&mut self, slot: u32) {
-        if let Some((lo, hi)) = self.journal_truth {
-            let lpn = self.oob.lpn[slot as usize];
+        if let Some((lo, hi)) = self.placer.journal_truth {
+            let lpn = self.media.oob.lpn[slot as usize];
             if lpn >= lo && lpn < hi {
                 self.counters.journal.journal_units_migrated += 1;
             }
@@ -605,7 +620,7 @@ impl Ftl {
             Some(p) => Ok(Some(p)),
             None if dst != src_region => {
                 // The destination region must collect first; it wakes this job when it has.
-                self.wake(dst, plane);
+                self.jobs.wake(&mut self.media, dst, plane);
                 Ok(None)
             }
             // A migration leaves the GC reserve to a running GC job: it waits until a
@@ -620,7 +635,7 @@ impl Ftl {
                 // for their retirement (a failed copy closes its block: the retry took the
                 // plane's last block; swarm seeds 3081, 7931).
                 if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
-                    let ps = &self.ps[self.rp(dst, plane)];
+                    let ps = &self.media.ps[self.media.rp(dst, plane)];
                     let why = format!(
                         "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",
                         ps.usable_blocks, ps.valid_units
@@ -630,7 +645,7 @@ impl Ftl {
                 } else {
                     Err(SimError::DeviceFull(format!(
                         "plane {plane} of region {:?} has no free block for GC copies",
-                        self.regions[dst as usize].geo.name
+                        self.media.regions[dst as usize].geo.name
                     )))
                 }
             }
@@ -642,7 +657,7 @@ impl Ftl {
     /// copies or reads to finish before erasing, or a wear-leveling migration's open block
     /// holds the rest of its source (so waiting cannot deadlock).
     fn block_coming(&self, r: u8, plane: u32, except: JobId) -> bool {
-        self.ps[self.rp(r, plane)].erasing > 0
+        self.media.ps[self.media.rp(r, plane)].erasing > 0
             || self.jobs.live().iter().any(|&o| {
                 let job = self.jobs.get(o);
                 o != except
@@ -657,18 +672,19 @@ impl Ftl {
     /// `job` has still to copy (it then finishes without another block).
     #[cold]
     fn migration_fits(&self, job: &Job) -> bool {
-        let ps = &self.ps[self.rp(job.src_region, job.plane)];
+        let ps = &self.media.ps[self.media.rp(job.src_region, job.plane)];
         let open = ps.open.get(Stream::WEAR);
         let room = if open == NONE {
             0
         } else {
-            ps.pages_per_block - self.blocks.next_page[open as usize]
+            ps.pages_per_block - self.media.blocks.next_page[open as usize]
         };
-        let base = self.geo.first_slot_of_block(job.src) + job.scan_slot;
+        let base = self.media.geo.first_slot_of_block(job.src) + job.scan_slot;
         let left = self
+            .media
             .oob
             .count_valid(base as usize, (job.scan_end - job.scan_slot) as usize);
-        left.div_ceil(self.geo.slots_per_page) <= room
+        left.div_ceil(self.media.geo.slots_per_page) <= room
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
@@ -678,26 +694,29 @@ impl Ftl {
     /// plain transfer of validity, without the general invalidation path).
     pub(in crate::ftl) fn apply_copies(&mut self, j: JobId, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
-        let base = self.geo.first_slot_of_block(src_block);
-        let dst = self.page_slot(op.block, op.page);
+        let base = self.media.geo.first_slot_of_block(src_block);
+        let dst = self.media.page_slot(op.block, op.page);
         let mut moved = 0;
         for k in 0..op.units {
             let Some(offset) = self.jobs.get_mut(j).copies.pop() else {
                 break;
             };
             let src = base + offset;
-            let Some(lpn) = self.oob.unit(src as usize) else {
+            let Some(lpn) = self.media.oob.unit(src as usize) else {
                 continue; // rewritten or trimmed since the copy was issued
             };
-            debug_assert!(lpn & TRANS_TAG != 0 || self.table.lookup(lpn) == src);
-            debug_assert_eq!(self.blocks.state[src_block as usize], BlockState::Victim);
+            debug_assert!(lpn & TRANS_TAG != 0 || self.media.table.lookup(lpn) == src);
+            debug_assert_eq!(
+                self.media.blocks.state[src_block as usize],
+                BlockState::Victim
+            );
             self.remap_unit(j, src, dst + k, lpn);
             moved += 1;
         }
         if moved > 0 {
             self.transfer_valid(src_block, op.block, moved);
         }
-        if self.prefetches() {
+        if prefetch_pays(self.media.logical_units) {
             self.prefetch_copies(j, base, dst);
         }
     }
@@ -711,9 +730,9 @@ impl Ftl {
     /// on.
     #[inline(always)]
     fn prefetch_copies(&self, j: JobId, base: u32, dst: u32) {
-        let l2p = self.table.slots();
-        let oob = &self.oob.lpn;
-        let spp = self.geo.slots_per_page as usize;
+        let l2p = self.media.table.slots();
+        let oob = &self.media.oob.lpn;
+        let spp = self.media.geo.slots_per_page as usize;
         self.jobs.get(j).copies.for_oldest(2 * spp, |i, offset| {
             let src = (base + offset) as usize;
             if i >= spp {

@@ -17,7 +17,7 @@
 //! `gc_window_pages` copy programs in flight (0: no limit) and issues the next as they
 //! complete; with an immediate sink (functional mode) a victim is collected at once.
 //!
-//! **How fast.** Die time is shared at the die: [`Ftl::gc_pressure`] gives the scheduler,
+//! **How fast.** Die time is shared at the die: [`PressureView::gc_pressure`](super::PressureView::gc_pressure) gives the scheduler,
 //! per plane, how many GC program batches may run for each host-program batch when both
 //! wait: `k = ⌈r · (soft + 1 − free)⌉` with `r = v / (U − v)`, the copies per host page
 //! that keep free space level while a victim with `v` of `U` valid units is collected —
@@ -36,7 +36,7 @@
 
 use super::region::Stream;
 use super::wear::{WearAction, WearCtx};
-use super::{Ftl, NandSink};
+use super::{Ftl, Media, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::{BlockId, JobId, PlaneId};
@@ -168,48 +168,106 @@ impl Jobs {
     pub fn live(&self) -> &[JobId] {
         &self.live
     }
-}
 
-impl Ftl {
+    /// Whether the host is idle ([`Ftl::set_host_idle`]).
+    #[inline]
+    pub fn host_idle(&self) -> bool {
+        self.host_idle
+    }
+
     /// Queue a background step of (region, plane).
     #[inline]
-    pub(super) fn wake(&mut self, r: u8, plane: u32) {
-        let rp = self.rp(r, plane);
-        let ps = &mut self.ps[rp];
+    pub(super) fn wake(&mut self, media: &mut Media, r: u8, plane: u32) {
+        let rp = media.rp(r, plane);
+        let ps = &mut media.ps[rp];
         if !ps.woken {
             ps.woken = true;
-            self.jobs.woken.push((r, plane));
+            self.woken.push((r, plane));
+        }
+    }
+
+    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
+    pub(super) fn wake_block(&mut self, block: u32) {
+        if let Some(&j) = self.live.iter().find(|&&j| self.get(j).src == block) {
+            self.wake_job(j);
         }
     }
 
     /// Queue a step of job `j`.
     #[inline]
     pub(super) fn wake_job(&mut self, j: JobId) {
-        let job = self.jobs.get_mut(j);
+        let job = self.get_mut(j);
         if !job.woken {
             job.woken = true;
-            self.jobs.woken_jobs.push(j);
+            self.woken_jobs.push(j);
         }
     }
 
-    /// Wake the job whose source is `block` (its erase may have been waiting for reads).
-    pub(super) fn wake_block(&mut self, block: u32) {
-        if let Some(&j) = self
-            .jobs
-            .live()
-            .iter()
-            .find(|&&j| self.jobs.get(j).src == block)
-        {
-            self.wake_job(j);
-        }
+    /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
+    pub(in crate::ftl) fn start_reset(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        block: u32,
+        r: u8,
+    ) -> JobId {
+        let plane = media.geo.plane_of_block(block);
+        let valid = media.blocks.valid_units[block as usize];
+        media.regions[r as usize]
+            .victims
+            .remove(PlaneId(plane), BlockId(block), valid);
+        self.start_job(media, internal, JobKind::ZoneReset, block, r, r)
     }
 
+    /// Start a job moving `src`'s valid units into region `dst`.
+    pub(in crate::ftl) fn start_job(
+        &mut self,
+        media: &mut Media,
+        internal: &mut Option<String>,
+        kind: JobKind,
+        src: u32,
+        r: u8,
+        dst: u8,
+    ) -> JobId {
+        // A retirement's source is the open block whose program failed.
+        let from = if kind == JobKind::Retire {
+            BlockState::Open
+        } else {
+            BlockState::Full
+        };
+        media.set_block_state(internal, src, from, BlockState::Victim);
+        let dst_stream = match kind {
+            JobKind::WearLeveling => Stream::WEAR,
+            _ if dst == r => Stream::gc(media.blocks.lane[src as usize]),
+            _ => Stream::INBOUND,
+        };
+        self.start(Job {
+            kind,
+            src,
+            plane: media.geo.plane_of_block(src),
+            src_region: r,
+            dst_region: dst,
+            dst_stream,
+            scan_slot: 0,
+            scan_end: media.blocks.programmed[src as usize] * media.geo.slots_per_page,
+            last_read_page: NONE,
+            copies_in_flight: 0,
+            copies: InFlight::default(),
+            moved: Vec::new(),
+            erase_issued: false,
+            woken: false,
+            ratio_x16: 16,
+        })
+    }
+}
+
+impl Ftl {
     /// A host page went to `plane` of region `r`: GC may be due there.
     #[inline]
     pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
-        let ps = &self.ps[self.rp(r, plane)];
+        let ps = &self.media.ps[self.media.rp(r, plane)];
         if ps.gc_job.is_none() && ps.needs_gc(self.jobs.host_idle) {
-            self.wake(r, plane);
+            self.jobs.wake(&mut self.media, r, plane);
         }
     }
 
@@ -233,9 +291,9 @@ impl Ftl {
 
     /// Step every region of every plane (e.g. after a write found no room anywhere).
     pub fn wake_all<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
-        for r in 0..self.regions.len() as u8 {
-            for p in 0..self.geo.planes {
-                self.wake(r, p);
+        for r in 0..self.media.regions.len() as u8 {
+            for p in 0..self.media.geo.planes {
+                self.jobs.wake(&mut self.media, r, p);
             }
         }
         self.run_background(sink)
@@ -268,8 +326,8 @@ impl Ftl {
                 self.jobs.get_mut(j).woken = false;
                 self.advance(j, sink)?;
             } else if let Some((r, p)) = self.jobs.woken.pop() {
-                let rp = self.rp(r, p);
-                self.ps[rp].woken = false;
+                let rp = self.media.rp(r, p);
+                self.media.ps[rp].woken = false;
                 self.step_plane(r, p, sink)?;
             } else if !self.trans.has_deferred() || !self.run_deferred_step(sink)? {
                 return self.check_due();
@@ -279,7 +337,7 @@ impl Ftl {
 
     /// Start GC on (region, plane) if it needs it, and advance its job.
     fn step_plane<S: NandSink>(&mut self, r: u8, plane: u32, sink: &mut S) -> Result<()> {
-        let ps = &self.ps[self.rp(r, plane)];
+        let ps = &self.media.ps[self.media.rp(r, plane)];
         if !ps.gc_job.is_none() {
             return self.advance(ps.gc_job, sink);
         }
@@ -294,23 +352,23 @@ impl Ftl {
 
     /// Choose a victim of (region, plane) and start its GC job.
     fn start_gc(&mut self, r: u8, plane: u32) -> Option<JobId> {
-        let region = &mut self.regions[r as usize];
+        let region = &mut self.media.regions[r as usize];
         let mut ctx = super::gc::SelectCtx {
-            blocks: &self.blocks,
+            blocks: &self.media.blocks,
             plane: PlaneId(plane),
             max_valid: region.max_victim_valid,
             units_per_block: region.geo.units_per_block,
-            now_seq: self.program_seq,
+            now_seq: self.media.program_seq,
             rng: &mut self.rng,
         };
         let Some(BlockId(victim)) = region.victims.select(&mut ctx) else {
-            let rp = self.rp(r, plane);
-            self.ps[rp].starved = true;
+            let rp = self.media.rp(r, plane);
+            self.media.ps[rp].starved = true;
             return None;
         };
         if !region.wear.is_none() {
             let ctx = WearCtx {
-                blocks: &self.blocks,
+                blocks: &self.media.blocks,
                 shape: &region.wear_shape,
                 plane: PlaneId(plane),
                 after_gc: false,
@@ -319,12 +377,19 @@ impl Ftl {
         }
         let dst = region.geo.relocate_to;
         let upb = region.geo.units_per_block;
-        let v = self.blocks.valid_units[victim as usize];
+        let v = self.media.blocks.valid_units[victim as usize];
         self.counters.gc_invocations += 1;
-        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Gc,
+            victim,
+            r,
+            dst,
+        );
         self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
-        let rp = self.rp(r, plane);
-        self.ps[rp].gc_job = j;
+        let rp = self.media.rp(r, plane);
+        self.media.ps[rp].gc_job = j;
         self.refresh_pressure(rp);
         Some(j)
     }
@@ -332,57 +397,21 @@ impl Ftl {
     /// Start GC on `victim` (a full block of region `r`, in no victim index): a recovery's
     /// first victim on a plane the cut left without a free block.
     pub(in crate::ftl) fn start_gc_on(&mut self, r: u8, victim: u32) {
-        let upb = self.regions[r as usize].geo.units_per_block;
-        let dst = self.regions[r as usize].geo.relocate_to;
-        let v = self.blocks.valid_units[victim as usize];
+        let upb = self.media.regions[r as usize].geo.units_per_block;
+        let dst = self.media.regions[r as usize].geo.relocate_to;
+        let v = self.media.blocks.valid_units[victim as usize];
         self.counters.gc_invocations += 1;
-        let j = self.start_job(JobKind::Gc, victim, r, dst);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Gc,
+            victim,
+            r,
+            dst,
+        );
         self.jobs.get_mut(j).ratio_x16 = (v * 16).div_ceil((upb - v).max(1)).max(1);
-        let rp = self.blocks.rp[victim as usize] as usize;
-        self.ps[rp].gc_job = j;
-    }
-
-    /// Start the erase of full `block` of region `r`, a reset zone's (no valid unit).
-    pub(in crate::ftl) fn start_reset_job(&mut self, block: u32, r: u8) -> JobId {
-        let plane = self.geo.plane_of_block(block);
-        let valid = self.blocks.valid_units[block as usize];
-        self.regions[r as usize]
-            .victims
-            .remove(PlaneId(plane), BlockId(block), valid);
-        self.start_job(JobKind::ZoneReset, block, r, r)
-    }
-
-    /// Start a job moving `src`'s valid units into region `dst`.
-    fn start_job(&mut self, kind: JobKind, src: u32, r: u8, dst: u8) -> JobId {
-        // A retirement's source is the open block whose program failed.
-        let from = if kind == JobKind::Retire {
-            BlockState::Open
-        } else {
-            BlockState::Full
-        };
-        self.set_block_state(src, from, BlockState::Victim);
-        let dst_stream = match kind {
-            JobKind::WearLeveling => Stream::WEAR,
-            _ if dst == r => Stream::gc(self.blocks.lane[src as usize]),
-            _ => Stream::INBOUND,
-        };
-        self.jobs.start(Job {
-            kind,
-            src,
-            plane: self.geo.plane_of_block(src),
-            src_region: r,
-            dst_region: dst,
-            dst_stream,
-            scan_slot: 0,
-            scan_end: self.blocks.programmed[src as usize] * self.geo.slots_per_page,
-            last_read_page: NONE,
-            copies_in_flight: 0,
-            copies: InFlight::default(),
-            moved: Vec::new(),
-            erase_issued: false,
-            woken: false,
-            ratio_x16: 16,
-        })
+        let rp = self.media.blocks.rp[victim as usize] as usize;
+        self.media.ps[rp].gc_job = j;
     }
 
     /// Copies job `j` may issue now: the rest of its window (unlimited with an immediate
@@ -403,7 +432,7 @@ impl Ftl {
         if job.erase_issued {
             return Ok(());
         }
-        if self.blocks.pins[job.src as usize] > 0 && self.trims.is_some() {
+        if self.media.blocks.pins[job.src as usize] > 0 && self.durable.trims.is_some() {
             // Durable trims: a batch not yet recorded may pin the source; record it now,
             // in the job's destination (its first page, or the one after its copies).
             self.unpin_for_gc(j, job.src, sink)?;
@@ -413,7 +442,7 @@ impl Ftl {
             return Ok(());
         }
         let job = self.jobs.get(j);
-        if job.copies_in_flight > 0 || self.blocks.pins[job.src as usize] > 0 {
+        if job.copies_in_flight > 0 || self.media.blocks.pins[job.src as usize] > 0 {
             return Ok(());
         }
         self.finish_source(j, sink)
@@ -427,7 +456,7 @@ impl Ftl {
         job.erase_issued = true;
         let (src, kind) = (job.src, job.kind);
         debug_assert_eq!(
-            self.blocks.valid_units[src as usize], 0,
+            self.media.blocks.valid_units[src as usize], 0,
             "source still holds data"
         );
         if kind == JobKind::Retire {
@@ -435,18 +464,25 @@ impl Ftl {
             self.end_job(j);
             return Ok(());
         }
-        if self.blocks.pins[src as usize] != 0 {
+        if self.media.blocks.pins[src as usize] != 0 {
             self.internal_error(format!("erase of block {src} with a read pinned"));
         }
-        self.set_block_state(src, BlockState::Victim, BlockState::Erasing);
+        self.media.set_block_state(
+            &mut self.internal,
+            src,
+            BlockState::Victim,
+            BlockState::Erasing,
+        );
         // The plane may choose its next victim while this erase runs (in the timed mode the
         // choice would otherwise lag the functional mode's by an erase time).
-        let rp = self.rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
-        self.ps[rp].erasing += 1;
-        if self.ps[rp].gc_job == j {
-            self.ps[rp].gc_job = JobId::NONE;
-            let (r, plane) = (self.ps[rp].region, self.ps[rp].plane);
-            self.wake(r, plane);
+        let rp = self
+            .media
+            .rp(self.jobs.get(j).src_region, self.jobs.get(j).plane);
+        self.media.ps[rp].erasing += 1;
+        if self.media.ps[rp].gc_job == j {
+            self.media.ps[rp].gc_job = JobId::NONE;
+            let (r, plane) = (self.media.ps[rp].region, self.media.ps[rp].plane);
+            self.jobs.wake(&mut self.media, r, plane);
         }
         self.refresh_pressure(rp);
         let mut op = NandOp::new(
@@ -468,8 +504,8 @@ impl Ftl {
         let job = self.jobs.get(j);
         debug_assert!(job.copies.is_empty(), "job {j} ends with copies in flight");
         let (r, plane) = (job.src_region, job.plane);
-        let rp = self.rp(r, plane);
-        let ps = &mut self.ps[rp];
+        let rp = self.media.rp(r, plane);
+        let ps = &mut self.media.ps[rp];
         if ps.gc_job == j {
             ps.gc_job = JobId::NONE;
             self.refresh_pressure(rp);
@@ -482,13 +518,13 @@ impl Ftl {
 
     /// Wake every region and job of `plane` (a block was freed there).
     fn wake_plane_all(&mut self, plane: u32) {
-        for r in 0..self.regions.len() as u8 {
-            self.wake(r, plane);
+        for r in 0..self.media.regions.len() as u8 {
+            self.jobs.wake(&mut self.media, r, plane);
         }
         for i in 0..self.jobs.active() {
             let j = self.jobs.live()[i];
             if self.jobs.get(j).plane == plane {
-                self.wake_job(j);
+                self.jobs.wake_job(j);
             }
         }
     }
@@ -498,53 +534,59 @@ impl Ftl {
     pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
         let block = op.block;
         let b = block as usize;
-        debug_assert_eq!(self.blocks.state[b], BlockState::Erasing);
-        self.blocks.erase_count[b] += 1;
-        if let Some(d) = self.data.as_mut() {
+        debug_assert_eq!(self.media.blocks.state[b], BlockState::Erasing);
+        self.media.blocks.erase_count[b] += 1;
+        if let Some(d) = self.durable.data.as_mut() {
             d.erase(block);
         }
-        self.blocks.valid_units[b] = 0;
-        self.blocks.next_page[b] = 0;
-        self.blocks.programmed[b] = 0;
-        self.blocks.doomed[b] = false;
-        self.blocks.sealed[b] = false;
-        if self.trims.is_some() {
+        self.media.blocks.valid_units[b] = 0;
+        self.media.blocks.next_page[b] = 0;
+        self.media.blocks.programmed[b] = 0;
+        self.media.blocks.doomed[b] = false;
+        self.media.blocks.sealed[b] = false;
+        if self.durable.trims.is_some() {
             self.records_erased(block);
         }
-        if !self.oob.version.is_empty() {
+        if !self.media.oob.version.is_empty() {
             // The OOB of an erased page reads as empty: a slot this cycle leaves unwritten
             // (padding, a copy whose unit was rewritten meanwhile) must not show the unit
             // it held before, or a power-on scan would take that for data.
-            let first = self.geo.first_slot_of_block(block) as usize;
-            let n = self.geo.units_per_block as usize;
-            self.oob.version[first..first + n].fill(0);
-            self.oob.lpn[first..first + n].fill(NONE);
+            let first = self.media.geo.first_slot_of_block(block) as usize;
+            let n = self.media.geo.units_per_block as usize;
+            self.media.oob.version[first..first + n].fill(0);
+            self.media.oob.lpn[first..first + n].fill(NONE);
         }
         let Owner::Job { job } = op.owner else {
             return Err(SimError::Internal {
                 what: format!("erase of block {block} has no job"),
             });
         };
-        let plane = self.geo.plane_of_block(block);
-        let r = self.blocks.region[b] as usize;
+        let plane = self.media.geo.plane_of_block(block);
+        let r = self.media.blocks.region[b] as usize;
         let after_gc = self.jobs.get(job).kind == JobKind::Gc;
-        let rp = self.blocks.rp[b] as usize;
-        self.ps[rp].erasing -= 1;
+        let rp = self.media.blocks.rp[b] as usize;
+        self.media.ps[rp].erasing -= 1;
         self.refresh_pressure(rp);
-        let endurance = self.timing.endurance_pe_cycles[self.blocks.cell_mode[b].index()];
+        let endurance =
+            self.media.timing.endurance_pe_cycles[self.media.blocks.cell_mode[b].index()];
         if op.fails() {
             self.counters.erase_failures += 1;
             self.retire(block, BlockState::Erasing);
-        } else if self.blocks.erase_count[b] >= endurance {
+        } else if self.media.blocks.erase_count[b] >= endurance {
             self.retire(block, BlockState::Erasing);
         } else {
-            self.set_block_state(block, BlockState::Erasing, BlockState::Free);
-            let region = &mut self.regions[r];
+            self.media.set_block_state(
+                &mut self.internal,
+                block,
+                BlockState::Erasing,
+                BlockState::Free,
+            );
+            let region = &mut self.media.regions[r];
             let action = if region.wear.is_none() {
                 WearAction::Idle
             } else {
                 let ctx = WearCtx {
-                    blocks: &self.blocks,
+                    blocks: &self.media.blocks,
                     shape: &region.wear_shape,
                     plane: PlaneId(plane),
                     after_gc,
@@ -564,7 +606,7 @@ impl Ftl {
             }
         }
         self.end_job(job);
-        if self.trims.is_some() {
+        if self.durable.trims.is_some() {
             self.record_wanted(sink)?;
         }
         Ok(())
@@ -573,23 +615,23 @@ impl Ftl {
     /// Return erased `block` (its erase done: state `Free`) to its pool.
     fn free_block(&mut self, block: u32) {
         let b = block as usize;
-        if self.blocks.state[b] != BlockState::Free {
-            let s = self.blocks.state[b];
+        if self.media.blocks.state[b] != BlockState::Free {
+            let s = self.media.blocks.state[b];
             self.internal_error(format!("block {block} joins its free pool in state {s:?}"));
         }
-        let rp = self.blocks.rp[b] as usize;
-        self.ps[rp]
+        let rp = self.media.blocks.rp[b] as usize;
+        self.media.ps[rp]
             .free
-            .push(BlockId(block), self.blocks.erase_count[b]);
+            .push(BlockId(block), self.media.blocks.erase_count[b]);
         self.refresh_pressure(rp);
     }
 
     /// Whether wear leveling may migrate `block` (a full block of region `r` in `plane`).
     fn migratable(&self, block: u32, r: u8, plane: u32) -> bool {
-        (block as usize) < self.blocks.len()
-            && self.blocks.state[block as usize] == BlockState::Full
-            && self.blocks.region[block as usize] == r
-            && self.geo.plane_of_block(block) == plane
+        (block as usize) < self.media.blocks.len()
+            && self.media.blocks.state[block as usize] == BlockState::Full
+            && self.media.blocks.region[block as usize] == r
+            && self.media.geo.plane_of_block(block) == plane
     }
 
     /// Whether a wear-leveling migration other than job `except` is under way in (region
@@ -611,36 +653,55 @@ impl Ftl {
     /// the stream's open block, so the cold data lands in it; otherwise the erased block
     /// returns to the pool and the wear stream takes blocks as usual.
     fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
-        let plane = self.geo.plane_of_block(from);
-        let rp = self.rp(r, plane);
-        let ps = &mut self.ps[rp];
+        let plane = self.media.geo.plane_of_block(from);
+        let rp = self.media.rp(r, plane);
+        let ps = &mut self.media.ps[rp];
         if into == erased
             && ps.open.get(Stream::WEAR) == NONE
             && ps.free.len() >= ps.reserve_for(Stream::WEAR)
         {
             ps.open.set(Stream::WEAR, erased);
             let b = erased as usize;
-            self.set_block_state(erased, BlockState::Free, BlockState::Open);
-            self.blocks.next_page[b] = 0;
-            self.blocks.programmed[b] = 0;
+            self.media.set_block_state(
+                &mut self.internal,
+                erased,
+                BlockState::Free,
+                BlockState::Open,
+            );
+            self.media.blocks.next_page[b] = 0;
+            self.media.blocks.programmed[b] = 0;
         } else {
             self.free_block(erased);
         }
-        let valid = self.blocks.valid_units[from as usize];
-        self.regions[r as usize]
+        let valid = self.media.blocks.valid_units[from as usize];
+        self.media.regions[r as usize]
             .victims
             .remove(PlaneId(plane), BlockId(from), valid);
         self.counters.wear_leveling_migrations += 1;
-        let j = self.start_job(JobKind::WearLeveling, from, r, r);
-        self.wake_job(j);
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::WearLeveling,
+            from,
+            r,
+            r,
+        );
+        self.jobs.wake_job(j);
     }
 
     /// A doomed block's programs have all completed: move its valid data out and retire it.
     pub(super) fn start_retire<S: NandSink>(&mut self, block: u32, _sink: &mut S) -> Result<()> {
-        let r = self.blocks.region[block as usize];
-        let dst = self.regions[r as usize].geo.relocate_to;
-        let j = self.start_job(JobKind::Retire, block, r, dst);
-        self.wake_job(j);
+        let r = self.media.blocks.region[block as usize];
+        let dst = self.media.regions[r as usize].geo.relocate_to;
+        let j = self.jobs.start_job(
+            &mut self.media,
+            &mut self.internal,
+            JobKind::Retire,
+            block,
+            r,
+            dst,
+        );
+        self.jobs.wake_job(j);
         Ok(())
     }
 }

@@ -85,11 +85,11 @@ impl DieExecutor {
         q: &mut EventQueue<Event>,
         ftl: &Ftl,
     ) -> Option<LongStart> {
-        let pressure = || ftl.die_gc_pressure(die);
+        let pressure = || ftl.pressure().die_gc_pressure(die);
         let batch = self.sched.start_next(die, pressure, writes_blocked)?;
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
-        let t = &ftl.timing;
+        let t = ftl.timing();
         let slowest = |f: &[u64]| slowest_of(batch, f);
         let gen = self.gen[die as usize].0;
         let d = die as u16;
@@ -132,7 +132,7 @@ impl DieExecutor {
                 let pe = batch
                     .ops()
                     .iter()
-                    .map(|o| ftl.blocks.erase_count[o.block as usize])
+                    .map(|o| ftl.erase_counts()[o.block as usize])
                     .max()
                     .unwrap_or(0);
                 let work_start = now + self.command_ns;

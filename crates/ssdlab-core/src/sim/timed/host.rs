@@ -545,7 +545,7 @@ impl HostFrontEnd {
         let at = if bytes == 0 {
             ready_ns
         } else {
-            let t = &cx.ftl.timing;
+            let t = cx.ftl.timing();
             let ns = self.host_path.time_of(bytes, |b| t.host_transfer_ns(b));
             self.host_path.reserve(ready_ns, ns)
         };
@@ -797,7 +797,7 @@ impl HostFrontEnd {
     /// [`HostFrontEnd::pump_buffer`] for one lane.
     fn pump_lane(&mut self, lane: usize, cx: &mut Cx) -> Result<()> {
         let spp = self.slots_per_page;
-        let integrity = cx.ftl.integrity.is_some();
+        let integrity = cx.ftl.integrity().is_some();
         let prefetch = cx.ftl.prefetches();
         // A flush forces out partial pages until every unit before its mark is in flight.
         let flush_mark = if self.settling {
@@ -833,26 +833,26 @@ impl HostFrontEnd {
                 // and block: ask for the page's entries together, then for what they name,
                 // so the misses overlap instead of following one another.
                 for &lpn in &lpns[..n] {
-                    ftl.prefetch_unit(lpn, false);
+                    ftl.media().prefetch_unit(lpn, false);
                 }
                 for &lpn in &lpns[..n] {
-                    ftl.prefetch_unit(lpn, true);
+                    ftl.media().prefetch_unit(lpn, true);
                 }
                 // The same for the pages that follow, a step each: the next page's valid
                 // bits and blocks (its mapping entries asked for a page ago), the
                 // mapping entries of the page after it.
                 let page = spp as usize;
                 for lpn in self.buffer.lane(lane).waiting_after(n, page) {
-                    ftl.prefetch_unit(lpn, true);
+                    ftl.media().prefetch_unit(lpn, true);
                 }
                 for lpn in self.buffer.lane(lane).waiting_after(n + page, page) {
-                    ftl.prefetch_unit(lpn, false);
+                    ftl.media().prefetch_unit(lpn, false);
                 }
             }
             let versions: &[Version] = if integrity { &vers[..n] } else { &[] };
             let token = self.buffer.next_token(lane);
             let queued = &self.host_programs_queued;
-            let geo = cx.ftl.geo;
+            let geo = *cx.ftl.geometry();
             let has_room = |plane: u32| queued[geo.die_of_plane(plane) as usize] < limit;
             let (ftl, mut sink) = cx.parts();
             let placed =

@@ -291,7 +291,7 @@ impl<'a> TimedSim<'a> {
         TimedSim {
             q: EventQueue::new(),
             front: HostFrontEnd::new(cfg, d, workload, threads, ftl),
-            dies: DieExecutor::new(cfg, &g, &ftl.timing),
+            dies: DieExecutor::new(cfg, &g, ftl.timing()),
             susp,
             out,
             series: None,
@@ -375,7 +375,7 @@ impl<'a> TimedSim<'a> {
             return Err(SimError::DeviceFull(format!(
                 "{} requests never completed: no plane could take a write and GC had nothing to reclaim ({} free blocks)",
                 self.front.in_flight(),
-                self.ftl.free_blocks_total()
+                self.ftl.media().free_blocks_total()
             )));
         }
         // The measured figures end with the last host completion. Then the device settles,
@@ -488,9 +488,10 @@ impl<'a> TimedSim<'a> {
     fn handle(&mut self, ev: Event) -> Result<()> {
         match ev {
             Event::Arrival { flow } => self.front.on_arrival(flow as usize, &mut cx!(self))?,
-            Event::Sensed { die } => self
-                .dies
-                .on_sensed(die as u32, &mut self.q, &self.ftl.timing),
+            Event::Sensed { die } => {
+                self.dies
+                    .on_sensed(die as u32, &mut self.q, self.ftl.timing())
+            }
             Event::DieDone { die, gen } => self.on_die_done(die as u32, gen)?,
             Event::Suspend { die, gen } => {
                 self.susp

@@ -66,7 +66,7 @@ impl Sampler {
 
     fn mark(front: &HostFrontEnd, ftl: &Ftl, susp: &SuspendSummary) -> Mark {
         let d = front.completed;
-        let n = &ftl.counters.nand;
+        let n = ftl.nand_counts();
         Mark {
             reads: d.reads,
             writes: d.writes,
@@ -174,9 +174,9 @@ impl Sampler {
         m: Mark,
     ) -> TimeSeriesRow {
         let secs = len_ns as f64 / 1e9;
-        let spp = ftl.geo.slots_per_page as f64;
-        let free_min = (0..ftl.geo.planes)
-            .map(|p| ftl.free_blocks(ftl.data_region().id(), p))
+        let spp = ftl.geometry().slots_per_page as f64;
+        let free_min = (0..ftl.geometry().planes)
+            .map(|p| ftl.media().free_blocks(ftl.media().data_region().id(), p))
             .min()
             .unwrap_or(0);
         let l = self.last;

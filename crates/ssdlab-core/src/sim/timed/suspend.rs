@@ -294,7 +294,7 @@ impl Suspender {
                 return;
             };
             // Urgent GC is not preemptible, except by I-ES, which has no guard at all.
-            if p.guarded() && ftl.die_urgent(die) {
+            if p.guarded() && ftl.pressure().die_urgent(die) {
                 return;
             }
             pos_ns
@@ -349,9 +349,9 @@ impl Suspender {
                 true if late => u32::MAX,
                 true => dies.sched.host_programs_queued(die),
             };
-            (ftl.timing.erase_suspend_penalty_ns[mode], programs)
+            (ftl.timing().erase_suspend_penalty_ns[mode], programs)
         } else {
-            (ftl.timing.program_suspend_penalty_ns[mode], 0)
+            (ftl.timing().program_suspend_penalty_ns[mode], 0)
         };
         let lo = &mut self.long[di];
         let pos = lo.pending_pos_ns;
@@ -423,12 +423,12 @@ impl Suspender {
         let di = die as usize;
         let lo = &self.long[di];
         let (reads, programs) = (lo.read_budget, lo.program_budget);
-        if let Some(n) = dies.start_reads(die, reads, q, &ftl.timing) {
+        if let Some(n) = dies.start_reads(die, reads, q, ftl.timing()) {
             let lo = &mut self.long[di];
             if lo.read_budget != u32::MAX {
                 lo.read_budget -= n;
             }
-        } else if let Some(n) = dies.start_programs(die, programs, q, &ftl.timing) {
+        } else if let Some(n) = dies.start_programs(die, programs, q, ftl.timing()) {
             let lo = &mut self.long[di];
             if lo.program_budget != u32::MAX {
                 lo.program_budget -= n;
@@ -501,7 +501,7 @@ impl Suspender {
         }
         let per_loop = &lo.per_loop[..lo.loops as usize];
         for op in lo.batch.ops() {
-            let pe = ftl.blocks.erase_count[op.block as usize];
+            let pe = ftl.erase_counts()[op.block as usize];
             self.summary.erases += 1;
             for &c in per_loop {
                 self.summary.count_loop(c as u32);
