@@ -41,7 +41,7 @@ fn run(c: Config, reqs: Vec<HostRequest>, qd: u32) -> (Results, Vec<Completion>)
     let done = Arc::new(Mutex::new(Vec::new()));
     let d = done.clone();
     if sim.config.mode == Mode::Timed {
-        sim.set_completion_sink(Box::new(move |c: &Completion| d.lock().unwrap().push(*c)));
+        sim.set_completion_sink(Box::new(move |c: &Completion| d.lock().unwrap().push(c.clone())));
     }
     let res = sim
         .run_workload_with(common::closed(reqs, qd), &mut NoProgress)
