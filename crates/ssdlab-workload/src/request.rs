@@ -234,3 +234,41 @@ impl Default for HostRequest {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What each kind carries over the link, how it is counted, whether it addresses
+    /// units, splits at the maximum transfer size, is a zone (management) command: the table the drivers, the link and
+    /// the counters read (each method matches every kind: a new kind must answer each).
+    #[test]
+    fn every_kind_answers_each_question() {
+        use DataDir::{None as N, ToDevice as Down, ToHost as Up};
+        use OpClass::*;
+        let table = [
+            (HostOp::Read, Up, Read, true, true, false, false),
+            (HostOp::Write, Down, Write, true, true, false, false),
+            (HostOp::Trim, N, Trim, true, false, false, false),
+            (HostOp::Flush, N, Flush, false, false, false, false),
+            (HostOp::ZoneAppend, Down, Write, true, false, true, false),
+            (HostOp::ZoneOpen, N, Zone, false, false, true, true),
+            (HostOp::ZoneClose, N, Zone, false, false, true, true),
+            (HostOp::ZoneFinish, N, Zone, false, false, true, true),
+            (HostOp::ZoneReset, N, Zone, false, false, true, true),
+            (HostOp::ZoneReport, N, Zone, false, false, true, false),
+        ];
+        assert_eq!(table.map(|t| t.0), HostOp::ALL);
+        for (op, data, class, units, splits, zone, management) in table {
+            assert_eq!(op.data(), data, "{op:?}");
+            assert_eq!(op.writes_data(), data == Down, "{op:?}");
+            assert_eq!(op.class(), class, "{op:?}");
+            assert_eq!(op.addresses_units(), units, "{op:?}");
+            assert_eq!(op.splits_at_max_transfer(), splits, "{op:?}");
+            assert_eq!(op.is_zone_command(), zone, "{op:?}");
+            assert_eq!(op.is_zone_management(), management, "{op:?}");
+        }
+        let latency = [Read, Write, Trim, Flush, Zone].map(OpClass::latency_index);
+        assert_eq!(latency, [Some(0), Some(1), None, Some(2), None]);
+    }
+}

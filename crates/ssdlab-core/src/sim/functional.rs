@@ -11,9 +11,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::zones::ZoneError;
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
-use crate::host::command::{
-    self, Command, Driver, Parts, UnitBuffer, WriteUnits, ZoneDescriptor,
-};
+use crate::host::command::{self, Command, Driver, Parts, UnitBuffer, WriteUnits, ZoneDescriptor};
 use crate::host::link::Payload;
 use crate::host::Splitter;
 use crate::stats::HostCounters;

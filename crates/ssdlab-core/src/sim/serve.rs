@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::ftl::{Ftl, FtlCounters};
 use crate::stats::TimeSeriesRow;
 use ssdlab_workload::replay::VecSource;
-use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
+use ssdlab_workload::{Arrival, Flow, HostRequest, Workload};
 
 /// The name of the served flow in the results.
 pub const FLOW_NAME: &str = "served";

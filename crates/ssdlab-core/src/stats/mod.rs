@@ -3,12 +3,12 @@
 //! (those go to `perf.json`), fields in a fixed order.
 
 use crate::flash::{BlockState, BlockTable, Cause, OpKind};
+use crate::ftl::zones::ZoneError;
 use crate::ftl::FtlCounters;
 /// The histogram crate, for callers that read the latency histograms.
 pub use hdrhistogram as hdr;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use crate::ftl::zones::ZoneError;
 use ssdlab_workload::{HostOp, OpClass};
 
 /// Highest latency the histograms track exactly (1 hour); larger values saturate.
@@ -611,6 +611,34 @@ mod tests {
         v.extend(PERCENTILES.iter().map(|&(_, p)| h.value_at_percentile(p)));
         v.extend(h.iter_recorded().map(|x| x.value_iterated_to()));
         v
+    }
+
+    /// A request is counted once, with its outcome: by its kind and bytes, or as failed
+    /// only (in no other count or byte total).
+    #[test]
+    fn a_request_counts_once_with_its_outcome() {
+        let mut c = HostCounters::default();
+        c.complete(HostOp::Read, 4096, None);
+        c.complete(HostOp::ZoneAppend, 8192, None);
+        c.complete(HostOp::Write, 512, Some(ZoneError::InvalidWrite));
+        c.complete(HostOp::Trim, 1024, None);
+        c.complete(HostOp::Flush, 0, None);
+        c.complete(HostOp::ZoneReport, 4096, None);
+        c.complete(HostOp::ZoneReset, 0, Some(ZoneError::InvalidField));
+        let want = HostCounters {
+            reads: 1,
+            read_bytes: 4096,
+            writes: 1,
+            write_bytes: 8192,
+            trims: 1,
+            trim_bytes: 1024,
+            flushes: 1,
+            zone_commands: 1,
+            failed_requests: 2,
+            ..Default::default()
+        };
+        assert_eq!(c, want);
+        assert_eq!(c.requests(), 7);
     }
 
     #[test]

@@ -26,8 +26,8 @@ use crate::config::HostInterfaceConfig;
 use crate::flash::NONE;
 use crate::ftl::zones::ZoneError;
 use crate::host::link::{Dir, Direction, Payload, Wire, SQE_BYTES};
-use crate::stats::HostCounters;
 use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
+use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::VecDeque;
 
