@@ -20,7 +20,7 @@ pub mod tpcc;
 pub mod trace;
 
 pub use error::WorkloadError;
-pub use request::{HostOp, HostRequest};
+pub use request::{DataDir, HostOp, HostRequest, OpClass};
 
 use serde::{Deserialize, Serialize};
 

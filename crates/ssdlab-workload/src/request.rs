@@ -58,23 +58,144 @@ impl HostOp {
     /// A zone command (append, management, report): only a zoned device takes it.
     #[inline]
     pub fn is_zone_command(self) -> bool {
-        self as u8 >= HostOp::ZoneAppend as u8
+        match self {
+            HostOp::Read | HostOp::Write | HostOp::Trim | HostOp::Flush => false,
+            HostOp::ZoneAppend
+            | HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            | HostOp::ZoneReport => true,
+        }
     }
 
     /// Zone Management Send (open, close, finish, reset): moves a zone's state, carries
     /// no data; `offset_bytes` names the zone's first byte.
     #[inline]
     pub fn is_zone_management(self) -> bool {
-        matches!(
-            self,
-            HostOp::ZoneOpen | HostOp::ZoneClose | HostOp::ZoneFinish | HostOp::ZoneReset
-        )
+        match self {
+            HostOp::ZoneOpen | HostOp::ZoneClose | HostOp::ZoneFinish | HostOp::ZoneReset => true,
+            HostOp::Read
+            | HostOp::Write
+            | HostOp::Trim
+            | HostOp::Flush
+            | HostOp::ZoneAppend
+            | HostOp::ZoneReport => false,
+        }
     }
 
     /// Carries data to the device (write, zone append).
     #[inline]
     pub fn writes_data(self) -> bool {
-        matches!(self, HostOp::Write | HostOp::ZoneAppend)
+        self.data() == DataDir::ToDevice
+    }
+
+    /// Which way the command's data crosses the link between host memory and the device
+    /// (the bytes are the request's `size_bytes`): the one answer every driver and the
+    /// host link read.
+    #[inline]
+    pub fn data(self) -> DataDir {
+        match self {
+            HostOp::Write | HostOp::ZoneAppend => DataDir::ToDevice,
+            HostOp::Read => DataDir::ToHost,
+            HostOp::Trim
+            | HostOp::Flush
+            | HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            // The report buffer is not modelled on the link (docs/zns.md).
+            | HostOp::ZoneReport => DataDir::None,
+        }
+    }
+
+    /// How a completed request of this kind is counted (results' `host` section, latency
+    /// histograms).
+    #[inline]
+    pub fn class(self) -> OpClass {
+        match self {
+            HostOp::Read => OpClass::Read,
+            HostOp::Write | HostOp::ZoneAppend => OpClass::Write,
+            HostOp::Trim => OpClass::Trim,
+            HostOp::Flush => OpClass::Flush,
+            HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            | HostOp::ZoneReport => OpClass::Zone,
+        }
+    }
+
+    /// Whether `offset_bytes .. + size_bytes` names logical units the request touches
+    /// (read, write, trim, zone append); a flush and the zone management and report
+    /// commands address no units (their offset names a zone, if anything).
+    #[inline]
+    pub fn addresses_units(self) -> bool {
+        match self {
+            HostOp::Read | HostOp::Write | HostOp::Trim | HostOp::ZoneAppend => true,
+            HostOp::Flush
+            | HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            | HostOp::ZoneReport => false,
+        }
+    }
+
+    /// Whether a host driver splits a request of this kind into several commands at the
+    /// device's maximum data transfer size (NVMe MDTS): reads and writes. A zone append is
+    /// not split (it must land whole at one write pointer; docs/zns.md), a trim carries
+    /// ranges, not data.
+    #[inline]
+    pub fn splits_at_max_transfer(self) -> bool {
+        match self {
+            HostOp::Read | HostOp::Write => true,
+            HostOp::Trim
+            | HostOp::Flush
+            | HostOp::ZoneAppend
+            | HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            | HostOp::ZoneReport => false,
+        }
+    }
+}
+
+/// Which way a command's data crosses the link ([`HostOp::data`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataDir {
+    /// No data (the command and its completion only).
+    None,
+    /// Host memory → device (write data).
+    ToDevice,
+    /// Device → host memory (read data).
+    ToHost,
+}
+
+/// How a completed request is counted ([`HostOp::class`]): one of the host counters'
+/// request kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    Read,
+    /// Writes and zone appends.
+    Write,
+    Trim,
+    Flush,
+    /// Zone management and report commands.
+    Zone,
+}
+
+impl OpClass {
+    /// The latency histogram the class's requests go to (read, write, flush), if any.
+    #[inline]
+    pub fn latency_index(self) -> Option<usize> {
+        match self {
+            OpClass::Read => Some(0),
+            OpClass::Write => Some(1),
+            OpClass::Flush => Some(2),
+            OpClass::Trim | OpClass::Zone => None,
+        }
     }
 }
 
@@ -111,5 +232,43 @@ impl Default for HostRequest {
             tag: 0,
             placement_id: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What each kind carries over the link, how it is counted, whether it addresses
+    /// units, splits at the maximum transfer size, is a zone (management) command: the table the drivers, the link and
+    /// the counters read (each method matches every kind: a new kind must answer each).
+    #[test]
+    fn every_kind_answers_each_question() {
+        use DataDir::{None as N, ToDevice as Down, ToHost as Up};
+        use OpClass::*;
+        let table = [
+            (HostOp::Read, Up, Read, true, true, false, false),
+            (HostOp::Write, Down, Write, true, true, false, false),
+            (HostOp::Trim, N, Trim, true, false, false, false),
+            (HostOp::Flush, N, Flush, false, false, false, false),
+            (HostOp::ZoneAppend, Down, Write, true, false, true, false),
+            (HostOp::ZoneOpen, N, Zone, false, false, true, true),
+            (HostOp::ZoneClose, N, Zone, false, false, true, true),
+            (HostOp::ZoneFinish, N, Zone, false, false, true, true),
+            (HostOp::ZoneReset, N, Zone, false, false, true, true),
+            (HostOp::ZoneReport, N, Zone, false, false, true, false),
+        ];
+        assert_eq!(table.map(|t| t.0), HostOp::ALL);
+        for (op, data, class, units, splits, zone, management) in table {
+            assert_eq!(op.data(), data, "{op:?}");
+            assert_eq!(op.writes_data(), data == Down, "{op:?}");
+            assert_eq!(op.class(), class, "{op:?}");
+            assert_eq!(op.addresses_units(), units, "{op:?}");
+            assert_eq!(op.splits_at_max_transfer(), splits, "{op:?}");
+            assert_eq!(op.is_zone_command(), zone, "{op:?}");
+            assert_eq!(op.is_zone_management(), management, "{op:?}");
+        }
+        let latency = [Read, Write, Trim, Flush, Zone].map(OpClass::latency_index);
+        assert_eq!(latency, [Some(0), Some(1), None, Some(2), None]);
     }
 }

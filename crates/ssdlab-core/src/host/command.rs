@@ -10,14 +10,17 @@
 //! and queues: the functional driver's packer programs a page the moment it is full and
 //! every request completes at once; the timed front end's write buffer waits for space
 //! and for room on the dies, and a request completes after the buffer access. A new kind
-//! of host command is added in the workload's request type and here ([`Command`],
-//! [`Command::decode`], [`execute`]).
+//! of host command is added in the workload's request type (`HostOp`, whose exhaustive
+//! methods say what it carries over the link, how it is counted, whether it addresses
+//! units and splits at the maximum transfer size: the compiler asks for each) and here
+//! ([`Command`], [`Command::decode`], [`execute`]). A request is counted once, when it
+//! completes, with its outcome ([`HostCounters::complete`], called by the drivers).
 
 use super::UnitSpan;
 use crate::base::Version;
 use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
-use crate::ftl::zones::{ZoneError, NO_LANE};
+use crate::ftl::zones::{ZoneError, ZoneState, NO_LANE};
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -91,16 +94,21 @@ pub enum Command {
     ZoneReset { zone: u32 },
     /// A zone was finished: lane `lane`'s waiting units (its last partial page) go out.
     ZoneFinish { lane: Option<u8> },
-    /// Done at once (zone open, close, report).
+    /// Report Zones: the descriptors of `count` zones from zone `first` go back to the
+    /// submitter ([`zone_report`], [`Driver::zones_reported`]).
+    ZoneReport { first: u32, count: u32 },
+    /// Done at once (zone open, close).
     Done,
     /// The request fails with this status (counted; the run goes on).
     Failed(ZoneError),
 }
 
 impl Command {
-    /// Decode `req` (covering `span`): count it in `counters` and let the FTL observe a
-    /// write (journal detection); a partly covered first or last unit that holds data,
-    /// neither in `buffer` nor unmapped, is read first.
+    /// Decode `req` (covering `span`): count the units it reads or writes in `counters`
+    /// (the request itself is counted once it completes, with its outcome:
+    /// [`HostCounters::complete`]) and let the FTL observe a write (journal detection); a
+    /// partly covered first or last unit that holds data, neither in `buffer` nor
+    /// unmapped, is read first.
     #[inline]
     pub fn decode<B: UnitBuffer>(
         req: &HostRequest,
@@ -109,7 +117,6 @@ impl Command {
         buffer: &B,
         counters: &mut HostCounters,
     ) -> Command {
-        counters.count(req.op, req.size_bytes);
         if ftl.zones().is_some() {
             return decode_zoned(req, span, ftl, counters);
         }
@@ -121,10 +128,7 @@ impl Command {
             HostOp::Write => {
                 let lane = match ftl.lane_of_placement(req.placement_id) {
                     Some(l) => l,
-                    None => {
-                        counters.count_failed(req.op, req.size_bytes);
-                        return Command::Failed(ZoneError::InvalidField);
-                    }
+                    None => return Command::Failed(ZoneError::InvalidField),
                 };
                 counters.write_units += span.count as u64;
                 ftl.observe_host_write(span.first, span.count, req.journal);
@@ -145,10 +149,12 @@ impl Command {
             HostOp::Trim => Command::Trim(span),
             HostOp::Flush => Command::Flush,
             // The splitter refuses zone commands on a conventional device.
-            _ => {
-                counters.count_failed(req.op, req.size_bytes);
-                Command::Failed(ZoneError::InvalidCommand)
-            }
+            HostOp::ZoneAppend
+            | HostOp::ZoneOpen
+            | HostOp::ZoneClose
+            | HostOp::ZoneFinish
+            | HostOp::ZoneReset
+            | HostOp::ZoneReport => Command::Failed(ZoneError::InvalidCommand),
         }
     }
 }
@@ -211,6 +217,9 @@ pub trait Driver {
     fn finish(&mut self, req: u32, error: Option<ZoneError>) -> Result<()>;
     /// Units left the buffer (a trim, a zone reset): writes waiting for space may go on.
     fn space_freed(&mut self) -> Result<()>;
+    /// Zone Report `req` returns `zones` (the zones as they stand now) to its submitter,
+    /// with its completion.
+    fn zones_reported(&mut self, req: u32, zones: Vec<ZoneDescriptor>);
     /// Write `req`, waiting for a write lane (its zone opened while every lane was held),
     /// took `lane`.
     fn lane_taken(&mut self, _req: u32, _lane: u8) {}
@@ -279,6 +288,11 @@ pub fn execute<D: Driver>(d: &mut D, cmd: Command, req: u32, tag: u32) -> Result
             if let Some(l) = lane {
                 d.close_lane(l)?;
             }
+            d.finish(req, None)
+        }
+        Command::ZoneReport { first, count } => {
+            let zones = zone_report(d.parts().ftl, first, count);
+            d.zones_reported(req, zones);
             d.finish(req, None)
         }
         Command::Done => d.finish(req, None),
@@ -432,7 +446,12 @@ fn decode_zoned(
         HostOp::Flush => Ok(Command::Flush),
         HostOp::ZoneReport => {
             zs.count_report();
-            Ok(Command::Done)
+            // From the zone holding the offset, as many as the report buffer holds (a
+            // 64-byte header, 64 bytes per descriptor), up to the last zone.
+            let first = zs.zone_of(lpn).min(zs.count());
+            let fits = req.size_bytes.saturating_sub(REPORT_HEADER_BYTES) / DESCRIPTOR_BYTES;
+            let count = fits.min((zs.count() - first) as u64) as u32;
+            Ok(Command::ZoneReport { first, count })
         }
         HostOp::ZoneOpen => zs
             .managed_zone(lpn, aligned)
@@ -452,7 +471,6 @@ fn decode_zoned(
     };
     let cmd = out.unwrap_or_else(|e| {
         zs.count_error(e);
-        counters.count_failed(req.op, req.size_bytes);
         Command::Failed(e)
     });
     if let (Some(z), Command::ZoneFinish { .. }) = (finished, cmd) {
@@ -460,6 +478,46 @@ fn decode_zoned(
         ftl.release_zone_lane(z);
     }
     cmd
+}
+
+/// Bytes of a Report Zones data structure's header and of each zone descriptor in it
+/// (NVMe ZNS, Zone Management Receive).
+pub const REPORT_HEADER_BYTES: u64 = 64;
+pub const DESCRIPTOR_BYTES: u64 = 64;
+
+/// One zone as Report Zones describes it (NVMe ZNS Zone Descriptor), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ZoneDescriptor {
+    /// The zone's index.
+    pub zone: u32,
+    pub state: ZoneState,
+    /// The zone's first byte (ZSLBA).
+    pub start_bytes: u64,
+    /// The write pointer (WP): the first byte not written; of a full zone, where its
+    /// writes ended (NVMe leaves a full zone's write pointer undefined).
+    pub write_pointer_bytes: u64,
+    /// Bytes the zone can hold (ZCAP).
+    pub capacity_bytes: u64,
+}
+
+/// The descriptors of `count` zones of `ftl` from zone `first`, as they stand now.
+pub fn zone_report(ftl: &Ftl, first: u32, count: u32) -> Vec<ZoneDescriptor> {
+    let unit = ftl.geo.unit_bytes as u64;
+    let Some(zs) = ftl.zones() else {
+        return Vec::new();
+    };
+    (first..first + count)
+        .map(|z| {
+            let start = z as u64 * zs.zone_units as u64 * unit;
+            ZoneDescriptor {
+                zone: z,
+                state: zs.state(z),
+                start_bytes: start,
+                write_pointer_bytes: start + zs.write_pointer(z) as u64 * unit,
+                capacity_bytes: zs.cap_units as u64 * unit,
+            }
+        })
+        .collect()
 }
 
 /// Drop zone `zone`'s units from `buffer` and reset it.

@@ -15,7 +15,7 @@
 //! (acknowledgements, flow-control updates: a few percent of the wire), flow-control
 //! credit stalls, the link's propagation delay.
 
-use ssdlab_workload::HostOp;
+use ssdlab_workload::{DataDir, HostOp};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -31,16 +31,16 @@ pub struct Payload {
 impl Payload {
     #[inline]
     pub fn of(op: HostOp, size_bytes: u64) -> Payload {
-        match op {
-            HostOp::Write | HostOp::ZoneAppend => Payload {
+        match op.data() {
+            DataDir::ToDevice => Payload {
                 down_bytes: size_bytes,
                 up_bytes: 0,
             },
-            HostOp::Read => Payload {
+            DataDir::ToHost => Payload {
                 down_bytes: 0,
                 up_bytes: size_bytes,
             },
-            _ => Payload::default(),
+            DataDir::None => Payload::default(),
         }
     }
 

@@ -84,10 +84,7 @@ impl Splitter {
                 ),
             ));
         }
-        if req.op == HostOp::Flush
-            || req.size_bytes == 0
-            || (req.op.is_zone_command() && req.op != HostOp::ZoneAppend)
-        {
+        if !req.op.addresses_units() || req.size_bytes == 0 {
             return Ok(UnitSpan {
                 first: 0,
                 count: 0,
@@ -233,6 +230,19 @@ impl RequestTable {
     #[inline]
     pub fn get(&self, id: u32) -> &Request {
         &self.slots[id as usize]
+    }
+
+    /// The requests in the table (figures taken mid-phase: not for hot paths).
+    pub fn live(&self) -> impl Iterator<Item = &Request> {
+        let mut free = vec![false; self.slots.len()];
+        for &i in &self.free {
+            free[i as usize] = true;
+        }
+        self.slots
+            .iter()
+            .zip(free)
+            .filter(|(_, f)| !f)
+            .map(|(r, _)| r)
     }
 
     pub fn remove(&mut self, id: u32) -> Request {

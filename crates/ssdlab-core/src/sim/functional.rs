@@ -11,7 +11,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{NandOp, OpKind, TimingModel, NONE};
 use crate::ftl::zones::ZoneError;
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
-use crate::host::command::{self, Command, Driver, Parts, UnitBuffer, WriteUnits};
+use crate::host::command::{self, Command, Driver, Parts, UnitBuffer, WriteUnits, ZoneDescriptor};
 use crate::host::link::Payload;
 use crate::host::Splitter;
 use crate::stats::HostCounters;
@@ -171,6 +171,8 @@ pub struct FunctionalDriver<'a> {
     splitter: Splitter,
     /// Why the last request failed, if it did.
     last_error: Option<ZoneError>,
+    /// The zones the last Zone Report returned, until taken.
+    zone_report: Option<Vec<ZoneDescriptor>>,
 }
 
 impl<'a> FunctionalDriver<'a> {
@@ -197,6 +199,7 @@ impl<'a> FunctionalDriver<'a> {
             separate_journal,
             splitter,
             last_error: None,
+            zone_report: None,
         }
     }
 
@@ -387,8 +390,16 @@ impl<'a> FunctionalDriver<'a> {
             self.clock.time_ns += self.ftl.timing().host_transfer_ns(bytes);
         }
         command::execute(self, cmd, NONE, req.tag)?;
+        // It completed in `execute` (nothing waits here): counted now, with its outcome.
+        self.host.complete(req.op, req.size_bytes, self.last_error);
         self.stamp();
         Ok(())
+    }
+
+    /// The zones the last Zone Report submitted returned (NVMe zone descriptors), once:
+    /// `None` after they were taken, or before any report.
+    pub fn take_zone_report(&mut self) -> Option<Vec<ZoneDescriptor>> {
+        self.zone_report.take()
     }
 
     /// Why the last request submitted failed (a zone or placement error), if it did.
@@ -464,5 +475,9 @@ impl Driver for FunctionalDriver<'_> {
     #[inline(always)]
     fn space_freed(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    fn zones_reported(&mut self, _req: u32, zones: Vec<ZoneDescriptor>) {
+        self.zone_report = Some(zones);
     }
 }

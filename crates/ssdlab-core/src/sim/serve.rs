@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::ftl::{Ftl, FtlCounters};
 use crate::stats::TimeSeriesRow;
 use ssdlab_workload::replay::VecSource;
-use ssdlab_workload::{Arrival, Flow, HostOp, HostRequest, Workload};
+use ssdlab_workload::{Arrival, Flow, HostRequest, Workload};
 
 /// The name of the served flow in the results.
 pub const FLOW_NAME: &str = "served";
@@ -182,6 +182,7 @@ impl Served<'_> {
                     size_bytes: r.size_bytes,
                     tag: r.tag,
                     error: d.last_error(),
+                    zones: d.take_zone_report().unwrap_or_default(),
                 });
                 Ok(())
             }
@@ -197,7 +198,7 @@ impl Served<'_> {
             Inner::Functional(_) => into.append(&mut self.done),
         }
         for c in &into[from..] {
-            if c.op == HostOp::Write {
+            if c.op.writes_data() {
                 if let Some(d) = self.ftl_mut().data_mut() {
                     d.drop_payload(c.tag);
                 }

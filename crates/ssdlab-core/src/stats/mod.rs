@@ -3,12 +3,13 @@
 //! (those go to `perf.json`), fields in a fixed order.
 
 use crate::flash::{BlockState, BlockTable, Cause, OpKind};
+use crate::ftl::zones::ZoneError;
 use crate::ftl::FtlCounters;
 /// The histogram crate, for callers that read the latency histograms.
 pub use hdrhistogram as hdr;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use ssdlab_workload::HostOp;
+use ssdlab_workload::{HostOp, OpClass};
 
 /// Highest latency the histograms track exactly (1 hour); larger values saturate.
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
@@ -82,11 +83,8 @@ impl Default for LatencyRecorder {
 impl LatencyRecorder {
     #[inline]
     pub fn record(&mut self, op: HostOp, latency_ns: u64) {
-        let i = match op {
-            HostOp::Read => 0,
-            HostOp::Write | HostOp::ZoneAppend => 1,
-            HostOp::Flush => 2,
-            _ => return,
+        let Some(i) = op.class().latency_index() else {
+            return;
         };
         let b = bucket_index(latency_ns.clamp(1, MAX_TRACKED_NS));
         self.counts[i][b] += 1;
@@ -144,53 +142,42 @@ fn is_zero_u64(v: &u64) -> bool {
 }
 
 impl HostCounters {
-    pub fn count(&mut self, op: HostOp, bytes: u64) {
-        match op {
-            HostOp::Read => {
+    /// Request `op` of `bytes` completed to the host, failed with status `error` if it
+    /// did: the one place a request is counted, once, with its outcome (a failed one in
+    /// `failed_requests` only).
+    #[inline]
+    pub fn complete(&mut self, op: HostOp, bytes: u64, error: Option<ZoneError>) {
+        if error.is_some() {
+            self.failed_requests += 1;
+            return;
+        }
+        match op.class() {
+            OpClass::Read => {
                 self.reads += 1;
                 self.read_bytes += bytes
             }
-            HostOp::Write | HostOp::ZoneAppend => {
+            OpClass::Write => {
                 self.writes += 1;
                 self.write_bytes += bytes
             }
-            HostOp::Trim => {
+            OpClass::Trim => {
                 self.trims += 1;
                 self.trim_bytes += bytes
             }
-            HostOp::Flush => self.flushes += 1,
-            _ => self.zone_commands += 1,
+            OpClass::Flush => self.flushes += 1,
+            OpClass::Zone => self.zone_commands += 1,
         }
     }
 
-    /// Request `op` of `bytes` (counted by [`HostCounters::count`]) failed: it moves to
-    /// `failed_requests`.
-    pub fn count_failed(&mut self, op: HostOp, bytes: u64) {
-        match op {
-            HostOp::Read => {
-                self.reads -= 1;
-                self.read_bytes -= bytes
-            }
-            HostOp::Write | HostOp::ZoneAppend => {
-                self.writes -= 1;
-                self.write_bytes -= bytes
-            }
-            HostOp::Trim => {
-                self.trims -= 1;
-                self.trim_bytes -= bytes
-            }
-            HostOp::Flush => self.flushes -= 1,
-            _ => self.zone_commands -= 1,
-        }
-        self.failed_requests += 1;
-    }
-    /// Take back the request count of a read or write (a later part of a request the
-    /// host interface split: the request was counted once, its bytes are the parts').
-    pub fn uncount_request(&mut self, op: HostOp) {
-        match op {
-            HostOp::Read => self.reads -= 1,
-            HostOp::Write => self.writes -= 1,
-            _ => {}
+    /// The bytes of a later part of a request split at the maximum transfer size, taken
+    /// by the device while the request is still in flight (figures taken mid-phase; the
+    /// request itself counts once, with its first part).
+    pub fn count_part(&mut self, op: HostOp, bytes: u64) {
+        match op.class() {
+            OpClass::Read => self.read_bytes += bytes,
+            OpClass::Write => self.write_bytes += bytes,
+            OpClass::Trim => self.trim_bytes += bytes,
+            OpClass::Flush | OpClass::Zone => {}
         }
     }
 
@@ -626,6 +613,34 @@ mod tests {
         v
     }
 
+    /// A request is counted once, with its outcome: by its kind and bytes, or as failed
+    /// only (in no other count or byte total).
+    #[test]
+    fn a_request_counts_once_with_its_outcome() {
+        let mut c = HostCounters::default();
+        c.complete(HostOp::Read, 4096, None);
+        c.complete(HostOp::ZoneAppend, 8192, None);
+        c.complete(HostOp::Write, 512, Some(ZoneError::InvalidWrite));
+        c.complete(HostOp::Trim, 1024, None);
+        c.complete(HostOp::Flush, 0, None);
+        c.complete(HostOp::ZoneReport, 4096, None);
+        c.complete(HostOp::ZoneReset, 0, Some(ZoneError::InvalidField));
+        let want = HostCounters {
+            reads: 1,
+            read_bytes: 4096,
+            writes: 1,
+            write_bytes: 8192,
+            trims: 1,
+            trim_bytes: 1024,
+            flushes: 1,
+            zone_commands: 1,
+            failed_requests: 2,
+            ..Default::default()
+        };
+        assert_eq!(c, want);
+        assert_eq!(c.requests(), 7);
+    }
+
     #[test]
     fn bucket_value_is_the_lowest_of_its_bucket() {
         let mut h = new_histogram();
@@ -661,13 +676,19 @@ mod tests {
             let mut direct = Latency::default();
             let mut rec = LatencyRecorder::default();
             for (op, raw, shift) in lat {
-                let op = [HostOp::Read, HostOp::Write, HostOp::Flush, HostOp::Trim][op as usize];
+                // The oracle's histogram of each kind drawn (a trim has none).
+                let (op, to) = [
+                    (HostOp::Read, Some(&mut direct.read)),
+                    (HostOp::Write, Some(&mut direct.write)),
+                    (HostOp::Flush, Some(&mut direct.flush)),
+                    (HostOp::Trim, None),
+                ]
+                .into_iter()
+                .nth(op as usize)
+                .unwrap();
                 let v = raw >> shift;
-                match op {
-                    HostOp::Read => direct.read.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
-                    HostOp::Write => direct.write.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
-                    HostOp::Flush => direct.flush.record(v.clamp(1, MAX_TRACKED_NS)).unwrap(),
-                    _ => {}
+                if let Some(h) = to {
+                    h.record(v.clamp(1, MAX_TRACKED_NS)).unwrap();
                 }
                 rec.record(op, v);
             }

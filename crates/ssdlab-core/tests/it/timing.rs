@@ -57,13 +57,13 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     // The write completes once in the DRAM buffer and its data crossed the host data
     // path; the flush waits for the program: command + transfer + tPROG from the write's
     // start.
-    let write = s.completions[0];
+    let write = &s.completions[0];
     assert_eq!(
         write.latency_ns(),
         1000 + HOST_4K_NS,
         "buffer_access_ns + host transfer"
     );
-    let fl = s.completions[1];
+    let fl = &s.completions[1];
     assert_eq!(
         fl.complete_ns - write.submit_ns,
         CMD_NS + XFER_4K_NS + s.ftl.timing().program_ns[2] + 1000

@@ -41,7 +41,9 @@ fn run(c: Config, reqs: Vec<HostRequest>, qd: u32) -> (Results, Vec<Completion>)
     let done = Arc::new(Mutex::new(Vec::new()));
     let d = done.clone();
     if sim.config.mode == Mode::Timed {
-        sim.set_completion_sink(Box::new(move |c: &Completion| d.lock().unwrap().push(*c)));
+        sim.set_completion_sink(Box::new(move |c: &Completion| {
+            d.lock().unwrap().push(c.clone())
+        }));
     }
     let res = sim
         .run_workload_with(common::closed(reqs, qd), &mut NoProgress)
@@ -739,6 +741,11 @@ fn a_failed_request_keeps_its_status_through_the_host_interface() {
     let lat = res.latency_ns.as_ref().unwrap();
     assert_eq!(lat.write.count, 1);
     assert_eq!(res.host.counters.failed_requests, 2);
+    // Each request is counted once, when it completes, with its outcome: the split one
+    // as failed only, though its second command landed (its bytes were counted as
+    // written when each command was counted as the device took it).
+    let h = &res.host.counters;
+    assert_eq!((h.writes, h.write_bytes, res.host.requests), (1, 8 * U, 3));
 }
 
 /// The host log-structured layer at every zone capacity down to one mapping unit (a
@@ -781,5 +788,79 @@ fn the_host_layer_works_at_every_zone_capacity() {
             );
             assert!(res.integrity.as_ref().unwrap().checked_reads > 100);
         }
+    }
+}
+
+/// Zone Report returns the zones as they stand, in both modes (served: the completion
+/// carries them): the descriptors of the range asked, by state, start, write pointer and
+/// capacity, after writes, a fill, a finish, a reset and an explicit open; a report
+/// buffer holds a 64-byte header and 64 bytes per zone, and a report stops at the last
+/// zone.
+#[test]
+fn zone_report_returns_the_zones_as_they_stand_in_both_modes() {
+    use ssdlab_core::ftl::zones::ZoneState::{self, *};
+    use ssdlab_core::host::command::ZoneDescriptor;
+    use ssdlab_core::sim::serve::WriteData;
+    use HostOp::*;
+    const CAP: u64 = 24;
+    let d = |zone: u32, state: ZoneState, written: u64| ZoneDescriptor {
+        zone,
+        state,
+        start_bytes: zone as u64 * Z * U,
+        write_pointer_bytes: (zone as u64 * Z + written) * U,
+        capacity_bytes: CAP * U,
+    };
+    let report = |zone: u64, zones: u64| HostRequest {
+        op: ZoneReport,
+        offset_bytes: zone * Z * U,
+        size_bytes: 64 + zones * 64,
+        ..Default::default()
+    };
+    for mode in [Mode::Functional, Mode::Timed] {
+        let mut c = zoned(mode);
+        c.integrity = true;
+        c.device.zns.as_mut().unwrap().zone_capacity_bytes = CAP * U;
+        let mut sim = Simulation::new(c).unwrap();
+        let mut served = sim.serve().unwrap();
+        let reqs = [
+            r(Write, 0, 8),          // zone 0: implicitly open, 8 written
+            r(Write, Z, CAP),        // zone 1: full at its capacity
+            r(Write, 3 * Z, 4),      // zone 3: 4 written ...
+            r(ZoneFinish, 3 * Z, 0), // ... then finished
+            r(Write, 4 * Z, 4),      // zone 4: 4 written ...
+            r(ZoneReset, 4 * Z, 0),  // ... then reset: empty
+            r(ZoneOpen, 2 * Z, 0),   // zone 2: explicitly open, empty
+            report(0, 6),
+            report(4, 4), // from zone 4: zones 4 and 5 only
+            report(1, 0), // a buffer of the header only: no zone
+            report(2, 1), // one zone
+        ];
+        for (tag, q) in (1..).zip(reqs) {
+            let data = q.op.writes_data().then_some(WriteData::Zeros);
+            served.submit(HostRequest { tag, ..q }, data).unwrap();
+        }
+        while served.step().unwrap() {}
+        let mut done = Vec::new();
+        served.drain_completions(&mut done);
+        done.sort_by_key(|c| c.tag);
+        assert_eq!(done.len(), reqs.len(), "{mode:?}");
+        assert!(done.iter().all(|c| c.error.is_none()), "{mode:?}: {done:?}");
+        let all = vec![
+            d(0, ImplicitlyOpened, 8),
+            d(1, Full, CAP),
+            d(2, ExplicitlyOpened, 0),
+            d(3, Full, 4),
+            d(4, Empty, 0),
+            d(5, Empty, 0),
+        ];
+        assert_eq!(done[7].zones, all, "{mode:?}");
+        assert_eq!(done[8].zones, all[4..].to_vec(), "{mode:?}");
+        assert_eq!(done[9].zones, vec![], "{mode:?}");
+        assert_eq!(done[10].zones, all[2..3].to_vec(), "{mode:?}");
+        assert!(done[..7].iter().all(|c| c.zones.is_empty()), "{mode:?}");
+        // Reports are zone commands: counted once each, at completion.
+        let (res, _) = served.results();
+        assert_eq!(res.host.counters.zone_commands, 4 + 3, "{mode:?}");
+        assert_eq!(res.host.counters.writes, 4, "{mode:?}");
     }
 }

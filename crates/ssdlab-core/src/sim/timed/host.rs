@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::flash::NONE;
 use crate::ftl::zones::ZoneError;
 use crate::ftl::{Ftl, ReadOutcome};
-use crate::host::command::{self, Command, Driver, Parts, WriteUnits};
+use crate::host::command::{self, Command, Driver, Parts, WriteUnits, ZoneDescriptor};
 use crate::host::link::{HostPath, Payload};
 use crate::host::{FlowState, Request, RequestTable, Splitter, Stage, UnitSpan};
 use crate::sim::audit::Completed;
@@ -32,31 +32,6 @@ use std::collections::VecDeque;
 /// beyond that stay in the DRAM buffer (where reads still hit and rewrites still merge)
 /// instead of queueing behind GC and reads.
 const HOST_PROGRAMS_PER_PLANE: u32 = 2;
-
-/// Count request `r`, completed to the host, in `c`.
-fn count_completed(c: &mut Completed, r: &Request) {
-    if r.error.is_some() {
-        c.failed += 1;
-        return;
-    }
-    match r.op {
-        HostOp::Read => {
-            c.reads += 1;
-            c.read_bytes += r.bytes;
-        }
-        HostOp::Write | HostOp::ZoneAppend => {
-            c.writes += 1;
-            c.write_bytes += r.bytes;
-            c.write_units += r.span.count as u64;
-        }
-        HostOp::Flush => c.flushes += 1,
-        HostOp::Trim => {
-            c.trims += 1;
-            c.trim_bytes += r.bytes;
-        }
-        _ => c.zone_commands += 1,
-    }
-}
 
 pub(super) struct HostFrontEnd {
     reqs: RequestTable,
@@ -79,9 +54,14 @@ pub(super) struct HostFrontEnd {
     host_programs_queued: Vec<u32>,
     /// The host is done; the device programs what is buffered.
     pub settling: bool,
+    /// Requests are counted here when the host sees them complete
+    /// ([`HostCounters::complete`]); units when the device takes them.
     pub counters: HostCounters,
-    /// Requests completed so far (the time series' rates).
-    pub completed: Completed,
+    /// Units of the writes completed so far (`write_units` at a power cut).
+    completed_write_units: u64,
+    /// Zone reports' zones until their requests complete (kept only while completions are
+    /// collected or traced), by request (the command's id with a host interface).
+    zone_reports: Vec<(u32, Vec<ZoneDescriptor>)>,
     latency: LatencyRecorder,
     per_flow: Vec<LatencyRecorder>,
     completions: Option<Vec<Completion>>,
@@ -167,7 +147,8 @@ impl HostFrontEnd {
             host_programs_queued: vec![0; g.dies as usize],
             settling: false,
             counters: HostCounters::default(),
-            completed: Completed::default(),
+            completed_write_units: 0,
+            zone_reports: Vec::new(),
             latency: LatencyRecorder::default(),
             // One flow: its latencies are the host's (no recorder of its own).
             per_flow: (0..if n > 1 { n } else { 0 })
@@ -340,11 +321,44 @@ impl HostFrontEnd {
     /// written, trimmed or flushed only if it completed; those in flight (submitted, not
     /// completed) failed and count in `failed_requests` only.
     pub fn counters_at_cut(&self) -> HostCounters {
-        let (mut c, d) = (self.counters, &self.completed);
-        (c.reads, c.writes, c.trims, c.flushes) = (d.reads, d.writes, d.trims, d.flushes);
-        (c.read_bytes, c.write_bytes, c.trim_bytes) = (d.read_bytes, d.write_bytes, d.trim_bytes);
-        c.write_units = d.write_units;
+        let mut c = self.counters;
+        c.write_units = self.completed_write_units;
         c.failed_requests += self.flows.iter().map(|f| f.in_flight as u64).sum::<u64>();
+        c
+    }
+
+    /// Requests completed so far, by operation (the time series' rates, the audit).
+    pub fn completed(&self) -> Completed {
+        let c = &self.counters;
+        Completed {
+            reads: c.reads,
+            writes: c.writes,
+            flushes: c.flushes,
+            trims: c.trims,
+            zone_commands: c.zone_commands,
+            failed: c.failed_requests,
+            read_bytes: c.read_bytes,
+            write_bytes: c.write_bytes,
+            trim_bytes: c.trim_bytes,
+            write_units: self.completed_write_units,
+        }
+    }
+
+    /// The host counters of figures taken now: the requests completed, and those the
+    /// device took and the host has not seen complete (a snapshot, a worn-out device)
+    /// counted as they stand, each by its kind and bytes or as failed if the device
+    /// failed it (with a host interface: each command the device took, a request once
+    /// for its first part; [`HostInterface::count_taken`]).
+    fn counters_with_taken(&self) -> HostCounters {
+        let mut c = self.counters;
+        match &self.iface {
+            None => {
+                for r in self.reqs.live() {
+                    c.complete(r.op, r.bytes, r.error);
+                }
+            }
+            Some(i) => i.count_taken(self.reqs.live(), &mut c),
+        }
         c
     }
 
@@ -372,7 +386,7 @@ impl HostFrontEnd {
         let journal = (self.journal_truth.is_some() || !self.journal_latency.is_empty())
             .then(|| self.journal_latency.clone());
         (
-            self.counters,
+            self.counters_with_taken(),
             latency,
             self.flow_names.iter().cloned().zip(per_flow).collect(),
             self.last_completion_ns,
@@ -392,6 +406,7 @@ impl HostFrontEnd {
         u64,
         Vec<Completion>,
     ) {
+        let counters = self.counters_with_taken();
         let latency = self.latency.into_latency();
         let per_flow: Vec<Latency> = if self.per_flow.is_empty() {
             vec![latency.clone()]
@@ -402,7 +417,7 @@ impl HostFrontEnd {
                 .collect()
         };
         (
-            self.counters,
+            counters,
             latency,
             self.flow_names.into_iter().zip(per_flow).collect(),
             self.last_completion_ns,
@@ -509,11 +524,6 @@ impl HostFrontEnd {
         cx: &mut Cx,
     ) -> Result<()> {
         let cmd = Command::decode(&r, span, cx.ftl, &self.buffer, &mut self.counters);
-        if cmd_id != NONE && self.iface.as_ref().is_some_and(|i| i.continues(cmd_id)) {
-            // A later part of a request split at the maximum transfer size: the host
-            // counts requests, the first part counted this one.
-            self.counters.uncount_request(r.op);
-        }
         let id = self.reqs.insert(Request::new(
             f as u16,
             &r,
@@ -569,19 +579,18 @@ impl HostFrontEnd {
             r.pending_ops += released;
             return Ok(());
         }
-        match r.op {
-            HostOp::Write => self.admit_write(id, cx),
-            _ => {
-                if r.op == HostOp::Read {
-                    self.nand_read_min_ns = self.nand_read_min_ns.min(cx.now() - r.submit_ns);
-                }
-                if self.iface.is_some() {
-                    return self.complete(id, cx);
-                }
-                self.complete_at(id, cx.now(), cx);
-                Ok(())
-            }
+        if r.op.writes_data() {
+            // Its read-modify-write reads are done.
+            return self.admit_write(id, cx);
         }
+        if r.op == HostOp::Read {
+            self.nand_read_min_ns = self.nand_read_min_ns.min(cx.now() - r.submit_ns);
+        }
+        if self.iface.is_some() {
+            return self.complete(id, cx);
+        }
+        self.complete_at(id, cx.now(), cx);
+        Ok(())
     }
 
     /// The device is done with request `id` (and its data crossed the host data path:
@@ -590,7 +599,7 @@ impl HostFrontEnd {
     pub fn complete(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
         let r = self.reqs.remove(id);
         match self.iface.as_mut() {
-            None => self.host_completed(r, cx),
+            None => self.host_completed(r, id, cx),
             Some(i) => {
                 i.device_done(r.cmd, r.error, cx);
                 Ok(())
@@ -598,12 +607,17 @@ impl HostFrontEnd {
         }
     }
 
-    /// The host sees request `r` complete: its latency, the flow's next request.
-    fn host_completed(&mut self, r: Request, cx: &mut Cx) -> Result<()> {
+    /// The host sees request `r` (the front end's request `key`, or with a host interface
+    /// the command that completed it) complete: counted once, with its outcome; its
+    /// latency, the flow's next request.
+    fn host_completed(&mut self, r: Request, key: u32, cx: &mut Cx) -> Result<()> {
         let now = cx.now();
         let latency = now - r.submit_ns;
-        count_completed(&mut self.completed, &r);
+        self.counters.complete(r.op, r.bytes, r.error);
         if r.error.is_none() {
+            if r.op.writes_data() {
+                self.completed_write_units += r.span.count as u64;
+            }
             // A failed request is counted as failed only (`HostCounters::failed_requests`).
             self.latency.record(r.op, latency);
             if !self.per_flow.is_empty() {
@@ -622,6 +636,7 @@ impl HostFrontEnd {
                 size_bytes: r.bytes,
                 tag: r.tag,
                 error: r.error,
+                zones: self.take_zone_report(key),
             };
             if let Some(sink) = self.sink.as_mut() {
                 sink(&c);
@@ -696,12 +711,20 @@ impl HostFrontEnd {
                 let span = self.splitter.split(&r)?;
                 self.dispatch(f as usize, r, span, id, cx)
             }
-            Action::Completed(f, r, submit_ns, error) => {
+            Action::Completed(f, r, submit_ns, error, cmd) => {
                 let span = self.splitter.split(&r)?;
                 let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
                 req.error = error;
-                self.host_completed(req, cx)
+                self.host_completed(req, cmd, cx)
             }
+        }
+    }
+
+    /// The zones a report of request `key` returned, taken (none for other requests).
+    fn take_zone_report(&mut self, key: u32) -> Vec<ZoneDescriptor> {
+        match self.zone_reports.iter().position(|r| r.0 == key) {
+            Some(i) => self.zone_reports.swap_remove(i).1,
+            None => Vec::new(),
         }
     }
 
@@ -1033,6 +1056,16 @@ impl Driver for Exec<'_, '_, '_> {
         }
         self.front.finish_after_buffer(req, self.cx);
         Ok(())
+    }
+
+    fn zones_reported(&mut self, req: u32, zones: Vec<ZoneDescriptor>) {
+        let f = &mut *self.front;
+        if f.completions.is_some() || f.sink.is_some() {
+            // Named as its completion will be ([`HostFrontEnd::host_completed`]).
+            let cmd = f.reqs.get(req).cmd;
+            f.zone_reports
+                .push((if cmd == NONE { req } else { cmd }, zones));
+        }
     }
 
     fn lane_taken(&mut self, req: u32, lane: u8) {

@@ -27,6 +27,7 @@ use crate::flash::NONE;
 use crate::ftl::zones::ZoneError;
 use crate::host::link::{Dir, Direction, Payload, Wire, SQE_BYTES};
 use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
+use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::VecDeque;
 
@@ -69,6 +70,11 @@ struct Parent {
     left: u32,
     /// A part's failure fails the request.
     error: Option<ZoneError>,
+    /// Of the parts completed: the bytes of those that succeeded, whether the first is
+    /// one of them, how many failed ([`HostInterface::count_taken`]).
+    done_bytes: u64,
+    first_done: bool,
+    failed_parts: u32,
 }
 
 /// A slab of reusable slots.
@@ -106,6 +112,19 @@ impl<T: Copy> Slab<T> {
     fn len(&self) -> usize {
         self.slots.len() - self.free.len()
     }
+
+    /// The values held, with their ids (figures taken mid-phase: not for hot paths).
+    fn live(&self) -> impl Iterator<Item = (u32, &T)> {
+        let mut free = vec![false; self.slots.len()];
+        for &i in &self.free {
+            free[i as usize] = true;
+        }
+        (0u32..)
+            .zip(&self.slots)
+            .zip(free)
+            .filter(|(_, f)| !f)
+            .map(|(v, _)| v)
+    }
 }
 
 /// Per-flow traffic over the interface.
@@ -124,8 +143,8 @@ pub(super) enum Action {
     /// Hand the command to the device (decode, FTL): flow, request, command id.
     Dispatch(u16, HostRequest, u32),
     /// The host saw the completion of (the last command of) a request: flow, request,
-    /// host submission time, the status it failed with (if it did).
-    Completed(u16, HostRequest, u64, Option<ZoneError>),
+    /// host submission time, the status it failed with (if it did), that command's id.
+    Completed(u16, HostRequest, u64, Option<ZoneError>, u32),
 }
 
 pub(super) struct HostInterface {
@@ -201,13 +220,46 @@ impl HostInterface {
             && c.req.offset_bytes != self.parents.slots[c.parent as usize].req.offset_bytes
     }
 
+    /// Count in `c`, as figures taken now count them, the commands the device took that
+    /// the host has not seen complete: those with the front end (`with_device`, their
+    /// status so far), those whose completion is on its way, and the parts completed of
+    /// requests split at the maximum transfer size. Each counts its bytes, or as failed;
+    /// a split request counts as one request, with its first part.
+    pub fn count_taken<'r>(
+        &self,
+        with_device: impl Iterator<Item = &'r crate::host::Request>,
+        c: &mut HostCounters,
+    ) {
+        let mut part = |id: u32, op: HostOp, bytes: u64, error: Option<ZoneError>| {
+            if error.is_none() && self.continues(id) {
+                c.count_part(op, bytes);
+            } else {
+                c.complete(op, bytes, error);
+            }
+        };
+        for r in with_device {
+            part(r.cmd, r.op, r.bytes, r.error);
+        }
+        for (id, cmd) in self.cmds.live() {
+            if cmd.step == Step::Completion {
+                part(id, cmd.req.op, cmd.req.size_bytes, cmd.error);
+            }
+        }
+        for (_, p) in self.parents.live() {
+            if p.first_done {
+                c.complete(p.req.op, 0, None);
+            }
+            c.count_part(p.req.op, p.done_bytes);
+            c.failed_requests += p.failed_parts as u64;
+        }
+    }
+
     /// The host submits request `r` of flow `f`: split at the maximum transfer size, each
     /// command's doorbell goes down.
     pub fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) {
         let now = cx.now();
         let m = self.max_transfer_bytes;
-        let data = matches!(r.op, HostOp::Read | HostOp::Write);
-        if !data || m == 0 || r.size_bytes <= m {
+        if !r.op.splits_at_max_transfer() || m == 0 || r.size_bytes <= m {
             self.new_command(f, r, NONE, now, cx);
             return;
         }
@@ -218,6 +270,9 @@ impl HostInterface {
             submit_ns: now,
             left: parts as u32,
             error: None,
+            done_bytes: 0,
+            first_done: false,
+            failed_parts: 0,
         });
         for k in 0..parts {
             let off = k * m;
@@ -403,16 +458,23 @@ impl HostInterface {
         }
         if c.parent == NONE {
             self.actions
-                .push(Action::Completed(c.flow, c.req, c.submit_ns, c.error));
+                .push(Action::Completed(c.flow, c.req, c.submit_ns, c.error, id));
             return;
         }
         let p = &mut self.parents.slots[c.parent as usize];
         p.left -= 1;
         p.error = p.error.or(c.error);
+        match c.error {
+            Some(_) => p.failed_parts += 1,
+            None => {
+                p.done_bytes += c.req.size_bytes;
+                p.first_done |= c.req.offset_bytes == p.req.offset_bytes;
+            }
+        }
         if p.left == 0 {
             let p = self.parents.remove(c.parent);
             self.actions
-                .push(Action::Completed(c.flow, p.req, p.submit_ns, p.error));
+                .push(Action::Completed(c.flow, p.req, p.submit_ns, p.error, id));
         }
     }
 }

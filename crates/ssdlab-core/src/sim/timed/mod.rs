@@ -154,7 +154,7 @@ impl Cx<'_> {
 }
 
 /// One completed request (kept only when tracing is on).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub flow: u16,
     pub op: HostOp,
@@ -167,6 +167,9 @@ pub struct Completion {
     /// Why the request failed (a zone or placement error), if it did. A zone append's
     /// `offset_bytes` is where it landed.
     pub error: Option<crate::ftl::zones::ZoneError>,
+    /// The zones a Zone Report returned, as they stood when the device carried it out
+    /// (empty for every other request).
+    pub zones: Vec<crate::host::command::ZoneDescriptor>,
 }
 
 /// Receives every completion of a timed run as it happens (a request log).
@@ -436,7 +439,7 @@ impl<'a> TimedSim<'a> {
     /// What the results audit needs now (`series_closed`: the series just ended).
     fn audit_now(&self, series_closed: bool) -> TimedAudit {
         TimedAudit {
-            completed: self.front.completed,
+            completed: self.front.completed(),
             in_flight: self.front.in_flight() as u64,
             write_units_submitted: self.front.counters.write_units,
             end_ns: self.q.now_ns(),

@@ -65,7 +65,7 @@ impl Sampler {
     }
 
     fn mark(front: &HostFrontEnd, ftl: &Ftl, susp: &SuspendSummary) -> Mark {
-        let d = front.completed;
+        let d = front.completed();
         let n = ftl.nand_counts();
         Mark {
             reads: d.reads,
