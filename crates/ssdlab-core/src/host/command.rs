@@ -502,7 +502,7 @@ pub struct ZoneDescriptor {
 
 /// The descriptors of `count` zones of `ftl` from zone `first`, as they stand now.
 pub fn zone_report(ftl: &Ftl, first: u32, count: u32) -> Vec<ZoneDescriptor> {
-    let unit = ftl.geo.unit_bytes as u64;
+    let unit = ftl.geometry().unit_bytes as u64;
     let Some(zs) = ftl.zones() else {
         return Vec::new();
     };
