@@ -280,7 +280,8 @@ impl<E: Experiment> Registered for E {
         E::DOC_TABLES
     }
     fn command(&self) -> Command {
-        E::Args::augment_args(Common::augment_args(Command::new(E::NAME).about(E::ABOUT)))
+        // The help last: an `Args` derive sets its doc comment as the command's.
+        E::Args::augment_args(Common::augment_args(Command::new(E::NAME))).about(E::ABOUT)
     }
     fn prepare(&self, matches: &ArgMatches) -> Result<Box<dyn Prepared>> {
         let started = Instant::now();
