@@ -760,7 +760,7 @@ impl MqReport {
                             detail: d,
                         });
                     }
-                    None => out.push(Check::missing(group, &format!("RR: the {flow} slow down"))),
+                    None => out.push(Check::missing(group, format!("RR: the {flow} slow down"))),
                 }
             }
             // 2: WRR protects the weighted (high) flow.
