@@ -215,8 +215,7 @@ pub trait Experiment: Sync + 'static {
     }
 }
 
-/// An experiment's output files: (name, text), in the order they are written, the JSON
-/// (the marker of a complete set) first; and the markdown report.
+/// An experiment's output files, (name, text), and its markdown report (also `NAME.md`).
 pub struct Outputs {
     pub files: Vec<(String, String)>,
     pub markdown: String,
