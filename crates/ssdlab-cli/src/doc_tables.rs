@@ -8,6 +8,7 @@
 //! `####`) or a table of `ssdlab run` figures.
 
 use anyhow::{bail, Context, Result};
+use ssdlab_experiments::experiment;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -50,76 +51,43 @@ struct Table {
     source: Source,
 }
 
-/// Table `name` in `doc`: the section of `reproduce EXP`'s report from the line starting
-/// with `from` to the one starting with `to`.
-const fn report(
-    name: &'static str,
-    doc: &'static str,
-    fast: bool,
-    exp: &'static str,
-    from: &'static str,
-    to: Option<&'static str>,
-) -> Table {
-    Table {
-        name,
-        doc,
-        fast,
-        source: Source::Report { exp, from, to },
-    }
+/// Every table: first the experiments' that take seconds, then those of `ssdlab run`
+/// figures, then the experiments' slow ones (each experiment names its own tables:
+/// [`ssdlab_experiments::experiment::Experiment::DOC_TABLES`]).
+fn tables() -> Vec<Table> {
+    let reports = |fast: bool| {
+        experiment::ALL.iter().flat_map(move |e| {
+            e.doc_tables()
+                .iter()
+                .filter(move |t| t.fast == fast)
+                .map(|t| Table {
+                    name: t.name,
+                    doc: t.doc,
+                    fast: t.fast,
+                    source: Source::Report {
+                        exp: e.name(),
+                        from: t.from,
+                        to: t.to,
+                    },
+                })
+        })
+    };
+    let runs = [
+        Table {
+            name: "nvme-link",
+            doc: "docs/host-interface.md",
+            fast: false,
+            source: Source::Runs(nvme_link),
+        },
+        Table {
+            name: "calibration",
+            doc: "docs/calibration.md",
+            fast: false,
+            source: Source::Runs(calibration),
+        },
+    ];
+    reports(true).chain(runs).chain(reports(false)).collect()
 }
-
-/// Every table: the report's tables from its first `### ` heading, unless said otherwise.
-const TABLES: &[Table] = &[
-    report("zns", "docs/zns.md", true, "zns", "### ", None),
-    report("mq", "docs/host-interface.md", true, "mq", "### ", None),
-    Table {
-        name: "nvme-link",
-        doc: "docs/host-interface.md",
-        fast: false,
-        source: Source::Runs(nvme_link),
-    },
-    Table {
-        name: "calibration",
-        doc: "docs/calibration.md",
-        fast: false,
-        source: Source::Runs(calibration),
-    },
-    report("dftl", "docs/dftl.md", false, "dftl", "### ", None),
-    report("slc", "docs/slc-journal.md", false, "slc", "### ", None),
-    report(
-        "wl",
-        "docs/wear-leveling.md",
-        false,
-        "wl",
-        "### ",
-        Some("### Trace 2"),
-    ),
-    report(
-        "wl-shape",
-        "docs/wear-leveling.md",
-        false,
-        "wl",
-        "| trace | check |",
-        None,
-    ),
-    report(
-        "ssr",
-        "docs/erase-suspend.md",
-        false,
-        "ssr",
-        "| policy | workload | op |",
-        Some("## Read-intensity axis"),
-    ),
-    report(
-        "ssr-intensity",
-        "docs/erase-suspend.md",
-        false,
-        "ssr",
-        "| ρ |",
-        None,
-    ),
-    report("op", "docs/reproduce-op.md", false, "op", "| OP |", None),
-];
 
 /// Runs this binary in the repository, keeping each report it wrote.
 struct Runner {
@@ -371,20 +339,21 @@ fn find(doc: &str, name: &str) -> Option<(usize, usize)> {
 }
 
 pub fn run(a: &Args) -> Result<()> {
+    let tables = tables();
     if a.list {
-        for t in TABLES {
+        for t in &tables {
             let speed = if t.fast { "fast" } else { "slow" };
             println!("{:<12} {:<24} {speed}", t.name, t.doc);
         }
         return Ok(());
     }
     for n in &a.names {
-        if !TABLES.iter().any(|t| t.name == n) {
-            let all: Vec<&str> = TABLES.iter().map(|t| t.name).collect();
+        if !tables.iter().any(|t| t.name == n) {
+            let all: Vec<&str> = tables.iter().map(|t| t.name).collect();
             bail!("no doc table {n:?}; the tables: {}", all.join(", "));
         }
     }
-    let mut chosen = TABLES.iter().filter(|t| {
+    let mut chosen = tables.iter().filter(|t| {
         (a.names.is_empty() || a.names.iter().any(|n| n == t.name)) && (t.fast || !a.fast)
     });
     let scratch = std::env::temp_dir().join(format!("ssdlab-doc-tables-{}", std::process::id()));

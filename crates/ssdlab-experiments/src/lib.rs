@@ -17,20 +17,26 @@
 //!   slc`).
 //! * [`wl`] — spec 03, wear leveling and lifetime: every algorithm on the Table-2 device
 //!   and the normal-distribution traces, to failure (`ssdlab reproduce wl`).
-//! * [`mq`] — issue 38, MQSim's multi-queue study: two flows (4 KiB random reads, 128 KiB
+//! * [`mq`] — MQSim's multi-queue study (FAST 2018): two flows (4 KiB random reads, 128 KiB
 //!   sequential writes) alone and together under round robin and weighted round robin,
 //!   without and with GC: slowdown and fairness (`ssdlab reproduce mq`).
-//! * [`zns`] — issue 37, the block-interface tax: random writes (uniform, hot/cold) on a
+//! * [`zns`] — the block-interface tax (ZNS, USENIX ATC 2021): random writes (uniform, hot/cold) on a
 //!   conventional device, a zoned one under the host log-structured layer and an FDP one
 //!   at equal spare: device, host and total WAF, tails, zone resets (`ssdlab reproduce zns`).
+//! * [`experiment`] — the [`experiment::Experiment`] trait every one of them implements
+//!   (arguments, parameters, run, CSV, report, expected-shape [`experiment::Check`]s,
+//!   plot), registered in [`experiment::ALL`] for `ssdlab reproduce`, `ssdlab doc-tables`
+//!   and Python's `reproduce`; [`plot`]: the plots' shared pieces.
 //! * [`run`] — one `ssdlab run`: configuration source with overrides, the output files'
 //!   text and a sweep point's headline row (the CLI and the Python binding share it).
 //!
 //! Every error names the option or configuration key at fault ([`ExperimentError`]).
 
 pub mod dftl;
+pub mod experiment;
 pub mod mq;
 pub mod op;
+pub mod plot;
 pub mod run;
 pub mod slc;
 pub mod ssr;
@@ -69,6 +75,13 @@ pub enum ExperimentError {
         grid: String,
         /// The best the grid reaches (e.g. the lowest WAF at the largest OP).
         detail: String,
+    },
+    /// An output file could not be made (a plot, the JSON).
+    #[error("{what}: {reason}")]
+    Output {
+        /// What failed, e.g. `drawing mq.svg`.
+        what: String,
+        reason: String,
     },
 }
 

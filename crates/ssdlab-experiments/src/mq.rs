@@ -12,6 +12,7 @@
 //! core's defaults when the preset has none) whose controller holds 16 commands at once: fewer than the flows' 8 + 32, so commands wait in the submission
 //! queues and the arbiter decides which flow's command is fetched next.
 
+use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Shape};
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -23,6 +24,7 @@ use ssdlab_core::stats::LatencySummary;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
 use ssdlab_workload::{Workload, WorkloadConfig};
+use std::fmt::Write as _;
 use std::time::Instant;
 
 pub const NVME_TOML: &str = include_str!("../../../configs/nvme-pcie3-tlc.toml");
@@ -176,9 +178,14 @@ impl MqParams {
         let mut hi = self.host_interface()?.clone();
         match sharing {
             Sharing::Alone | Sharing::RoundRobin => {
+                // The study's two arbitration policies, by name: the preset's burst when it
+                // has one of them, else round robin's default (a policy registered later
+                // neither breaks the study nor joins it).
                 let burst = match &hi.arbitration {
                     ArbitrationConfig::RoundRobin(p) => p.burst,
                     ArbitrationConfig::WeightedRoundRobin(p) => p.burst,
+                    #[allow(unreachable_patterns)]
+                    _ => round_robin::Params::default().burst,
                 };
                 hi.arbitration = ArbitrationConfig::RoundRobin(round_robin::Params { burst });
                 hi.flow_priority = Vec::new();
@@ -553,18 +560,6 @@ fn rows(p: &MqParams, runs: &[MqRun]) -> Vec<MqRow> {
 
 pub const CSV_HEADER: &str = "gc,sharing,flow,priority,requests,iops,mb_per_s,mean_ns,p50_ns,p99_ns,p99_99_ns,max_ns,slowdown,fairness";
 
-/// One check of the expected shape.
-#[derive(Clone, Debug, Serialize)]
-pub struct MqCheck {
-    /// `no GC`, `GC` or `GC vs no GC`.
-    pub group: &'static str,
-    pub check: String,
-    /// `None`: a run it needs is missing.
-    pub holds: Option<bool>,
-    /// The numbers, and why it fails when it does.
-    pub detail: String,
-}
-
 impl MqReport {
     pub fn row(&self, gc: bool, sharing: Sharing, flow: &str) -> Option<&MqRow> {
         self.rows
@@ -701,7 +696,7 @@ impl MqReport {
     /// The expected shape (MQSim, FAST 2018: the flows interfere through the shared back end
     /// and link; weighted arbitration protects the weighted flow), per device state and
     /// across them. A change under [`MATERIAL`] counts as none.
-    pub fn shape(&self) -> Vec<MqCheck> {
+    pub fn checks(&self) -> Vec<Check> {
         let mut out = Vec::new();
         let f3 = |v: f64| format!("{v:.3}");
         let pct = |a: f64, b: f64| format!("{:+.1} %", (a / b - 1.0) * 100.0);
@@ -721,12 +716,12 @@ impl MqReport {
                 })
                 .collect();
             if victims.is_empty() {
-                out.push(missing(group, "GC victims"));
+                out.push(Check::missing(group, "GC victims"));
             } else {
                 let ok = victims.iter().all(|(_, v)| (*v > 0) == gc);
-                out.push(MqCheck {
-                    group,
-                    check: if gc {
+                out.push(Check {
+                    group: group.into(),
+                    claim: if gc {
                         "design: every run with the writes collects GC victims".into()
                     } else {
                         "design: the writes stay within the free space (no GC victim)".into()
@@ -755,9 +750,9 @@ impl MqReport {
                                 "; not slowed".to_string()
                             };
                         }
-                        out.push(MqCheck {
-                            group,
-                            check: format!(
+                        out.push(Check {
+                            group: group.into(),
+                            claim: format!(
                                 "RR: the {flow} slow down (slowdown > {:.2}): interference",
                                 1.0 + MATERIAL
                             ),
@@ -765,7 +760,7 @@ impl MqReport {
                             detail: d,
                         });
                     }
-                    None => out.push(missing(group, &format!("RR: the {flow} slow down"))),
+                    None => out.push(Check::missing(group, format!("RR: the {flow} slow down"))),
                 }
             }
             // 2: WRR protects the weighted (high) flow.
@@ -784,16 +779,16 @@ impl MqReport {
                     if !ok {
                         d += "; the reads' wait is in the back end, not for command slots (all the arbiter hands out)";
                     }
-                    out.push(MqCheck {
-                        group,
-                        check:
+                    out.push(Check {
+                        group: group.into(),
+                        claim:
                             "WRR protects the weighted read flow: its slowdown under WRR < under RR"
                                 .into(),
                         holds: Some(ok),
                         detail: d,
                     });
                 }
-                _ => out.push(missing(group, "WRR protects the read flow")),
+                _ => out.push(Check::missing(group, "WRR protects the read flow")),
             }
             // 4: the write flow pays for it.
             match (
@@ -817,17 +812,17 @@ impl MqReport {
                                 self.write_bound(gc)
                             );
                         }
-                        out.push(MqCheck {
-                            group,
-                            check: "the write flow pays for the protection: its slowdown under WRR > under RR"
+                        out.push(Check {
+                            group: group.into(),
+                            claim: "the write flow pays for the protection: its slowdown under WRR > under RR"
                                 .into(),
                             holds: Some(ok),
                             detail: d,
                         });
                     }
-                    _ => out.push(missing(group, "the write flow pays")),
+                    _ => out.push(Check::missing(group, "the write flow pays")),
                 },
-                _ => out.push(missing(group, "the write flow pays")),
+                _ => out.push(Check::missing(group, "the write flow pays")),
             }
         }
         // 3: GC makes interference worse.
@@ -846,25 +841,265 @@ impl MqReport {
                 if !ok {
                     d += "; GC did not add to the reads' slowdown";
                 }
-                out.push(MqCheck {
-                    group,
-                    check: "GC makes interference worse: the reads' RR slowdown with GC > without"
+                out.push(Check {
+                    group: group.into(),
+                    claim: "GC makes interference worse: the reads' RR slowdown with GC > without"
                         .into(),
                     holds: Some(ok),
                     detail: d,
                 });
             }
-            _ => out.push(missing(group, "GC makes interference worse")),
+            _ => out.push(Check::missing(group, "GC makes interference worse")),
         }
         out
     }
 }
 
-fn missing(group: &'static str, check: &str) -> MqCheck {
-    MqCheck {
-        group,
-        check: check.into(),
-        holds: None,
-        detail: "not run".into(),
+/// `ssdlab reproduce mq`.
+pub struct Mq;
+
+/// `reproduce mq`'s own flags.
+#[derive(clap::Args)]
+pub struct MqArgs {
+    /// Divide the pages per block (384) and each run's simulated time (2000 ms) by this
+    /// power of two ≤ 16 (1 = the study as documented).
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// Simulated time of each run in ms (overrides 2000 / SCALE).
+    #[arg(long)]
+    duration_ms: Option<f64>,
+}
+
+impl Experiment for Mq {
+    const NAME: &'static str = "mq";
+    const ABOUT: &'static str = "MQSim's multi-queue study on the PCIe 3.0 x4 TLC device: 4 KiB random reads (QD 8) and 128 KiB sequential writes (QD 32), alone and together under round robin and weighted round robin, without and with GC: slowdown and fairness";
+    const DOC_TABLES: &'static [DocTable] = &[DocTable {
+        name: "mq",
+        doc: "docs/host-interface.md",
+        fast: true,
+        from: "### ",
+        to: None,
+    }];
+    type Args = MqArgs;
+    type Params = MqParams;
+    type Report = MqReport;
+
+    fn params(a: &MqArgs, common: &Common) -> Result<MqParams> {
+        let mut p = MqParams::paper(a.scale)?;
+        p.base = crate::run::with_overrides(
+            &p.base,
+            &common.sets,
+            "configs/nvme-pcie3-tlc.toml (with the study's host interface)",
+        )?;
+        if let Some(s) = common.seed {
+            p.base.seed = s;
+        }
+        if let Some(ms) = a.duration_ms {
+            if !(ms > 0.0 && ms.is_finite()) {
+                return Err(ExperimentError::invalid(
+                    "--duration-ms",
+                    format!("{ms}: must be a positive number of milliseconds"),
+                ));
+            }
+            p.duration_ns = (ms * 1e6).round() as u64;
+        }
+        p.check()?;
+        Ok(p)
+    }
+
+    fn banner(p: &MqParams, threads: usize) -> String {
+        format!(
+            "reproduce mq: sequential fill, then (no GC | random overwrite + GC) x (reads alone, writes alone, RR, WRR), {:.0} ms simulated each, on {threads} threads ...",
+            p.duration_ns as f64 / 1e6,
+        )
+    }
+
+    fn run(p: &MqParams, say: &dyn Say) -> Result<MqReport> {
+        run(p, &|r: &MqRun| {
+            say.progress(&format!(
+                "  {:<5} {:<5} {:<14}: {} GC victims, {:.1} s wall",
+                if r.gc { "GC" } else { "no GC" },
+                r.sharing.short(),
+                r.flows.join(" + "),
+                r.gc_victims,
+                r.wall_s
+            ));
+            say.audit(&r.audit_warnings);
+        })
+    }
+
+    fn csv(r: &MqReport) -> String {
+        r.csv()
+    }
+
+    fn checks(r: &MqReport) -> Vec<Check> {
+        r.checks()
+    }
+
+    fn markdown(r: &MqReport, p: &MqParams, _wall_s: f64) -> String {
+        let c = &p.base;
+        let g = &c.device.geometry;
+        let t = c.device.timing.get(c.device.cell_mode);
+        let mut o = String::new();
+        let _ = writeln!(o, "# Multi-queue interference (MQSim, FAST 2018)\n");
+        let _ = writeln!(
+            o,
+            "* Device (configs/nvme-pcie3-tlc.toml): TLC, {} channels x {} chips x {} dies x {} planes, {} blocks/plane, {} pages/block{}, {} KiB pages, OP {:.0} %, tR {} µs, tPROG {} µs, greedy GC, {} MiB write buffer; seed {}.",
+            g.channels,
+            g.chips_per_channel,
+            g.dies_per_chip,
+            g.planes_per_die,
+            g.blocks_per_plane,
+            g.pages_per_block,
+            if r.scale > 1 {
+                format!(" (384 / scale {})", r.scale)
+            } else {
+                String::new()
+            },
+            g.page_size_bytes >> 10,
+            c.device.over_provisioning_ratio * 100.0,
+            t.read_ns / 1000,
+            t.program_ns / 1000,
+            c.ftl.write_buffer_bytes >> 20,
+            c.seed
+        );
+        let w = &r.wrr;
+        let _ = writeln!(
+            o,
+            "* Host interface: {}, one submission queue per flow, {} controller command slots (fewer than the flows' {} outstanding commands: the arbiter decides whose command is fetched); RR burst {}; WRR weights high {} / medium {} / low {}, burst {}.",
+            r.link,
+            r.slots,
+            r.flows.iter().map(|f| f.queue_depth).sum::<u32>(),
+            r.rr_burst,
+            w.high_weight,
+            w.medium_weight,
+            w.low_weight,
+            w.burst
+        );
+        let _ = writeln!(
+            o,
+            "* Flows: {}; each run {:.0} ms of simulated time, both flows issuing the whole time.",
+            r.flows
+                .iter()
+                .map(|f| format!(
+                    "`{}` = {} KiB {} {}s at QD {} (WRR class {})",
+                    f.name,
+                    f.block_bytes >> 10,
+                    match f.pattern {
+                        AddressPattern::Sequential => "sequential",
+                        _ => "uniform random",
+                    },
+                    f.op(),
+                    f.queue_depth,
+                    f.priority.name()
+                ))
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.duration_ns as f64 / 1e6
+        );
+        let _ = writeln!(
+            o,
+            "* Slowdown = mean latency together / mean latency alone (MQSim's definition); fairness = min slowdown / max slowdown of the run. Preconditioning: sequential fill {:.1} s, random overwrite {:.1} s wall.",
+            r.fill_wall_s, r.overwrite_wall_s
+        );
+        o += &r.markdown();
+        o += &crate::experiment::shape_section(
+            Shape {
+                title: "MQSim, FAST 2018",
+                group: Some("device state"),
+            },
+            &r.checks(),
+            r.runs.len(),
+            r.wall_s,
+        );
+        o
+    }
+
+    /// Each flow's slowdown under RR and WRR, without GC (left) and with GC (right).
+    fn plot(r: &MqReport, svg: &mut String) -> PlotResult {
+        use crate::plot::COLORS;
+        use plotters::prelude::*;
+        let root = SVGBackend::with_string(svg, (1200, 500)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (left, right) = root.split_horizontally(600);
+        let shared = [Sharing::RoundRobin, Sharing::WeightedRoundRobin];
+        let y_hi = r
+            .rows
+            .iter()
+            .filter_map(|x| x.slowdown)
+            .fold(1.0f64, f64::max)
+            * 1.2;
+        for (gc, area) in [(false, left), (true, right)] {
+            let mut c = ChartBuilder::on(&area)
+                .caption(
+                    format!("slowdown, {}", if gc { "GC in effect" } else { "no GC" }),
+                    ("sans-serif", 20),
+                )
+                .margin(15)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(-0.5f64..1.5, 0f64..y_hi)?;
+            c.configure_mesh()
+                .x_labels(2)
+                .x_label_formatter(&|x| match x.round() as i64 {
+                    0 => "round robin".into(),
+                    1 => "weighted round robin".into(),
+                    _ => String::new(),
+                })
+                .y_desc("mean latency together / alone")
+                .draw()?;
+            c.draw_series(LineSeries::new(
+                [(-0.5, 1.0), (1.5, 1.0)],
+                BLACK.mix(0.3).stroke_width(1),
+            ))?;
+            // Bars side by side per arbitration: the two are categories, not points of a line.
+            let w = 0.8 / r.flows.len().max(1) as f64;
+            for (k, f) in r.flows.iter().enumerate() {
+                let color = COLORS[(k + 1) % COLORS.len()];
+                let bars: Vec<_> = shared
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| {
+                        let x0 = i as f64 - 0.4 + k as f64 * w;
+                        r.row(gc, *s, f.name)
+                            .and_then(|x| x.slowdown)
+                            .map(|v| Rectangle::new([(x0, 0.0), (x0 + w, v)], color.filled()))
+                    })
+                    .collect();
+                c.draw_series(bars)?
+                    .label(format!("{} ({})", f.name, f.priority.name()))
+                    .legend(move |(a, b)| {
+                        Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
+                    });
+            }
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The help states the study's real duration and pages per block (it said 400 ms
+    /// while the runs lasted 2 s).
+    #[test]
+    fn the_help_states_the_studys_duration_and_block() {
+        use clap::Args as _;
+        let help = MqArgs::augment_args(clap::Command::new("mq"))
+            .render_long_help()
+            .to_string();
+        let ms = DURATION_NS / 1_000_000;
+        assert!(help.contains(&format!("({ms} ms)")), "{help}");
+        assert!(help.contains(&format!("overrides {ms} / SCALE")), "{help}");
+        let p = MqParams::paper(1).unwrap();
+        let ppb = p.base.device.geometry.pages_per_block;
+        assert!(help.contains(&format!("pages per block ({ppb})")), "{help}");
     }
 }

@@ -6,6 +6,7 @@
 //! with an fsync every 2 … 128 writes (app data = 2 × the SLC, 1.5 GiB) in both journal
 //! modes, and the four Filebench personalities.
 
+use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Shape};
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -13,6 +14,7 @@ use ssdlab_core::config::RegionContent;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::ext4::{App, JournalMode};
 use ssdlab_workload::WorkloadConfig;
+use std::fmt::Write as _;
 use std::time::Instant;
 
 pub const SLC_TOML: &str = include_str!("../../../configs/slc-journal-64g.toml");
@@ -610,8 +612,8 @@ impl SlcReport {
         )
     }
 
-    /// The paper's expected shape (issue 12, item 6).
-    pub fn shape(&self) -> Vec<(String, Option<bool>, String)> {
+    /// The paper's expected shape: each check, whether it holds and the numbers.
+    pub fn checks(&self) -> Vec<Check> {
         let mut out = Vec::new();
         let fs = {
             let mut v: Vec<u32> = self.runs.iter().filter_map(|r| r.fsync_every).collect();
@@ -636,7 +638,8 @@ impl SlcReport {
             if !ok && !gains.is_empty() {
                 numbers += &self.fio_why(mode, &fs);
             }
-            out.push((
+            out.push(Check::new(
+                "",
                 format!("fio {mode}: gain positive, largest at the shortest interval, shrinking toward the longest (paper +{paper:.0} % at 2)"),
                 (!gains.is_empty()).then_some(ok),
                 numbers,
@@ -669,7 +672,8 @@ impl SlcReport {
                 ),
                 _ => String::new(),
             };
-            out.push((
+            out.push(Check::new(
+                "",
                 format!("fio {mode}, N = {f}: journal write latency lower, mean and p99 (paper {pm:.0} % / {pp:.0} %)"),
                 ok,
                 numbers + &why,
@@ -702,9 +706,10 @@ impl SlcReport {
                     " — why: {best} gains most; with erase suspension in the preset (reads and host programs suspend erases under both policies) a read-heavy personality's reads no longer wait behind the journal region's erases"
                 )
             };
-            out.push((
-                "Filebench: varmail-data the largest gain (paper +65 %; fileserver-data +30 %, fileserver-ordered +13 %, varmail-ordered +10 %)".into(),
-                Some(best == "varmail-data"),
+            out.push(Check::new(
+                "",
+                "Filebench: varmail-data the largest gain (paper +65 %; fileserver-data +30 %, fileserver-ordered +13 %, varmail-ordered +10 %)"
+                ,Some(best == "varmail-data"),
                 list.clone() + &why,
             ));
             let below: Vec<String> = fb
@@ -717,8 +722,9 @@ impl SlcReport {
             } else {
                 format!(" — why: {}; {}", below.join(", "), self.buffer_why())
             };
-            out.push((
-                "Filebench: none below the baseline (within 2 %)".into(),
+            out.push(Check::new(
+                "",
+                "Filebench: none below the baseline (within 2 %)",
                 Some(below.is_empty()),
                 list + &why,
             ));
@@ -747,8 +753,9 @@ impl SlcReport {
         if !more.is_empty() {
             numbers += &format!(" — why: {}; {}", more.join(", "), self.buffer_why());
         }
-        out.push((
-            "fewer bytes to TLC with slc-journal for every workload".into(),
+        out.push(Check::new(
+            "",
+            "fewer bytes to TLC with slc-journal for every workload",
             (!pairs.is_empty()).then_some(more.is_empty()),
             numbers,
         ));
@@ -758,12 +765,268 @@ impl SlcReport {
             .filter(|r| r.policy == "slc-journal")
             .map(|r| r.journal_bytes_migrated)
             .sum();
-        out.push((
-            "zero journal bytes migrated to TLC (slc-journal)".into(),
+        out.push(Check::new(
+            "",
+            "zero journal bytes migrated to TLC (slc-journal)",
             Some(migrated == 0),
             format!("{migrated} B"),
         ));
         out
+    }
+}
+
+/// `ssdlab reproduce slc`.
+pub struct Slc;
+
+/// `reproduce slc`'s own flags.
+#[derive(clap::Args)]
+pub struct SlcArgs {
+    /// Shrink the device by this divisor (its 16 chips / SCALE, a power of two ≤ 16; the
+    /// SLC, journal and data written shrink with it); 1 = the 64 GiB device.
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// fsync intervals of the fio runs.
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128")]
+    fsync_every: Vec<u32>,
+    /// Requests per Filebench run.
+    #[arg(long, default_value_t = 400_000)]
+    filebench_requests: u64,
+    /// `slc-journal`'s journal region in SLC blocks per plane (4 ..= 20; the buffer keeps
+    /// the rest of the 24). Below 11 the padded journal ring no longer fits and the
+    /// region's GC copies (docs/slc-journal.md).
+    #[arg(long, default_value_t = JOURNAL_BLOCKS_PER_PLANE)]
+    journal_blocks_per_plane: u32,
+    /// The journal region's pages take planes from a stripe cursor of their own (region key
+    /// `own_stripe`) instead of the one all host pages share: no GC copies where a commit's
+    /// pages alias with the 32-plane stripe (docs/slc-journal.md).
+    #[arg(long)]
+    journal_own_stripe: bool,
+}
+
+impl Experiment for Slc {
+    const NAME: &'static str = "slc";
+    const ABOUT: &'static str = "Spec 05: SLC write buffer (slc-buffer) vs SLC buffer + journal region (slc-journal) on a 64 GiB TLC device under the ext4 model: fio with fsync 2…128, Filebench";
+    const DOC_TABLES: &'static [DocTable] = &[DocTable {
+        name: "slc",
+        doc: "docs/slc-journal.md",
+        fast: false,
+        from: "### ",
+        to: None,
+    }];
+    const REQUESTS_FLAG: Option<&'static str> = Some("--filebench-requests");
+    type Args = SlcArgs;
+    type Params = SlcParams;
+    type Report = SlcReport;
+
+    fn params(a: &SlcArgs, common: &Common) -> Result<SlcParams> {
+        let p = SlcParams {
+            scale: a.scale,
+            fsync_every: a.fsync_every.clone(),
+            filebench_requests: a.filebench_requests,
+            journal_blocks_per_plane: a.journal_blocks_per_plane,
+            journal_own_stripe: a.journal_own_stripe,
+            seed: common.seed,
+            sets: common.sets.clone(),
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    fn banner(p: &SlcParams, threads: usize) -> String {
+        let runs = 2 * 2 * (p.fsync_every.len() + FILEBENCH.len());
+        // Measured on this project's 2-core VM: 44 runs in 6 s at scale 1 (0.28 s per run).
+        let est = runs as f64 * 0.28 / p.scale.max(1) as f64 / threads as f64;
+        format!(
+            "reproduce slc: {runs} runs (2 policies x 2 journal modes x ({} fsync intervals + 4 Filebench personalities)) on {threads} threads (about {est:.0} s) ...",
+            p.fsync_every.len(),
+        )
+    }
+
+    fn run(p: &SlcParams, say: &dyn Say) -> Result<SlcReport> {
+        run(p, &|r: &SlcRun| {
+            say.progress(&format!(
+                "  {:<11} {:<11} {:<7} {:>4} {:>8.2} s simulated, {:.1} s wall",
+                r.policy,
+                r.app,
+                r.mode,
+                r.fsync_every.map_or(String::new(), |f| f.to_string()),
+                r.sim_s,
+                r.wall_s
+            ));
+            say.audit(&r.audit_warnings);
+        })
+    }
+
+    fn csv(r: &SlcReport) -> String {
+        r.csv()
+    }
+
+    fn checks(r: &SlcReport) -> Vec<Check> {
+        r.checks()
+    }
+
+    fn markdown(r: &SlcReport, _p: &SlcParams, _wall_s: f64) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "# SLC write buffer with a journal region (spec 05)\n");
+        let d = &r.device;
+        let _ = writeln!(
+            o,
+            "* Device (configs/slc-journal-64g.toml{}): {} {} logical, {} pages, {} planes; SLC per plane: `slc-buffer` {} blocks of buffer ({} in all), `slc-journal` {} blocks of buffer ({}) + {} of journal region ({} for the {} journal: its padded ring, up to 2 ×, + the region's reserve); SLC 20/200/2000 µs, TLC 5× slower; migration only after 100 ms of host idle time; timed mode, no power-loss protection (a flush waits for NAND).",
+            if r.scale > 1 { format!(", scaled down by {}", r.scale) } else { String::new() },
+            d.cell_mode.to_uppercase(),
+            size_text(d.logical_bytes),
+            size_text(d.page_size_bytes as u64),
+            d.planes,
+            d.buffer_blocks_per_plane,
+            size_text(d.buffer_bytes),
+            d.split_buffer_blocks_per_plane,
+            size_text(d.split_buffer_bytes),
+            d.journal_region_blocks_per_plane,
+            size_text(d.journal_region_bytes),
+            size_text(d.journal_bytes),
+        );
+        let _ = writeln!(
+            o,
+            "* Workload: the ext4 model (journal of {} at mid-volume, commits = descriptor + blocks, flush, commit block, flush); fio = 8 KiB random writes with an fsync every N, {} of application data (2 × the SLC), queue depth 1; Filebench personalities at block level. Gain = slc-buffer's simulated time / slc-journal's − 1 (same request stream). Journal write latency = a journal write's time until durable.",
+            size_text(d.journal_bytes),
+            size_text(d.fio_app_write_bytes),
+        );
+        o += &r.markdown();
+        o += &crate::experiment::shape_section(
+            Shape {
+                title: "the paper's shape, spec 05",
+                group: None,
+            },
+            &r.checks(),
+            r.runs.len(),
+            r.wall_s,
+        );
+        o
+    }
+
+    /// Top: fio throughput vs fsync interval (log2 axis, a tick at every interval run),
+    /// both modes and policies. Bottom: Filebench throughput of slc-journal over
+    /// slc-buffer, a bar per journal mode under each personality's name, against the 1.0 of
+    /// slc-buffer. Legends beside the charts.
+    fn plot(r: &SlcReport, svg: &mut String) -> PlotResult {
+        use crate::plot::{side_legend, Mark, COLORS};
+        use plotters::prelude::*;
+        use plotters::style::text_anchor::{HPos, Pos, VPos};
+        let root = SVGBackend::with_string(svg, (1100, 900)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (top, bottom) = root.split_vertically(480);
+        let (top, top_legend) = top.split_horizontally(850);
+        let (bottom, bottom_legend) = bottom.split_horizontally(850);
+        let fio: Vec<&SlcRun> = r.runs.iter().filter(|x| x.app == "fio").collect();
+        let mut intervals: Vec<u32> = fio.iter().filter_map(|x| x.fsync_every).collect();
+        intervals.sort_unstable();
+        intervals.dedup();
+        let log2 = |f: u32| (f.max(1) as f64).log2();
+        let x_lo = intervals.first().map_or(0.0, |&f| log2(f)) - 0.5;
+        let x_hi = intervals.last().map_or(1.0, |&f| log2(f)) + 0.5;
+        let y_hi = fio.iter().map(|x| x.app_mb_per_s).fold(1.0, f64::max) * 1.15;
+        let mut c = ChartBuilder::on(&top)
+            .caption(
+                "fio 8 KiB random writes: throughput vs fsync interval",
+                ("sans-serif", 20),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x_lo..x_hi, 0f64..y_hi)?;
+        // Ticks at whole log2 values (the default intervals 2 … 128), labelled as intervals.
+        c.configure_mesh()
+            .x_desc("writes per fsync (log2 scale)")
+            .y_desc("application MB/s")
+            .x_labels((x_hi - x_lo).ceil() as usize + 1)
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("{}", v.exp2().round())
+                } else {
+                    String::new()
+                }
+            })
+            .draw()?;
+        let mut k = 0;
+        let mut entries = Vec::new();
+        for mode in ["data", "ordered"] {
+            for pol in POLICIES {
+                let mut pts: Vec<(f64, f64)> = fio
+                    .iter()
+                    .filter(|x| x.mode == mode && x.policy == pol)
+                    .filter_map(|x| Some((log2(x.fsync_every?), x.app_mb_per_s)))
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let color = COLORS[k % COLORS.len()];
+                k += 1;
+                c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
+                c.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+                entries.push((format!("{pol}, {mode} mode"), color, Mark::Line));
+            }
+        }
+        side_legend(&top_legend, 60, &entries)?;
+
+        let apps: Vec<String> = FILEBENCH
+            .iter()
+            .map(|a| format!("{a:?}").to_lowercase())
+            .collect();
+        let modes = ["data", "ordered"];
+        let mode_colors = [COLORS[2], COLORS[4]];
+        let ratio = |app: &str, mode: &str| r.gain_pct(app, mode, None).map(|g| 1.0 + g / 100.0);
+        let y_hi = apps
+            .iter()
+            .flat_map(|a| modes.iter().filter_map(move |m| ratio(a, m)))
+            .fold(1.2, f64::max)
+            * 1.1;
+        let n = apps.len().max(1);
+        let mut c = ChartBuilder::on(&bottom)
+            .caption(
+                "Filebench: slc-journal throughput / slc-buffer",
+                ("sans-serif", 20),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..n as f64, 0f64..y_hi)?;
+        c.configure_mesh()
+            .y_desc("normalized throughput")
+            .x_labels(0)
+            .disable_x_mesh()
+            .draw()?;
+        // Each personality's name under its pair of bars, as a tick label would be.
+        let centred = ("sans-serif", 15)
+            .into_font()
+            .into_text_style(&root)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        for (i, app) in apps.iter().enumerate() {
+            let (x, y) = c.backend_coord(&(i as f64 + 0.5, 0.0));
+            root.draw(&Text::new(app.clone(), (x, y + 8), centred.clone()))?;
+        }
+        for (i, app) in apps.iter().enumerate() {
+            for (m, mode) in modes.iter().enumerate() {
+                if let Some(v) = ratio(app, mode) {
+                    let x = i as f64 + 0.1 + 0.4 * m as f64;
+                    c.draw_series([Rectangle::new(
+                        [(x, 0.0), (x + 0.38, v)],
+                        mode_colors[m].filled(),
+                    )])?;
+                }
+            }
+        }
+        // The reference over the bars (no text near it: bar names are tick labels).
+        c.draw_series([PathElement::new(
+            vec![(0.0, 1.0), (n as f64, 1.0)],
+            BLACK.stroke_width(2),
+        )])?;
+        let mut entries: Vec<(String, RGBColor, Mark)> = modes
+            .iter()
+            .zip(mode_colors)
+            .map(|(m, c)| (format!("{m} mode"), c, Mark::Bar))
+            .collect();
+        entries.push(("1.0 = slc-buffer".into(), BLACK, Mark::Line));
+        side_legend(&bottom_legend, 60, &entries)?;
+        root.present()?;
+        Ok(())
     }
 }
 
@@ -890,22 +1153,22 @@ mod tests {
             runs: vec![b, j],
             wall_s: 0.0,
         };
-        let shape = r.shape();
+        let shape = r.checks();
         let get = |prefix: &str| {
             shape
                 .iter()
-                .find(|c| c.0.starts_with(prefix))
-                .cloned()
+                .find(|c| c.claim.starts_with(prefix))
+                .map(|c| (c.holds, c.detail.clone()))
                 .unwrap()
         };
         let why = "their data overflows slc-journal's 416 MiB buffer (slc-buffer 768 MiB; the journal region takes 352 MiB)";
-        let (_, ok, numbers) = get("Filebench: none below");
+        let (ok, numbers) = get("Filebench: none below");
         assert_eq!(ok, Some(false));
         assert_eq!(
             numbers,
             format!("webserver-ordered -50 % — why: webserver-ordered; {why}")
         );
-        let (_, ok, numbers) = get("fewer bytes to TLC");
+        let (ok, numbers) = get("fewer bytes to TLC");
         assert_eq!(ok, Some(false));
         assert_eq!(
             numbers,
@@ -1001,17 +1264,17 @@ mod tests {
                 at(r, "fio", "data", Some(2), "slc-journal").journal_bytes_migrated = 4096
             }),
         ));
-        assert_eq!(cases.len(), base.shape().len(), "every check has its case");
+        assert_eq!(cases.len(), base.checks().len(), "every check has its case");
         for (check, good, bad) in &cases {
             for (change, want) in [(good, true), (bad, false)] {
                 let mut r = base.clone();
                 change(&mut r);
-                let shape = r.shape();
+                let shape = r.checks();
                 let c = shape
                     .iter()
-                    .find(|c| c.0.starts_with(check.as_str()))
+                    .find(|c| c.claim.starts_with(check.as_str()))
                     .unwrap_or_else(|| panic!("{check}: {shape:?}"));
-                assert_eq!(c.1, Some(want), "{check}: {c:?}");
+                assert_eq!(c.holds, Some(want), "{check}: {c:?}");
             }
         }
     }

@@ -8,6 +8,7 @@
 //! from a clone of that state, so the policies see the same device. Runs are independent
 //! and go in parallel on the caller's rayon pool (each holds its own FTL copy).
 
+use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Shape};
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -17,6 +18,7 @@ use ssdlab_core::{Config, NoProgress, SimError, Simulation};
 use ssdlab_workload::synthetic::{self, AddressPattern, SyntheticConfig};
 use ssdlab_workload::tpcc::TpccConfig;
 use ssdlab_workload::{WorkloadConfig, WorkloadContext};
+use std::fmt::Write as _;
 use std::time::Instant;
 
 /// The Table-1 preset.
@@ -57,14 +59,18 @@ impl SsrWorkload {
     }
 }
 
+/// The paper's five erase-suspend policies, by name: a suspend policy registered later
+/// does not join the experiment (its checks compare these five).
+pub const PAPER_POLICIES: [&str; 5] = ["none", "ies", "des", "ssr-static", "ssr-dynamic"];
+
 /// Parameters of the experiment.
 #[derive(Clone, Debug)]
 pub struct SsrParams {
     /// The device and scheduler settings (Table 1, possibly scaled); `erase_suspend` and the
     /// workload are set per run.
     pub base: Config,
-    /// The erase-suspend policies with their parameters (default: every registered policy
-    /// with its defaults: `ssr-static` N = 10, `ssr-dynamic` 30 then 10 from 1,000 P/E).
+    /// The erase-suspend policies with their parameters (default: [`PAPER_POLICIES`] with
+    /// their defaults: `ssr-static` N = 10, `ssr-dynamic` 30 then 10 from 1,000 P/E).
     /// The policy `base` names (e.g. `--set 'scheduler.erase_suspend={ policy =
     /// "ssr-static", points_per_loop = 5 }'`) runs with the base's parameters instead
     /// ([`SsrParams::policy_config`]).
@@ -74,11 +80,11 @@ pub struct SsrParams {
     pub requests: Vec<u64>,
     /// Record every erase (for the execution-time check; memory grows with the run).
     pub trace_erases: bool,
-    /// The read-intensity axis (issue 36); `None` runs only the two QD 16 workloads.
+    /// The read-intensity axis; `None` runs only the two QD 16 workloads.
     pub intensity: Option<IntensityParams>,
 }
 
-/// The read-intensity axis (issue 36, item 1): the paper's starvation argument is the read
+/// The read-intensity axis: the paper's starvation argument is the read
 /// arrival rate against the suspend/resume overhead, which a closed QD 16 loop cannot reach
 /// (a die sees a read every ~0.8 ms there). Each point runs, per policy, two flows for a
 /// fixed simulated time: **open-loop Poisson 4 KiB random reads** at `ρ` reads per die per
@@ -161,10 +167,17 @@ impl SsrParams {
         let intensity = Some(IntensityParams::paper());
         Ok(SsrParams {
             base,
-            policies: SuspendConfig::NAMES
+            policies: PAPER_POLICIES
                 .iter()
-                .filter_map(|n| SuspendConfig::by_name(n))
-                .collect(),
+                .map(|n| {
+                    SuspendConfig::by_name(n).ok_or_else(|| {
+                        ExperimentError::invalid(
+                            "scheduler.erase_suspend",
+                            format!("{n}: the paper's policy is not registered"),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?,
             intensity,
             workloads,
             requests,
@@ -547,8 +560,8 @@ impl SsrReport {
         s
     }
 
-    /// The expected-shape checks: (panel, check, holds, numbers).
-    pub fn shape(&self) -> Vec<(String, String, Option<bool>, String)> {
+    /// The expected-shape checks, per panel (`intensity`, `QD 16 fio`, `QD 16 tpcc`).
+    pub fn checks(&self) -> Vec<Check> {
         let mut out = Vec::new();
         let pts = self.intensity_points();
         let fast: Vec<f64> = pts.iter().copied().filter(|&x| x >= 1.0).collect();
@@ -582,7 +595,7 @@ impl SsrReport {
                 get("des", x)?
             ))
         };
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "erase postponement (max): I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1".to_string(),
             all_fast(&|x| self.postponement_order_at(x)),
@@ -600,7 +613,7 @@ impl SsrReport {
             let v = v?;
             (v.len() >= 2).then(|| v.windows(2).all(|w| w[1] > w[0]))
         };
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "I-ES / SSR(d) and I-ES / D-ES postponement rise with ρ over ρ ≥ 1 (no bound)"
                 .to_string(),
@@ -635,7 +648,7 @@ impl SsrReport {
             .max()
             .unwrap_or(0)
             * self.max_erase_loops;
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "SSR's suspensions per erase stay within N × loops at every ρ (no safe-limit violation); I-ES's exceed it at the top".to_string(),
             if self.safe_points_per_loop.is_empty() || ies_top.is_none() {
@@ -667,7 +680,7 @@ impl SsrReport {
             let e = wp("des", x);
             e.is_some() && (wp("ssr-static", x) == e || wp("ssr-dynamic", x) == e)
         });
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "write p99.99: I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1 (paper S4, strict)".to_string(),
             s4,
@@ -683,7 +696,7 @@ impl SsrReport {
                 }
             ),
         ));
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "write p99.99: I-ES worst, D-ES best (≤) of the suspending policies at every ρ ≥ 1 (spec 01's corrected order)".to_string(),
             all_fast(&|x| self.write_spec_order_at(x)),
@@ -695,7 +708,7 @@ impl SsrReport {
         ));
         // 5: host write throughput: I-ES lowest of the suspending policies.
         let tp = |pol: &str, x: f64| self.intensity_run(pol, x).map(|r| r.write_mb_per_s);
-        out.push((
+        out.push(Check::new(
             grp.clone(),
             "host write MB/s: I-ES lowest of the suspending policies at every ρ ≥ 1".to_string(),
             all_fast(&|x| {
@@ -718,7 +731,7 @@ impl SsrReport {
             let rho = self.qd16_reads_per_cycle(i);
             let q = i.suspend.erase_postponement_max_ns as f64
                 / (d.suspend.erase_postponement_max_ns as f64).max(1.0);
-            out.push((
+            out.push(Check::new(
                 format!("QD 16 {}", w.name()),
                 "ρ < 1 and I-ES / SSR(d) postponement below the axis's at its first ρ ≥ 1 (why I-ES is not the worst writer there)".to_string(),
                 at_one.map(|a| rho < 1.0 && q < a),
@@ -1028,4 +1041,383 @@ fn run_intensity(
             Ok(run)
         })
         .collect()
+}
+
+/// `ssdlab reproduce ssr`.
+pub struct Ssr;
+
+/// `reproduce ssr`'s own flags.
+#[derive(clap::Args)]
+pub struct SsrArgs {
+    /// Shrink the Table-1 device by this factor (chips per channel first, then pages per
+    /// block) and divide the requests per run by it (1 = the paper's 256 GiB device and
+    /// ~10^7 reads per run).
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// Requests per run (overrides the default derived from the p99.9999 sample target).
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Points of the read-intensity axis: reads per die per suspend + resume cycle (ρ),
+    /// comma-separated, ascending (default 0.125,0.25,0.5,0.75,1,1.5,2).
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_intensity")]
+    intensity: Option<Vec<f64>>,
+    /// Simulated milliseconds per run of the read-intensity axis (default 10000).
+    #[arg(long)]
+    intensity_duration_ms: Option<u64>,
+    /// Skip the read-intensity axis (only the two QD 16 workloads).
+    #[arg(long)]
+    no_intensity: bool,
+}
+
+impl Experiment for Ssr {
+    const NAME: &'static str = "ssr";
+    const ABOUT: &'static str = "Spec 01: erase suspend/resume policies (none, ies, des, ssr-static, ssr-dynamic) on the preconditioned Table-1 device, 4 KiB random 70/30 and TPC-C-like, tail latency";
+    const EXTRA_FILES: &'static [&'static str] = &["ssr-intensity.csv", "ssr-intensity.svg"];
+    const DOC_TABLES: &'static [DocTable] = &[
+        DocTable {
+            name: "ssr",
+            doc: "docs/erase-suspend.md",
+            fast: false,
+            from: "| policy | workload | op |",
+            to: Some("## Read-intensity axis"),
+        },
+        DocTable {
+            name: "ssr-intensity",
+            doc: "docs/erase-suspend.md",
+            fast: false,
+            from: "| ρ |",
+            to: None,
+        },
+    ];
+    const REQUESTS_FLAG: Option<&'static str> = Some("--requests");
+    // `ssr.csv` only: the read-intensity axis has its own CSV.
+    const TABLE_ONLY_ARGS: &'static [&'static str] = &["--no-intensity"];
+    type Args = SsrArgs;
+    type Params = SsrParams;
+    type Report = SsrReport;
+
+    fn params(a: &SsrArgs, common: &Common) -> Result<SsrParams> {
+        let mut p = SsrParams::paper(a.scale)?;
+        p.base = crate::run::with_overrides(&p.base, &common.sets, "configs/ssr-table1.toml")?;
+        if let Some(s) = common.seed {
+            p.base.seed = s;
+        }
+        if let Some(n) = a.requests {
+            if n == 0 {
+                return Err(ExperimentError::invalid("--requests", "must be > 0"));
+            }
+            p.requests = vec![n; p.workloads.len()];
+        }
+        if a.no_intensity {
+            p.intensity = None;
+        }
+        if let Some(ip) = p.intensity.as_mut() {
+            if let Some(v) = &a.intensity {
+                if v.is_empty() || v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+                    return Err(ExperimentError::invalid(
+                        "--intensity",
+                        "every point must be a number > 0 (reads per die per suspend + resume cycle)",
+                    ));
+                }
+                if v.windows(2).any(|w| w[1] <= w[0]) {
+                    return Err(ExperimentError::invalid(
+                        "--intensity",
+                        "points must be ascending without repeats",
+                    ));
+                }
+                ip.reads_per_cycle = v.clone();
+            }
+            if let Some(ms) = a.intensity_duration_ms {
+                if ms == 0 {
+                    return Err(ExperimentError::invalid(
+                        "--intensity-duration-ms",
+                        "must be > 0",
+                    ));
+                }
+                ip.duration_ns = ms * 1_000_000;
+            }
+            if suspend_cycle_ns(&p.base) == 0 {
+                return Err(ExperimentError::invalid(
+                    "the read-intensity axis counts reads per suspend + resume cycle, which is 0 here (device.timing.*.erase_suspend_penalty_ns + resume_penalty_ns)",
+                    "pass --no-intensity",
+                ));
+            }
+        }
+        Ok(p)
+    }
+
+    fn banner(p: &SsrParams, threads: usize) -> String {
+        format!(
+            "reproduce ssr: preconditioning the Table-1 device ({} chips/channel, {} pages/block), then {} policies x {} workloads ({} requests per run) on {threads} threads ...",
+            p.base.device.geometry.chips_per_channel,
+            p.base.device.geometry.pages_per_block,
+            p.policies.len(),
+            p.workloads.len(),
+            p.requests.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/"),
+        )
+    }
+
+    fn run(p: &SsrParams, say: &dyn Say) -> Result<SsrReport> {
+        let on_run = |r: &SsrRun| {
+            say.progress(&format!(
+                "  {:<11} {:<4}: read p99.99 {:>9.1} us, write p99.99 {:>9.1} us, {} suspensions, {:.1} s wall",
+                r.policy,
+                r.workload,
+                r.read.p99_99 as f64 / 1e3,
+                r.write.p99_99 as f64 / 1e3,
+                r.suspend.erase_suspensions,
+                r.wall_s
+            ));
+            say.audit(&r.audit_warnings);
+        };
+        let on_intensity = |r: &IntensityRun| {
+            say.progress(&format!(
+                "  rho {:<5} {:<11}: erase postponement max {:>8.1} ms, write p99.99 {:>9.1} ms, {:.2} MB/s written, {:.1} s wall",
+                r.reads_per_cycle,
+                r.policy,
+                r.suspend.erase_postponement_max_ns as f64 / 1e6,
+                r.write.p99_99 as f64 / 1e6,
+                r.write_mb_per_s,
+                r.wall_s
+            ));
+            say.audit(&r.audit_warnings);
+        };
+        run(p, &on_run, &on_intensity)
+    }
+
+    fn csv(r: &SsrReport) -> String {
+        r.csv()
+    }
+
+    fn checks(r: &SsrReport) -> Vec<Check> {
+        r.checks()
+    }
+
+    fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
+        let c = &p.base;
+        let g = &c.device.geometry;
+        let t = c.device.timing.get(c.device.cell_mode);
+        let s = &c.scheduler;
+        // The SSR policies' own parameters (`scheduler.erase_suspend` tables).
+        let (mut ssr_n, mut ssr_table) = (0, Vec::new());
+        for pol in &p.policies {
+            match p.policy_config(pol) {
+                SuspendConfig::SsrStatic(q) => ssr_n = q.points_per_loop,
+                SuspendConfig::SsrDynamic(q) => ssr_table = q.safe_points,
+                _ => {}
+            }
+        }
+        let mut o = String::new();
+        let _ = writeln!(o, "# Erase suspend/resume policies (spec 01, SSR paper)\n");
+        let _ = writeln!(
+            o,
+            "* Device: {} channels x {} chips x {} die, {} planes/die, {} blocks/plane, {} pages/block ({}), {} B pages, OP {:.0} %, page mapping, greedy preemptible GC (urgent below {} free blocks per plane), seed {}.",
+            g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, r.scale_note, g.page_size_bytes,
+            c.device.over_provisioning_ratio * 100.0, c.ftl.gc_hard_free_blocks, c.seed
+        );
+        let _ = writeln!(
+            o,
+            "* Timing: read {} us, program {} us, erase {} loops x {} ms, erase-suspend penalty {} us, resume penalty {} us.",
+            t.read_ns as f64 / 1e3,
+            t.program_ns as f64 / 1e3,
+            t.erase_loops.first().map_or(0, |e| e.1),
+            t.erase_loop_ns as f64 / 1e6,
+            t.erase_suspend_penalty_ns as f64 / 1e3,
+            t.resume_penalty_ns as f64 / 1e3
+        );
+        let _ = writeln!(
+            o,
+            "* Policies: none, ies, des, ssr-static (N = {}), ssr-dynamic (N by P/E: {:?}); safe limit N_safe(PE) {:?}; extra RBER = {:e} x excess^{}.",
+            ssr_n, ssr_table, s.safe_suspensions_per_loop, s.extra_rber_per_excess_suspension, s.extra_rber_exponent
+        );
+        let _ = writeln!(
+            o,
+            "* Workloads: fio = 4 KiB random 70 % reads QD 16; tpcc = TPC-C-like OLTP model (8 KiB pages, 65 % reads, sequential log writes, group-commit flushes), QD 16. Requests per run: {}.",
+            p.workloads.iter().zip(&p.requests).map(|(w, n)| format!("{} {}", w.name(), n)).collect::<Vec<_>>().join(", ")
+        );
+        let _ = writeln!(
+            o,
+            "* Program suspend: {}; write buffer {} MiB, power-loss protected: {} (a flush {}).",
+            if s.program_suspend {
+                "on (reads wait at most one ISPP loop for a program)"
+            } else {
+                "off"
+            },
+            c.ftl.write_buffer_bytes >> 20,
+            if c.ftl.power_loss_protection {
+                "yes"
+            } else {
+                "no"
+            },
+            if c.ftl.power_loss_protection {
+                "completes at once"
+            } else {
+                "waits until the data before it is programmed"
+            }
+        );
+        let w = &r.start_wear;
+        let n_at = |pe: u32| ssr_table.iter().rfind(|e| e.0 <= pe).map_or(0, |e| e.1);
+        let _ = writeln!(o, "* Preconditioned once (functional: sequential fill + 1 capacity of random 4 KiB overwrites, the whole device including OP) in {:.1} s; every run starts from that state: P/E cycles per block min {}, mean {:.2}, max {}, so SSR(d) starts with N = {}..{} safe points per loop.\n", r.precondition_wall_s, w.erase_count_min, w.erase_count_mean, w.erase_count_max, n_at(w.erase_count_max), n_at(w.erase_count_min));
+        o += &r.markdown();
+        o += &r.intensity_markdown();
+        o += &crate::experiment::shape_section(
+            Shape {
+                title: "the paper's shape, spec 01",
+                group: Some("panel"),
+            },
+            &r.checks(),
+            r.runs.len() + r.intensity.len(),
+            r.runs_wall_s + r.intensity_wall_s,
+        );
+        let _ = writeln!(
+            o,
+            "\nQD 16 runs: {:.1} s wall; intensity axis: {:.1} s wall; whole command {:.1} s.",
+            r.runs_wall_s, r.intensity_wall_s, total_wall_s
+        );
+        o
+    }
+
+    /// 2 x 2 panels (workload x read/write): CCDF of latency, both axes log scale.
+    fn plot(r: &SsrReport, svg: &mut String) -> PlotResult {
+        use plotters::prelude::*;
+        let root = SVGBackend::with_string(svg, (1200, 900)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let panels = root.split_evenly((2, 2));
+        for (i, area) in panels.iter().enumerate() {
+            let w = SsrWorkload::ALL[i / 2];
+            let op = if i % 2 == 0 { "read" } else { "write" };
+            let runs: Vec<_> = r.runs.iter().filter(|x| x.workload == w.name()).collect();
+            let note = |why: &str| -> PlotResult {
+                let (w_px, h_px) = area.dim_in_pixel();
+                area.draw(&Text::new(
+                    format!("{} {op}: {why}", w.name()),
+                    (w_px as i32 / 4, h_px as i32 / 2),
+                    ("sans-serif", 18),
+                ))?;
+                Ok(())
+            };
+            if runs.is_empty() {
+                note("not run")?;
+                continue;
+            }
+            let pts = |x: &SsrRun| -> Vec<(f64, f64)> {
+                let c = if op == "read" {
+                    &x.read_ccdf
+                } else {
+                    &x.write_ccdf
+                };
+                c.iter()
+                    .filter(|(_, p)| *p > 0.0)
+                    .map(|&(v, p)| (v.max(1) as f64 / 1e3, p))
+                    .collect()
+            };
+            let series: Vec<(&str, Vec<(f64, f64)>)> =
+                runs.iter().map(|x| (x.policy, pts(x))).collect();
+            let caption = format!("{} {op} latency CCDF", w.name());
+            if !crate::plot::ccdf_panel(area, &caption, &series)? {
+                note("every latency equal (no tail to plot)")?;
+            }
+        }
+        root.present()?;
+        Ok(())
+    }
+
+    fn extra_files(r: &SsrReport) -> Result<Vec<(&'static str, String)>> {
+        if r.intensity.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut svg = String::new();
+        plot_intensity(r, &mut svg).map_err(|e| ExperimentError::Output {
+            what: "drawing ssr-intensity.svg".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(vec![
+            ("ssr-intensity.csv", r.intensity_csv()),
+            ("ssr-intensity.svg", svg),
+        ])
+    }
+}
+
+/// The read-intensity axis: erase postponement, write p99.99 (both log scale) and host
+/// write MB/s against ρ, one line per policy.
+fn plot_intensity(r: &SsrReport, svg: &mut String) -> PlotResult {
+    use crate::plot::COLORS;
+    use plotters::prelude::*;
+    let root = SVGBackend::with_string(svg, (1500, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((1, 3));
+    let pts = r.intensity_points();
+    let (x0, x1) = (
+        pts.first().copied().unwrap_or(0.1),
+        pts.last().copied().unwrap_or(1.0),
+    );
+    type Get = fn(&IntensityRun) -> f64;
+    let specs: [(&str, &str, Get); 3] = [
+        ("erase postponement (max)", "ms", |x| {
+            x.suspend.erase_postponement_max_ns as f64 / 1e6
+        }),
+        ("write p99.99", "ms", |x| x.write.p99_99 as f64 / 1e6),
+        ("host write throughput", "MB/s", |x| x.write_mb_per_s),
+    ];
+    let policies: Vec<&str> = {
+        let mut v: Vec<&str> = Vec::new();
+        for x in &r.intensity {
+            if !v.contains(&x.policy) {
+                v.push(x.policy);
+            }
+        }
+        v
+    };
+    for (area, (title, unit, get)) in panels.iter().zip(specs) {
+        let series: Vec<(&str, Vec<(f64, f64)>)> = policies
+            .iter()
+            .map(|pol| {
+                let v = r
+                    .intensity
+                    .iter()
+                    .filter(|x| x.policy == *pol)
+                    .map(|x| (x.reads_per_cycle, get(x)))
+                    .filter(|p| p.1 > 0.0)
+                    .collect();
+                (*pol, v)
+            })
+            .collect();
+        let ys = series.iter().flat_map(|s| s.1.iter().map(|p| p.1));
+        let (lo, hi) = ys.fold((f64::INFINITY, 0f64), |(a, b), y| (a.min(y), b.max(y)));
+        let (lo, hi) = if lo.is_finite() && hi > 0.0 {
+            (lo, hi)
+        } else {
+            (0.1, 1.0)
+        };
+        let caption = format!("{title} (log) vs reads per die per suspend+resume cycle");
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (x0 * 0.9..x1 * 1.1).log_scale(),
+                (lo * 0.8..hi * 1.25).log_scale(),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("rho (1 = one read per suspend+resume cycle)")
+            .y_desc(unit)
+            .draw()?;
+        for (i, (pol, v)) in series.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(v.iter().copied(), c.stroke_width(2)))?
+                .label(*pol)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], c));
+            chart.draw_series(v.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
 }

@@ -16,6 +16,7 @@
 //! in user writes (the host layer's relocations come on top): device WAF, host-layer WAF,
 //! total WAF, user throughput, read and write p99 / p99.99, zone resets per GB written.
 
+use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Shape};
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -29,6 +30,7 @@ use ssdlab_workload::synthetic::{AddressPattern, SyntheticConfig};
 use ssdlab_workload::{
     Flow, HostRequest, RequestSource, Workload, WorkloadConfig, WorkloadContext, WorkloadError,
 };
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -663,18 +665,6 @@ pub fn run(p: &ZnsParams, on_run: &(dyn Fn(&ZnsRun) + Sync)) -> Result<ZnsReport
 
 pub const CSV_HEADER: &str = "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf";
 
-/// One check of the expected shape.
-#[derive(Clone, Debug, Serialize)]
-pub struct ZnsCheck {
-    /// The workload (`uniform`, `hot-cold`) or `all`.
-    pub group: &'static str,
-    pub check: String,
-    /// `None`: a run it needs is missing.
-    pub holds: Option<bool>,
-    /// The numbers, and why it fails when it does.
-    pub detail: String,
-}
-
 impl ZnsReport {
     pub fn run_of(&self, device: Device, mix: Mix, spare: f64) -> Option<&ZnsRun> {
         self.runs
@@ -784,7 +774,7 @@ impl ZnsReport {
     }
 
     /// The expected shape (ZNS, USENIX ATC 2021; FDP's published results), per workload.
-    pub fn shape(&self) -> Vec<ZnsCheck> {
+    pub fn checks(&self) -> Vec<Check> {
         let mut out = Vec::new();
         let spares = self.spares();
         let pc = |s: f64| format!("{:.0} %", s * 100.0);
@@ -795,14 +785,14 @@ impl ZnsReport {
             .filter(|r| r.device == Device::Zns)
             .collect();
         if zns.is_empty() {
-            out.push(missing("all", "device WAF = 1 on ZNS"));
+            out.push(Check::missing("all", "device WAF = 1 on ZNS"));
         } else {
             let ok = zns
                 .iter()
                 .all(|r| (r.device_waf - 1.0).abs() <= ZNS_WAF_TOLERANCE);
-            out.push(ZnsCheck {
-                group: "all",
-                check: format!("device WAF = 1 on ZNS (within {ZNS_WAF_TOLERANCE})"),
+            out.push(Check {
+                group: "all".into(),
+                claim: format!("device WAF = 1 on ZNS (within {ZNS_WAF_TOLERANCE})"),
                 holds: Some(ok),
                 detail: zns
                     .iter()
@@ -829,14 +819,14 @@ impl ZnsReport {
                             if !ok {
                                 d += "; the host layer's greedy zone GC copies more than the device's block GC";
                             }
-                            out.push(ZnsCheck {
-                                group,
-                                check,
+                            out.push(Check {
+                                group: group.into(),
+                                claim: check,
                                 holds: Some(ok),
                                 detail: d,
                             });
                         }
-                        _ => out.push(missing(group, &check)),
+                        _ => out.push(Check::missing(group, &check)),
                     }
                 }
                 // 3: FDP vs conventional device WAF.
@@ -860,14 +850,14 @@ impl ZnsReport {
                                 if !ok {
                                     d += "; separating hot from cold did not lower GC copies";
                                 }
-                                out.push(ZnsCheck {
-                                    group,
-                                    check,
+                                out.push(Check {
+                                    group: group.into(),
+                                    claim: check,
                                     holds: Some(ok),
                                     detail: d,
                                 });
                             }
-                            _ => out.push(missing(group, &check)),
+                            _ => out.push(Check::missing(group, &check)),
                         }
                     }
                     Mix::Uniform => {
@@ -889,14 +879,14 @@ impl ZnsReport {
                                 if !ok {
                                     d += "; handles that separate nothing by lifetime lowered GC copies: FDP's gain on hot/cold would not be lifetime separation's";
                                 }
-                                out.push(ZnsCheck {
-                                    group,
-                                    check,
+                                out.push(Check {
+                                    group: group.into(),
+                                    claim: check,
                                     holds: Some(ok),
                                     detail: d,
                                 });
                             }
-                            _ => out.push(missing(group, &check)),
+                            _ => out.push(Check::missing(group, &check)),
                         }
                     }
                 }
@@ -906,11 +896,231 @@ impl ZnsReport {
     }
 }
 
-fn missing(group: &'static str, check: &str) -> ZnsCheck {
-    ZnsCheck {
-        group,
-        check: check.into(),
-        holds: None,
-        detail: "not run".into(),
+/// `ssdlab reproduce zns`.
+pub struct Zns;
+
+/// `reproduce zns`'s own flags.
+#[derive(clap::Args)]
+pub struct ZnsArgs {
+    /// Divide the 4 channels (one die each) by 1, 2 or 4: the device and each run's writes
+    /// shrink with it (1 = the study as documented).
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// User writes of the functional warm-up after the fill, in multiples of the user space.
+    #[arg(long, default_value_t = WARMUP_CAPACITY_MULTIPLE)]
+    warmup: f64,
+    /// User writes of the timed, measured phase, in multiples of the user space.
+    #[arg(long, default_value_t = MEASURE_CAPACITY_MULTIPLE)]
+    measure: f64,
+}
+
+impl Experiment for Zns {
+    const NAME: &'static str = "zns";
+    const ABOUT: &'static str = "The block-interface tax (ZNS, USENIX ATC 2021): random writes (uniform, hot/cold) on a conventional device, a zoned one under the host log-structured layer and an FDP one, at 7 % and 28 % spare: device, host and total WAF, tails, resets";
+    const DOC_TABLES: &'static [DocTable] = &[DocTable {
+        name: "zns",
+        doc: "docs/zns.md",
+        fast: true,
+        from: "### ",
+        to: None,
+    }];
+    type Args = ZnsArgs;
+    type Params = ZnsParams;
+    type Report = ZnsReport;
+
+    fn params(a: &ZnsArgs, common: &Common) -> Result<ZnsParams> {
+        let mut p = ZnsParams::paper(a.scale)?;
+        p.base = crate::run::with_overrides(&p.base, &common.sets, "configs/zns.toml")?;
+        if let Some(s) = common.seed {
+            p.base.seed = s;
+        }
+        for (flag, v) in [("--warmup", a.warmup), ("--measure", a.measure)] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(ExperimentError::invalid(
+                    flag,
+                    format!("{v}: must be a positive multiple of the device's capacity"),
+                ));
+            }
+        }
+        p.warmup_capacity_multiple = a.warmup;
+        p.measure_capacity_multiple = a.measure;
+        p.check()?;
+        Ok(p)
+    }
+
+    fn banner(p: &ZnsParams, threads: usize) -> String {
+        format!(
+            "reproduce zns: {} runs (conventional, zns + host layer, fdp) x (uniform, hot-cold) x spare {}, each a fill, {}x its user space at random (functional), then {}x measured (timed), on {threads} threads ...",
+            p.jobs().len(),
+            p.spare
+                .iter()
+                .map(|s| format!("{:.0} %", s * 100.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+            p.warmup_capacity_multiple,
+            p.measure_capacity_multiple,
+        )
+    }
+
+    fn run(p: &ZnsParams, say: &dyn Say) -> Result<ZnsReport> {
+        run(p, &|r: &ZnsRun| {
+            say.progress(&format!(
+                "  {:<8} {:>3.0} % {:<12}: total WAF {:.3}, {:.1} s wall",
+                r.mix.name(),
+                r.spare * 100.0,
+                r.device.name(),
+                r.total_waf,
+                r.wall_s
+            ));
+            say.audit(&r.audit_warnings);
+        })
+    }
+
+    fn csv(r: &ZnsReport) -> String {
+        r.csv()
+    }
+
+    fn checks(r: &ZnsReport) -> Vec<Check> {
+        r.checks()
+    }
+
+    fn markdown(r: &ZnsReport, p: &ZnsParams, _wall_s: f64) -> String {
+        let c = &p.base;
+        let g = &c.device.geometry;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "# The block-interface tax: conventional vs ZNS vs FDP (ZNS, USENIX ATC 2021)\n"
+        );
+        let _ = writeln!(
+            o,
+            "* Raw flash (configs/zns.toml): {}, {} channels{} x {} chips x {} dies x {} planes, {} blocks/plane, {} pages/block, {} KiB pages: {} MiB; seed {}.",
+            format!("{:?}", c.device.cell_mode).to_uppercase(),
+            g.channels,
+            if r.scale > 1 {
+                format!(" (4 / scale {})", r.scale)
+            } else {
+                String::new()
+            },
+            g.chips_per_channel,
+            g.dies_per_chip,
+            g.planes_per_die,
+            g.blocks_per_plane,
+            g.pages_per_block,
+            g.page_size_bytes >> 10,
+            r.raw_bytes >> 20,
+            c.seed
+        );
+        if let Some(z) = &c.device.zns {
+            let _ = writeln!(
+                o,
+                "* ZNS: {} zones of {} MiB (zone_dies = {} (0 = all), {} block(s) per plane), max {} open / {} active zones, {} spare blocks per plane; the host log-structured layer (greedy zone GC) with spare ratio = the spare column. Conventional and FDP: greedy GC at OP = the spare column; FDP with 2 reclaim-unit handles, hot writes on placement id 1.",
+                r.zones,
+                r.zone_bytes >> 20,
+                z.zone_dies,
+                z.blocks_per_plane,
+                z.max_open_zones,
+                z.max_active_zones,
+                z.spare_blocks_per_plane
+            );
+        }
+        let _ = writeln!(
+            o,
+            "* Workload: {} KiB requests (one page, one mapping unit) at QD {}, {:.0} % reads, the rest writes. Each run fills its user space sequentially, writes {}x it at random in the functional mode (steady state), then {}x in the timed mode (measured), in user writes. Host WAF = device writes / user writes; total = host x device; user MB/s = user reads + writes per simulated second; latencies are the device's requests (on ZNS the layer's relocations too). Zone resets per GB of device writes.",
+            r.block_bytes >> 10,
+            r.queue_depth,
+            r.read_percent,
+            r.warmup_capacity_multiple,
+            r.measure_capacity_multiple
+        );
+        o += &r.markdown();
+        o += &crate::experiment::shape_section(
+            Shape {
+                title: "ZNS, USENIX ATC 2021; FDP",
+                group: Some("workload"),
+            },
+            &r.checks(),
+            r.runs.len(),
+            r.wall_s,
+        );
+        o
+    }
+
+    /// The three write amplifications (device, host layer, total = host × device) per
+    /// device and spare: a row of panels per workload, one panel per figure on a shared
+    /// scale.
+    fn plot(r: &ZnsReport, svg: &mut String) -> PlotResult {
+        use crate::plot::COLORS;
+        use plotters::prelude::*;
+        let root = SVGBackend::with_string(svg, (1500, 900)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let spares = r.spares();
+        let y_hi = r
+            .runs
+            .iter()
+            .flat_map(|x| [x.total_waf, x.host_waf, x.device_waf])
+            .fold(1.0f64, f64::max)
+            * 1.2;
+        let n = spares.len() as f64;
+        type Figure = fn(&ZnsRun) -> f64;
+        let figures: [(&str, &str, Figure); 3] = [
+            ("device WAF", "NAND writes / device writes", |x| {
+                x.device_waf
+            }),
+            ("host WAF", "device writes / user writes", |x| x.host_waf),
+            ("total WAF", "host WAF x device WAF", |x| x.total_waf),
+        ];
+        let rows = root.split_evenly((2, 3));
+        for (m, mix) in [Mix::Uniform, Mix::HotCold].into_iter().enumerate() {
+            for (f, (name, desc, value)) in figures.iter().enumerate() {
+                let area = &rows[m * 3 + f];
+                let mut c = ChartBuilder::on(area)
+                    .caption(format!("{name}, {}", mix.name()), ("sans-serif", 18))
+                    .margin(12)
+                    .x_label_area_size(35)
+                    .y_label_area_size(50)
+                    .build_cartesian_2d(-0.5f64..n - 0.5, 0f64..y_hi)?;
+                let labels = spares.clone();
+                c.configure_mesh()
+                    .x_labels(spares.len())
+                    .x_label_formatter(&|x| {
+                        let i = x.round();
+                        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                            format!("spare {:.0} %", labels[i as usize] * 100.0)
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .y_desc(*desc)
+                    .draw()?;
+                for (k, d) in Device::ALL.iter().enumerate() {
+                    let color = COLORS[(k + 1) % COLORS.len()];
+                    let w = 0.25;
+                    let x0 = |i: usize| i as f64 - 0.375 + k as f64 * w;
+                    let bars: Vec<_> = spares
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, s)| {
+                            r.run_of(*d, mix, *s).map(|x| {
+                                Rectangle::new(
+                                    [(x0(i), 0.0), (x0(i) + w, value(x))],
+                                    color.filled(),
+                                )
+                            })
+                        })
+                        .collect();
+                    c.draw_series(bars)?.label(d.name()).legend(move |(a, b)| {
+                        Rectangle::new([(a, b - 5), (a + 15, b + 5)], color.filled())
+                    });
+                }
+                c.configure_series_labels()
+                    .position(SeriesLabelPosition::UpperRight)
+                    .background_style(WHITE.mix(0.8))
+                    .border_style(BLACK)
+                    .draw()?;
+            }
+        }
+        root.present()?;
+        Ok(())
     }
 }

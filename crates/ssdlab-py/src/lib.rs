@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use ssdlab_core::sim::stop;
+use ssdlab_experiments::experiment;
 use ssdlab_experiments::run::{self as one, ConfigSource, RunOptions};
-use ssdlab_experiments::{dftl, mq, op, slc, ssr, wl, zns};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -210,11 +210,9 @@ fn json_to_toml_value(json: &str) -> PyResult<String> {
     Ok(v.to_string())
 }
 
-/// The experiments `reproduce` knows.
-const EXPERIMENTS: [&str; 7] = ["op", "ssr", "wl", "dftl", "slc", "mq", "zns"];
-
-/// Run experiment `name` (as `ssdlab reproduce NAME --scale … --seed … --set …`) on `jobs`
-/// threads (0: one per core) and return its table as CSV text.
+/// Run experiment `name` (as `ssdlab reproduce NAME --scale … --seed … --set …`, with
+/// `requests` as its requests flag where it has one) on `jobs` threads (0: one per core)
+/// and return its table as CSV text.
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0, seed=None, sets=Vec::new(), jobs=0, requests=None))]
 fn reproduce(
@@ -226,92 +224,27 @@ fn reproduce(
     jobs: usize,
     requests: Option<u64>,
 ) -> PyResult<String> {
-    if !EXPERIMENTS.contains(&name) {
+    let Some(e) = experiment::find(name) else {
         return Err(PyValueError::new_err(format!(
             "unknown experiment {name:?}; known: {}",
-            EXPERIMENTS.join(", ")
+            experiment::names().join(", ")
         )));
-    }
+    };
     if !(scale >= 1.0 && scale.is_finite()) {
         return Err(err(format!("scale {scale}: must be a divisor >= 1")));
-    }
-    if name != "op" && scale.fract() != 0.0 {
-        return Err(err(format!("scale {scale}: {name} takes a whole number")));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .map_err(err)?;
-    let iscale = scale as u32;
-    let name = name.to_string();
+    let o = experiment::TableOptions {
+        scale,
+        seed,
+        sets,
+        requests,
+    };
     interruptible(py, move || {
-        pool.install(|| -> Result<String, String> {
-            let s = |e: ssdlab_experiments::ExperimentError| e.to_string();
-            let overridden = |base: &ssdlab_core::Config, label: &str| {
-                one::with_overrides(base, &sets, label).map_err(|e| e.to_string())
-            };
-            Ok(match name.as_str() {
-                "op" => {
-                    let mut p = op::OpSweepParams::paper(1.0 / scale).map_err(s)?;
-                    p.base = overridden(&p.base, "configs/op-paper.toml")?;
-                    p.base.seed = seed.unwrap_or(p.base.seed);
-                    op::sweep(&p, &|_| {}).map_err(s)?.csv()
-                }
-                "ssr" => {
-                    let mut p = ssr::SsrParams::paper(iscale).map_err(s)?;
-                    p.base = overridden(&p.base, "configs/ssr-table1.toml")?;
-                    p.base.seed = seed.unwrap_or(p.base.seed);
-                    if let Some(n) = requests {
-                        p.requests = vec![n; p.workloads.len()];
-                    }
-                    // `ssr.csv` only: the read-intensity axis (its own CSV) is the CLI's.
-                    p.intensity = None;
-                    ssr::run(&p, &|_| {}, &|_| {}).map_err(s)?.csv()
-                }
-                "wl" => {
-                    let p = wl::WlParams {
-                        scale: iscale,
-                        seed,
-                        sets,
-                        ..wl::WlParams::paper()
-                    };
-                    wl::run(&p, &|_| {}).map_err(s)?.csv()
-                }
-                "dftl" => {
-                    let p = dftl::DftlParams {
-                        scale: iscale,
-                        seed,
-                        sets,
-                        requests: requests.unwrap_or(dftl::DftlParams::paper().requests),
-                        ..dftl::DftlParams::paper()
-                    };
-                    dftl::run(&p, &|_| {}).map_err(s)?.csv()
-                }
-                "mq" => {
-                    let mut p = mq::MqParams::paper(iscale).map_err(s)?;
-                    p.base = overridden(&p.base, "configs/nvme-pcie3-tlc.toml")?;
-                    p.base.seed = seed.unwrap_or(p.base.seed);
-                    mq::run(&p, &|_| {}).map_err(s)?.csv()
-                }
-                "zns" => {
-                    let mut p = zns::ZnsParams::paper(iscale).map_err(s)?;
-                    p.base = overridden(&p.base, "configs/zns.toml")?;
-                    p.base.seed = seed.unwrap_or(p.base.seed);
-                    zns::run(&p, &|_| {}).map_err(s)?.csv()
-                }
-                _ => {
-                    let p = slc::SlcParams {
-                        scale: iscale,
-                        seed,
-                        sets,
-                        filebench_requests: requests
-                            .unwrap_or(slc::SlcParams::paper().filebench_requests),
-                        ..slc::SlcParams::paper()
-                    };
-                    slc::run(&p, &|_| {}).map_err(s)?.csv()
-                }
-            })
-        })
+        pool.install(|| e.table(&o).map_err(|e| e.to_string()))
     })?
     .map_err(err)
 }
@@ -320,7 +253,7 @@ fn reproduce(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
     m.add("SWEEP_HEADLINE", one::SWEEP_HEADLINE)?;
-    m.add("EXPERIMENTS", EXPERIMENTS.to_vec())?;
+    m.add("EXPERIMENTS", experiment::names())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;

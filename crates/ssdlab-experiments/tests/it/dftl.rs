@@ -3,6 +3,7 @@
 //! data set) with a few thousand requests.
 
 use ssdlab_experiments::dftl::{self, DftlParams, DftlTiming, PAPER_READ_NS};
+use ssdlab_experiments::experiment::Check;
 
 fn small(timing: DftlTiming, variants: &[&str]) -> DftlParams {
     DftlParams {
@@ -91,10 +92,10 @@ fn per_request_breakdown_counts_every_cause_at_the_papers_timing() {
 
     // The mixed-ratio check: ±25 % at the paper's timing (±15 % at the preset's), and a
     // failing row says why with both variants' array time per request.
-    let mixed_rows = |r: &dftl::DftlReport| -> Vec<(bool, String, Option<bool>, String)> {
-        r.shape()
+    let mixed_rows = |r: &dftl::DftlReport| -> Vec<Check> {
+        r.checks()
             .into_iter()
-            .filter(|c| c.1.starts_with("mixed: log / dftl"))
+            .filter(|c| c.claim.starts_with("mixed: log / dftl"))
             .collect()
     };
     // At this size the log's mixed gain is 0.97–0.98×: within ±25 % (the paper's timing),
@@ -105,7 +106,14 @@ fn per_request_breakdown_counts_every_cause_at_the_papers_timing() {
     for (report, tol) in [(&r, 25.0), (&preset, 15.0)] {
         let rows = mixed_rows(report);
         assert_eq!(rows.len(), 2);
-        for (gc, name, ok, detail) in &rows {
+        for Check {
+            group,
+            claim: name,
+            holds: ok,
+            detail,
+        } in &rows
+        {
+            let gc = &(group == "GC");
             assert!(name.contains(&format!("within ±{tol:.0} %")), "{name}");
             let (d, l) = (
                 r.row("dftl", "mixed", *gc).unwrap(),
@@ -191,11 +199,12 @@ fn dftl_every_shape_check_can_hold_and_fail() {
     };
     let holds = |r: &dftl::DftlReport, key: &str| {
         let (gc, start) = key.split_once('|').unwrap();
-        r.shape()
+        let group = if gc == "true" { "GC" } else { "no GC" };
+        r.checks()
             .into_iter()
-            .find(|c| c.0.to_string() == gc && c.1.starts_with(start))
+            .find(|c| c.group == group && c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{key}"))
-            .2
+            .holds
     };
     type R = dftl::DftlReport;
     fn at<'a>(r: &'a mut R, v: &str, w: &str, gc: bool) -> &'a mut dftl::DftlRow {
@@ -243,5 +252,5 @@ fn dftl_every_shape_check_can_hold_and_fail() {
             Box::new(move |r| at(r, "dftl", "mixed", gc).read_p99_99_ns = 2000),
         ));
     }
-    assert_each_can_hold_and_fail(&base, base.shape().len(), holds, cases);
+    assert_each_can_hold_and_fail(&base, base.checks().len(), holds, cases);
 }

@@ -3,6 +3,7 @@
 mod dftl;
 mod mq;
 mod op;
+mod registry;
 mod shape;
 mod slc;
 mod ssr;

@@ -96,11 +96,11 @@ fn mq_study_rows_arithmetic_and_shape() {
     }
 
     // The expected shape: what holds at this scale (as at scale 1).
-    let shape = r.shape();
+    let shape = r.checks();
     let holds = |group: &str, start: &str| {
         let c = shape
             .iter()
-            .find(|c| c.group == group && c.check.starts_with(start))
+            .find(|c| c.group == group && c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{group}: {start}: {shape:?}"));
         c.holds
     };
@@ -127,9 +127,9 @@ fn every_check_can_hold_and_fail(r: &MqReport) {
     use crate::shape::{assert_each_can_hold_and_fail, Change};
     let holds = |r: &MqReport, key: &str| {
         let (group, start) = key.split_once(": ").unwrap();
-        r.shape()
+        r.checks()
             .iter()
-            .find(|c| c.group == group && c.check.starts_with(start))
+            .find(|c| c.group == group && c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{key}"))
             .holds
     };
@@ -195,7 +195,7 @@ fn every_check_can_hold_and_fail(r: &MqReport) {
             sd(r, true, Sharing::RoundRobin, "reads", 3.0);
         }),
     ));
-    assert_each_can_hold_and_fail(r, r.shape().len(), holds, cases);
+    assert_each_can_hold_and_fail(r, r.checks().len(), holds, cases);
 }
 
 #[test]

@@ -168,11 +168,11 @@ fn improvement_is_monotone_in_op_and_deterministic() {
     // The expected shape holds on this sweep, and each check fails on the rows changed
     // against it.
     let holds = |s: &op::OpSweep, start: &str| {
-        s.shape()
+        s.checks()
             .into_iter()
-            .find(|c| c.0.starts_with(start))
+            .find(|c| c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{start}"))
-            .1
+            .holds
     };
     type Change = Box<dyn Fn(&mut op::OpSweep)>;
     let cases: Vec<(&str, Change)> = vec![
@@ -189,9 +189,9 @@ fn improvement_is_monotone_in_op_and_deterministic() {
             Box::new(|s| s.points[2].waf_rel_err = -0.04),
         ),
     ];
-    assert_eq!(cases.len(), s.shape().len(), "every check has its case");
+    assert_eq!(cases.len(), s.checks().len(), "every check has its case");
     for (check, bad) in &cases {
-        assert_eq!(holds(&s, check), Some(true), "{check}: {:?}", s.shape());
+        assert_eq!(holds(&s, check), Some(true), "{check}: {:?}", s.checks());
         let mut x = s.clone();
         bad(&mut x);
         assert_eq!(holds(&x, check), Some(false), "{check}");

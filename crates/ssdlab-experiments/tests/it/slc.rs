@@ -3,6 +3,7 @@
 //! NAND pages each commit programs, counted by hand from the ext4 model, the CSV's
 //! columns, and the shape checks' one-line reasons (docs/slc-journal.md).
 
+use ssdlab_experiments::experiment::Check;
 use ssdlab_experiments::slc::{self, SlcParams};
 
 #[test]
@@ -49,7 +50,13 @@ fn slc_pages_per_commit_csv_and_shape_reasons() {
         assert_eq!(row.split(',').count(), header.len(), "{row}");
     }
     // A failing check says why in its numbers; a holding one does not.
-    for (name, ok, numbers) in r.shape() {
+    for Check {
+        claim: name,
+        holds: ok,
+        detail: numbers,
+        ..
+    } in r.checks()
+    {
         if name.starts_with("fio data: gain") || name.starts_with("fio ordered: gain") {
             assert_eq!(
                 ok == Some(false),

@@ -191,7 +191,11 @@ fn base_erase_suspend_table_gives_its_policy_parameters() {
         };
         assert_eq!(&c.scheduler.erase_suspend, want);
     }
-    assert_eq!(p.policies.len(), SuspendConfig::NAMES.len());
+    // The paper's five by name, in its order, whatever else is registered: a new suspend
+    // policy does not join the experiment (its checks compare these five).
+    let names: Vec<&str> = p.policies.iter().map(|c| c.name()).collect();
+    assert_eq!(names, ssdlab_experiments::ssr::PAPER_POLICIES);
+    assert!(names.iter().all(|n| SuspendConfig::NAMES.contains(n)));
 }
 
 /// Issue 36, item 1: the read-intensity axis. Open-loop reads at ρ reads per die per
@@ -271,17 +275,17 @@ fn intensity_axis_starves_erases_under_ies_where_reads_outpace_the_cycle() {
     let csv = r.intensity_csv();
     assert_eq!(csv.lines().count(), 1 + 10);
     assert!(csv.starts_with("reads_per_cycle,read_interarrival_per_die_ns,"));
-    let shape = r.shape();
+    let shape = r.checks();
     let row = |start: &str| {
         shape
             .iter()
-            .find(|c| c.0 == "intensity" && c.1.starts_with(start))
+            .find(|c| c.group == "intensity" && c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{start}: {shape:?}"))
     };
-    assert_eq!(row("erase postponement (max)").2, Some(true));
-    assert_eq!(row("SSR's suspensions per erase").2, Some(true));
-    assert!(row("write p99.99").2.is_some());
-    assert!(row("host write MB/s").2.is_some());
+    assert_eq!(row("erase postponement (max)").holds, Some(true));
+    assert_eq!(row("SSR's suspensions per erase").holds, Some(true));
+    assert!(row("write p99.99").holds.is_some());
+    assert!(row("host write MB/s").holds.is_some());
     let md = r.intensity_markdown();
     assert!(md.contains("Erase postponement order I-ES > SSR(s), SSR(d) > D-ES: from ρ = 2 on"));
 }
@@ -444,19 +448,19 @@ fn ssr_every_shape_check_can_hold_and_fail() {
             }),
         ));
     }
-    let shape = base.shape();
+    let shape = base.checks();
     assert_eq!(
         cases.len(),
         shape.len(),
         "every check has its case: {shape:?}"
     );
     let holds = |r: &SsrReport, group: &str, start: &str| {
-        let shape = r.shape();
+        let shape = r.checks();
         shape
             .iter()
-            .find(|c| c.0 == group && c.1.starts_with(start))
+            .find(|c| c.group == group && c.claim.starts_with(start))
             .unwrap_or_else(|| panic!("{group}: {start}: {shape:?}"))
-            .2
+            .holds
     };
     for (group, check, bad) in &cases {
         assert_eq!(holds(&base, group, check), Some(true), "{group}: {check}");

@@ -1,5 +1,6 @@
 //! `reproduce wl` on a scaled-down Table-2 device (128 blocks, endurance 200, trace 1).
 
+use ssdlab_experiments::experiment::Check;
 use ssdlab_experiments::wl::{paper_algorithms, run, WlParams, CSV_HEADER};
 
 fn params(names: &[&str]) -> WlParams {
@@ -48,21 +49,26 @@ fn runs_to_failure_with_a_row_per_run_and_ratios_to_ga() {
          failure_host_writes,gap_pct,page_migrations,erase_stddev,avg_response_ns,"
     ));
     assert_eq!(lines.count(), 3);
-    let shape = r.shape();
+    let shape = r.checks();
     assert!(
-        shape.iter().any(|s| s.2.is_none()),
+        shape.iter().any(|s| s.holds.is_none()),
         "PET/DP checks say not run"
     );
     // Every failing check says why, in one line (issue 36, item 6); the 3x check fails at
     // this size, with GA's even-wear bound.
-    let failing: Vec<_> = shape.iter().filter(|s| s.2 == Some(false)).collect();
+    let failing: Vec<_> = shape.iter().filter(|s| s.holds == Some(false)).collect();
     assert!(
         failing
             .iter()
-            .any(|s| s.1.starts_with("EPET-TH90 first bad")),
+            .any(|s| s.claim.starts_with("EPET-TH90 first bad")),
         "{shape:?}"
     );
-    for (_, name, _, detail) in failing {
+    for Check {
+        claim: name,
+        detail,
+        ..
+    } in failing
+    {
         assert!(
             detail.contains(" — why: ") && !detail.contains('\n'),
             "{name}: {detail}"

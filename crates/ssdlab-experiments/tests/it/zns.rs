@@ -15,10 +15,10 @@ fn report(p: &ZnsParams) -> ZnsReport {
 }
 
 fn holds(r: &ZnsReport, group: &str, start: &str) -> Option<bool> {
-    let shape = r.shape();
+    let shape = r.checks();
     shape
         .iter()
-        .find(|c| c.group == group && c.check.starts_with(start))
+        .find(|c| c.group == group && c.claim.starts_with(start))
         .unwrap_or_else(|| panic!("{group}: {start}: {shape:?}"))
         .holds
 }
@@ -117,7 +117,7 @@ fn zns_study_rows_arithmetic_and_shape() {
         Some(true)
     );
     // A failed check says why.
-    for c in r.shape().iter().filter(|c| c.holds == Some(false)) {
+    for c in r.checks().iter().filter(|c| c.holds == Some(false)) {
         assert!(c.detail.contains("; "), "{c:?}");
     }
     let md = r.markdown();
@@ -250,7 +250,7 @@ fn zns_every_shape_check_can_hold_and_fail() {
         ));
     }
     // Every check of the report is one of the cases.
-    assert_eq!(base.shape().len(), cases.len());
+    assert_eq!(base.checks().len(), cases.len());
     for (group, check, good, bad) in &cases {
         for (change, want) in [(good, true), (bad, false)] {
             let mut r = base.clone();
