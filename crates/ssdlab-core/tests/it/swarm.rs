@@ -10,7 +10,9 @@
 //! three times at random events: after each recovery the checker runs and every unit must
 //! be as the last completed flush left it or as a later write or trim made it
 //! ([`Told::check`]), and no request may wait with no event left. A failing case is
-//! reported with its seed, its configuration and a one-line reproduction.
+//! reported with its seed, a one-line reproduction and its case as a regression file; the
+//! regressions (`tests/regressions/*.toml`: what each found, its configuration, the rest of
+//! the case in a `[swarm]` table) are replayed by [`swarm_regressions`].
 //!
 //! `SSDLAB_SWARM_CASES=N` runs N cases (default [`DEFAULT_CASES`]), `SSDLAB_SWARM_START=S`
 //! starts at seed S (default 0), `SSDLAB_SWARM_SEED=S` runs the one case S.
@@ -28,44 +30,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Cases of a plain `cargo test` run (debug build: about 6 s).
 const DEFAULT_CASES: u64 = 500;
-
-/// Seeds found failing by earlier swarm runs (each fixed at its root), run first.
-const REGRESSIONS: &[u64] = &[
-    // Liveness: urgent GC counted as mapping work's wait (scheduler::note_waiting).
-    40169, 49875,
-    // DeviceFull "no free block for GC copies": a wear-leveling migration took the GC
-    // reserve (the erased block, or the pool's last) while GC still needed it.
-    383, 1017, 1328, 1491,
-    // DeviceFull "the translation region has no free page": reads' write-backs took the
-    // region's GC reserve faster than the dies ran them (ftl/translation.rs).
-    1615, 1746, 2056, 3027, 3752, 4514,
-    // DeviceFull after a failed program doomed (closed) the plane's last block: wear-out.
-    3081, 7931, 9405,
-    // "Requests never completed": a trim emptied the buffer under waiting writes, and no
-    // program completion came to serve them (sim/timed/host.rs).
-    32883,
-    // Power cuts: a trim record's newest copy dropped by the recovery (its block's closing
-    // order was 0); a plane a cut left without a free block, its GC victim's copies larger
-    // than the resumed block's room.
-    3047, 8281, 16407,
-    // DeviceFull with every data block free: FDP handles (lanes) shared a one-page write
-    // buffer with a partial page each and nothing in flight (sim/timed/host.rs,
-    // `unstall_lanes`).
-    302426, 307156, 307230, 308130, 309881,
-    // Results audit, host data path: a device worn out with writes in flight measured its
-    // counted bytes over the time to its last completion, not to the failure.
-    524909, 548572,
-    // Internal error "read of block … queued in state Erasing": a durable trim pinned its
-    // copy's block after the trim's background work, whose GC had erased the emptied block.
-    631867,
-    // Power cuts: a power-loss-protected device that failed (worn out) before or while
-    // settling at the cut left its DRAM unprogrammed: an acknowledged trim came back
-    // (631592), an acknowledged buffered write was lost (615227).
-    615227, 631592,
-    // Power cuts: the test submitted a flush to a device a write had just failed (worn
-    // out), which `ssdlab serve` refuses; the flush dropped the buffered units it acked.
-    903471,
-];
 
 fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
     names
@@ -421,7 +385,7 @@ thread_local! {
 }
 
 /// How a case ended.
-enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     /// The drawn configuration is invalid (not a failure; counted apart).
     Rejected(String),
@@ -430,24 +394,106 @@ enum Outcome {
     Failed(String),
 }
 
-fn run_case(seed: u64) -> Outcome {
-    let text = draw(seed);
+/// A case ready to run: the configuration (its over-provisioning and request count drawn,
+/// the overwrite hold set for a power-cut case), as TOML text too, and whether it cuts
+/// power (then `seed` drives the cut case's requests and cut points).
+pub(crate) struct Case {
+    pub seed: u64,
+    pub cfg: Config,
+    /// The whole configuration as TOML (parses to `cfg`).
+    pub text: String,
+    pub power_cuts: bool,
+    /// A regression whose drawn configuration validation now refuses (the fix was a
+    /// validation rule): the error it must give.
+    pub rejected: Option<String>,
+}
+
+impl Case {
+    /// The case as a regression file (`tests/regressions/*.toml`): a comment line on what
+    /// it found, the configuration, and a `[swarm]` table with the rest of the case.
+    pub fn file(&self, found: &str) -> String {
+        let rejected = self.rejected.as_ref().map_or(String::new(), |why| {
+            format!("rejected = {}\n", toml::Value::String(why.clone()))
+        });
+        format!(
+            "# {found}\n{}\n[swarm]\nseed = {}\npower_cuts = {}\n{rejected}",
+            self.text.trim_end(),
+            self.seed,
+            self.power_cuts
+        )
+    }
+
+    /// A case read back from a regression file's text ([`Case::file`]).
+    pub fn parse(file: &str, name: &str) -> Result<Case, String> {
+        let (text, swarm) = file
+            .split_once("\n[swarm]\n")
+            .ok_or_else(|| format!("{name}: no [swarm] table at the end"))?;
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Swarm {
+            seed: u64,
+            power_cuts: bool,
+            rejected: Option<String>,
+        }
+        let sw: Swarm = toml::from_str(swarm).map_err(|e| format!("{name}: [swarm]: {e}"))?;
+        let cfg = Config::from_toml_str(text, name).map_err(|e| e.to_string())?;
+        Ok(Case {
+            seed: sw.seed,
+            cfg,
+            text: text.to_string(),
+            power_cuts: sw.power_cuts,
+            rejected: sw.rejected,
+        })
+    }
+}
+
+/// Replace the line starting with `key = ` (the first one) by `key = value`.
+fn set_value(text: &str, key: &str, value: &str) -> String {
+    let prefix = format!("{key} = ");
+    let mut done = false;
+    text.lines()
+        .map(|l| {
+            if !done && l.starts_with(&prefix) {
+                done = true;
+                format!("{prefix}{value}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Case `seed`: its drawn configuration with the over-provisioning (1.1 – 2 × the minimum it
+/// needs) and the workload's length (0.3 – 3 × the logical capacity written) set, and the
+/// power-cut draw; an invalid drawn configuration is `Err` (rejected or failed).
+pub(crate) fn prepare(seed: u64) -> Result<Case, Outcome> {
+    let mut text = draw(seed);
     let mut cfg = match Config::from_toml_str(&text, "swarm") {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(format!("the drawn TOML does not parse: {e}")),
+        Err(e) => {
+            return Err(Outcome::Failed(format!(
+                "the drawn TOML does not parse: {e}"
+            )))
+        }
     };
     // OP: 1.1 – 2 × the minimum this configuration needs.
     let min = match cfg.validate() {
         Ok(d) => d.min_over_provisioning_ratio,
-        Err(e) => return Outcome::Rejected(e.to_string()),
+        Err(e) => return Err(Outcome::Rejected(e.to_string())),
     };
     let mut rng = Pcg64::seed_from_u64(seed ^ 0x5eed);
     cfg.device.over_provisioning_ratio = min * rng.gen_range(1.1..2.0);
-    let timed = cfg.mode == ssdlab_core::config::Mode::Timed;
+    text = set_value(
+        &text,
+        "over_provisioning_ratio",
+        &format!("{:?}", cfg.device.over_provisioning_ratio),
+    );
     // The workload writes a random multiple (0.3 – 3) of the logical capacity.
     let units = match cfg.validate() {
         Ok(d) => d.logical_units,
-        Err(e) => return Outcome::Rejected(e.to_string()),
+        Err(e) => return Err(Outcome::Rejected(e.to_string())),
     };
     if let WorkloadConfig::Synthetic(w) = &mut cfg.workload {
         let per_request = (w.block_size_bytes / 4096).max(1);
@@ -457,8 +503,48 @@ fn run_case(seed: u64) -> Outcome {
             / w.flows as f64
             / write_share.max(0.3)) as u64)
             .clamp(50, 4000);
+        text = set_value(&text, "requests", &w.requests.to_string());
     }
-    if let Some(cfg) = power_cuts(seed, &cfg) {
+    let power_cuts = match power_cuts(seed, &cfg) {
+        Some(c) => {
+            cfg = c;
+            if !text.contains("hold_overwritten_until_durable = true") {
+                text = text.replacen(
+                    "[ftl]\n",
+                    "[ftl]\nhold_overwritten_until_durable = true\n",
+                    1,
+                );
+            }
+            true
+        }
+        None => false,
+    };
+    Ok(Case {
+        seed,
+        cfg,
+        text,
+        power_cuts,
+        rejected: None,
+    })
+}
+
+fn run_case(seed: u64) -> Outcome {
+    match prepare(seed) {
+        Ok(case) => run_prepared(case),
+        Err(o) => o,
+    }
+}
+
+/// Run a prepared case (drawn, or read from a regression file).
+pub(crate) fn run_prepared(case: Case) -> Outcome {
+    let Case {
+        seed,
+        cfg,
+        power_cuts,
+        ..
+    } = case;
+    let timed = cfg.mode == ssdlab_core::config::Mode::Timed;
+    if power_cuts {
         return match outcome(catch_unwind(AssertUnwindSafe(|| run_cut_case(seed, cfg)))) {
             Outcome::Failed(why) => Outcome::Failed(format!("power cuts: {why}")),
             o => o,
@@ -796,11 +882,7 @@ fn swarm() {
         None => {
             let start = env_u64("SSDLAB_SWARM_START").unwrap_or(0);
             let n = env_u64("SSDLAB_SWARM_CASES").unwrap_or(DEFAULT_CASES);
-            REGRESSIONS
-                .iter()
-                .copied()
-                .chain(start..start + n)
-                .collect()
+            (start..start + n).collect()
         }
     };
     let (mut passed, mut rejected, mut failed) = (0u64, Vec::new(), Vec::new());
@@ -814,10 +896,10 @@ fn swarm() {
                 rejected.push((seed, why))
             }
             Outcome::Failed(why) => {
+                let file = prepare(seed).map_or_else(|_| draw(seed), |c| c.file(&why));
                 eprintln!(
-                    "swarm case {seed} FAILED: {why}\n  reproduce: {}\n--- config ---\n{}",
+                    "swarm case {seed} FAILED: {why}\n  reproduce: {}\n--- as a regression file (tests/regressions/{seed}-….toml; say what it found in its first line) ---\n{file}",
                     reproduction(seed),
-                    draw(seed)
                 );
                 failed.push((seed, why));
             }
@@ -883,6 +965,45 @@ fn swarm() {
         seeds.len(),
         list(&rejected)
     );
+}
+
+/// The cases earlier swarm runs found failing (each fixed at its root), one file each in
+/// `tests/regressions/` ([`Case::file`]): what it found on its first line, the whole
+/// configuration, a `[swarm]` table with the rest of the case. Each must pass, or, for a
+/// regression whose fix was a validation rule, be refused with exactly its recorded error.
+#[test]
+fn swarm_regressions() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/regressions/")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "{} regression files", files.len());
+    let mut failed = Vec::new();
+    for path in &files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).expect("a readable file");
+        assert!(
+            text.starts_with("# "),
+            "{name}: the first line says what the case found"
+        );
+        let case = Case::parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        if let Some(why) = &case.rejected {
+            let got = case.cfg.validate().err().map(|e| e.to_string());
+            if got.as_ref() != Some(why) {
+                failed.push(format!("{name}: expected refused ({why}), got {got:?}"));
+            }
+            continue;
+        }
+        match run_prepared(case) {
+            Outcome::Passed => {}
+            Outcome::Rejected(why) => failed.push(format!("{name}: refused: {why}")),
+            Outcome::Failed(why) => failed.push(format!("{name}: FAILED: {why}")),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// Bugs are loud (issue 34, item 8): an illegal block-state change — here forced on a free
