@@ -3,16 +3,15 @@
 //! where the erase stopped. No bound on suspensions and no starvation guard: erases, and
 //! the writes waiting for the blocks they free, can starve.
 
-use super::{EraseSuspend, EraseView, Guard};
+use super::{EraseSuspend, EraseView, Guard, Preempt};
 use serde::{Deserialize, Serialize};
 
 /// No starvation guard by definition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
-    /// same positions and under the same guard (default false: only reads do).
-    pub programs_preempt: bool,
+    #[serde(flatten)]
+    pub preempt: Preempt,
 }
 
 impl crate::policy::PolicyParams for Params {}
@@ -27,7 +26,7 @@ impl EraseSuspend for Ies {
 
     fn new(p: &Params, _: &()) -> Ies {
         Ies {
-            programs_preempt: p.programs_preempt,
+            programs_preempt: p.preempt.programs_preempt,
         }
     }
 

@@ -51,11 +51,27 @@ super::policy_registry! {
 /// The starvation guard of a policy that has one (0 = no limit): an erase is not suspended
 /// again after `max_suspensions_per_erase` suspensions or once it has been postponed
 /// `max_erase_postponement_ns` in total (time suspended, penalties included); nor while
-/// its die runs urgent GC.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// its die runs urgent GC. A guarded policy's `Params` take these keys by flattening it
+/// (`#[serde(flatten)] guard: Guard`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Guard {
+    /// An erase is not suspended again after this many suspensions (0 = no limit).
     pub max_suspensions_per_erase: u32,
+    /// An erase is not suspended again once postponed this long in total, penalties
+    /// included (0 = no limit).
     pub max_erase_postponement_ns: u64,
+}
+
+/// The key `programs_preempt` of a policy whose erase suspensions may serve host programs
+/// too: its `Params` flatten it (`#[serde(flatten)] preempt: Preempt`); a policy without
+/// it takes no such key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Preempt {
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
 }
 
 /// An erase-suspend policy.
