@@ -23,6 +23,9 @@ use rand_pcg::Pcg64;
 use ssdlab_core::config::{
     AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendConfig, WearConfig,
 };
+use ssdlab_core::policy::arbitration::ArbitrationConfig;
+use ssdlab_core::policy::placement::RegionNeed;
+use ssdlab_core::policy::SwarmCtx;
 use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
 use ssdlab_workload::{HostOp, HostRequest, WorkloadConfig};
 use std::fmt::Write as _;
@@ -31,86 +34,28 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Cases of a plain `cargo test` run (debug build: about 6 s).
 const DEFAULT_CASES: u64 = 500;
 
-fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
-    names
-        .choose(rng)
-        .expect("a registry lists at least one policy")
+/// A policy's config table as inline TOML (`{ policy = "…", … }`, its name first).
+fn inline<T: serde::Serialize>(policy: &T) -> String {
+    let toml::Value::Table(mut t) =
+        toml::Value::try_from(policy).expect("a policy config serialises to TOML")
+    else {
+        panic!("a policy config is a table")
+    };
+    let name = t
+        .remove("policy")
+        .expect("a policy config names its policy");
+    let rest: String = t.iter().map(|(k, v)| format!(", {k} = {v}")).collect();
+    format!("{{ policy = {name}{rest} }}")
 }
 
-/// `[scheduler] erase_suspend = { policy = …, … }`: a registered policy and its parameters
-/// (the starvation guards for the policies that have them).
-fn erase_suspend_toml(rng: &mut Pcg64) -> String {
-    let name = pick(rng, SuspendConfig::NAMES);
-    let mut t = format!("policy = \"{name}\"");
-    match name {
-        "ssr-static" => {
-            let _ = write!(t, ", points_per_loop = {}", rng.gen_range(1..=12));
-        }
-        "ssr-dynamic" => {
-            let _ = write!(
-                t,
-                ", safe_points = [[0, {}], [{}, {}]]",
-                rng.gen_range(2..=30),
-                rng.gen_range(1..=20),
-                rng.gen_range(1..=10)
-            );
-        }
-        _ => {}
-    }
-    if name != "none" {
-        // Drawn aside (`rng` not advanced): every other draw of a seed stays as it was.
-        let mut aside = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x9e37_79b9_7f4a_7c15);
-        if aside.gen_bool(0.5) {
-            t.push_str(", programs_preempt = true");
-        }
-    }
-    if matches!(name, "des" | "ssr-static" | "ssr-dynamic") {
-        if rng.gen_bool(0.3) {
-            let _ = write!(t, ", max_suspensions_per_erase = {}", rng.gen_range(1..=4));
-        }
-        if rng.gen_bool(0.3) {
-            let _ = write!(
-                t,
-                ", max_erase_postponement_ns = {}",
-                rng.gen_range(1..=20) * 100_000
-            );
-        }
-    }
-    format!("erase_suspend = {{ {t} }}\n")
-}
-
-/// A mapping table: the policy and, for the demand-based ones, small pages of entries and
-/// a small cache so translation traffic happens.
-fn mapping_toml(rng: &mut Pcg64, name: &str, page_bytes: u32) -> String {
-    let entry = *[64u32, 256].choose(rng).unwrap();
-    // The CMT holds a few translation pages (the partitioned variants keep whole pages in
-    // their clean and dirty parts; `dftl` at page granularity caches whole pages too).
-    let pages = page_bytes as u64 * rng.gen_range(5..=10);
-    let cmt = pages;
-    match name {
-        "page-map" => format!("{{ policy = \"{name}\" }}"),
-        "dftl" => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {cmt}, granularity = \"{}\" }}",
-            ["page", "entry"].choose(rng).unwrap()
-        ),
-        "dftl-partitioned-log" => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, log_entry_bytes = {} }}",
-            pages,
-            entry * 2
-        ),
-        _ => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, clean_share = {} }}",
-            pages,
-            [0.25, 0.5, 0.75].choose(rng).unwrap()
-        ),
-    }
-}
+/// The cache region's GC policy: drawn as the data region's, from a case seed of its own.
+const SLC_GC: u64 = 0x736c_635f_6763;
 
 /// A `[device.host_interface]` for a third of the timed cases, drawn from a stream of its
-/// own (the other draws, and so the regression seeds' configurations, stay as they were):
-/// few command slots, small transfer limits and random classes, so commands queue, split
-/// and cross the arbiter.
-fn host_interface_toml(seed: u64, text: &str) -> String {
+/// own: few command slots, small transfer limits, any registered arbitration policy (with
+/// random priority classes when it takes them), so commands queue, split and cross the
+/// arbiter.
+fn host_interface_toml(seed: u64, text: &str, ctx: SwarmCtx) -> String {
     let rng = &mut Pcg64::seed_from_u64(seed ^ 0x4e56_6d65);
     if !text.contains("mode = \"timed\"") || !rng.gen_bool(1.0 / 3.0) {
         return String::new();
@@ -120,29 +65,20 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
         .find_map(|l| l.strip_prefix("flows = "))
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let wrr = rng.gen_bool(0.5);
-    let classes: Vec<String> = (0..rng.gen_range(0..=flows))
-        .map(|_| {
-            format!(
-                "\"{}\"",
-                ["urgent", "high", "medium", "low"].choose(rng).unwrap()
-            )
-        })
-        .collect();
-    let arbitration = if wrr {
-        format!(
-            "{{ policy = \"weighted-round-robin\", burst = {}, high_weight = {}, low_weight = {} }}\nflow_priority = [{}]",
-            [1, 2, 4].choose(rng).unwrap(),
-            rng.gen_range(1..=8u32),
-            rng.gen_range(1..=3u32),
-            classes.join(", ")
-        )
-    } else {
-        format!(
-            "{{ policy = \"round-robin\", burst = {} }}",
-            [1, 2, 64].choose(rng).unwrap()
-        )
-    };
+    let arbitration = ArbitrationConfig::swarm_any(seed, &ctx);
+    let mut arbitration_t = inline(&arbitration);
+    if arbitration.priority_classes() {
+        let classes: Vec<String> = (0..rng.gen_range(0..=flows))
+            .map(|_| {
+                format!(
+                    "\"{}\"",
+                    ["urgent", "high", "medium", "low"].choose(rng).unwrap()
+                )
+            })
+            .collect();
+        let _ = write!(arbitration_t, "\nflow_priority = [{}]", classes.join(", "));
+    }
+    let arbitration = arbitration_t;
     format!(
         "[device.host_interface]\npcie_generation = {}\nlanes = {}\ncommand_ns = {}\nmax_commands_in_flight = {}\nmax_data_transfer_bytes = {}\narbitration = {arbitration}\n",
         rng.gen_range(3..=5u32),
@@ -155,8 +91,9 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
 
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 pub(crate) fn draw(seed: u64) -> String {
-    let t = fdp(seed, hold_overwrites(seed, draw_device_and_work(seed)));
-    let hi = host_interface_toml(seed, &t);
+    let (t, ctx) = draw_device_and_work(seed);
+    let t = fdp(seed, hold_overwrites(seed, t));
+    let hi = host_interface_toml(seed, &t, ctx);
     t + &hi
 }
 
@@ -191,7 +128,10 @@ fn fdp(seed: u64, text: String) -> String {
     ) + &format!("\n[device.fdp]\nhandles = {handles}\n")
 }
 
-fn draw_device_and_work(seed: u64) -> String {
+/// The device and the workload of case `seed`; the policies (and their parameters) are
+/// drawn by the registry, each from a stream of its own
+/// ([`ssdlab_core::policy::PolicyParams::swarm`]).
+fn draw_device_and_work(seed: u64) -> (String, SwarmCtx) {
     let rng = &mut Pcg64::seed_from_u64(seed);
     let mode = if rng.gen_bool(0.5) {
         "timed"
@@ -207,9 +147,10 @@ fn draw_device_and_work(seed: u64) -> String {
     let pages = *[12u32, 24].choose(rng).unwrap();
     let spp = *[1u32, 2, 4].choose(rng).unwrap();
     let page_bytes = 4096 * spp;
-    let placement = pick(rng, PlacementConfig::NAMES);
-    let mapping = pick(rng, MappingConfig::NAMES);
-    let demand = mapping != "page-map";
+    let ctx = SwarmCtx { page_bytes };
+    let placement = PlacementConfig::swarm_any(seed, &ctx);
+    let mapping = MappingConfig::swarm_any(seed, &ctx);
+    let demand = mapping.is_demand();
     let gc_soft = rng.gen_range(2..=4u32);
     let gc_hard = rng.gen_range(1..gc_soft);
 
@@ -217,23 +158,21 @@ fn draw_device_and_work(seed: u64) -> String {
     // translation region for demand-based mappings; the data region takes the rest.
     let mut regions = vec![r#"{ name = "data", content = "data" }"#.to_string()];
     let mut region_blocks = 0;
-    let mut journal_params = String::new();
-    if placement != "direct" {
+    if placement.params().cache_regions() != RegionNeed::Never {
         let blocks = rng.gen_range(4..=7u32);
         region_blocks += blocks;
-        let drain = placement == "slc-buffer" || rng.gen_bool(0.3);
+        let drain = rng.gen_bool(0.5);
         regions.push(format!(
-            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {{ policy = "{}" }} }}"#,
-            pick(rng, GcConfig::NAMES)
+            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {} }}"#,
+            inline(&GcConfig::swarm_any(seed ^ SLC_GC, &ctx))
         ));
     }
-    if placement == "slc-journal" {
+    if placement.params().journal_regions() != RegionNeed::Never {
         let blocks = rng.gen_range(4..=6u32);
         region_blocks += blocks;
         regions.push(format!(
             r#"{{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}"#
         ));
-        journal_params = format!(", min_journal_bytes = {}", page_bytes * 4);
     }
     if demand {
         let blocks = rng.gen_range(8..=12u32);
@@ -319,11 +258,11 @@ program_suspend_penalty_ns = {suspend_penalty_ns}
 resume_penalty_ns = {resume_penalty_ns}
 endurance_pe_cycles = {endurance}
 [ftl]
-mapping = {mapping_t}
-gc = {{ policy = "{gc}" }}
-allocation = {{ policy = "{alloc}" }}
-wear_leveling = {{ policy = "{wear}" }}
-placement = {{ policy = "{placement}"{journal_params} }}
+mapping = {mapping}
+gc = {gc}
+allocation = {alloc}
+wear_leveling = {wear}
+placement = {placement}
 gc_soft_free_blocks = {gc_soft}
 gc_hard_free_blocks = {gc_hard}
 write_buffer_bytes = {buffer}
@@ -335,7 +274,8 @@ idle_gc_free_blocks = {idle_free}
 [scheduler]
 read_priority = {read_priority}
 program_suspend = {program_suspend}
-{suspend}[precondition]
+erase_suspend = {suspend}
+[precondition]
 enabled = {precondition}
 random_overwrite_capacity_multiple = 0.5
 [workload]
@@ -358,10 +298,11 @@ timeseries_interval_ns = 0
         erase_loops = rng.gen_range(1..=6u32),
         suspend_penalty_ns = *[0u64, 20_000, 100_000].choose(rng).unwrap(),
         resume_penalty_ns = *[0u64, 10_000].choose(rng).unwrap(),
-        mapping_t = mapping_toml(rng, mapping, page_bytes),
-        gc = pick(rng, GcConfig::NAMES),
-        alloc = pick(rng, AllocConfig::NAMES),
-        wear = pick(rng, WearConfig::NAMES),
+        mapping = inline(&mapping),
+        gc = inline(&GcConfig::swarm_any(seed, &ctx)),
+        alloc = inline(&AllocConfig::swarm_any(seed, &ctx)),
+        wear = inline(&WearConfig::swarm_any(seed, &ctx)),
+        placement = inline(&placement),
         buffer = buffer_pages as u64 * page_bytes as u64,
         plp = rng.gen_bool(0.2),
         window = *[0u32, 0, 1, 3].choose(rng).unwrap(),
@@ -372,10 +313,10 @@ timeseries_interval_ns = 0
         },
         read_priority = rng.gen_bool(0.8),
         program_suspend = rng.gen_bool(0.3),
-        suspend = erase_suspend_toml(rng),
+        suspend = inline(&SuspendConfig::swarm_any(seed, &ctx)),
         qd = rng.gen_range(1..=16u32),
     );
-    t
+    (t, ctx)
 }
 
 thread_local! {

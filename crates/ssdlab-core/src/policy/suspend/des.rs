@@ -3,7 +3,9 @@
 //! most one suspension per loop boundary, so at most loops − 1 per erase.
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 /// The starvation guard and `programs_preempt`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -15,7 +17,14 @@ pub struct Params {
     pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Des {

@@ -4,7 +4,9 @@
 //! the writes waiting for the blocks they free, can starve.
 
 use super::{EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 /// No starvation guard by definition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -14,7 +16,13 @@ pub struct Params {
     pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            preempt: Preempt::swarm(rng),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ies {

@@ -4,7 +4,10 @@
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
 use crate::base::step_lookup;
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -30,6 +33,16 @@ impl Default for Params {
 }
 
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        let young = rng.gen_range(2..=30);
+        let from = rng.gen_range(1..=20);
+        Params {
+            safe_points: vec![(0, young), (from, rng.gen_range(1..=10))],
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         crate::base::check_step_table(&self.safe_points)
             .map_err(|why| ("safe_points", why.to_string()))?;

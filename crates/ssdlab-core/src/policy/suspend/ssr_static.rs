@@ -4,7 +4,10 @@
 //! suspensions per loop by N.
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -29,6 +32,14 @@ impl Default for Params {
 }
 
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            points_per_loop: rng.gen_range(1..=12),
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.points_per_loop == 0 {
             return Err(("points_per_loop", "must be > 0".into()));
