@@ -96,6 +96,8 @@ impl PolicyInfo {
 /// One family of policies, for `ssdlab policies`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FamilyInfo {
+    /// What the family decides, for the docs ("GC victim selection", …).
+    pub what: &'static str,
     /// The config table that chooses the family's policy (`ftl.gc`, …).
     pub table: &'static str,
     /// The default policy's name.
@@ -107,36 +109,43 @@ pub struct FamilyInfo {
 pub fn families() -> Vec<FamilyInfo> {
     vec![
         FamilyInfo {
+            what: "GC victim selection",
             table: "ftl.gc",
             default: gc::GcConfig::default().name(),
             policies: gc::GcConfig::describe(),
         },
         FamilyInfo {
+            what: "free-block allocation",
             table: "ftl.allocation",
             default: alloc::AllocConfig::default().name(),
             policies: alloc::AllocConfig::describe(),
         },
         FamilyInfo {
+            what: "wear leveling",
             table: "ftl.wear_leveling",
             default: wear::WearConfig::default().name(),
             policies: wear::WearConfig::describe(),
         },
         FamilyInfo {
+            what: "placement",
             table: "ftl.placement",
             default: placement::PlacementConfig::default().name(),
             policies: placement::PlacementConfig::describe(),
         },
         FamilyInfo {
+            what: "mapping",
             table: "ftl.mapping",
             default: mapping::MappingConfig::default().name(),
             policies: mapping::MappingConfig::describe(),
         },
         FamilyInfo {
+            what: "erase suspension",
             table: "scheduler.erase_suspend",
             default: suspend::SuspendConfig::default().name(),
             policies: suspend::SuspendConfig::describe(),
         },
         FamilyInfo {
+            what: "NVMe arbitration",
             table: "device.host_interface.arbitration",
             default: arbitration::ArbitrationConfig::default().name(),
             policies: arbitration::ArbitrationConfig::describe(),
