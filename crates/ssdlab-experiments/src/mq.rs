@@ -176,9 +176,13 @@ impl MqParams {
         let mut hi = self.host_interface()?.clone();
         match sharing {
             Sharing::Alone | Sharing::RoundRobin => {
-                let burst = match &hi.arbitration {
-                    ArbitrationConfig::RoundRobin(p) => p.burst,
-                    ArbitrationConfig::WeightedRoundRobin(p) => p.burst,
+                // The base's burst where its policy has one (another policy: the default).
+                let burst = if let ArbitrationConfig::RoundRobin(p) = &hi.arbitration {
+                    p.burst
+                } else if let ArbitrationConfig::WeightedRoundRobin(p) = &hi.arbitration {
+                    p.burst
+                } else {
+                    round_robin::Params::default().burst
                 };
                 hi.arbitration = ArbitrationConfig::RoundRobin(round_robin::Params { burst });
                 hi.flow_priority = Vec::new();
