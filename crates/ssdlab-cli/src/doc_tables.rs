@@ -42,6 +42,9 @@ enum Source {
     },
     /// A table of `ssdlab run` figures.
     Runs(fn(&mut Runner) -> Result<String>),
+    /// Text generated without a run (the policy lists, from the registry), kept between
+    /// its markers without blank lines (so a list stays inside its paragraph's flow).
+    Text(fn() -> String),
 }
 
 struct Table {
@@ -72,6 +75,20 @@ fn tables() -> Vec<Table> {
                 })
         })
     };
+    let texts = [
+        Table {
+            name: "policies",
+            doc: "docs/config.md",
+            fast: true,
+            source: Source::Text(crate::policies::markdown),
+        },
+        Table {
+            name: "policy-names",
+            doc: "README.md",
+            fast: true,
+            source: Source::Text(crate::policies::names_markdown),
+        },
+    ];
     let runs = [
         Table {
             name: "nvme-link",
@@ -86,7 +103,12 @@ fn tables() -> Vec<Table> {
             source: Source::Runs(calibration),
         },
     ];
-    reports(true).chain(runs).chain(reports(false)).collect()
+    texts
+        .into_iter()
+        .chain(reports(true))
+        .chain(runs)
+        .chain(reports(false))
+        .collect()
 }
 
 /// Runs this binary in the repository, keeping each report it wrote.
@@ -326,6 +348,7 @@ fn generate(t: &Table, r: &mut Runner) -> Result<String> {
     match t.source {
         Source::Report { exp, from, to } => section(&r.report(exp)?, from, to),
         Source::Runs(f) => f(r),
+        Source::Text(f) => Ok(f()),
     }
 }
 
@@ -391,8 +414,12 @@ fn one(t: &Table, check: bool, runner: &mut Runner) -> Result<Option<String>> {
     };
     read()?; // the markers are there before the runs
     let started = std::time::Instant::now();
-    // A blank line on either side: the markers stay HTML blocks of their own.
-    let fresh = format!("\n\n{}\n", generate(t, runner)?);
+    // A blank line on either side: the markers stay HTML blocks of their own (a comment
+    // line ends its HTML block, so generated text needs none).
+    let fresh = match t.source {
+        Source::Text(_) => format!("\n{}", generate(t, runner)?),
+        _ => format!("\n\n{}\n", generate(t, runner)?),
+    };
     let secs = started.elapsed().as_secs_f64();
     let (doc, s, e) = read()?; // as it is now (edited during the runs?)
     if doc[s..e] == fresh {

@@ -832,8 +832,9 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
 }
 
 /// The docs' generated tables that take seconds (`ssdlab doc-tables --fast`: the `zns` and
-/// `mq` reports, docs/reproduce.md) match a fresh run: checked on a copy of docs/ with one
-/// figure of the zns table changed, which must be the one line found stale.
+/// `mq` reports, docs/reproduce.md, and the policy lists of docs/config.md and README.md,
+/// from the registry) match a fresh run: checked on a copy of docs/ with one figure of the
+/// zns table changed, which must be the one line found stale.
 #[test]
 fn doc_tables_match_a_fresh_run() {
     let root = temp_dir("doc-tables");
@@ -844,6 +845,7 @@ fn doc_tables_match_a_fresh_run() {
             std::fs::copy(e.path(), root.join(dir).join(e.file_name())).unwrap();
         }
     }
+    std::fs::copy(repo().join("README.md"), root.join("README.md")).unwrap();
     let zns = std::fs::read_to_string(root.join("docs/zns.md")).unwrap();
     let block = zns.find("<!-- doc-table zns -->").unwrap();
     let (i, line) = (zns.lines().enumerate())
@@ -873,6 +875,15 @@ fn doc_tables_match_a_fresh_run() {
         err.contains("doc table mq: up to date"),
         "regenerate? {err}"
     );
+    for (table, doc) in [
+        ("policies", "docs/config.md"),
+        ("policy-names", "README.md"),
+    ] {
+        assert!(
+            err.contains(&format!("doc table {table}: up to date ({doc}")),
+            "a policy added or changed: regenerate with `ssdlab doc-tables {table}`: {err}"
+        );
+    }
     assert_eq!(err.matches(" is stale").count(), 1, "{err}");
 }
 
@@ -1814,6 +1825,16 @@ fn policies_lists_families_policies_and_defaults() {
         "[scheduler.erase_suspend]  policy = \"…\" (default \"none\")",
     ] {
         assert!(text.contains(family), "{family}\n{text}");
+    }
+    let o = ssdlab().args(["policies", "--markdown"]).output().unwrap();
+    assert!(o.status.success());
+    let md = String::from_utf8_lossy(&o.stdout);
+    for row in [
+        "| table | policy | parameters (default) | meaning |\n|---|---|---|---|\n| `ftl.gc` | `greedy` (default) | — | The full block with the fewest valid units (O(1) buckets). |\n",
+        "|  | `d-choices` | `d` = `10` | The fewest valid units among d random full blocks (Van Houdt 2013). |\n",
+        "|  | `ies` | `programs_preempt` = `false` | I-ES (Wu et al. 2014): suspend at once; reads arriving while suspended are served too. |\n",
+    ] {
+        assert!(md.contains(row), "{row}\n{md}");
     }
     for line in [
         "  d-choices              The fewest valid units among d random full blocks (Van Houdt 2013).\n                           d = 10\n",

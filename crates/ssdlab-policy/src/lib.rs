@@ -26,6 +26,8 @@ pub mod placement;
 pub mod suspend;
 pub mod wear;
 
+use ssdlab_workload::rng::SimRng;
+
 /// What every policy's `Params` answers (a family's params trait adds its own questions,
 /// each with a default, e.g. [`mapping::MappingParams`]).
 pub trait PolicyParams {
@@ -33,6 +35,34 @@ pub trait PolicyParams {
     fn check(&self) -> Result<(), (&'static str, String)> {
         Ok(())
     }
+
+    /// Parameters worth testing, drawn for the swarm test (`tests/it/swarm.rs`) from `rng`,
+    /// the policy's own stream, for a device of shape `ctx`; valid for it (`check` passes).
+    /// Default: the default parameters.
+    fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Self
+    where
+        Self: Sized + Default,
+    {
+        let _ = (rng, ctx);
+        Self::default()
+    }
+}
+
+/// What a policy's swarm draw ([`PolicyParams::swarm`]) may depend on: the device drawn so far.
+#[derive(Clone, Copy, Debug)]
+pub struct SwarmCtx {
+    /// Flash page size.
+    pub page_bytes: u32,
+}
+
+/// The swarm test's random stream `what` (a family's config type, or it and a policy name)
+/// of case `seed`: one stream each, so adding a policy re-deals no other draw.
+pub fn swarm_rng(seed: u64, what: &str) -> SimRng {
+    // FNV-1a of the name: a stable tag (no hasher whose output may change between releases).
+    let tag = what.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    ssdlab_workload::rng::stream(seed, tag)
 }
 
 /// One policy of a family, for `ssdlab policies`.
@@ -72,6 +102,8 @@ impl PolicyInfo {
 /// One family of policies, for `ssdlab policies`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FamilyInfo {
+    /// What the family decides, for the docs ("GC victim selection", …).
+    pub what: &'static str,
     /// The config table that chooses the family's policy (`ftl.gc`, …).
     pub table: &'static str,
     /// The default policy's name.
@@ -83,36 +115,43 @@ pub struct FamilyInfo {
 pub fn families() -> Vec<FamilyInfo> {
     vec![
         FamilyInfo {
+            what: "GC victim selection",
             table: "ftl.gc",
             default: gc::GcConfig::default().name(),
             policies: gc::GcConfig::describe(),
         },
         FamilyInfo {
+            what: "free-block allocation",
             table: "ftl.allocation",
             default: alloc::AllocConfig::default().name(),
             policies: alloc::AllocConfig::describe(),
         },
         FamilyInfo {
+            what: "wear leveling",
             table: "ftl.wear_leveling",
             default: wear::WearConfig::default().name(),
             policies: wear::WearConfig::describe(),
         },
         FamilyInfo {
+            what: "placement",
             table: "ftl.placement",
             default: placement::PlacementConfig::default().name(),
             policies: placement::PlacementConfig::describe(),
         },
         FamilyInfo {
+            what: "mapping",
             table: "ftl.mapping",
             default: mapping::MappingConfig::default().name(),
             policies: mapping::MappingConfig::describe(),
         },
         FamilyInfo {
+            what: "erase suspension",
             table: "scheduler.erase_suspend",
             default: suspend::SuspendConfig::default().name(),
             policies: suspend::SuspendConfig::describe(),
         },
         FamilyInfo {
+            what: "NVMe arbitration",
             table: "device.host_interface.arbitration",
             default: arbitration::ArbitrationConfig::default().name(),
             policies: arbitration::ArbitrationConfig::describe(),
@@ -122,6 +161,7 @@ pub fn families() -> Vec<FamilyInfo> {
 
 #[cfg(test)]
 mod tests {
+    use super::arbitration::ArbitrationConfig;
     use super::mapping::{dftl, MappingConfig};
     use super::placement::PlacementConfig;
     use super::wear::WearConfig;
@@ -150,6 +190,17 @@ mod tests {
                 "{n}"
             );
         }
+        for n in MappingConfig::NAMES {
+            assert_eq!(by(n).is_demand(), *n != "page-map", "{n}");
+        }
+        for n in PlacementConfig::NAMES {
+            let p = PlacementConfig::by_name(n).unwrap();
+            assert_eq!(p.params().is_direct(), *n == "direct", "{n}");
+        }
+        for n in ArbitrationConfig::NAMES {
+            let a = ArbitrationConfig::by_name(n).unwrap();
+            assert_eq!(a.priority_classes(), *n == "weighted-round-robin", "{n}");
+        }
         let regions = |n: &str, caches, journals| {
             PlacementConfig::by_name(n)
                 .unwrap()
@@ -173,5 +224,44 @@ mod tests {
         assert_eq!(regions("slc-journal", 1, 1), Ok(()));
         assert!(regions("slc-journal", 2, 1).is_err());
         assert!(regions("slc-journal", 1, 0).is_err());
+    }
+
+    /// Every policy's swarm draw passes its own checks, and each policy draws from a stream
+    /// of its own: the same case seed gives the same parameters whatever else is drawn.
+    #[test]
+    fn swarm_draws_are_valid_and_independent() {
+        use super::SwarmCtx;
+        let ctx = SwarmCtx { page_bytes: 8192 };
+        macro_rules! family {
+            ($C:ty) => {
+                for name in <$C>::NAMES {
+                    for seed in 0..200 {
+                        let c = <$C>::swarm(name, seed, &ctx).unwrap();
+                        assert_eq!(c.name(), *name);
+                        assert_eq!(c.check(), Ok(()), "{name} seed {seed}: {c:?}");
+                        assert_eq!(Some(c), <$C>::swarm(name, seed, &ctx));
+                    }
+                }
+                assert!(<$C>::swarm("no-such-policy", 0, &ctx).is_none());
+                let picked: std::collections::BTreeSet<&str> =
+                    (0..200).map(|s| <$C>::swarm_any(s, &ctx).name()).collect();
+                assert_eq!(picked.len(), <$C>::NAMES.len(), "every policy is drawn");
+            };
+        }
+        family!(super::gc::GcConfig);
+        family!(super::alloc::AllocConfig);
+        family!(super::wear::WearConfig);
+        family!(PlacementConfig);
+        family!(MappingConfig);
+        family!(super::suspend::SuspendConfig);
+        family!(ArbitrationConfig);
+        // Different policies, different streams: ssr-static's points and des's guard are
+        // not the same draws.
+        let draws = |n: &str| {
+            (0..50)
+                .map(|s| format!("{:?}", super::suspend::SuspendConfig::swarm(n, s, &ctx)))
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(draws("des"), draws("ssr-static"));
     }
 }

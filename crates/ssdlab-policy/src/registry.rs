@@ -7,6 +7,9 @@
 //!   policy's `module::Params` (serde, unknown keys rejected), with `name()`, `NAMES`,
 //!   `by_name()` (the policy with default parameters) and `describe()` (name, the
 //!   registration line's doc, default parameters: `ssdlab policies`);
+//! * `swarm()` / `swarm_any()`: a policy with parameters drawn for the swarm test by its
+//!   `Params` ([`super::PolicyParams::swarm`]), each policy (and each family's choice) on a
+//!   random stream of its own;
 //! * `params()`: the config's parameters as `&dyn` the family's params trait (a subtrait of
 //!   [`super::PolicyParams`]), so a family's checks and capabilities (memory cost, regions
 //!   needed, …) are methods of each policy's `Params` with defaults, and `check()`;
@@ -73,6 +76,29 @@ macro_rules! policy_registry {
             /// The policy parameter that is out of range (its key within the table), and why.
             pub fn check(&self) -> Result<(), (&'static str, String)> {
                 $crate::policy::PolicyParams::check(self.params())
+            }
+
+            /// The policy `name` with parameters drawn for the swarm test from the policy's
+            /// own stream of case `seed` ([`PolicyParams::swarm`](crate::policy::PolicyParams::swarm)),
+            /// so adding a policy re-deals no other policy's draws; `None` for an unknown name.
+            pub fn swarm(name: &str, seed: u64, ctx: &$crate::policy::SwarmCtx) -> Option<$Config> {
+                match name {
+                    $( $name => Some($Config::$Variant(
+                        <$module::Params as $crate::policy::PolicyParams>::swarm(
+                            &mut $crate::policy::swarm_rng(seed, concat!(stringify!($Config), "/", $name)),
+                            ctx,
+                        ),
+                    )), )+
+                    _ => None,
+                }
+            }
+
+            /// A policy of the family drawn for the swarm test from the family's own stream
+            /// of case `seed`, with its swarm parameters ([`Self::swarm`]).
+            pub fn swarm_any(seed: u64, ctx: &$crate::policy::SwarmCtx) -> $Config {
+                let rng = &mut $crate::policy::swarm_rng(seed, stringify!($Config));
+                let name = Self::NAMES[rand::Rng::gen_range(rng, 0..Self::NAMES.len())];
+                Self::swarm(name, seed, ctx).unwrap_or_default()
             }
 
             /// Every policy: name, one-line doc and default parameters.

@@ -711,16 +711,16 @@ fn zoned_capacity(
     if regions != 1 {
         return refuse("ftl.regions", "has one data region");
     }
-    if !matches!(c.ftl.wear_leveling, crate::config::WearConfig::None(_)) {
+    if c.ftl.wear_leveling.migrates() {
         return refuse(
             "ftl.wear_leveling",
             "moves no data on its own (no migrations): use policy = \"none\"; allocation (min-erase) levels wear as zones open",
         );
     }
-    if !matches!(c.ftl.mapping, crate::config::MappingConfig::PageMap(_)) {
+    if c.ftl.mapping.is_demand() {
         return refuse("ftl.mapping", "is modelled with `page-map` only");
     }
-    if !matches!(c.ftl.placement, crate::config::PlacementConfig::Direct(_)) {
+    if !c.ftl.placement.params().is_direct() {
         return refuse("ftl.placement", "places by zone: use `direct`");
     }
     if c.precondition.enabled {

@@ -117,9 +117,7 @@ impl HostInterfaceConfig {
         self.arbitration
             .check()
             .map_err(|(k, why)| SimError::config(key(&format!("arbitration.{k}")), why))?;
-        if !self.flow_priority.is_empty()
-            && !matches!(self.arbitration, ArbitrationConfig::WeightedRoundRobin(_))
-        {
+        if !self.flow_priority.is_empty() && !self.arbitration.priority_classes() {
             return bad(
                 "flow_priority",
                 format!(

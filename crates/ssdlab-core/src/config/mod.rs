@@ -624,7 +624,30 @@ fn erase_suspend_table<'de, D: serde::Deserializer<'de>>(
             "scheduler.erase_suspend: {}",
             string_policy_reason(&p)
         ))),
-        v => SuspendConfig::deserialize(v).map_err(serde::de::Error::custom),
+        v => SuspendConfig::deserialize(v.clone())
+            .map_err(|e| serde::de::Error::custom(with_expected_keys(e.to_string(), &v))),
+    }
+}
+
+/// serde names the expected keys of an unknown one, except in a table with flattened
+/// parameters (the suspend guard's): name them there too, from the policy's defaults.
+fn with_expected_keys(msg: String, table: &toml::Value) -> String {
+    let field = msg.trim_end();
+    if !(field.starts_with("unknown field `") && field.ends_with('`')) {
+        return msg;
+    }
+    let policy = table.get("policy").and_then(|p| p.as_str());
+    let Some(info) = SuspendConfig::describe()
+        .into_iter()
+        .find(|p| Some(p.name) == policy)
+    else {
+        return msg;
+    };
+    let keys: Vec<String> = info.params.iter().map(|(k, _)| format!("`{k}`")).collect();
+    match keys.len() {
+        0 => format!("{field}, there are no fields"),
+        1 => format!("{field}, expected {}", keys[0]),
+        _ => format!("{field}, expected one of {}", keys.join(", ")),
     }
 }
 

@@ -40,7 +40,6 @@ use crate::config::{Config, Derived};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, NONE};
 use crate::ids::{BlockId, PlaneId};
-use crate::policy::mapping::MappingConfig;
 use serde::Serialize;
 
 /// What a power-on recovery did and what it cost.
@@ -68,7 +67,7 @@ pub struct RecoverySummary {
 /// mapping must live in DRAM (the translation pages of `dftl*` are not recovered yet) and
 /// integrity versions must be on (they are the OOB sequence numbers).
 pub fn power_cut_supported(cfg: &Config) -> Result<()> {
-    if !matches!(cfg.ftl.mapping, MappingConfig::PageMap(_)) {
+    if cfg.ftl.mapping.is_demand() {
         return Err(SimError::config(
             "ftl.mapping",
             "power cuts are supported with `page-map` only: recovering a demand-based \

@@ -70,6 +70,28 @@ fn wrong_types_and_unknown_policy_names() {
     assert!(e.contains("gc_victim"), "old keys are errors: {e}");
 }
 
+/// An erase-suspend policy's table flattens the shared guard keys; an unknown key there is
+/// still told the keys the policy takes (serde names them only without flattening).
+#[test]
+fn unknown_suspend_keys_name_the_policy_keys() {
+    let suspend = |t: &str| parse_err(&format!("{BASE}\n[scheduler]\nerase_suspend = {t}\n"));
+    let e = suspend("{ policy = \"des\", bogus = 1 }");
+    assert!(
+        e.contains("unknown field `bogus`, expected one of `max_erase_postponement_ns`, `max_suspensions_per_erase`, `programs_preempt`"),
+        "{e}"
+    );
+    let e = suspend("{ policy = \"ies\", max_suspensions_per_erase = 1 }");
+    assert!(
+        e.contains("unknown field `max_suspensions_per_erase`, expected `programs_preempt`"),
+        "{e}"
+    );
+    let e = suspend("{ policy = \"none\", programs_preempt = true }");
+    assert!(
+        e.contains("unknown field `programs_preempt`, there are no fields"),
+        "{e}"
+    );
+}
+
 #[test]
 fn zero_and_inconsistent_geometry() {
     assert_eq!(

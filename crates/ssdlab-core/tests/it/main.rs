@@ -18,7 +18,6 @@ mod host_interface;
 mod integrity;
 mod layers;
 mod policies;
-mod policy_docs;
 mod power_cut;
 mod power_cycles;
 mod precondition;

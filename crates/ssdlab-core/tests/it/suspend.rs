@@ -10,7 +10,7 @@ use crate::common;
 
 use common::{flush, open, req};
 use ssdlab_core::config::{Mode, SuspendConfig};
-use ssdlab_core::policy::suspend::{ies, ssr_dynamic, ssr_static};
+use ssdlab_core::policy::suspend::{ies, ssr_dynamic, ssr_static, Guard, Preempt};
 use ssdlab_core::stats::EraseRecord;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
@@ -249,7 +249,10 @@ fn starvation_guard_limits_suspensions() {
     let w0 = t0 + C;
     let mut c = config("ssr-static");
     c.scheduler.erase_suspend = SuspendConfig::SsrStatic(ssr_static::Params {
-        max_suspensions_per_erase: 1,
+        guard: Guard {
+            max_suspensions_per_erase: 1,
+            ..Default::default()
+        },
         ..Default::default()
     });
     let ta = w0 + L / 2 + 1;
@@ -370,7 +373,9 @@ fn split_suspend_penalty_key_names_both_new_keys() {
     assert!(matches!(
         c.erase_suspend,
         SuspendConfig::Ies(ies::Params {
-            programs_preempt: true
+            preempt: Preempt {
+                programs_preempt: true
+            }
         })
     ));
 }
@@ -432,9 +437,13 @@ fn suspend_tables_round_trip_through_toml() {
     let mut c = config("ssr-dynamic");
     c.scheduler.erase_suspend = SuspendConfig::SsrDynamic(ssr_dynamic::Params {
         safe_points: vec![(0, 7), (50, 3)],
-        max_suspensions_per_erase: 4,
-        max_erase_postponement_ns: 9_000,
-        programs_preempt: true,
+        guard: Guard {
+            max_suspensions_per_erase: 4,
+            max_erase_postponement_ns: 9_000,
+        },
+        preempt: Preempt {
+            programs_preempt: true,
+        },
     });
     configs.push(c);
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
@@ -480,19 +489,19 @@ fn preempting(policy: &str) -> Config {
     let mut c = config(policy);
     c.scheduler.erase_suspend = match c.scheduler.erase_suspend {
         SuspendConfig::Ies(mut p) => {
-            p.programs_preempt = true;
+            p.preempt.programs_preempt = true;
             SuspendConfig::Ies(p)
         }
         SuspendConfig::Des(mut p) => {
-            p.programs_preempt = true;
+            p.preempt.programs_preempt = true;
             SuspendConfig::Des(p)
         }
         SuspendConfig::SsrStatic(mut p) => {
-            p.programs_preempt = true;
+            p.preempt.programs_preempt = true;
             SuspendConfig::SsrStatic(p)
         }
         SuspendConfig::SsrDynamic(mut p) => {
-            p.programs_preempt = true;
+            p.preempt.programs_preempt = true;
             SuspendConfig::SsrDynamic(p)
         }
         other => other,
@@ -588,7 +597,7 @@ fn programs_preempt_erases_at_the_policys_position() {
     // The guard applies as for reads: after two suspensions the program waits.
     let mut c = preempting("ssr-static");
     if let SuspendConfig::SsrStatic(p) = &mut c.scheduler.erase_suspend {
-        p.max_suspensions_per_erase = 2;
+        p.guard.max_suspensions_per_erase = 2;
     }
     let (done, e) = run_extra(c, write_flush_at(15, ta));
     assert_eq!((e.end_ns, e.suspensions), (end, 2));

@@ -10,7 +10,9 @@
 //! three times at random events: after each recovery the checker runs and every unit must
 //! be as the last completed flush left it or as a later write or trim made it
 //! ([`Told::check`]), and no request may wait with no event left. A failing case is
-//! reported with its seed, its configuration and a one-line reproduction.
+//! reported with its seed, a one-line reproduction and its case as a regression file; the
+//! regressions (`tests/regressions/*.toml`: what each found, its configuration, the rest of
+//! the case in a `[swarm]` table) are replayed by [`swarm_regressions`].
 //!
 //! `SSDLAB_SWARM_CASES=N` runs N cases (default [`DEFAULT_CASES`]), `SSDLAB_SWARM_START=S`
 //! starts at seed S (default 0), `SSDLAB_SWARM_SEED=S` runs the one case S.
@@ -21,6 +23,9 @@ use rand_pcg::Pcg64;
 use ssdlab_core::config::{
     AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendConfig, WearConfig,
 };
+use ssdlab_core::policy::arbitration::ArbitrationConfig;
+use ssdlab_core::policy::placement::RegionNeed;
+use ssdlab_core::policy::SwarmCtx;
 use ssdlab_core::{Config, NoProgress, RunStatus, SimError, Simulation};
 use ssdlab_workload::{HostOp, HostRequest, WorkloadConfig};
 use std::fmt::Write as _;
@@ -29,124 +34,28 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Cases of a plain `cargo test` run (debug build: about 6 s).
 const DEFAULT_CASES: u64 = 500;
 
-/// Seeds found failing by earlier swarm runs (each fixed at its root), run first.
-const REGRESSIONS: &[u64] = &[
-    // Liveness: urgent GC counted as mapping work's wait (scheduler::note_waiting).
-    40169, 49875,
-    // DeviceFull "no free block for GC copies": a wear-leveling migration took the GC
-    // reserve (the erased block, or the pool's last) while GC still needed it.
-    383, 1017, 1328, 1491,
-    // DeviceFull "the translation region has no free page": reads' write-backs took the
-    // region's GC reserve faster than the dies ran them (ftl/translation.rs).
-    1615, 1746, 2056, 3027, 3752, 4514,
-    // DeviceFull after a failed program doomed (closed) the plane's last block: wear-out.
-    3081, 7931, 9405,
-    // "Requests never completed": a trim emptied the buffer under waiting writes, and no
-    // program completion came to serve them (sim/timed/host.rs).
-    32883,
-    // Power cuts: a trim record's newest copy dropped by the recovery (its block's closing
-    // order was 0); a plane a cut left without a free block, its GC victim's copies larger
-    // than the resumed block's room.
-    3047, 8281, 16407,
-    // DeviceFull with every data block free: FDP handles (lanes) shared a one-page write
-    // buffer with a partial page each and nothing in flight (sim/timed/host.rs,
-    // `unstall_lanes`).
-    302426, 307156, 307230, 308130, 309881,
-    // Results audit, host data path: a device worn out with writes in flight measured its
-    // counted bytes over the time to its last completion, not to the failure.
-    524909, 548572,
-    // Internal error "read of block … queued in state Erasing": a durable trim pinned its
-    // copy's block after the trim's background work, whose GC had erased the emptied block.
-    631867,
-    // Power cuts: a power-loss-protected device that failed (worn out) before or while
-    // settling at the cut left its DRAM unprogrammed: an acknowledged trim came back
-    // (631592), an acknowledged buffered write was lost (615227).
-    615227, 631592,
-    // Power cuts: the test submitted a flush to a device a write had just failed (worn
-    // out), which `ssdlab serve` refuses; the flush dropped the buffered units it acked.
-    903471,
-];
-
-fn pick<'a>(rng: &mut Pcg64, names: &[&'a str]) -> &'a str {
-    names
-        .choose(rng)
-        .expect("a registry lists at least one policy")
+/// A policy's config table as inline TOML (`{ policy = "…", … }`, its name first).
+fn inline<T: serde::Serialize>(policy: &T) -> String {
+    let toml::Value::Table(mut t) =
+        toml::Value::try_from(policy).expect("a policy config serialises to TOML")
+    else {
+        panic!("a policy config is a table")
+    };
+    let name = t
+        .remove("policy")
+        .expect("a policy config names its policy");
+    let rest: String = t.iter().map(|(k, v)| format!(", {k} = {v}")).collect();
+    format!("{{ policy = {name}{rest} }}")
 }
 
-/// `[scheduler] erase_suspend = { policy = …, … }`: a registered policy and its parameters
-/// (the starvation guards for the policies that have them).
-fn erase_suspend_toml(rng: &mut Pcg64) -> String {
-    let name = pick(rng, SuspendConfig::NAMES);
-    let mut t = format!("policy = \"{name}\"");
-    match name {
-        "ssr-static" => {
-            let _ = write!(t, ", points_per_loop = {}", rng.gen_range(1..=12));
-        }
-        "ssr-dynamic" => {
-            let _ = write!(
-                t,
-                ", safe_points = [[0, {}], [{}, {}]]",
-                rng.gen_range(2..=30),
-                rng.gen_range(1..=20),
-                rng.gen_range(1..=10)
-            );
-        }
-        _ => {}
-    }
-    if name != "none" {
-        // Drawn aside (`rng` not advanced): every other draw of a seed stays as it was.
-        let mut aside = Pcg64::seed_from_u64(rng.clone().gen::<u64>() ^ 0x9e37_79b9_7f4a_7c15);
-        if aside.gen_bool(0.5) {
-            t.push_str(", programs_preempt = true");
-        }
-    }
-    if matches!(name, "des" | "ssr-static" | "ssr-dynamic") {
-        if rng.gen_bool(0.3) {
-            let _ = write!(t, ", max_suspensions_per_erase = {}", rng.gen_range(1..=4));
-        }
-        if rng.gen_bool(0.3) {
-            let _ = write!(
-                t,
-                ", max_erase_postponement_ns = {}",
-                rng.gen_range(1..=20) * 100_000
-            );
-        }
-    }
-    format!("erase_suspend = {{ {t} }}\n")
-}
-
-/// A mapping table: the policy and, for the demand-based ones, small pages of entries and
-/// a small cache so translation traffic happens.
-fn mapping_toml(rng: &mut Pcg64, name: &str, page_bytes: u32) -> String {
-    let entry = *[64u32, 256].choose(rng).unwrap();
-    // The CMT holds a few translation pages (the partitioned variants keep whole pages in
-    // their clean and dirty parts; `dftl` at page granularity caches whole pages too).
-    let pages = page_bytes as u64 * rng.gen_range(5..=10);
-    let cmt = pages;
-    match name {
-        "page-map" => format!("{{ policy = \"{name}\" }}"),
-        "dftl" => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {cmt}, granularity = \"{}\" }}",
-            ["page", "entry"].choose(rng).unwrap()
-        ),
-        "dftl-partitioned-log" => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, log_entry_bytes = {} }}",
-            pages,
-            entry * 2
-        ),
-        _ => format!(
-            "{{ policy = \"{name}\", entry_bytes = {entry}, cmt_bytes = {}, clean_share = {} }}",
-            pages,
-            [0.25, 0.5, 0.75].choose(rng).unwrap()
-        ),
-    }
-}
+/// The cache region's GC policy: drawn as the data region's, from a case seed of its own.
+const SLC_GC: u64 = 0x736c_635f_6763;
 
 /// A `[device.host_interface]` for a third of the timed cases, drawn from a stream of its
-/// own (the other draws, and so the regression seeds' configurations, stay as they were):
-/// few command slots, small transfer limits and random classes, so commands queue, split
-/// and cross the arbiter.
-fn host_interface_toml(seed: u64, text: &str) -> String {
+/// own: few command slots, small transfer limits, any registered arbitration policy (with
+/// random priority classes when it takes them), so commands queue, split and cross the
+/// arbiter.
+fn host_interface_toml(seed: u64, text: &str, ctx: SwarmCtx) -> String {
     let rng = &mut Pcg64::seed_from_u64(seed ^ 0x4e56_6d65);
     if !text.contains("mode = \"timed\"") || !rng.gen_bool(1.0 / 3.0) {
         return String::new();
@@ -156,29 +65,20 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
         .find_map(|l| l.strip_prefix("flows = "))
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let wrr = rng.gen_bool(0.5);
-    let classes: Vec<String> = (0..rng.gen_range(0..=flows))
-        .map(|_| {
-            format!(
-                "\"{}\"",
-                ["urgent", "high", "medium", "low"].choose(rng).unwrap()
-            )
-        })
-        .collect();
-    let arbitration = if wrr {
-        format!(
-            "{{ policy = \"weighted-round-robin\", burst = {}, high_weight = {}, low_weight = {} }}\nflow_priority = [{}]",
-            [1, 2, 4].choose(rng).unwrap(),
-            rng.gen_range(1..=8u32),
-            rng.gen_range(1..=3u32),
-            classes.join(", ")
-        )
-    } else {
-        format!(
-            "{{ policy = \"round-robin\", burst = {} }}",
-            [1, 2, 64].choose(rng).unwrap()
-        )
-    };
+    let arbitration = ArbitrationConfig::swarm_any(seed, &ctx);
+    let mut arbitration_t = inline(&arbitration);
+    if arbitration.priority_classes() {
+        let classes: Vec<String> = (0..rng.gen_range(0..=flows))
+            .map(|_| {
+                format!(
+                    "\"{}\"",
+                    ["urgent", "high", "medium", "low"].choose(rng).unwrap()
+                )
+            })
+            .collect();
+        let _ = write!(arbitration_t, "\nflow_priority = [{}]", classes.join(", "));
+    }
+    let arbitration = arbitration_t;
     format!(
         "[device.host_interface]\npcie_generation = {}\nlanes = {}\ncommand_ns = {}\nmax_commands_in_flight = {}\nmax_data_transfer_bytes = {}\narbitration = {arbitration}\n",
         rng.gen_range(3..=5u32),
@@ -191,8 +91,9 @@ fn host_interface_toml(seed: u64, text: &str) -> String {
 
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 pub(crate) fn draw(seed: u64) -> String {
-    let t = fdp(seed, hold_overwrites(seed, draw_device_and_work(seed)));
-    let hi = host_interface_toml(seed, &t);
+    let (t, ctx) = draw_device_and_work(seed);
+    let t = fdp(seed, hold_overwrites(seed, t));
+    let hi = host_interface_toml(seed, &t, ctx);
     t + &hi
 }
 
@@ -227,7 +128,10 @@ fn fdp(seed: u64, text: String) -> String {
     ) + &format!("\n[device.fdp]\nhandles = {handles}\n")
 }
 
-fn draw_device_and_work(seed: u64) -> String {
+/// The device and the workload of case `seed`; the policies (and their parameters) are
+/// drawn by the registry, each from a stream of its own
+/// ([`ssdlab_core::policy::PolicyParams::swarm`]).
+fn draw_device_and_work(seed: u64) -> (String, SwarmCtx) {
     let rng = &mut Pcg64::seed_from_u64(seed);
     let mode = if rng.gen_bool(0.5) {
         "timed"
@@ -243,9 +147,10 @@ fn draw_device_and_work(seed: u64) -> String {
     let pages = *[12u32, 24].choose(rng).unwrap();
     let spp = *[1u32, 2, 4].choose(rng).unwrap();
     let page_bytes = 4096 * spp;
-    let placement = pick(rng, PlacementConfig::NAMES);
-    let mapping = pick(rng, MappingConfig::NAMES);
-    let demand = mapping != "page-map";
+    let ctx = SwarmCtx { page_bytes };
+    let placement = PlacementConfig::swarm_any(seed, &ctx);
+    let mapping = MappingConfig::swarm_any(seed, &ctx);
+    let demand = mapping.is_demand();
     let gc_soft = rng.gen_range(2..=4u32);
     let gc_hard = rng.gen_range(1..gc_soft);
 
@@ -253,23 +158,21 @@ fn draw_device_and_work(seed: u64) -> String {
     // translation region for demand-based mappings; the data region takes the rest.
     let mut regions = vec![r#"{ name = "data", content = "data" }"#.to_string()];
     let mut region_blocks = 0;
-    let mut journal_params = String::new();
-    if placement != "direct" {
+    if placement.params().cache_regions() != RegionNeed::Never {
         let blocks = rng.gen_range(4..=7u32);
         region_blocks += blocks;
-        let drain = placement == "slc-buffer" || rng.gen_bool(0.3);
+        let drain = rng.gen_bool(0.5);
         regions.push(format!(
-            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {{ policy = "{}" }} }}"#,
-            pick(rng, GcConfig::NAMES)
+            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {} }}"#,
+            inline(&GcConfig::swarm_any(seed ^ SLC_GC, &ctx))
         ));
     }
-    if placement == "slc-journal" {
+    if placement.params().journal_regions() != RegionNeed::Never {
         let blocks = rng.gen_range(4..=6u32);
         region_blocks += blocks;
         regions.push(format!(
             r#"{{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}"#
         ));
-        journal_params = format!(", min_journal_bytes = {}", page_bytes * 4);
     }
     if demand {
         let blocks = rng.gen_range(8..=12u32);
@@ -355,11 +258,11 @@ program_suspend_penalty_ns = {suspend_penalty_ns}
 resume_penalty_ns = {resume_penalty_ns}
 endurance_pe_cycles = {endurance}
 [ftl]
-mapping = {mapping_t}
-gc = {{ policy = "{gc}" }}
-allocation = {{ policy = "{alloc}" }}
-wear_leveling = {{ policy = "{wear}" }}
-placement = {{ policy = "{placement}"{journal_params} }}
+mapping = {mapping}
+gc = {gc}
+allocation = {alloc}
+wear_leveling = {wear}
+placement = {placement}
 gc_soft_free_blocks = {gc_soft}
 gc_hard_free_blocks = {gc_hard}
 write_buffer_bytes = {buffer}
@@ -371,7 +274,8 @@ idle_gc_free_blocks = {idle_free}
 [scheduler]
 read_priority = {read_priority}
 program_suspend = {program_suspend}
-{suspend}[precondition]
+erase_suspend = {suspend}
+[precondition]
 enabled = {precondition}
 random_overwrite_capacity_multiple = 0.5
 [workload]
@@ -394,10 +298,11 @@ timeseries_interval_ns = 0
         erase_loops = rng.gen_range(1..=6u32),
         suspend_penalty_ns = *[0u64, 20_000, 100_000].choose(rng).unwrap(),
         resume_penalty_ns = *[0u64, 10_000].choose(rng).unwrap(),
-        mapping_t = mapping_toml(rng, mapping, page_bytes),
-        gc = pick(rng, GcConfig::NAMES),
-        alloc = pick(rng, AllocConfig::NAMES),
-        wear = pick(rng, WearConfig::NAMES),
+        mapping = inline(&mapping),
+        gc = inline(&GcConfig::swarm_any(seed, &ctx)),
+        alloc = inline(&AllocConfig::swarm_any(seed, &ctx)),
+        wear = inline(&WearConfig::swarm_any(seed, &ctx)),
+        placement = inline(&placement),
         buffer = buffer_pages as u64 * page_bytes as u64,
         plp = rng.gen_bool(0.2),
         window = *[0u32, 0, 1, 3].choose(rng).unwrap(),
@@ -408,10 +313,10 @@ timeseries_interval_ns = 0
         },
         read_priority = rng.gen_bool(0.8),
         program_suspend = rng.gen_bool(0.3),
-        suspend = erase_suspend_toml(rng),
+        suspend = inline(&SuspendConfig::swarm_any(seed, &ctx)),
         qd = rng.gen_range(1..=16u32),
     );
-    t
+    (t, ctx)
 }
 
 thread_local! {
@@ -421,7 +326,7 @@ thread_local! {
 }
 
 /// How a case ended.
-enum Outcome {
+pub(crate) enum Outcome {
     Passed,
     /// The drawn configuration is invalid (not a failure; counted apart).
     Rejected(String),
@@ -430,24 +335,106 @@ enum Outcome {
     Failed(String),
 }
 
-fn run_case(seed: u64) -> Outcome {
-    let text = draw(seed);
+/// A case ready to run: the configuration (its over-provisioning and request count drawn,
+/// the overwrite hold set for a power-cut case), as TOML text too, and whether it cuts
+/// power (then `seed` drives the cut case's requests and cut points).
+pub(crate) struct Case {
+    pub seed: u64,
+    pub cfg: Config,
+    /// The whole configuration as TOML (parses to `cfg`).
+    pub text: String,
+    pub power_cuts: bool,
+    /// A regression whose drawn configuration validation now refuses (the fix was a
+    /// validation rule): the error it must give.
+    pub rejected: Option<String>,
+}
+
+impl Case {
+    /// The case as a regression file (`tests/regressions/*.toml`): a comment line on what
+    /// it found, the configuration, and a `[swarm]` table with the rest of the case.
+    pub fn file(&self, found: &str) -> String {
+        let rejected = self.rejected.as_ref().map_or(String::new(), |why| {
+            format!("rejected = {}\n", toml::Value::String(why.clone()))
+        });
+        format!(
+            "# {found}\n{}\n[swarm]\nseed = {}\npower_cuts = {}\n{rejected}",
+            self.text.trim_end(),
+            self.seed,
+            self.power_cuts
+        )
+    }
+
+    /// A case read back from a regression file's text ([`Case::file`]).
+    pub fn parse(file: &str, name: &str) -> Result<Case, String> {
+        let (text, swarm) = file
+            .split_once("\n[swarm]\n")
+            .ok_or_else(|| format!("{name}: no [swarm] table at the end"))?;
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Swarm {
+            seed: u64,
+            power_cuts: bool,
+            rejected: Option<String>,
+        }
+        let sw: Swarm = toml::from_str(swarm).map_err(|e| format!("{name}: [swarm]: {e}"))?;
+        let cfg = Config::from_toml_str(text, name).map_err(|e| e.to_string())?;
+        Ok(Case {
+            seed: sw.seed,
+            cfg,
+            text: text.to_string(),
+            power_cuts: sw.power_cuts,
+            rejected: sw.rejected,
+        })
+    }
+}
+
+/// Replace the line starting with `key = ` (the first one) by `key = value`.
+fn set_value(text: &str, key: &str, value: &str) -> String {
+    let prefix = format!("{key} = ");
+    let mut done = false;
+    text.lines()
+        .map(|l| {
+            if !done && l.starts_with(&prefix) {
+                done = true;
+                format!("{prefix}{value}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Case `seed`: its drawn configuration with the over-provisioning (1.1 – 2 × the minimum it
+/// needs) and the workload's length (0.3 – 3 × the logical capacity written) set, and the
+/// power-cut draw; an invalid drawn configuration is `Err` (rejected or failed).
+pub(crate) fn prepare(seed: u64) -> Result<Case, Outcome> {
+    let mut text = draw(seed);
     let mut cfg = match Config::from_toml_str(&text, "swarm") {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(format!("the drawn TOML does not parse: {e}")),
+        Err(e) => {
+            return Err(Outcome::Failed(format!(
+                "the drawn TOML does not parse: {e}"
+            )))
+        }
     };
     // OP: 1.1 – 2 × the minimum this configuration needs.
     let min = match cfg.validate() {
         Ok(d) => d.min_over_provisioning_ratio,
-        Err(e) => return Outcome::Rejected(e.to_string()),
+        Err(e) => return Err(Outcome::Rejected(e.to_string())),
     };
     let mut rng = Pcg64::seed_from_u64(seed ^ 0x5eed);
     cfg.device.over_provisioning_ratio = min * rng.gen_range(1.1..2.0);
-    let timed = cfg.mode == ssdlab_core::config::Mode::Timed;
+    text = set_value(
+        &text,
+        "over_provisioning_ratio",
+        &format!("{:?}", cfg.device.over_provisioning_ratio),
+    );
     // The workload writes a random multiple (0.3 – 3) of the logical capacity.
     let units = match cfg.validate() {
         Ok(d) => d.logical_units,
-        Err(e) => return Outcome::Rejected(e.to_string()),
+        Err(e) => return Err(Outcome::Rejected(e.to_string())),
     };
     if let WorkloadConfig::Synthetic(w) = &mut cfg.workload {
         let per_request = (w.block_size_bytes / 4096).max(1);
@@ -457,8 +444,48 @@ fn run_case(seed: u64) -> Outcome {
             / w.flows as f64
             / write_share.max(0.3)) as u64)
             .clamp(50, 4000);
+        text = set_value(&text, "requests", &w.requests.to_string());
     }
-    if let Some(cfg) = power_cuts(seed, &cfg) {
+    let power_cuts = match power_cuts(seed, &cfg) {
+        Some(c) => {
+            cfg = c;
+            if !text.contains("hold_overwritten_until_durable = true") {
+                text = text.replacen(
+                    "[ftl]\n",
+                    "[ftl]\nhold_overwritten_until_durable = true\n",
+                    1,
+                );
+            }
+            true
+        }
+        None => false,
+    };
+    Ok(Case {
+        seed,
+        cfg,
+        text,
+        power_cuts,
+        rejected: None,
+    })
+}
+
+fn run_case(seed: u64) -> Outcome {
+    match prepare(seed) {
+        Ok(case) => run_prepared(case),
+        Err(o) => o,
+    }
+}
+
+/// Run a prepared case (drawn, or read from a regression file).
+pub(crate) fn run_prepared(case: Case) -> Outcome {
+    let Case {
+        seed,
+        cfg,
+        power_cuts,
+        ..
+    } = case;
+    let timed = cfg.mode == ssdlab_core::config::Mode::Timed;
+    if power_cuts {
         return match outcome(catch_unwind(AssertUnwindSafe(|| run_cut_case(seed, cfg)))) {
             Outcome::Failed(why) => Outcome::Failed(format!("power cuts: {why}")),
             o => o,
@@ -796,11 +823,7 @@ fn swarm() {
         None => {
             let start = env_u64("SSDLAB_SWARM_START").unwrap_or(0);
             let n = env_u64("SSDLAB_SWARM_CASES").unwrap_or(DEFAULT_CASES);
-            REGRESSIONS
-                .iter()
-                .copied()
-                .chain(start..start + n)
-                .collect()
+            (start..start + n).collect()
         }
     };
     let (mut passed, mut rejected, mut failed) = (0u64, Vec::new(), Vec::new());
@@ -814,10 +837,10 @@ fn swarm() {
                 rejected.push((seed, why))
             }
             Outcome::Failed(why) => {
+                let file = prepare(seed).map_or_else(|_| draw(seed), |c| c.file(&why));
                 eprintln!(
-                    "swarm case {seed} FAILED: {why}\n  reproduce: {}\n--- config ---\n{}",
+                    "swarm case {seed} FAILED: {why}\n  reproduce: {}\n--- as a regression file (tests/regressions/{seed}-….toml; say what it found in its first line) ---\n{file}",
                     reproduction(seed),
-                    draw(seed)
                 );
                 failed.push((seed, why));
             }
@@ -883,6 +906,45 @@ fn swarm() {
         seeds.len(),
         list(&rejected)
     );
+}
+
+/// The cases earlier swarm runs found failing (each fixed at its root), one file each in
+/// `tests/regressions/` ([`Case::file`]): what it found on its first line, the whole
+/// configuration, a `[swarm]` table with the rest of the case. Each must pass, or, for a
+/// regression whose fix was a validation rule, be refused with exactly its recorded error.
+#[test]
+fn swarm_regressions() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/regressions/")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "{} regression files", files.len());
+    let mut failed = Vec::new();
+    for path in &files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).expect("a readable file");
+        assert!(
+            text.starts_with("# "),
+            "{name}: the first line says what the case found"
+        );
+        let case = Case::parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        if let Some(why) = &case.rejected {
+            let got = case.cfg.validate().err().map(|e| e.to_string());
+            if got.as_ref() != Some(why) {
+                failed.push(format!("{name}: expected refused ({why}), got {got:?}"));
+            }
+            continue;
+        }
+        match run_prepared(case) {
+            Outcome::Passed => {}
+            Outcome::Rejected(why) => failed.push(format!("{name}: refused: {why}")),
+            Outcome::Failed(why) => failed.push(format!("{name}: FAILED: {why}")),
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// Bugs are loud (issue 34, item 8): an illegal block-state change — here forced on a free

@@ -20,12 +20,28 @@ super::policy_registry! {
     config ArbitrationConfig default RoundRobin;
     /// The controller's arbitration between submission queues.
     runtime ArbitrationPolicy: Arbiter(ArbiterCtx);
-    params super::PolicyParams;
+    params ArbitrationParams;
     /// NVMe round robin: queues in turn, up to `burst` commands from each.
     "round-robin" => RoundRobin(round_robin::RoundRobin),
     /// NVMe weighted round robin with urgent priority class: urgent queues first, then the
     /// high, medium and low classes by weight.
     "weighted-round-robin" => WeightedRoundRobin(weighted_round_robin::WeightedRoundRobin),
+}
+
+/// What an arbitration policy's parameters tell the rest of the device.
+pub trait ArbitrationParams: super::PolicyParams {
+    /// Whether the policy orders queues by their priority class
+    /// (`[device.host_interface] flow_priority`); otherwise giving classes is an error.
+    fn priority_classes(&self) -> bool {
+        false
+    }
+}
+
+impl ArbitrationConfig {
+    /// Whether the policy orders queues by their priority class ([`ArbitrationParams`]).
+    pub fn priority_classes(&self) -> bool {
+        self.params().priority_classes()
+    }
 }
 
 /// A submission queue's priority class (NVMe's QPRIO; used by weighted round robin).

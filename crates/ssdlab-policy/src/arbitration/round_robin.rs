@@ -2,7 +2,10 @@
 //! commands from a queue before moving on; priority classes are ignored.
 
 use super::{check_burst, round_robin_in, Arbiter, ArbiterCtx};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -17,7 +20,15 @@ impl Default for Params {
     }
 }
 
+impl super::ArbitrationParams for Params {}
+
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            burst: [1, 2, 64][rng.gen_range(0..3)],
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         check_burst(self.burst)
     }

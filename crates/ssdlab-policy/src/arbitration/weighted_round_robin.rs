@@ -4,7 +4,10 @@
 //! (with `burst`) among the queues of a class. A class with nothing waiting passes its turn.
 
 use super::{check_burst, round_robin_in, Arbiter, ArbiterCtx, Priority};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -28,7 +31,22 @@ impl Default for Params {
     }
 }
 
+impl super::ArbitrationParams for Params {
+    fn priority_classes(&self) -> bool {
+        true
+    }
+}
+
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            burst: [1, 2, 4][rng.gen_range(0..3)],
+            high_weight: rng.gen_range(1..=8),
+            low_weight: rng.gen_range(1..=3),
+            ..Params::default()
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         check_burst(self.burst)?;
         for (k, w) in [

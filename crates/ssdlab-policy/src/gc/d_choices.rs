@@ -8,8 +8,10 @@
 use crate::ids::BlockId;
 use super::sets::FullSet;
 use super::{IndexShape, SelectCtx, VictimPolicy};
+use crate::policy::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -25,6 +27,12 @@ impl Default for Params {
 }
 
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            d: rng.gen_range(1..=12),
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.d == 0 {
             return Err(("d", "must be >= 1 (candidates drawn per selection)".into()));

@@ -15,7 +15,10 @@
 use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 /// What the CMT caches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +74,20 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
+        Params {
+            granularity: if rng.gen_bool(0.5) {
+                Granularity::Page
+            } else {
+                Granularity::Entry
+            },
+            cmt_bytes: Some(ctx.page_bytes as u64 * rng.gen_range(5..=10)),
+            entry_bytes: if rng.gen_bool(0.5) { 64 } else { 256 },
+            ..Params::default()
+        }
+    }
+}
 
 impl super::MappingParams for Params {
     fn entry_bytes(&self) -> Option<u32> {

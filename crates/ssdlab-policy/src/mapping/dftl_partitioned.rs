@@ -13,7 +13,10 @@
 use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -51,7 +54,16 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
+        Params {
+            cmt_bytes: Some(ctx.page_bytes as u64 * rng.gen_range(5..=10)),
+            clean_share: [0.25, 0.5, 0.75][rng.gen_range(0..3)],
+            entry_bytes: if rng.gen_bool(0.5) { 64 } else { 256 },
+            ..Params::default()
+        }
+    }
+}
 
 impl super::MappingParams for Params {
     fn entry_bytes(&self) -> Option<u32> {

@@ -16,7 +16,10 @@ use crate::ids::Lpn;
 use super::cmt::{tpages, Bits, Budget, Links, List, MaxCount};
 use super::dftl_partitioned::check_split;
 use super::{MappingPolicy, MappingShape, TransOp};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -59,7 +62,17 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
+        let entry_bytes = if rng.gen_bool(0.5) { 64 } else { 256 };
+        Params {
+            cmt_bytes: Some(ctx.page_bytes as u64 * rng.gen_range(5..=10)),
+            entry_bytes,
+            log_entry_bytes: entry_bytes * 2,
+            ..Params::default()
+        }
+    }
+}
 
 impl super::MappingParams for Params {
     fn entry_bytes(&self) -> Option<u32> {

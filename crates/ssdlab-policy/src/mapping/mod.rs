@@ -131,6 +131,12 @@ impl Mapping {
 }
 
 impl MappingConfig {
+    /// Whether the mapping lives in translation pages on flash (a demand-based mapping:
+    /// its params have an `entry_bytes`), not wholly in DRAM.
+    pub fn is_demand(&self) -> bool {
+        self.params().entry_bytes().is_some()
+    }
+
     /// Check the parameters against the device; `Err((key, why))` names the bad key
     /// (relative to `[ftl.mapping]`).
     pub fn check_device(&self, shape: &MappingShape) -> Result<(), (&'static str, String)> {

@@ -11,7 +11,11 @@ pub struct Params {}
 
 impl crate::policy::PolicyParams for Params {}
 
-impl super::PlacementParams for Params {}
+impl super::PlacementParams for Params {
+    fn is_direct(&self) -> bool {
+        true
+    }
+}
 
 #[derive(Clone)]
 pub struct Direct(Targets);

@@ -58,6 +58,11 @@ pub trait PlacementParams: super::PolicyParams {
     fn journal_regions(&self) -> RegionNeed {
         RegionNeed::Never
     }
+    /// Whether every host page goes to the data region's host stream, as on a zoned
+    /// device (which places by zone, so it takes only such a policy).
+    fn is_direct(&self) -> bool {
+        false
+    }
 }
 
 impl PlacementConfig {

@@ -9,7 +9,10 @@
 use crate::ids::Lpn;
 use super::detector::{DetectorParams, JournalDetector};
 use super::{PlacementPolicy, PlacementShape, Targets};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -29,7 +32,14 @@ impl Default for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
+        Params {
+            min_journal_bytes: ctx.page_bytes as u64 * rng.gen_range(2..=8),
+            ..Params::default()
+        }
+    }
+}
 
 impl super::PlacementParams for Params {
     fn cache_regions(&self) -> super::RegionNeed {

@@ -2,23 +2,29 @@
 //! loop, suspend, serve the reads queued at that moment, resume with the next loop. At
 //! most one suspension per loop boundary, so at most loops − 1 per erase.
 
-use super::{next_grid_point, EraseSuspend, EraseView, Guard};
+use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
-/// The starvation guard (0 = no limit).
+/// The starvation guard and `programs_preempt`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// An erase is not suspended again after this many suspensions.
-    pub max_suspensions_per_erase: u32,
-    /// An erase is not suspended again once postponed this long in total (penalties included).
-    pub max_erase_postponement_ns: u64,
-    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
-    /// same positions and under the same guard (default false: only reads do).
-    pub programs_preempt: bool,
+    #[serde(flatten)]
+    pub guard: Guard,
+    #[serde(flatten)]
+    pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Des {
@@ -31,11 +37,8 @@ impl EraseSuspend for Des {
 
     fn new(p: &Params, _: &()) -> Des {
         Des {
-            guard: Guard {
-                max_suspensions_per_erase: p.max_suspensions_per_erase,
-                max_erase_postponement_ns: p.max_erase_postponement_ns,
-            },
-            programs_preempt: p.programs_preempt,
+            guard: p.guard,
+            programs_preempt: p.preempt.programs_preempt,
         }
     }
 

@@ -3,19 +3,26 @@
 //! where the erase stopped. No bound on suspensions and no starvation guard: erases, and
 //! the writes waiting for the blocks they free, can starve.
 
-use super::{EraseSuspend, EraseView, Guard};
+use super::{EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 /// No starvation guard by definition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
-    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
-    /// same positions and under the same guard (default false: only reads do).
-    pub programs_preempt: bool,
+    #[serde(flatten)]
+    pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            preempt: Preempt::swarm(rng),
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ies {
@@ -27,7 +34,7 @@ impl EraseSuspend for Ies {
 
     fn new(p: &Params, _: &()) -> Ies {
         Ies {
-            programs_preempt: p.programs_preempt,
+            programs_preempt: p.preempt.programs_preempt,
         }
     }
 

@@ -28,6 +28,8 @@
 //! check and the extra-RBER figure of the model in `docs/erase-suspend.md`.
 
 use crate::base::step_lookup;
+use rand::Rng;
+use ssdlab_workload::rng::SimRng;
 
 super::policy_registry! {
     $
@@ -51,11 +53,45 @@ super::policy_registry! {
 /// The starvation guard of a policy that has one (0 = no limit): an erase is not suspended
 /// again after `max_suspensions_per_erase` suspensions or once it has been postponed
 /// `max_erase_postponement_ns` in total (time suspended, penalties included); nor while
-/// its die runs urgent GC.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// its die runs urgent GC. A guarded policy's `Params` take these keys by flattening it
+/// (`#[serde(flatten)] guard: Guard`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Guard {
+    /// An erase is not suspended again after this many suspensions (0 = no limit).
     pub max_suspensions_per_erase: u32,
+    /// An erase is not suspended again once postponed this long in total, penalties
+    /// included (0 = no limit).
     pub max_erase_postponement_ns: u64,
+}
+
+impl Guard {
+    /// The guard for a swarm case: each limit set in 3 of 10 cases.
+    pub fn swarm(rng: &mut SimRng) -> Guard {
+        Guard {
+            max_suspensions_per_erase: if rng.gen_bool(0.3) {
+                rng.gen_range(1..=4)
+            } else {
+                0
+            },
+            max_erase_postponement_ns: if rng.gen_bool(0.3) {
+                rng.gen_range(1..=20) * 100_000
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// The key `programs_preempt` of a policy whose erase suspensions may serve host programs
+/// too: its `Params` flatten it (`#[serde(flatten)] preempt: Preempt`); a policy without
+/// it takes no such key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Preempt {
+    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
+    /// same positions and under the same guard (default false: only reads do).
+    pub programs_preempt: bool,
 }
 
 /// An erase-suspend policy.
@@ -191,6 +227,15 @@ impl SuspendPolicy {
         match dispatch!(self, p => p.next_point(v)) {
             Some(pos_ns) => SuspendDecision::SuspendAt { pos_ns },
             None => SuspendDecision::Continue,
+        }
+    }
+}
+
+impl Preempt {
+    /// Programs preempt in half the swarm's cases.
+    pub fn swarm(rng: &mut SimRng) -> Preempt {
+        Preempt {
+            programs_preempt: rng.gen_bool(0.5),
         }
     }
 }

@@ -2,9 +2,12 @@
 //! a step table (paper, Fig. 8(b): 30 safe points while the block is young, 10 from 1,000
 //! P/E cycles on; fewer as wear grows, following the safe limit of Fig. 7).
 
-use super::{next_grid_point, EraseSuspend, EraseView, Guard};
+use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
 use crate::base::step_lookup;
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -12,27 +15,34 @@ pub struct Params {
     /// Step table [from_pe_cycles, safe points per loop], first entry from 0, points > 0
     /// (paper, Fig. 8: 30 for young blocks, 10 from 1,000 P/E cycles).
     pub safe_points: Vec<(u32, u32)>,
-    /// Starvation guard: no suspension after this many per erase (0 = no limit).
-    pub max_suspensions_per_erase: u32,
-    /// Starvation guard: no suspension once postponed this long in total (0 = no limit).
-    pub max_erase_postponement_ns: u64,
-    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
-    /// same positions and under the same guard (default false: only reads do).
-    pub programs_preempt: bool,
+    /// The starvation guard.
+    #[serde(flatten)]
+    pub guard: Guard,
+    #[serde(flatten)]
+    pub preempt: Preempt,
 }
 
 impl Default for Params {
     fn default() -> Params {
         Params {
             safe_points: vec![(0, 30), (1000, 10)],
-            max_suspensions_per_erase: 0,
-            max_erase_postponement_ns: 0,
-            programs_preempt: false,
+            guard: Guard::default(),
+            preempt: Preempt::default(),
         }
     }
 }
 
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        let young = rng.gen_range(2..=30);
+        let from = rng.gen_range(1..=20);
+        Params {
+            safe_points: vec![(0, young), (from, rng.gen_range(1..=10))],
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         crate::base::check_step_table(&self.safe_points)
             .map_err(|why| ("safe_points", why.to_string()))?;
@@ -56,11 +66,8 @@ impl EraseSuspend for SsrDynamic {
     fn new(p: &Params, _: &()) -> SsrDynamic {
         SsrDynamic {
             table: p.safe_points.clone(),
-            guard: Guard {
-                max_suspensions_per_erase: p.max_suspensions_per_erase,
-                max_erase_postponement_ns: p.max_erase_postponement_ns,
-            },
-            programs_preempt: p.programs_preempt,
+            guard: p.guard,
+            programs_preempt: p.preempt.programs_preempt,
         }
     }
 

@@ -3,35 +3,43 @@
 //! bounds the read delay an erase causes by loop time / N + the suspend penalty, and the
 //! suspensions per loop by N.
 
-use super::{next_grid_point, EraseSuspend, EraseView, Guard};
+use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
+use crate::policy::SwarmCtx;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+use ssdlab_workload::rng::SimRng;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// Safe points per erase loop, evenly spaced (N > 0; paper: 10).
     pub points_per_loop: u32,
-    /// Starvation guard: no suspension after this many per erase (0 = no limit).
-    pub max_suspensions_per_erase: u32,
-    /// Starvation guard: no suspension once postponed this long in total (0 = no limit).
-    pub max_erase_postponement_ns: u64,
-    /// Waiting host programs (the journal's too) may suspend an erase as reads do, at the
-    /// same positions and under the same guard (default false: only reads do).
-    pub programs_preempt: bool,
+    /// The starvation guard.
+    #[serde(flatten)]
+    pub guard: Guard,
+    #[serde(flatten)]
+    pub preempt: Preempt,
 }
 
 impl Default for Params {
     fn default() -> Params {
         Params {
             points_per_loop: 10,
-            max_suspensions_per_erase: 0,
-            max_erase_postponement_ns: 0,
-            programs_preempt: false,
+            guard: Guard::default(),
+            preempt: Preempt::default(),
         }
     }
 }
 
 impl crate::policy::PolicyParams for Params {
+    fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
+        Params {
+            points_per_loop: rng.gen_range(1..=12),
+            guard: Guard::swarm(rng),
+            preempt: Preempt::swarm(rng),
+        }
+    }
+
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.points_per_loop == 0 {
             return Err(("points_per_loop", "must be > 0".into()));
@@ -53,11 +61,8 @@ impl EraseSuspend for SsrStatic {
     fn new(p: &Params, _: &()) -> SsrStatic {
         SsrStatic {
             n: p.points_per_loop.max(1),
-            guard: Guard {
-                max_suspensions_per_erase: p.max_suspensions_per_erase,
-                max_erase_postponement_ns: p.max_erase_postponement_ns,
-            },
-            programs_preempt: p.programs_preempt,
+            guard: p.guard,
+            programs_preempt: p.preempt.programs_preempt,
         }
     }
 
