@@ -9,9 +9,7 @@
 //! `flash` and `base`; it never sees a `Config`. The FTL (`ftl::gc`, …) and the scheduler
 //! (`scheduler::suspend`) re-export their families from here.
 
-// The layers below, under the paths the policies name them by (`crate::flash::…`), and
-// this crate under its name in the core (`crate::policy::…`).
-pub(crate) use crate as policy;
+// The layers below, under the paths the policies name them by (`crate::flash::…`).
 use ssdlab_engine::prefetch;
 use ssdlab_flash::{self as flash, base, ids};
 

@@ -75,17 +75,17 @@ macro_rules! policy_registry {
 
             /// The policy parameter that is out of range (its key within the table), and why.
             pub fn check(&self) -> Result<(), (&'static str, String)> {
-                $crate::policy::PolicyParams::check(self.params())
+                $crate::PolicyParams::check(self.params())
             }
 
             /// The policy `name` with parameters drawn for the swarm test from the policy's
-            /// own stream of case `seed` ([`PolicyParams::swarm`](crate::policy::PolicyParams::swarm)),
+            /// own stream of case `seed` ([`PolicyParams::swarm`](crate::PolicyParams::swarm)),
             /// so adding a policy re-deals no other policy's draws; `None` for an unknown name.
-            pub fn swarm(name: &str, seed: u64, ctx: &$crate::policy::SwarmCtx) -> Option<$Config> {
+            pub fn swarm(name: &str, seed: u64, ctx: &$crate::SwarmCtx) -> Option<$Config> {
                 match name {
                     $( $name => Some($Config::$Variant(
-                        <$module::Params as $crate::policy::PolicyParams>::swarm(
-                            &mut $crate::policy::swarm_rng(seed, concat!(stringify!($Config), "/", $name)),
+                        <$module::Params as $crate::PolicyParams>::swarm(
+                            &mut $crate::swarm_rng(seed, concat!(stringify!($Config), "/", $name)),
                             ctx,
                         ),
                     )), )+
@@ -95,16 +95,16 @@ macro_rules! policy_registry {
 
             /// A policy of the family drawn for the swarm test from the family's own stream
             /// of case `seed`, with its swarm parameters ([`Self::swarm`]).
-            pub fn swarm_any(seed: u64, ctx: &$crate::policy::SwarmCtx) -> $Config {
-                let rng = &mut $crate::policy::swarm_rng(seed, stringify!($Config));
+            pub fn swarm_any(seed: u64, ctx: &$crate::SwarmCtx) -> $Config {
+                let rng = &mut $crate::swarm_rng(seed, stringify!($Config));
                 let name = Self::NAMES[rand::Rng::gen_range(rng, 0..Self::NAMES.len())];
                 Self::swarm(name, seed, ctx).unwrap_or_default()
             }
 
             /// Every policy: name, one-line doc and default parameters.
-            pub fn describe() -> Vec<$crate::policy::PolicyInfo> {
+            pub fn describe() -> Vec<$crate::PolicyInfo> {
                 vec![$(
-                    $crate::policy::PolicyInfo::new(
+                    $crate::PolicyInfo::new(
                         $name,
                         &[$($doc),*],
                         &<$module::Params as Default>::default(),

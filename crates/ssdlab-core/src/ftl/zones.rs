@@ -782,7 +782,7 @@ impl ZonedView<'_> {
 /// A zone operation on a device without zones (the host path decodes zone commands only
 /// on a zoned device).
 #[cold]
-fn not_zoned() -> crate::error::SimError {
+pub fn not_zoned() -> crate::error::SimError {
     crate::error::SimError::Internal {
         what: "a zone operation on a device without zones".into(),
     }

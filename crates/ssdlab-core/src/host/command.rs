@@ -20,7 +20,7 @@ use super::UnitSpan;
 use crate::base::Version;
 use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
-use crate::ftl::zones::{ZoneError, ZoneState, NO_LANE};
+use crate::ftl::zones::{not_zoned, ZoneError, ZoneState, Zones, NO_LANE};
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -117,8 +117,14 @@ impl Command {
         buffer: &B,
         counters: &mut HostCounters,
     ) -> Command {
-        if ftl.zones().is_some() {
-            return decode_zoned(req, span, ftl, counters);
+        let unit_bytes = ftl.geometry().unit_bytes as u64;
+        if let Some(zs) = ftl.zones_mut() {
+            let (cmd, finished) = decode_zoned(req, span, unit_bytes, zs, counters);
+            if let Some(z) = finished {
+                // Nothing of it waits in a buffer: its lane goes back now.
+                ftl.release_zone_lane(z);
+            }
+            return cmd;
         }
         match req.op {
             HostOp::Read => {
@@ -329,7 +335,7 @@ fn put_zone_units<D: Driver>(d: &mut D, req: u32, w: &WriteUnits, mut done: u32)
         // Every lane was held when its zone opened: it takes one now, in submission order,
         // or waits (a full zone's last page placed frees one; that program's completion
         // serves the waiting writes again).
-        let zs = d.parts().ftl.zones_mut().expect("a zoned device");
+        let zs = d.parts().ftl.zones_mut().ok_or_else(not_zoned)?;
         match zs.acquire_lane(zs.zone_of(w.span.first)) {
             Some(lane) => {
                 w.lane = lane;
@@ -410,16 +416,15 @@ pub fn host_pages_stuck(ftl: &mut Ftl) {
 }
 
 /// [`Command::decode`] on a zoned device: every request meets the zone state machine;
-/// a failure is counted there.
+/// a failure is counted there. Also the zone a Zone Finish finished (its lane goes back).
 #[cold]
 fn decode_zoned(
     req: &HostRequest,
     span: UnitSpan,
-    ftl: &mut Ftl,
+    unit: u64,
+    zs: &mut Zones,
     counters: &mut HostCounters,
-) -> Command {
-    let unit = ftl.geometry().unit_bytes as u64;
-    let zs = ftl.zones_mut().expect("a zoned device");
+) -> (Command, Option<u32>) {
     let lpn = (req.offset_bytes / unit) as u32;
     let aligned = req.offset_bytes.is_multiple_of(unit) && req.size_bytes.is_multiple_of(unit);
     let mut finished = None;
@@ -473,11 +478,10 @@ fn decode_zoned(
         zs.count_error(e);
         Command::Failed(e)
     });
-    if let (Some(z), Command::ZoneFinish { .. }) = (finished, cmd) {
-        // Nothing of it waits in a buffer: its lane goes back now.
-        ftl.release_zone_lane(z);
+    match cmd {
+        Command::ZoneFinish { .. } => (cmd, finished),
+        _ => (cmd, None),
     }
-    cmd
 }
 
 /// Bytes of a Report Zones data structure's header and of each zone descriptor in it
@@ -527,7 +531,7 @@ pub fn reset_zone<S: NandSink, B: UnitBuffer>(
     buffer: &mut B,
     sink: &mut S,
 ) -> Result<()> {
-    let written = ftl.zones().expect("a zoned device").written(zone);
+    let written = ftl.zones().ok_or_else(not_zoned)?.written(zone);
     for lpn in written {
         buffer.discard(lpn);
     }

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 #[derive(Clone, Default)]
 pub struct Fifo(VecDeque<BlockId>);

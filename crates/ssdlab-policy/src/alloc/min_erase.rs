@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 /// Min-heap on (erase count, block id).
 #[derive(Clone, Default)]

@@ -2,7 +2,7 @@
 //! commands from a queue before moving on; priority classes are ignored.
 
 use super::{check_burst, round_robin_in, Arbiter, ArbiterCtx};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -22,7 +22,7 @@ impl Default for Params {
 
 impl super::ArbitrationParams for Params {}
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             burst: [1, 2, 64][rng.gen_range(0..3)],

@@ -4,7 +4,7 @@
 //! (with `burst`) among the queues of a class. A class with nothing waiting passes its turn.
 
 use super::{check_burst, round_robin_in, Arbiter, ArbiterCtx, Priority};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -37,7 +37,7 @@ impl super::ArbitrationParams for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             burst: [1, 2, 4][rng.gen_range(0..3)],

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 #[derive(Clone)]
 pub struct CostBenefit {

@@ -8,7 +8,7 @@
 use crate::ids::BlockId;
 use super::sets::FullSet;
 use super::{IndexShape, SelectCtx, VictimPolicy};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -26,7 +26,7 @@ impl Default for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             d: rng.gen_range(1..=12),

@@ -15,7 +15,7 @@
 use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -74,7 +74,7 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
         Params {
             granularity: if rng.gen_bool(0.5) {

@@ -13,7 +13,7 @@
 use crate::ids::Lpn;
 use super::cmt::{tpages, Budget, Links, List};
 use super::{MappingPolicy, MappingShape, TransOp};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -54,7 +54,7 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
         Params {
             cmt_bytes: Some(ctx.page_bytes as u64 * rng.gen_range(5..=10)),

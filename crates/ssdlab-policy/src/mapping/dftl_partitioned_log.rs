@@ -16,7 +16,7 @@ use crate::ids::Lpn;
 use super::cmt::{tpages, Bits, Budget, Links, List, MaxCount};
 use super::dftl_partitioned::check_split;
 use super::{MappingPolicy, MappingShape, TransOp};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -62,7 +62,7 @@ impl Params {
 
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
         let entry_bytes = if rng.gen_bool(0.5) { 64 } else { 256 };
         Params {

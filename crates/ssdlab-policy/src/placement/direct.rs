@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 impl super::PlacementParams for Params {
     fn is_direct(&self) -> bool {

@@ -9,7 +9,7 @@
 use crate::ids::Lpn;
 use super::detector::{DetectorParams, JournalDetector};
 use super::{PlacementPolicy, PlacementShape, Targets};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -32,7 +32,7 @@ impl Default for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, ctx: &SwarmCtx) -> Params {
         Params {
             min_journal_bytes: ctx.page_bytes as u64 * rng.gen_range(2..=8),

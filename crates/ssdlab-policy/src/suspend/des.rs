@@ -3,7 +3,7 @@
 //! most one suspension per loop boundary, so at most loops − 1 per erase.
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
 
@@ -17,7 +17,7 @@ pub struct Params {
     pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             guard: Guard::swarm(rng),

@@ -4,7 +4,7 @@
 //! the writes waiting for the blocks they free, can starve.
 
 use super::{EraseSuspend, EraseView, Guard, Preempt};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
 
@@ -16,7 +16,7 @@ pub struct Params {
     pub preempt: Preempt,
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             preempt: Preempt::swarm(rng),

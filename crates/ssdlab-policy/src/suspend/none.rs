@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoSuspend;

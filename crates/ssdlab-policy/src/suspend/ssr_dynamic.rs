@@ -4,7 +4,7 @@
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
 use crate::base::step_lookup;
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -32,7 +32,7 @@ impl Default for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         let young = rng.gen_range(2..=30);
         let from = rng.gen_range(1..=20);

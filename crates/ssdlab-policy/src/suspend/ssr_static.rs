@@ -4,7 +4,7 @@
 //! suspensions per loop by N.
 
 use super::{next_grid_point, EraseSuspend, EraseView, Guard, Preempt};
-use crate::policy::SwarmCtx;
+use crate::SwarmCtx;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use ssdlab_workload::rng::SimRng;
@@ -31,7 +31,7 @@ impl Default for Params {
     }
 }
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn swarm(rng: &mut SimRng, _: &SwarmCtx) -> Params {
         Params {
             points_per_loop: rng.gen_range(1..=12),

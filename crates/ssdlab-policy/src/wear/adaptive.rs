@@ -37,7 +37,7 @@ impl Default for Params {
 
 impl super::WearParams for Params {}
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.min_bound > self.max_bound {
             return Err((

@@ -26,7 +26,7 @@ pub struct Params {
 
 impl super::WearParams for Params {}
 
-impl crate::policy::PolicyParams for Params {}
+impl crate::PolicyParams for Params {}
 
 impl Default for Params {
     fn default() -> Self {

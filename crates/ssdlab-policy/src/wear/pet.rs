@@ -40,7 +40,7 @@ impl Default for Params {
 
 impl super::WearParams for Params {}
 
-impl crate::policy::PolicyParams for Params {
+impl crate::PolicyParams for Params {
     fn check(&self) -> Result<(), (&'static str, String)> {
         super::check_th_percent(self.th_percent)
     }
