@@ -12,9 +12,11 @@
 //!   (start, length, version) per mapping unit — in a page of their own (cause `mapping`):
 //!   when a flush arrives (on a host page outside the GC reserve; the flush completes once
 //!   the page's program has, as well as its buffered units'), when the batch fills a page,
-//!   before a host page that rewrites a unit of the batch is placed, when a GC job finds
+//!   before a host page that rewrites a unit of the batch is placed, when a job finds
 //!   its source pinned by the batch (in the job's destination, which may use the reserve:
-//!   the victim waits for the record), and when the device settles. With no page anywhere,
+//!   the victim waits for the record; a wear-leveling migration's only while its open
+//!   block still holds the rest of its source after the record, else as a flush's), and
+//!   when the device settles. With no page anywhere,
 //!   the batch waits for the next erase. Each record slot carries [`TRIM_TAG`]` | id` and
 //!   its newest range's version in its OOB.
 //! * A record stays valid (GC copies it) while some unit it trimmed has not been written
@@ -23,6 +25,7 @@
 //! * Recovery (`recover.rs`): the newest of a unit's copies and of the record ranges
 //!   covering it wins; a record winning leaves the unit unmapped.
 
+use super::jobs::JobKind;
 use super::region::Stream;
 use super::translation::TRANS_TAG;
 use super::{Ftl, NandSink};
@@ -394,7 +397,9 @@ impl Ftl {
 
     /// A page for trim records, with the cause its block's other programs are queued as:
     /// job `job`'s next destination page when given (its GC stream, which may use the
-    /// plane's reserve: the job's victim waits for the record); otherwise a host page
+    /// plane's reserve: the job's victim waits for the record; a migration's wear stream
+    /// only when its open block holds the record and the rest of the source after it,
+    /// [`Ftl::migration_fits`]); otherwise a host page
     /// (outside the reserve) of the data region's plane with the most free blocks that has
     /// one. A failed program attempt (injected) is issued, dooms its block, and the next
     /// page is taken.
@@ -407,7 +412,15 @@ impl Ftl {
         let mut planes: Vec<u32> = (0..self.media.geo.planes).collect();
         planes.sort_by_key(|&p| std::cmp::Reverse(self.media.free_blocks(r, p)));
         loop {
-            let (page, cause) = match job {
+            // A migration may hold the plane's GC reserve on the promise that its open
+            // block takes the rest of its source (`reserve_for`, `block_coming`): a record
+            // page goes there only when the promise still holds after it (swarm seed
+            // 1303903: a full cold block and a record overflowed it, GC had no block).
+            let via_job = job.filter(|&j| {
+                let job = self.jobs.get(j);
+                job.kind != JobKind::WearLeveling || self.migration_fits(job, 1)
+            });
+            let (page, cause) = match via_job {
                 Some(j) => {
                     let job = self.jobs.get(j);
                     let (dst, plane, stream) = (job.dst_region, job.plane, job.dst_stream);

@@ -664,14 +664,15 @@ impl Ftl {
                     && job.plane == plane
                     && job.src_region == r
                     && (job.scan_slot >= job.scan_end
-                        || job.kind == JobKind::WearLeveling && self.migration_fits(job))
+                        || job.kind == JobKind::WearLeveling && self.migration_fits(job, 0))
             })
     }
 
     /// Whether the wear stream's open block has a page for each page of units migration
-    /// `job` has still to copy (it then finishes without another block).
+    /// `job` has still to copy, and `extra_pages` more (it then finishes without another
+    /// block).
     #[cold]
-    fn migration_fits(&self, job: &Job) -> bool {
+    pub(in crate::ftl) fn migration_fits(&self, job: &Job, extra_pages: u32) -> bool {
         let ps = &self.media.ps[self.media.rp(job.src_region, job.plane)];
         let open = ps.open.get(Stream::WEAR);
         let room = if open == NONE {
@@ -684,7 +685,7 @@ impl Ftl {
             .media
             .oob
             .count_valid(base as usize, (job.scan_end - job.scan_slot) as usize);
-        left.div_ceil(self.media.geo.slots_per_page) <= room
+        left.div_ceil(self.media.geo.slots_per_page) + extra_pages <= room
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
