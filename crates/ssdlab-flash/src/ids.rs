@@ -1,14 +1,27 @@
 //! Typed ids: zero-cost newtypes over `u32` for the things the FTL and its policies name
 //! by number, so a plane cannot be passed where a block is meant. Each is
 //! `#[repr(transparent)]`, `Copy`, ordered, and has its own `NONE` (`u32::MAX`); dense
-//! arrays are indexed with `.idx()`.
+//! arrays stay `Vec`s indexed with `.idx()`, so layout and speed are those of a `u32`.
+//!
+//! Which are opaque (the decision, as rust-analyzer's arena `Idx` is opaque):
+//!
+//! * [`JobId`] is: only the FTL's job slab makes one ([`JobId::from_slab`]), nothing does
+//!   arithmetic on it, and its number means nothing outside the slab.
+//! * [`BlockId`], [`PlaneId`], [`DieId`], [`SlotId`], [`Lpn`] keep a public field: they
+//!   are positions in the device's address space, and the FTL and the policies compute
+//!   with them (a region's block range in a plane, a page's slots, a translation page's
+//!   units, a policy's relative block numbers). A private field would turn each such step
+//!   into `new(x.get() + k)` without hiding anything. What the types buy is that a block
+//!   is never passed as a slot or a unit: conversions between them go through the named
+//!   helpers of `Geometry` (`block_of_slot`, `first_slot_of_block`, `plane_of_block`,
+//!   `die_of_block`) and `Media` (`page_slot`), never through `.0`.
 
 macro_rules! id_type {
-    ($($(#[$m:meta])* $Name:ident;)+) => {$(
+    ($($(#[$m:meta])* $vis:vis $Name:ident;)+) => {$(
         $(#[$m])*
         #[repr(transparent)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        pub struct $Name(pub u32);
+        pub struct $Name($vis u32);
 
         impl $Name {
             /// No such id.
@@ -44,17 +57,25 @@ macro_rules! id_type {
 
 id_type! {
     /// A block of the device (global block id: plane-major).
-    BlockId;
+    pub BlockId;
     /// A plane of the device (global plane id).
-    PlaneId;
+    pub PlaneId;
     /// A die of the device.
-    DieId;
+    pub DieId;
     /// A unit slot on flash (global: block × slots per block + offset).
-    SlotId;
+    pub SlotId;
     /// A logical mapping unit (logical page number).
-    Lpn;
-    /// A relocation job (GC, wear leveling, retirement) in the FTL's slab.
+    pub Lpn;
+    /// A relocation job (GC, wear leveling, retirement) in the FTL's slab (opaque).
     JobId;
+}
+
+impl JobId {
+    /// The job in entry `index` of the FTL's job slab (the one place a `JobId` is made).
+    #[inline(always)]
+    pub const fn from_slab(index: usize) -> JobId {
+        JobId(index as u32)
+    }
 }
 
 #[cfg(test)]

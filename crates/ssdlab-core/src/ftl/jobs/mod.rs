@@ -131,7 +131,7 @@ impl Jobs {
             }
             None => {
                 self.slab.push(job);
-                JobId((self.slab.len() - 1) as u32)
+                JobId::from_slab(self.slab.len() - 1)
             }
         };
         let slot = &mut self.slab[id.idx()];
