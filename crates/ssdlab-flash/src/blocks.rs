@@ -1,4 +1,5 @@
 use crate::base::CellMode;
+use crate::ids::BlockId;
 
 /// Life-cycle state of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,11 +108,11 @@ impl BlockTable {
     #[inline]
     pub fn set_state(
         &mut self,
-        block: u32,
+        block: BlockId,
         from: BlockState,
         to: BlockState,
     ) -> Result<(), String> {
-        let s = &mut self.state[block as usize];
+        let s = &mut self.state[block.idx()];
         let was = *s;
         *s = to;
         if was == from && from.may_become(to) {
@@ -129,7 +130,7 @@ impl BlockTable {
 
 #[cold]
 #[inline(never)]
-fn illegal_transition(block: u32, was: BlockState, from: BlockState, to: BlockState) -> String {
+fn illegal_transition(block: BlockId, was: BlockState, from: BlockState, to: BlockState) -> String {
     if was == from {
         format!("block {block}: illegal state change {from:?} -> {to:?}")
     } else {

@@ -15,7 +15,7 @@ mod oob;
 mod timing;
 
 use crate::base::CellMode;
-use crate::ids::JobId;
+use crate::ids::{BlockId, JobId};
 use ssdlab_engine::prefetch;
 
 pub use blocks::{BlockState, BlockTable};
@@ -107,7 +107,7 @@ pub struct NandOp {
     pub stage: u8,
     /// Erase: ISPE loops this erase takes (from the block's P/E cycles); otherwise 0.
     pub loops: u16,
-    pub block: u32,
+    pub block: BlockId,
     /// Page within the block (0 for erases).
     pub page: u32,
     /// Mapping units moved over the channel (reads: units requested; programs: the page).
@@ -121,7 +121,7 @@ impl NandOp {
     pub fn new(
         kind: OpKind,
         cause: Cause,
-        block: u32,
+        block: BlockId,
         page: u32,
         units: u32,
         owner: Owner,

@@ -3,6 +3,7 @@
 use super::{CellMode, Config, GcConfig, Mode, RegionConfig, RegionContent};
 use crate::error::{Result, SimError};
 use crate::flash::Oob;
+use crate::ids::BlockId;
 use crate::integrity::Integrity;
 use crate::policy::mapping::MappingTable;
 use serde::Serialize;
@@ -74,8 +75,8 @@ impl FastDiv {
 
 impl Geometry {
     #[inline]
-    pub fn plane_of_block(&self, block: u32) -> u32 {
-        self.blocks_per_plane_div.div(block)
+    pub fn plane_of_block(&self, block: BlockId) -> u32 {
+        self.blocks_per_plane_div.div(block.0)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
@@ -88,26 +89,26 @@ impl Geometry {
     }
     /// (block, page within it) of a global page id.
     #[inline]
-    pub fn block_page_of(&self, page_id: u32) -> (u32, u32) {
+    pub fn block_page_of(&self, page_id: u32) -> (BlockId, u32) {
         let block = self.pages_per_block_div.div(page_id);
-        (block, page_id - block * self.pages_per_block)
+        (BlockId(block), page_id - block * self.pages_per_block)
     }
     #[inline]
-    pub fn die_of_block(&self, block: u32) -> u32 {
+    pub fn die_of_block(&self, block: BlockId) -> u32 {
         // Block ids are die-major: ⌊⌊b / bpp⌋ / ppd⌋ = ⌊b / (bpp · ppd)⌋.
-        self.blocks_per_die_div.div(block)
+        self.blocks_per_die_div.div(block.0)
     }
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
         self.dies_per_channel_div.div(die)
     }
     #[inline]
-    pub fn block_of_slot(&self, slot: u32) -> u32 {
-        self.units_per_block_div.div(slot)
+    pub fn block_of_slot(&self, slot: u32) -> BlockId {
+        BlockId(self.units_per_block_div.div(slot))
     }
     #[inline]
-    pub fn first_slot_of_block(&self, block: u32) -> u32 {
-        block * self.units_per_block
+    pub fn first_slot_of_block(&self, block: BlockId) -> u32 {
+        block.0 * self.units_per_block
     }
 }
 

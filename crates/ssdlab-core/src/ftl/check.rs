@@ -58,7 +58,7 @@ impl Ftl {
                         .lookup(lpn.min(self.media.logical_units - 1))
                 ));
             }
-            valid[g.block_of_slot(slot as u32) as usize] += 1;
+            valid[g.block_of_slot(slot as u32).idx()] += 1;
         }
         for (b, (&counted, &recorded)) in
             valid.iter().zip(&self.media.blocks.valid_units).enumerate()
@@ -231,18 +231,18 @@ impl Ftl {
                     }
                 }
                 for (s, b) in ps.open.iter() {
-                    if b == NONE {
+                    if b.is_none() {
                         continue;
                     }
-                    if bt.state[b as usize] != BlockState::Open
-                        || !r.plane_blocks(plane).contains(&b)
-                        || bt.next_page[b as usize] >= r.geo.pages_per_block
+                    if bt.state[b.idx()] != BlockState::Open
+                        || !r.plane_blocks(plane).contains(&b.0)
+                        || bt.next_page[b.idx()] >= r.geo.pages_per_block
                     {
                         return Err(format!(
                             "open block {b} of stream {:?} (region {name:?}, plane {plane}) is {:?} with {} pages issued",
                             s,
-                            bt.state[b as usize],
-                            bt.next_page[b as usize]
+                            bt.state[b.idx()],
+                            bt.next_page[b.idx()]
                         ));
                     }
                 }

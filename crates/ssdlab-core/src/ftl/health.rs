@@ -12,6 +12,7 @@
 use super::Ftl;
 use crate::config::Config;
 use crate::flash::BlockState;
+use crate::ids::BlockId;
 use rand::Rng;
 use serde::Serialize;
 use ssdlab_workload::rng::{stream, tag, SimRng};
@@ -138,8 +139,8 @@ impl Health {
 
 impl Ftl {
     /// Retire `block`, in state `from` (it holds no valid data).
-    pub(super) fn retire(&mut self, block: u32, from: BlockState) {
-        let b = block as usize;
+    pub(super) fn retire(&mut self, block: BlockId, from: BlockState) {
+        let b = block.idx();
         debug_assert_eq!(self.media.blocks.valid_units[b], 0);
         self.media
             .set_block_state(&mut self.internal, block, from, BlockState::Bad);

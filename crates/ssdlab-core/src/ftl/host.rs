@@ -6,7 +6,7 @@ use super::{Ftl, NandSink, ReadOutcome};
 use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::Lpn;
+use crate::ids::{BlockId, Lpn};
 use crate::integrity::Found;
 use crate::policy::placement::Placement;
 
@@ -163,7 +163,7 @@ impl Ftl {
         versions: &[Version],
         token: u32,
         sink: &mut S,
-    ) -> Result<Option<u32>> {
+    ) -> Result<Option<BlockId>> {
         if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
             return Ok(None);
         }
@@ -221,7 +221,7 @@ impl Ftl {
         &mut self,
         r: u8,
         plane: u32,
-        (block, page): (u32, u32),
+        (block, page): (BlockId, u32),
         lpns: &[u32],
         versions: &[Version],
         token: u32,
@@ -244,8 +244,8 @@ impl Ftl {
 
     /// `n` host units were placed in a page of `block` (region `r`, `plane`).
     #[inline(always)]
-    fn count_host_page(&mut self, block: u32, r: u8, plane: u32, n: u32) {
-        self.media.blocks.valid_units[block as usize] += n;
+    fn count_host_page(&mut self, block: BlockId, r: u8, plane: u32, n: u32) {
+        self.media.blocks.valid_units[block.idx()] += n;
         let rp = self.media.rp(r, plane);
         self.media.ps[rp].valid_units += n as u64;
         self.media.ps[rp].host_units += n as u64;
@@ -402,7 +402,7 @@ impl Ftl {
             let t = NandOp::new(
                 OpKind::Read,
                 Cause::Mapping,
-                tblock,
+                BlockId(tblock),
                 0,
                 1,
                 Owner::Mapping { req },
@@ -431,7 +431,7 @@ impl Ftl {
         if self.integrity.is_none() {
             return Ok(());
         }
-        let b = op.block as usize;
+        let b = op.block.idx();
         let holds_data = matches!(
             self.media.blocks.state[b],
             BlockState::Open | BlockState::Full | BlockState::Victim

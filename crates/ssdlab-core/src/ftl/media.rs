@@ -126,7 +126,7 @@ impl Media {
     pub(super) fn set_block_state(
         &mut self,
         internal: &mut Option<String>,
-        block: u32,
+        block: BlockId,
         from: BlockState,
         to: BlockState,
     ) {
@@ -140,10 +140,10 @@ impl Media {
     pub(super) fn close_if_full(
         &mut self,
         internal: &mut Option<String>,
-        block: u32,
+        block: BlockId,
         zoned: bool,
     ) -> bool {
-        let b = block as usize;
+        let b = block.idx();
         let ps = &self.ps[self.blocks.rp[b] as usize];
         let p = self.blocks.programmed[b];
         // A zone's block sealed while programs were in flight closes at its last one.
@@ -158,7 +158,7 @@ impl Media {
             let (r, plane) = (ps.region as usize, ps.plane);
             self.regions[r].victims.on_full(
                 PlaneId(plane),
-                BlockId(block),
+                block,
                 self.blocks.valid_units[b],
             );
             return true;
@@ -169,8 +169,8 @@ impl Media {
     /// A read of `block` was queued: pin the block against its erase. Only a block
     /// holding data can be read.
     #[inline]
-    pub(super) fn pin(&mut self, internal: &mut Option<String>, block: u32) {
-        let b = block as usize;
+    pub(super) fn pin(&mut self, internal: &mut Option<String>, block: BlockId) {
+        let b = block.idx();
         let (pins, state) = (self.blocks.pins[b], self.blocks.state[b]);
         if pins == u16::MAX
             || matches!(
@@ -185,8 +185,8 @@ impl Media {
 
     /// A read of `block` completed: unpin it.
     #[inline]
-    pub(super) fn unpin(&mut self, internal: &mut Option<String>, block: u32) {
-        let b = block as usize;
+    pub(super) fn unpin(&mut self, internal: &mut Option<String>, block: BlockId) {
+        let b = block.idx();
         let pins = self.blocks.pins[b];
         if pins == 0 {
             let state = self.blocks.state[b];
@@ -201,15 +201,15 @@ impl Media {
     pub(super) fn invalidate(&mut self, jobs: &mut Jobs, slot: u32) {
         self.oob.clear(slot as usize);
         let b = self.geo.block_of_slot(slot);
-        let v = &mut self.blocks.valid_units[b as usize];
+        let v = &mut self.blocks.valid_units[b.idx()];
         *v -= 1;
         let v = *v;
-        let ps = &mut self.ps[self.blocks.rp[b as usize] as usize];
+        let ps = &mut self.ps[self.blocks.rp[b.idx()] as usize];
         ps.valid_units -= 1;
-        if self.blocks.state[b as usize] == BlockState::Full {
+        if self.blocks.state[b.idx()] == BlockState::Full {
             let (r, plane) = (ps.region, ps.plane);
             let region = &mut self.regions[r as usize];
-            region.victims.on_invalidate(PlaneId(plane), BlockId(b), v);
+            region.victims.on_invalidate(PlaneId(plane), b, v);
             if ps.starved && v <= region.max_victim_valid {
                 ps.starved = false;
                 jobs.wake(self, r, plane);
@@ -261,7 +261,7 @@ impl Media {
 
     /// First slot of `page` of `block`.
     #[inline]
-    pub(super) fn page_slot(&self, block: u32, page: u32) -> u32 {
+    pub(super) fn page_slot(&self, block: BlockId, page: u32) -> u32 {
         self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page
     }
 
@@ -282,7 +282,7 @@ impl Media {
             return;
         };
         if slot != NONE {
-            let b = self.geo.block_of_slot(slot) as usize;
+            let b = self.geo.block_of_slot(slot).idx();
             crate::prefetch::prefetch(&self.blocks.pins, b);
             crate::prefetch::prefetch(&self.blocks.cell_mode, b);
             crate::prefetch::prefetch(&self.blocks.state, b);
@@ -315,12 +315,12 @@ impl Media {
             Some(&old) if old != NONE => {
                 self.oob.prefetch_valid(old as usize);
                 let b = self.geo.block_of_slot(old);
-                crate::prefetch::prefetch(&self.blocks.valid_units, b as usize);
-                crate::prefetch::prefetch(&self.blocks.rp, b as usize);
-                crate::prefetch::prefetch(&self.blocks.state, b as usize);
+                crate::prefetch::prefetch(&self.blocks.valid_units, b.idx());
+                crate::prefetch::prefetch(&self.blocks.rp, b.idx());
+                crate::prefetch::prefetch(&self.blocks.state, b.idx());
                 // One region (the large devices this is for): its victim index.
                 if let [region] = &self.regions[..] {
-                    region.victims.prefetch(BlockId(b));
+                    region.victims.prefetch(b);
                 }
             }
             _ => {}
@@ -333,7 +333,7 @@ impl Media {
 #[inline(never)]
 fn pin_violation(
     internal: &mut Option<String>,
-    block: u32,
+    block: BlockId,
     event: &str,
     state: BlockState,
     pins: u16,

@@ -351,10 +351,10 @@ impl Durable {
         };
         for b in blocks {
             media.unpin(internal, b);
-            if media.blocks.pins[b as usize] == 0
-                && media.blocks.state[b as usize] == BlockState::Victim
+            if media.blocks.pins[b.idx()] == 0
+                && media.blocks.state[b.idx()] == BlockState::Victim
             {
-                jobs.wake_block(b);
+                jobs.wake_block(b.0);
             }
         }
     }
@@ -387,9 +387,9 @@ impl CheckClock {
 #[derive(Clone, Default)]
 struct HeldOverwrites {
     /// The page being filled.
-    page: Vec<u32>,
+    page: Vec<BlockId>,
     /// Buffer page token → the blocks its program holds.
-    by_token: std::collections::HashMap<u32, Vec<u32>>,
+    by_token: std::collections::HashMap<u32, Vec<BlockId>>,
 }
 
 /// Keep the first broken control-plane rule in `internal` (the field, borrowed alone so
@@ -534,7 +534,7 @@ impl Ftl {
                     &mut ftl.internal,
                     ftl.media
                         .blocks
-                        .set_state(b, BlockState::Free, BlockState::Bad),
+                        .set_state(BlockId(b), BlockState::Free, BlockState::Bad),
                 );
                 ps.usable_blocks -= 1;
             } else {
@@ -714,7 +714,7 @@ impl Ftl {
     /// [`Ftl::issue`] for an operation already counted.
     #[inline(always)]
     fn issue_uncounted<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
-        let b = op.block as usize;
+        let b = op.block.idx();
         op.mode = self.media.blocks.cell_mode[b];
         match op.kind {
             OpKind::Erase => {
@@ -744,7 +744,7 @@ impl Ftl {
             return;
         }
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
-        op.mode = self.media.blocks.cell_mode[op.block as usize];
+        op.mode = self.media.blocks.cell_mode[op.block.idx()];
         sink.issue_times(op, times);
         self.checks.count_ops(times);
     }
@@ -798,7 +798,7 @@ impl Ftl {
 
     /// Test hook: force a block-state change as a bug would (checked like any other).
     #[doc(hidden)]
-    pub fn force_block_state(&mut self, block: u32, from: BlockState, to: BlockState) {
+    pub fn force_block_state(&mut self, block: BlockId, from: BlockState, to: BlockState) {
         self.media
             .set_block_state(&mut self.internal, block, from, to);
     }
@@ -822,12 +822,12 @@ impl Ftl {
         match op.kind {
             OpKind::Read => {
                 if !S::IMMEDIATE {
-                    let b = op.block as usize;
+                    let b = op.block.idx();
                     self.media.unpin(&mut self.internal, op.block);
                     if self.media.blocks.pins[b] == 0
                         && self.media.blocks.state[b] == BlockState::Victim
                     {
-                        self.jobs.wake_block(op.block);
+                        self.jobs.wake_block(op.block.0);
                     }
                 }
                 Ok(())
@@ -860,14 +860,14 @@ impl Ftl {
                 }
                 if self.durable.trims.is_some()
                     && !self.trans.active()
-                    && op.page != self.media.blocks.programmed[op.block as usize]
+                    && op.page != self.media.blocks.programmed[op.block.idx()]
                 {
                     // A power-on scan takes a block's first `programmed` pages as durable
                     // (crash consistency; translation pages are not recovered and may be
                     // written by a host read's plan ahead of deferred ones).
                     self.internal_error(format!(
                         "page {} of block {} programmed before page {}",
-                        op.page, op.block, self.media.blocks.programmed[op.block as usize]
+                        op.page, op.block, self.media.blocks.programmed[op.block.idx()]
                     ));
                 }
                 self.page_programmed(op.block, sink)
@@ -878,13 +878,13 @@ impl Ftl {
 
     /// A program of `block` completed: close the block when it was the last page.
     #[inline(always)]
-    fn page_programmed<S: NandSink>(&mut self, block: u32, sink: &mut S) -> Result<()> {
-        let b = block as usize;
+    fn page_programmed<S: NandSink>(&mut self, block: BlockId, sink: &mut S) -> Result<()> {
+        let b = block.idx();
         self.media.blocks.programmed[b] += 1;
         let p = self.media.blocks.programmed[b];
         if self.media.blocks.doomed[b] {
             if p == self.media.blocks.next_page[b] {
-                self.start_retire(block, sink)?;
+                self.start_retire(block.0, sink)?;
             }
             return Ok(());
         }
@@ -894,16 +894,16 @@ impl Ftl {
 
     /// `pages` programs of `block` (none failing) completed at once (immediate sinks).
     #[inline]
-    fn pages_programmed(&mut self, block: u32, pages: u32) {
-        debug_assert!(!self.media.blocks.doomed[block as usize]);
-        self.media.blocks.programmed[block as usize] += pages;
+    fn pages_programmed(&mut self, block: BlockId, pages: u32) {
+        debug_assert!(!self.media.blocks.doomed[block.idx()]);
+        self.media.blocks.programmed[block.idx()] += pages;
         self.close_if_full(block);
     }
 
     /// `block` has had its last page programmed: it is full, a GC candidate (a zone's
     /// block, erased if its zone was reset meanwhile).
     #[inline(always)]
-    fn close_if_full(&mut self, block: u32) {
+    fn close_if_full(&mut self, block: BlockId) {
         let zoned = self.lanes.is_zoned();
         if self.media.close_if_full(&mut self.internal, block, zoned) && zoned {
             if let Some(mut zv) = self.zoned() {
@@ -940,7 +940,12 @@ impl Ftl {
     /// needed. Streams that do not free space may not take the region's last
     /// `gc_hard_free_blocks` free blocks of the plane.
     #[inline(always)]
-    fn take_page(&mut self, r: u8, plane: u32, stream: region::Stream) -> Option<(u32, u32)> {
+    fn take_page(
+        &mut self,
+        r: u8,
+        plane: u32,
+        stream: region::Stream,
+    ) -> Option<(BlockId, u32)> {
         self.take_pages(r, plane, stream, 1)
             .map(|(block, page, _)| (block, page))
     }
@@ -954,16 +959,16 @@ impl Ftl {
         plane: u32,
         stream: region::Stream,
         max: u32,
-    ) -> Option<(u32, u32, u32)> {
+    ) -> Option<(BlockId, u32, u32)> {
         let rp = self.media.rp(r, plane);
         let ps = &mut self.media.ps[rp];
         let mut b = ps.open.get(stream);
-        let opened = b == NONE;
+        let opened = b.is_none();
         if opened {
             if ps.free.len() <= ps.reserve_for(stream) {
                 return None;
             }
-            b = ps.free.pop()?.0;
+            b = ps.free.pop()?;
             ps.open.set(stream, b);
             note(
                 &mut self.internal,
@@ -971,15 +976,15 @@ impl Ftl {
                     .blocks
                     .set_state(b, BlockState::Free, BlockState::Open),
             );
-            self.media.blocks.next_page[b as usize] = 0;
-            self.media.blocks.programmed[b as usize] = 0;
-            self.media.blocks.lane[b as usize] = stream.lane();
+            self.media.blocks.next_page[b.idx()] = 0;
+            self.media.blocks.programmed[b.idx()] = 0;
+            self.media.blocks.lane[b.idx()] = stream.lane();
         }
-        let page = self.media.blocks.next_page[b as usize];
+        let page = self.media.blocks.next_page[b.idx()];
         let pages = max.min(ps.pages_per_block - page);
-        self.media.blocks.next_page[b as usize] = page + pages;
+        self.media.blocks.next_page[b.idx()] = page + pages;
         if page + pages == ps.pages_per_block {
-            ps.open.set(stream, NONE);
+            ps.open.set(stream, BlockId::NONE);
         }
         if opened {
             self.refresh_pressure(rp); // one free block fewer
@@ -989,8 +994,8 @@ impl Ftl {
 
     /// A program on `block` failed: the page holds nothing, the block leaves its stream
     /// and is retired once its valid data has moved.
-    fn doom(&mut self, block: u32) {
-        let b = block as usize;
+    fn doom(&mut self, block: BlockId) {
+        let b = block.idx();
         self.counters.program_failures += 1;
         self.media.blocks.doomed[b] = true;
         self.media.ps[self.media.blocks.rp[b] as usize]
@@ -1103,7 +1108,7 @@ mod tests {
             drain(&mut ftl, &mut q);
         }
         let block = ftl.media.geo.block_of_slot(ftl.media.table.lookup(16));
-        let b = block as usize;
+        let b = block.idx();
         assert_eq!(ftl.media.blocks.state[b], BlockState::Full);
         assert_eq!(ftl.media.blocks.valid_units[b], 1);
         let rp = ftl.media.rp(ftl.media.data_region, 0);

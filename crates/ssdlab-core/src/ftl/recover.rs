@@ -150,7 +150,7 @@ impl Ftl {
             match old.media.blocks.state[b] {
                 BlockState::Bad => bt.state[b] = BlockState::Bad,
                 BlockState::Erasing => {
-                    erased.push(b as u32);
+                    erased.push(BlockId(b as u32));
                     bt.state[b] = BlockState::Free;
                 }
                 _ => {
@@ -171,7 +171,7 @@ impl Ftl {
             bt.programmed[b] = *dur;
             if *dur > 0 {
                 sum.pages_scanned += *dur as u64;
-                die_ns[g.die_of_block(b as u32) as usize] +=
+                die_ns[g.die_of_block(BlockId(b as u32)) as usize] +=
                     *dur as u64 * page_read_ns(bt.cell_mode[b]);
                 if *dur < ps.pages_per_block {
                     bt.sealed[b] = true;
@@ -203,7 +203,7 @@ impl Ftl {
                 BlockState::Open => u64::MAX,
                 _ => old.media.blocks.closed_seq[b],
             };
-            let first = g.first_slot_of_block(b as u32);
+            let first = g.first_slot_of_block(BlockId(b as u32));
             for slot in first..first + dur * spp {
                 let s = slot as usize;
                 let (lpn, v) = (old.media.oob.lpn[s], old.media.oob.version[s]);
@@ -271,7 +271,7 @@ impl Ftl {
             }
             ftl.media.table.update(lpn as u32, slot);
             ftl.media.oob.store(slot as usize, lpn as u32);
-            let b = g.block_of_slot(slot) as usize;
+            let b = g.block_of_slot(slot).idx();
             ftl.media.blocks.valid_units[b] += 1;
             ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
             expected[lpn] = v;
@@ -286,7 +286,7 @@ impl Ftl {
             }
             r.slot = slot;
             ftl.media.oob.store(slot as usize, TRIM_TAG | id as u32);
-            let b = g.block_of_slot(slot) as usize;
+            let b = g.block_of_slot(slot).idx();
             ftl.media.blocks.valid_units[b] += 1;
             ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
         }
@@ -299,7 +299,7 @@ impl Ftl {
 
         // Interrupted erases, done again (endurance as `erase_done`; no failure draw).
         for &block in &erased {
-            let b = block as usize;
+            let b = block.idx();
             sum.erases += 1;
             let mode = ftl.media.blocks.cell_mode[b];
             die_ns[g.die_of_block(block) as usize] += ftl.media.timing.command_overhead_ns
@@ -369,7 +369,7 @@ impl Ftl {
     /// valid units, whatever the victim policy (the room left must hold its copies).
     fn resume_for_gc(&mut self, old: &Ftl, sum: &mut RecoverySummary) {
         let mut free = vec![0u32; self.media.ps.len()];
-        let mut best = vec![(0u32, NONE); self.media.ps.len()];
+        let mut best = vec![(0u32, BlockId::NONE); self.media.ps.len()];
         for b in 0..self.media.blocks.len() {
             let rp = self.media.blocks.rp[b] as usize;
             match self.media.blocks.state[b] {
@@ -377,17 +377,17 @@ impl Ftl {
                 BlockState::Full if self.media.blocks.sealed[b] => {
                     let left = self.media.ps[rp].pages_per_block - old.media.blocks.next_page[b];
                     if left > best[rp].0 {
-                        best[rp] = (left, b as u32);
+                        best[rp] = (left, BlockId(b as u32));
                     }
                 }
                 _ => {}
             }
         }
         for (rp, &(_, block)) in best.iter().enumerate() {
-            if free[rp] > 0 || block == NONE {
+            if free[rp] > 0 || block.is_none() {
                 continue;
             }
-            let b = block as usize;
+            let b = block.idx();
             self.media.blocks.state[b] = BlockState::Open;
             self.media.blocks.sealed[b] = false;
             self.media.blocks.next_page[b] = old.media.blocks.next_page[b];

@@ -7,8 +7,7 @@ use super::alloc::FreePool;
 use super::gc::{IndexShape, VictimIndex};
 use super::wear::{WearLeveler, WearShape};
 use crate::config::{AllocConfig, Config, Geometry, RegionContent, RegionGeometry, WearConfig};
-use crate::flash::NONE;
-use crate::ids::JobId;
+use crate::ids::{BlockId, JobId};
 
 pub use crate::base::{Stream, STREAMS};
 
@@ -91,45 +90,45 @@ impl PlaneState {
 /// lanes' streams boxed, allocated when a lane first opens a block.
 #[derive(Clone)]
 pub struct OpenBlocks {
-    base: [u32; 4],
-    lanes: Option<Box<[u32; STREAMS - 4]>>,
+    base: [BlockId; 4],
+    lanes: Option<Box<[BlockId; STREAMS - 4]>>,
 }
 
 impl Default for OpenBlocks {
     fn default() -> Self {
         OpenBlocks {
-            base: [NONE; 4],
+            base: [BlockId::NONE; 4],
             lanes: None,
         }
     }
 }
 
 impl OpenBlocks {
-    /// The open block of `s` ([`NONE`] when none is open).
+    /// The open block of `s` ([`BlockId::NONE`] when none is open).
     #[inline(always)]
-    pub fn get(&self, s: Stream) -> u32 {
+    pub fn get(&self, s: Stream) -> BlockId {
         let i = s.index();
         if i < 4 {
             self.base[i]
         } else {
-            self.lanes.as_ref().map_or(NONE, |l| l[i - 4])
+            self.lanes.as_ref().map_or(BlockId::NONE, |l| l[i - 4])
         }
     }
 
     /// Make `b` the open block of `s`.
     #[inline(always)]
-    pub fn set(&mut self, s: Stream, b: u32) {
+    pub fn set(&mut self, s: Stream, b: BlockId) {
         let i = s.index();
         if i < 4 {
             self.base[i] = b;
         } else {
             self.lanes
-                .get_or_insert_with(|| Box::new([NONE; STREAMS - 4]))[i - 4] = b;
+                .get_or_insert_with(|| Box::new([BlockId::NONE; STREAMS - 4]))[i - 4] = b;
         }
     }
 
-    /// Every stream with its open block (or [`NONE`]).
-    pub fn iter(&self) -> impl Iterator<Item = (Stream, u32)> + '_ {
+    /// Every stream with its open block (or [`BlockId::NONE`]).
+    pub fn iter(&self) -> impl Iterator<Item = (Stream, BlockId)> + '_ {
         let lanes = self.lanes.as_deref().map_or(&[][..], |l| &l[..]);
         self.base
             .iter()
@@ -139,14 +138,14 @@ impl OpenBlocks {
     }
 
     /// `block` is no stream's open block any more.
-    pub fn forget(&mut self, block: u32) {
+    pub fn forget(&mut self, block: BlockId) {
         for b in self
             .base
             .iter_mut()
             .chain(self.lanes.iter_mut().flat_map(|l| l.iter_mut()))
         {
             if *b == block {
-                *b = NONE;
+                *b = BlockId::NONE;
             }
         }
     }

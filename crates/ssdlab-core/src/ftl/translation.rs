@@ -259,7 +259,7 @@ impl Ftl {
         let block = self.media.geo.block_of_slot(slot);
         let page =
             (slot - self.media.geo.first_slot_of_block(block)) / self.media.geo.slots_per_page;
-        if page >= self.media.blocks.programmed[block as usize] {
+        if page >= self.media.blocks.programmed[block.idx()] {
             self.counters.translation.loads_in_flight += 1;
             return Ok(false);
         }
@@ -340,7 +340,7 @@ impl Ftl {
             self.media
                 .oob
                 .store_range(first as usize, spp as usize, TRANS_TAG | t);
-            self.media.blocks.valid_units[block as usize] += spp;
+            self.media.blocks.valid_units[block.idx()] += spp;
             let rp = self.media.rp(r, plane);
             self.media.ps[rp].valid_units += spp as u64;
             self.issue(sink, op)?;
@@ -353,7 +353,7 @@ impl Ftl {
     /// beyond its GC reserve (an open block, or a free block past the reserve).
     fn tpage_room(&self, plane: u32) -> bool {
         let ps = &self.media.ps[self.media.rp(self.trans.region, plane)];
-        ps.open.get(Stream::HOST) != NONE || ps.free.len() > ps.gc_hard_free_blocks
+        !ps.open.get(Stream::HOST).is_none() || ps.free.len() > ps.gc_hard_free_blocks
     }
 
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.

@@ -32,7 +32,7 @@ use super::{Ftl, NandSink};
 use crate::base::Version;
 use crate::error::Result;
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::JobId;
+use crate::ids::{BlockId, JobId};
 use std::collections::BTreeMap;
 
 /// OOB tag of a trim record's slot (`TRIM_TAG | id`): a tagged slot (like a translation
@@ -80,7 +80,7 @@ pub(super) struct TrimJournal {
     /// The last unit trimmed and its version (the next unit shares it while no write came).
     last_trim: (u32, Version),
     /// Blocks pinned for the open batch, and the flag per block that dedupes them.
-    open_pins: Vec<u32>,
+    open_pins: Vec<BlockId>,
     open_pinned: Vec<bool>,
     /// Records by id (a slab; `free_ids` are reusable).
     pub(super) records: Vec<Record>,
@@ -88,7 +88,7 @@ pub(super) struct TrimJournal {
     /// Units a record keeps unmapped: start → (end, record id).
     live: BTreeMap<u32, (u32, u32)>,
     /// Record pages whose program has not completed: sequence number → the blocks it holds.
-    in_flight: BTreeMap<u64, Vec<u32>>,
+    in_flight: BTreeMap<u64, Vec<BlockId>>,
     /// Record pages written so far (the last one's sequence number).
     pages: u64,
     /// The open batch found no page: written when a block is freed.
@@ -182,8 +182,8 @@ impl TrimJournal {
     }
 
     /// Whether `block` is pinned for the open batch.
-    pub(super) fn pins_open(&self, block: u32) -> bool {
-        self.open_pinned[block as usize]
+    pub(super) fn pins_open(&self, block: BlockId) -> bool {
+        self.open_pinned[block.idx()]
     }
 
     /// Whether every record page up to `ticket` has been written and programmed.
@@ -248,8 +248,8 @@ impl Ftl {
         t.last_trim = (lpn, version);
         t.open_add(lpn, version);
         let b = self.media.geo.block_of_slot(old);
-        if !t.open_pinned[b as usize] {
-            t.open_pinned[b as usize] = true;
+        if !t.open_pinned[b.idx()] {
+            t.open_pinned[b.idx()] = true;
             t.open_pins.push(b);
             self.media.pin(&mut self.internal, b);
         }
@@ -319,7 +319,7 @@ impl Ftl {
             // units each: the blocks wait for all of them).
             let pins = if t.open.is_empty() {
                 for &b in &t.open_pins {
-                    t.open_pinned[b as usize] = false;
+                    t.open_pinned[b.idx()] = false;
                 }
                 t.wanted = false;
                 t.last_trim = (NONE, 0);
@@ -348,8 +348,8 @@ impl Ftl {
     fn write_record_page<S: NandSink>(
         &mut self,
         ranges: &[TrimRange],
-        pins: Vec<u32>,
-        (block, page, queue_as): (u32, u32, Cause),
+        pins: Vec<BlockId>,
+        (block, page, queue_as): (BlockId, u32, Cause),
         sink: &mut S,
     ) -> Result<()> {
         let first = self.media.page_slot(block, page);
@@ -375,8 +375,8 @@ impl Ftl {
             self.media.oob.store(slot as usize, TRIM_TAG | id);
             self.media.oob.version[slot as usize] = version;
         }
-        self.media.blocks.valid_units[block as usize] += n;
-        let rp = self.media.blocks.rp[block as usize] as usize;
+        self.media.blocks.valid_units[block.idx()] += n;
+        let rp = self.media.blocks.rp[block.idx()] as usize;
         self.media.ps[rp].valid_units += n as u64;
         self.counters.trim_records += n as u64;
         self.counters.trim_record_pages += 1;
@@ -407,7 +407,7 @@ impl Ftl {
         &mut self,
         job: Option<JobId>,
         sink: &mut S,
-    ) -> Result<Option<(u32, u32, Cause)>> {
+    ) -> Result<Option<(BlockId, u32, Cause)>> {
         let r = self.media.data_region;
         let mut planes: Vec<u32> = (0..self.media.geo.planes).collect();
         planes.sort_by_key(|&p| std::cmp::Reverse(self.media.free_blocks(r, p)));
@@ -458,10 +458,10 @@ impl Ftl {
         let pins = t.in_flight.remove(&key).unwrap_or_default();
         for b in pins {
             self.media.unpin(&mut self.internal, b);
-            if self.media.blocks.pins[b as usize] == 0
-                && self.media.blocks.state[b as usize] == BlockState::Victim
+            if self.media.blocks.pins[b.idx()] == 0
+                && self.media.blocks.state[b.idx()] == BlockState::Victim
             {
-                self.jobs.wake_block(b);
+                self.jobs.wake_block(b.0);
             }
         }
     }
@@ -505,7 +505,7 @@ impl Ftl {
     }
 
     /// `block` is being erased: the record slots on it are gone.
-    pub(super) fn records_erased(&mut self, block: u32) {
+    pub(super) fn records_erased(&mut self, block: BlockId) {
         let Some(t) = self.durable.trims.as_mut() else {
             return;
         };
@@ -524,7 +524,7 @@ impl Ftl {
     pub(super) fn unpin_for_gc<S: NandSink>(
         &mut self,
         j: JobId,
-        block: u32,
+        block: BlockId,
         sink: &mut S,
     ) -> Result<()> {
         if self

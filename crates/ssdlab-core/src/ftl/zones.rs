@@ -13,6 +13,7 @@ use crate::config::zoned::zone_geometry;
 use crate::config::ZnsConfig;
 use crate::error::Result;
 use crate::flash::{BlockState, NONE};
+use crate::ids::BlockId;
 use serde::Serialize;
 
 /// A zone's state (NVMe ZNS 2.1, Zone State Machine).
@@ -143,7 +144,7 @@ struct Zone {
     /// When it was (implicitly) opened: the oldest implicitly opened zone is closed first.
     opened_seq: u64,
     /// Blocks holding its pages.
-    blocks: Vec<u32>,
+    blocks: Vec<BlockId>,
 }
 
 /// No write lane: a zone holding none, or one waiting for one (every lane was held when it
@@ -613,10 +614,10 @@ impl ZonedView<'_> {
     }
 
     /// A page of `units` units of zone `z` went to `block` (the stream's open block was
-    /// `open_before`, [`NONE`] when the page opened `block`).
-    fn page_placed(&mut self, z: u32, block: u32, open_before: u32, units: u32) {
+    /// `open_before`, [`BlockId::NONE`] when the page opened `block`).
+    fn page_placed(&mut self, z: u32, block: BlockId, open_before: BlockId, units: u32) {
         let zone = &mut self.zones.zone[z as usize];
-        if open_before == NONE {
+        if open_before.is_none() {
             // The page opened a block (full again already when it has one page).
             zone.blocks.push(block);
         } else if !zone.blocks.contains(&open_before) {
@@ -646,11 +647,11 @@ impl ZonedView<'_> {
             let plane = self.zones.group_planes[g][i];
             let rp = self.media.rp(self.media.data_region, plane);
             let b = self.media.ps[rp].open.get(stream);
-            if b == NONE {
+            if b.is_none() {
                 continue;
             }
-            self.media.ps[rp].open.set(stream, NONE);
-            self.media.blocks.sealed[b as usize] = true;
+            self.media.ps[rp].open.set(stream, BlockId::NONE);
+            self.media.blocks.sealed[b.idx()] = true;
             if self.media.close_if_full(self.internal, b, true) {
                 self.block_closed(b);
             }
@@ -685,28 +686,28 @@ impl ZonedView<'_> {
         let blocks = std::mem::take(&mut zone.blocks);
         zs.sum.reset_erased_blocks += blocks.len() as u64;
         for b in blocks {
-            if self.media.blocks.state[b as usize] == BlockState::Full {
+            if self.media.blocks.state[b.idx()] == BlockState::Full {
                 self.erase_block(b);
             } else {
                 // Programs still in flight: erased when the last completes.
-                self.zones.erase_when_closed[b as usize] = true;
+                self.zones.erase_when_closed[b.idx()] = true;
             }
         }
         self.check_blocks(z);
     }
 
     /// A zone's block closed: erase it now if its zone was reset meanwhile.
-    pub(super) fn block_closed(&mut self, block: u32) {
-        if std::mem::take(&mut self.zones.erase_when_closed[block as usize]) {
+    pub(super) fn block_closed(&mut self, block: BlockId) {
+        if std::mem::take(&mut self.zones.erase_when_closed[block.idx()]) {
             self.erase_block(block);
         }
     }
 
     /// Start the erase of `block` (full, no valid unit) as a job of its own.
-    fn erase_block(&mut self, block: u32) {
+    fn erase_block(&mut self, block: BlockId) {
         let j = self
             .jobs
-            .start_reset(self.media, self.internal, block, self.media.data_region);
+            .start_reset(self.media, self.internal, block.0, self.media.data_region);
         self.jobs.wake_job(j);
     }
 

@@ -23,6 +23,7 @@ pub use suspend::{EraseView, Reliability, SuspendDecision, SuspendPolicy};
 
 use crate::config::{CellMode, FastDiv, Geometry, SchedulerConfig};
 use crate::flash::{Cause, NandOp, OpKind, Owner};
+use crate::ids::BlockId;
 
 pub use crate::base::MAX_PLANES_PER_DIE;
 
@@ -252,8 +253,8 @@ impl PlaneOf {
     /// No hardware divide: a multiply-high, then a mask when the planes per die are a
     /// power of two.
     #[inline(always)]
-    fn bit(self, block: u32) -> u32 {
-        let plane = self.blocks_per_plane.div(block);
+    fn bit(self, block: BlockId) -> u32 {
+        let plane = self.blocks_per_plane.div(block.0);
         1 << if self.per_die.is_power_of_two() {
             plane & (self.per_die - 1)
         } else {
@@ -279,7 +280,7 @@ pub const EMPTY_OP: NandOp = NandOp {
     flags: 0,
     stage: 0,
     loops: 0,
-    block: 0,
+    block: BlockId(0),
     page: 0,
     units: 0,
     owner: Owner::None,
@@ -508,7 +509,7 @@ mod tests {
     use crate::config::Config;
 
     fn op(kind: OpKind, cause: Cause, block: u32) -> NandOp {
-        NandOp::new(kind, cause, block, 0, 1, Owner::None)
+        NandOp::new(kind, cause, BlockId(block), 0, 1, Owner::None)
     }
 
     #[test]
@@ -522,14 +523,14 @@ mod tests {
         s.enqueue(0, op(OpKind::Read, Cause::Gc, 1));
         assert!(s.enqueue(0, op(OpKind::Read, Cause::Host, 9)));
         let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
-        assert_eq!((b.len, b.ops[0].block), (1, 9));
+        assert_eq!((b.len, b.ops[0].block.0), (1, 9));
         s.finish(0, 1);
         let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(b.ops[0].cause, Cause::Gc, "GC before host writes");
         s.finish(0, 1);
         let b = s.start_next(0, || GcPressure::Normal, false).unwrap();
         assert_eq!(
-            b.ops().iter().map(|o| o.block).collect::<Vec<_>>(),
+            b.ops().iter().map(|o| o.block.0).collect::<Vec<_>>(),
             vec![0, 8],
             "two planes, one program"
         );
@@ -540,7 +541,7 @@ mod tests {
         assert_eq!(b.ops[0].cause, Cause::Gc, "urgent GC before host reads");
         s.finish(0, 1);
         assert_eq!(
-            s.start_next(0, || GcPressure::Urgent, false).unwrap().ops[0].block,
+            s.start_next(0, || GcPressure::Urgent, false).unwrap().ops[0].block.0,
             2
         );
         s.finish(0, 1);
@@ -552,7 +553,7 @@ mod tests {
         }
         let mut order = Vec::new();
         while let Some(b) = s.start_next(0, || GcPressure::Pressing(4), false) {
-            order.push(b.ops[0].block);
+            order.push(b.ops[0].block.0);
             s.finish(0, 1);
         }
         assert_eq!(order, vec![21, 11, 22, 12, 23, 13]);
@@ -564,7 +565,7 @@ mod tests {
         }
         let mut order = Vec::new();
         while let Some(b) = s.start_next(0, || GcPressure::Normal, true) {
-            order.push(b.ops[0].block);
+            order.push(b.ops[0].block.0);
             s.finish(0, 1);
         }
         assert_eq!(order, vec![41, 32, 43, 34]);
@@ -582,7 +583,7 @@ mod tests {
             NandOp::new(
                 OpKind::Program,
                 Cause::Mapping,
-                0,
+                BlockId(0),
                 0,
                 1,
                 Owner::Mapping { req },
@@ -626,7 +627,7 @@ mod tests {
             NandOp::new(
                 OpKind::Program,
                 Cause::Mapping,
-                1,
+                BlockId(1),
                 0,
                 1,
                 Owner::Mapping {
@@ -684,7 +685,7 @@ mod tests {
                 out.push(
                     b.ops()
                         .iter()
-                        .map(|o| (o.kind, o.block))
+                        .map(|o| (o.kind, o.block.0))
                         .collect::<Vec<_>>(),
                 );
                 s.finish(0, 1);

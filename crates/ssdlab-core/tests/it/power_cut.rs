@@ -282,7 +282,7 @@ fn in_flight_units(ftl: &Ftl) -> BTreeSet<u32> {
             slot != u32::MAX && {
                 let b = g.block_of_slot(slot);
                 (slot - g.first_slot_of_block(b)) / g.slots_per_page
-                    >= ftl.media().blocks().programmed[b as usize]
+                    >= ftl.media().blocks().programmed[b.idx()]
             }
         })
         .collect()

@@ -106,7 +106,7 @@ fn region_errors_name_the_key() {
 /// Region of the block holding `lpn`.
 fn region_of(sim: &Simulation, lpn: u32) -> u8 {
     let slot = sim.ftl.media().slot_of(lpn);
-    sim.ftl.media().blocks().region[sim.ftl.geometry().block_of_slot(slot) as usize]
+    sim.ftl.media().blocks().region[sim.ftl.geometry().block_of_slot(slot).idx()]
 }
 
 #[test]

@@ -6,13 +6,12 @@
 use super::{Job, JobKind};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
-use crate::flash::NONE;
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, OP_FAILS};
 use crate::ftl::prefetch_pays;
 use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, NandSink};
-use crate::ids::JobId;
+use crate::ids::{BlockId, JobId};
 
 /// The source slots of a job's copies whose program has not completed: a bit per slot
 /// offset of the source block (a job scans its source forward and its copies complete in
@@ -301,7 +300,7 @@ impl Ftl {
             self.trans.region,
             self.media.geo.planes,
         );
-        let base = self.media.geo.first_slot_of_block(c.src) as usize;
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src)) as usize;
         let mut page = Gathered::default();
         let stop = loop {
             // Look ahead (no side effects yet): up to a page of the next valid units.
@@ -334,7 +333,7 @@ impl Ftl {
             let op = NandOp::new(
                 OpKind::Program,
                 c.cause,
-                dst.0,
+                BlockId(dst.0),
                 dst.1,
                 n,
                 Owner::Job { job: j },
@@ -374,7 +373,7 @@ impl Ftl {
         let (src, plane, dst_r, stream, kind) =
             (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(src) as usize;
+        let base = self.media.geo.first_slot_of_block(BlockId(src)) as usize;
         let mut run = PlainRun {
             scan: base + job.scan_slot as usize,
             end: base + job.scan_end as usize,
@@ -405,7 +404,7 @@ impl Ftl {
                 dst,
                 n as usize,
             );
-            self.transfer_valid(src, db, n);
+            self.transfer_valid(src, db.0, n);
             self.counters.padding_units += (pages * spp - n) as u64;
             units += n as u64;
             let op = NandOp::new(
@@ -419,7 +418,7 @@ impl Ftl {
             self.issue_times(sink, op, pages as u64);
             self.pages_programmed(db, pages);
         };
-        let read = NandOp::new(OpKind::Read, kind.cause(), src, 0, 0, Owner::Job { job: j });
+        let read = NandOp::new(OpKind::Read, kind.cause(), BlockId(src), 0, 0, Owner::Job { job: j });
         self.issue_times(sink, read, run.reads);
         match kind {
             JobKind::Gc => self.counters.gc_copied_units += units,
@@ -453,11 +452,11 @@ impl Ftl {
             if !self.health.draw_program_failure() {
                 return Ok(Some((block, page)));
             }
-            self.doom(block);
+            self.doom(BlockId(block));
             let mut op = NandOp::new(
                 OpKind::Program,
                 c.cause,
-                block,
+                BlockId(block),
                 page,
                 0,
                 Owner::Job { job: j },
@@ -499,9 +498,9 @@ impl Ftl {
         (db, dpage): (u32, u32),
         sink: &mut S,
     ) -> Result<()> {
-        let base = self.media.geo.first_slot_of_block(c.src);
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src));
         self.read_sources(j, c, g, sink)?;
-        let dst = self.media.page_slot(db, dpage);
+        let dst = self.media.page_slot(BlockId(db), dpage);
         if S::IMMEDIATE {
             for k in 0..g.n {
                 self.remap_unit(j, base + g.offsets[k], dst + k as u32, g.lpns[k]);
@@ -527,7 +526,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<()> {
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(c.src);
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src));
         let mut page_end = 0;
         for k in 0..g.n {
             let offset = g.offsets[k];
@@ -541,7 +540,7 @@ impl Ftl {
                     let op = NandOp::new(
                         OpKind::Read,
                         c.cause,
-                        c.src,
+                        BlockId(c.src),
                         page,
                         valid,
                         Owner::Job { job: j },
@@ -617,7 +616,7 @@ impl Ftl {
         let (plane, dst, stream, src_region) =
             (job.plane, job.dst_region, job.dst_stream, job.src_region);
         match self.take_page(dst, plane, stream) {
-            Some(p) => Ok(Some(p)),
+            Some((b, p)) => Ok(Some((b.0, p))),
             None if dst != src_region => {
                 // The destination region must collect first; it wakes this job when it has.
                 self.jobs.wake(&mut self.media, dst, plane);
@@ -675,12 +674,12 @@ impl Ftl {
     pub(in crate::ftl) fn migration_fits(&self, job: &Job, extra_pages: u32) -> bool {
         let ps = &self.media.ps[self.media.rp(job.src_region, job.plane)];
         let open = ps.open.get(Stream::WEAR);
-        let room = if open == NONE {
+        let room = if open.is_none() {
             0
         } else {
-            ps.pages_per_block - self.media.blocks.next_page[open as usize]
+            ps.pages_per_block - self.media.blocks.next_page[open.idx()]
         };
-        let base = self.media.geo.first_slot_of_block(job.src) + job.scan_slot;
+        let base = self.media.geo.first_slot_of_block(BlockId(job.src)) + job.scan_slot;
         let left = self
             .media
             .oob
@@ -695,7 +694,7 @@ impl Ftl {
     /// plain transfer of validity, without the general invalidation path).
     pub(in crate::ftl) fn apply_copies(&mut self, j: JobId, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
-        let base = self.media.geo.first_slot_of_block(src_block);
+        let base = self.media.geo.first_slot_of_block(BlockId(src_block));
         let dst = self.media.page_slot(op.block, op.page);
         let mut moved = 0;
         for k in 0..op.units {
@@ -715,7 +714,7 @@ impl Ftl {
             moved += 1;
         }
         if moved > 0 {
-            self.transfer_valid(src_block, op.block, moved);
+            self.transfer_valid(src_block, op.block.0, moved);
         }
         if prefetch_pays(self.media.logical_units) {
             self.prefetch_copies(j, base, dst);

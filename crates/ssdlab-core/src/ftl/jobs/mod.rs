@@ -211,7 +211,7 @@ impl Jobs {
         block: u32,
         r: u8,
     ) -> JobId {
-        let plane = media.geo.plane_of_block(block);
+        let plane = media.geo.plane_of_block(BlockId(block));
         let valid = media.blocks.valid_units[block as usize];
         media.regions[r as usize]
             .victims
@@ -235,7 +235,7 @@ impl Jobs {
         } else {
             BlockState::Full
         };
-        media.set_block_state(internal, src, from, BlockState::Victim);
+        media.set_block_state(internal, BlockId(src), from, BlockState::Victim);
         let dst_stream = match kind {
             JobKind::WearLeveling => Stream::WEAR,
             _ if dst == r => Stream::gc(media.blocks.lane[src as usize]),
@@ -244,7 +244,7 @@ impl Jobs {
         self.start(Job {
             kind,
             src,
-            plane: media.geo.plane_of_block(src),
+            plane: media.geo.plane_of_block(BlockId(src)),
             src_region: r,
             dst_region: dst,
             dst_stream,
@@ -435,7 +435,7 @@ impl Ftl {
         if self.media.blocks.pins[job.src as usize] > 0 && self.durable.trims.is_some() {
             // Durable trims: a batch not yet recorded may pin the source; record it now,
             // in the job's destination (its first page, or the one after its copies).
-            self.unpin_for_gc(j, job.src, sink)?;
+            self.unpin_for_gc(j, BlockId(job.src), sink)?;
         }
         let job = self.jobs.get(j);
         if job.scan_slot < job.scan_end && self.copy_run(j, sink)? != Copy::Done {
@@ -460,7 +460,7 @@ impl Ftl {
             "source still holds data"
         );
         if kind == JobKind::Retire {
-            self.retire(src, BlockState::Victim);
+            self.retire(BlockId(src), BlockState::Victim);
             self.end_job(j);
             return Ok(());
         }
@@ -469,7 +469,7 @@ impl Ftl {
         }
         self.media.set_block_state(
             &mut self.internal,
-            src,
+            BlockId(src),
             BlockState::Victim,
             BlockState::Erasing,
         );
@@ -488,7 +488,7 @@ impl Ftl {
         let mut op = NandOp::new(
             OpKind::Erase,
             kind.cause(),
-            src,
+            BlockId(src),
             0,
             0,
             Owner::Job { job: j },
@@ -533,11 +533,11 @@ impl Ftl {
     /// wear leveler react.
     pub(super) fn erase_done<S: NandSink>(&mut self, op: &NandOp, sink: &mut S) -> Result<()> {
         let block = op.block;
-        let b = block as usize;
+        let b = block.idx();
         debug_assert_eq!(self.media.blocks.state[b], BlockState::Erasing);
         self.media.blocks.erase_count[b] += 1;
         if let Some(d) = self.durable.data.as_mut() {
-            d.erase(block);
+            d.erase(block.0);
         }
         self.media.blocks.valid_units[b] = 0;
         self.media.blocks.next_page[b] = 0;
@@ -591,7 +591,7 @@ impl Ftl {
                     plane: PlaneId(plane),
                     after_gc,
                 };
-                region.wear.on_erase(BlockId(block), &ctx)
+                region.wear.on_erase(block, &ctx)
             };
             match action {
                 WearAction::Migrate {
@@ -600,9 +600,9 @@ impl Ftl {
                 } if self.migratable(from, r as u8, plane)
                     && !self.migrating(r as u8, plane, job) =>
                 {
-                    self.start_migration(from, r as u8, into, block);
+                    self.start_migration(from, r as u8, into, block.0);
                 }
-                _ => self.free_block(block),
+                _ => self.free_block(block.0),
             }
         }
         self.end_job(job);
@@ -631,7 +631,7 @@ impl Ftl {
         (block as usize) < self.media.blocks.len()
             && self.media.blocks.state[block as usize] == BlockState::Full
             && self.media.blocks.region[block as usize] == r
-            && self.media.geo.plane_of_block(block) == plane
+            && self.media.geo.plane_of_block(BlockId(block)) == plane
     }
 
     /// Whether a wear-leveling migration other than job `except` is under way in (region
@@ -653,18 +653,18 @@ impl Ftl {
     /// the stream's open block, so the cold data lands in it; otherwise the erased block
     /// returns to the pool and the wear stream takes blocks as usual.
     fn start_migration(&mut self, from: u32, r: u8, into: u32, erased: u32) {
-        let plane = self.media.geo.plane_of_block(from);
+        let plane = self.media.geo.plane_of_block(BlockId(from));
         let rp = self.media.rp(r, plane);
         let ps = &mut self.media.ps[rp];
         if into == erased
-            && ps.open.get(Stream::WEAR) == NONE
+            && ps.open.get(Stream::WEAR).is_none()
             && ps.free.len() >= ps.reserve_for(Stream::WEAR)
         {
-            ps.open.set(Stream::WEAR, erased);
+            ps.open.set(Stream::WEAR, BlockId(erased));
             let b = erased as usize;
             self.media.set_block_state(
                 &mut self.internal,
-                erased,
+                BlockId(erased),
                 BlockState::Free,
                 BlockState::Open,
             );

@@ -132,7 +132,7 @@ impl DieExecutor {
                 let pe = batch
                     .ops()
                     .iter()
-                    .map(|o| ftl.erase_counts()[o.block as usize])
+                    .map(|o| ftl.erase_counts()[o.block.idx()])
                     .max()
                     .unwrap_or(0);
                 let work_start = now + self.command_ns;

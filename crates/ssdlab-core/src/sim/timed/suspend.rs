@@ -501,7 +501,7 @@ impl Suspender {
         }
         let per_loop = &lo.per_loop[..lo.loops as usize];
         for op in lo.batch.ops() {
-            let pe = ftl.erase_counts()[op.block as usize];
+            let pe = ftl.erase_counts()[op.block.idx()];
             self.summary.erases += 1;
             for &c in per_loop {
                 self.summary.count_loop(c as u32);
@@ -518,7 +518,7 @@ impl Suspender {
         if let Some(trace) = self.erase_trace.as_mut() {
             trace.push(EraseRecord {
                 die,
-                block: lo.batch.ops[0].block,
+                block: lo.batch.ops[0].block.into(),
                 blocks: lo.batch.len as u32,
                 pe_cycles: lo.pe_cycles,
                 loops: lo.loops,
