@@ -14,7 +14,8 @@
 //!   into `new(x.get() + k)` without hiding anything. What the types buy is that a block
 //!   is never passed as a slot or a unit: conversions between them go through the named
 //!   helpers of `Geometry` (`block_of_slot`, `first_slot_of_block`, `plane_of_block`,
-//!   `die_of_block`) and `Media` (`page_slot`), never through `.0`.
+//!   `die_of_block`) and `Media` (`page_slot`), never through `.0`. A slot is an
+//!   address: `SlotId + k` is the slot `k` further, `SlotId - SlotId` their distance.
 
 macro_rules! id_type {
     ($($(#[$m:meta])* $vis:vis $Name:ident;)+) => {$(
@@ -75,6 +76,24 @@ impl JobId {
     #[inline(always)]
     pub const fn from_slab(index: usize) -> JobId {
         JobId(index as u32)
+    }
+}
+
+impl std::ops::Add<u32> for SlotId {
+    type Output = SlotId;
+    /// The slot `k` further on.
+    #[inline(always)]
+    fn add(self, k: u32) -> SlotId {
+        SlotId(self.0 + k)
+    }
+}
+
+impl std::ops::Sub for SlotId {
+    type Output = u32;
+    /// Slots from `other` up to `self`.
+    #[inline(always)]
+    fn sub(self, other: SlotId) -> u32 {
+        self.0 - other.0
     }
 }
 

@@ -3,7 +3,7 @@
 use super::{CellMode, Config, GcConfig, Mode, RegionConfig, RegionContent};
 use crate::error::{Result, SimError};
 use crate::flash::Oob;
-use crate::ids::BlockId;
+use crate::ids::{BlockId, SlotId};
 use crate::integrity::Integrity;
 use crate::policy::mapping::MappingTable;
 use serde::Serialize;
@@ -103,12 +103,12 @@ impl Geometry {
         self.dies_per_channel_div.div(die)
     }
     #[inline]
-    pub fn block_of_slot(&self, slot: u32) -> BlockId {
-        BlockId(self.units_per_block_div.div(slot))
+    pub fn block_of_slot(&self, slot: SlotId) -> BlockId {
+        BlockId(self.units_per_block_div.div(slot.0))
     }
     #[inline]
-    pub fn first_slot_of_block(&self, block: BlockId) -> u32 {
-        block.0 * self.units_per_block
+    pub fn first_slot_of_block(&self, block: BlockId) -> SlotId {
+        SlotId(block.0 * self.units_per_block)
     }
 }
 

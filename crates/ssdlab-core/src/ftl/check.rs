@@ -4,7 +4,7 @@ use super::translation::TRANS_TAG;
 use super::trims::{is_record, TRIM_TAG};
 use super::Ftl;
 use crate::flash::{BlockState, NONE};
-use crate::ids::{BlockId, PlaneId};
+use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 
 impl Ftl {
     /// Check the FTL's internal consistency: map ⇔ out-of-band area, valid counts per
@@ -49,16 +49,17 @@ impl Ftl {
                         self.trans.gtd.get(t)
                     ));
                 }
-            } else if lpn >= self.media.logical_units || self.media.table.lookup(lpn) != slot as u32
+            } else if lpn >= self.media.logical_units
+                || self.media.table.lookup(Lpn(lpn)) != SlotId(slot as u32)
             {
                 return Err(format!(
                     "slot {slot} claims unit {lpn}, which maps to {}",
                     self.media
                         .table
-                        .lookup(lpn.min(self.media.logical_units - 1))
+                        .lookup(Lpn(lpn.min(self.media.logical_units - 1)))
                 ));
             }
-            valid[g.block_of_slot(slot as u32).idx()] += 1;
+            valid[g.block_of_slot(SlotId(slot as u32)).idx()] += 1;
         }
         for (b, (&counted, &recorded)) in
             valid.iter().zip(&self.media.blocks.valid_units).enumerate()
@@ -70,11 +71,11 @@ impl Ftl {
             }
         }
         for lpn in 0..self.media.logical_units {
-            let s = self.media.table.lookup(lpn);
-            if s != NONE && self.media.oob.unit(s as usize) != Some(lpn) {
+            let s = self.media.table.lookup(Lpn(lpn));
+            if !s.is_none() && self.media.oob.unit(s.idx()) != Some(lpn) {
                 return Err(format!(
                     "unit {lpn} maps to slot {s} holding {:?}",
-                    self.media.oob.unit(s as usize)
+                    self.media.oob.unit(s.idx())
                 ));
             }
         }
@@ -103,7 +104,7 @@ impl Ftl {
         let mut live = vec![0u32; t.records.len()];
         for (s, e, id) in t.live_ranges() {
             live[id as usize] += e - s;
-            if let Some(u) = (s..e).find(|&u| self.media.table.lookup(u) != NONE) {
+            if let Some(u) = (s..e).find(|&u| !self.media.table.lookup(Lpn(u)).is_none()) {
                 return Err(format!(
                     "unit {u} is mapped but trim record {id} keeps it trimmed"
                 ));

@@ -6,7 +6,7 @@ use super::{Ftl, NandSink, ReadOutcome};
 use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::{BlockId, Lpn};
+use crate::ids::{BlockId, Lpn, SlotId};
 use crate::integrity::Found;
 use crate::policy::placement::Placement;
 
@@ -278,21 +278,22 @@ impl Ftl {
                 self.check(lpn, Found::Buffer(v))?;
                 continue;
             }
-            let slot = self.media.table.lookup(lpn);
-            if slot == NONE {
+            let slot = self.media.table.lookup(Lpn(lpn));
+            if slot.is_none() {
                 out.unmapped += 1;
                 self.check(lpn, Found::Unmapped)?;
                 continue;
             }
             if self.integrity.is_some() {
-                let version = if self.media.oob.unit(slot as usize) == Some(lpn) {
-                    self.media.oob.version[slot as usize]
+                let version = if self.media.oob.unit(slot.idx()) == Some(lpn) {
+                    self.media.oob.version[slot.idx()]
                 } else {
                     0
                 };
+                let slot = slot.0;
                 self.check(lpn, Found::Flash { slot, version })?;
             }
-            let page_id = self.media.geo.div_slots_per_page(slot);
+            let page_id = self.media.geo.div_slots_per_page(slot.0);
             if page_id != cur_page {
                 if cur_units > 0 {
                     self.issue_host_read(sink, cur_page, cur_units, req, stage, &mut out)?;
@@ -440,7 +441,7 @@ impl Ftl {
             return Ok(());
         }
         let first = self.media.page_slot(op.block, op.page);
-        for slot in first..first + self.media.geo.slots_per_page {
+        for slot in first.0..first.0 + self.media.geo.slots_per_page {
             if let Some(lpn) = self
                 .media
                 .oob
@@ -469,7 +470,7 @@ impl Ftl {
     pub fn new_version_for(&mut self, lpn: u32, tag: u32) -> Version {
         let v = self.new_version(lpn);
         if let Some(d) = self.durable.data.as_mut() {
-            d.stage(lpn, v, tag, self.media.table.lookup(lpn));
+            d.stage(lpn, v, tag, self.media.table.lookup(Lpn(lpn)).0);
         }
         v
     }
@@ -514,11 +515,11 @@ impl Ftl {
                 return Some(b);
             }
         }
-        let slot = self.media.table.lookup(lpn);
-        if slot == NONE {
+        let slot = self.media.table.lookup(Lpn(lpn));
+        if slot.is_none() {
             return None;
         }
-        d.slot_bytes(slot)
+        d.slot_bytes(slot.0)
     }
 
     /// Deallocate `lpn` (a demand-based mapping records the change like a write).
@@ -529,8 +530,8 @@ impl Ftl {
         if let Some(d) = self.durable.data.as_mut() {
             d.unstage(lpn);
         }
-        let old = self.media.table.update(lpn, NONE);
-        if old != NONE {
+        let old = self.media.table.update(Lpn(lpn), SlotId::NONE);
+        if !old.is_none() {
             self.media.invalidate(&mut self.jobs, old);
             self.counters.trimmed_units += 1;
         }
@@ -539,7 +540,7 @@ impl Ftl {
         if self.durable.trims.is_some() {
             self.record_trim(lpn, old, sink)?;
         }
-        if old != NONE && self.trans.active() {
+        if !old.is_none() && self.trans.active() {
             self.host_updates(&[lpn]);
             self.run_background(sink)?;
         }
@@ -548,14 +549,7 @@ impl Ftl {
 
     /// Version stored on flash for `lpn` (integrity mode), `None` when unmapped.
     pub fn flash_version(&self, lpn: u32) -> Option<Version> {
-        let slot = self.media.table.lookup(lpn);
-        (slot != NONE).then(|| {
-            self.media
-                .oob
-                .version
-                .get(slot as usize)
-                .copied()
-                .unwrap_or(0)
-        })
+        let slot = self.media.table.lookup(Lpn(lpn));
+        (!slot.is_none()).then(|| self.media.oob.version.get(slot.idx()).copied().unwrap_or(0))
     }
 }

@@ -8,8 +8,8 @@ use super::jobs::Jobs;
 use super::region::{PlaneState, Region};
 use super::{note, note_cold};
 use crate::config::Geometry;
-use crate::flash::{BlockState, BlockTable, Oob, TimingModel, NONE};
-use crate::ids::{BlockId, PlaneId};
+use crate::flash::{BlockState, BlockTable, Oob, TimingModel};
+use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::policy::mapping::MappingTable;
 
 /// The device's media state (see the module documentation).
@@ -101,18 +101,18 @@ impl Media {
         &self.regions[self.data_region as usize]
     }
 
-    /// Slot holding `lpn`, or `NONE` (the mapping's ground truth, without any cost:
+    /// Slot holding `lpn`, or `SlotId::NONE` (the mapping's ground truth, without any cost:
     /// tests, checks and summaries; host reads go through
     /// [`Ftl::read_units`](super::Ftl::read_units)).
     #[inline]
-    pub fn slot_of(&self, lpn: u32) -> u32 {
+    pub fn slot_of(&self, lpn: Lpn) -> SlotId {
         self.table.lookup(lpn)
     }
 
     /// Whether `lpn` holds data on flash (read-modify-write decisions).
     #[inline]
-    pub fn is_mapped(&self, lpn: u32) -> bool {
-        self.table.lookup(lpn) != NONE
+    pub fn is_mapped(&self, lpn: Lpn) -> bool {
+        !self.table.lookup(lpn).is_none()
     }
 
     /// Units mapped to flash.
@@ -156,11 +156,9 @@ impl Media {
             );
             self.blocks.closed_seq[b] = self.program_seq;
             let (r, plane) = (ps.region as usize, ps.plane);
-            self.regions[r].victims.on_full(
-                PlaneId(plane),
-                block,
-                self.blocks.valid_units[b],
-            );
+            self.regions[r]
+                .victims
+                .on_full(PlaneId(plane), block, self.blocks.valid_units[b]);
             return true;
         }
         false
@@ -198,8 +196,8 @@ impl Media {
     /// Mark `slot` invalid (its unit was overwritten, trimmed or moved); a plane waiting
     /// for a victim is woken in `jobs` when the block now qualifies.
     #[inline(always)]
-    pub(super) fn invalidate(&mut self, jobs: &mut Jobs, slot: u32) {
-        self.oob.clear(slot as usize);
+    pub(super) fn invalidate(&mut self, jobs: &mut Jobs, slot: SlotId) {
+        self.oob.clear(slot.idx());
         let b = self.geo.block_of_slot(slot);
         let v = &mut self.blocks.valid_units[b.idx()];
         *v -= 1;
@@ -261,7 +259,7 @@ impl Media {
 
     /// First slot of `page` of `block`.
     #[inline]
-    pub(super) fn page_slot(&self, block: BlockId, page: u32) -> u32 {
+    pub(super) fn page_slot(&self, block: BlockId, page: u32) -> SlotId {
         self.geo.first_slot_of_block(block) + page * self.geo.slots_per_page
     }
 
@@ -281,7 +279,7 @@ impl Media {
         let Some(&slot) = self.table.slots().get(lpn) else {
             return;
         };
-        if slot != NONE {
+        if !slot.is_none() {
             let b = self.geo.block_of_slot(slot).idx();
             crate::prefetch::prefetch(&self.blocks.pins, b);
             crate::prefetch::prefetch(&self.blocks.cell_mode, b);
@@ -312,8 +310,8 @@ impl Media {
             return;
         }
         match l2p.get(lpn as usize) {
-            Some(&old) if old != NONE => {
-                self.oob.prefetch_valid(old as usize);
+            Some(&old) if !old.is_none() => {
+                self.oob.prefetch_valid(old.idx());
                 let b = self.geo.block_of_slot(old);
                 crate::prefetch::prefetch(&self.blocks.valid_units, b.idx());
                 crate::prefetch::prefetch(&self.blocks.rp, b.idx());

@@ -42,8 +42,8 @@ pub use trims::{is_record, TRIM_TAG};
 
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel, NONE};
-use crate::ids::{BlockId, Lpn};
+use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel};
+use crate::ids::{BlockId, Lpn, SlotId};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
@@ -351,8 +351,7 @@ impl Durable {
         };
         for b in blocks {
             media.unpin(internal, b);
-            if media.blocks.pins[b.idx()] == 0
-                && media.blocks.state[b.idx()] == BlockState::Victim
+            if media.blocks.pins[b.idx()] == 0 && media.blocks.state[b.idx()] == BlockState::Victim
             {
                 jobs.wake_block(b.0);
             }
@@ -867,7 +866,9 @@ impl Ftl {
                     // written by a host read's plan ahead of deferred ones).
                     self.internal_error(format!(
                         "page {} of block {} programmed before page {}",
-                        op.page, op.block, self.media.blocks.programmed[op.block.idx()]
+                        op.page,
+                        op.block,
+                        self.media.blocks.programmed[op.block.idx()]
                     ));
                 }
                 self.page_programmed(op.block, sink)
@@ -914,9 +915,9 @@ impl Ftl {
 
     /// Put `lpn` (with `version`, integrity mode) in `slot`, invalidating its old copy.
     #[inline(always)]
-    fn map_unit(&mut self, lpn: u32, slot: u32, version: Option<crate::base::Version>) {
-        let old = self.media.table.update(lpn, slot);
-        if old != NONE {
+    fn map_unit(&mut self, lpn: u32, slot: SlotId, version: Option<crate::base::Version>) {
+        let old = self.media.table.update(Lpn(lpn), slot);
+        if !old.is_none() {
             self.media.invalidate(&mut self.jobs, old);
             if let Some(h) = self.durable.held.as_mut() {
                 h.page.push(self.media.geo.block_of_slot(old));
@@ -924,14 +925,14 @@ impl Ftl {
         } else if self.durable.trims.is_some() {
             self.record_rewritten(lpn);
         }
-        self.media.oob.store(slot as usize, lpn);
+        self.media.oob.store(slot.idx(), lpn);
         if let Some(v) = version {
-            self.media.oob.version[slot as usize] = v;
+            self.media.oob.version[slot.idx()] = v;
             if let Some(check) = self.integrity.as_mut() {
-                check.on_place(lpn, old, slot, v);
+                check.on_place(lpn, old.0, slot.0, v);
             }
             if let Some(d) = self.durable.data.as_mut() {
-                note(&mut self.internal, d.program(lpn, v, slot));
+                note(&mut self.internal, d.program(lpn, v, slot.0));
             }
         }
     }
@@ -940,12 +941,7 @@ impl Ftl {
     /// needed. Streams that do not free space may not take the region's last
     /// `gc_hard_free_blocks` free blocks of the plane.
     #[inline(always)]
-    fn take_page(
-        &mut self,
-        r: u8,
-        plane: u32,
-        stream: region::Stream,
-    ) -> Option<(BlockId, u32)> {
+    fn take_page(&mut self, r: u8, plane: u32, stream: region::Stream) -> Option<(BlockId, u32)> {
         self.take_pages(r, plane, stream, 1)
             .map(|(block, page, _)| (block, page))
     }
@@ -1107,7 +1103,10 @@ mod tests {
             assert_eq!(placed.unwrap(), Some(0));
             drain(&mut ftl, &mut q);
         }
-        let block = ftl.media.geo.block_of_slot(ftl.media.table.lookup(16));
+        let block = ftl
+            .media
+            .geo
+            .block_of_slot(ftl.media.table.lookup(crate::ids::Lpn(16)));
         let b = block.idx();
         assert_eq!(ftl.media.blocks.state[b], BlockState::Full);
         assert_eq!(ftl.media.blocks.valid_units[b], 1);

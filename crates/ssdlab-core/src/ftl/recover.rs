@@ -39,7 +39,7 @@ use crate::base::Version;
 use crate::config::{Config, Derived};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, NONE};
-use crate::ids::{BlockId, PlaneId};
+use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use serde::Serialize;
 
 /// What a power-on recovery did and what it cost.
@@ -203,7 +203,7 @@ impl Ftl {
                 BlockState::Open => u64::MAX,
                 _ => old.media.blocks.closed_seq[b],
             };
-            let first = g.first_slot_of_block(BlockId(b as u32));
+            let first = g.first_slot_of_block(BlockId(b as u32)).0;
             for slot in first..first + dur * spp {
                 let s = slot as usize;
                 let (lpn, v) = (old.media.oob.lpn[s], old.media.oob.version[s]);
@@ -269,9 +269,9 @@ impl Ftl {
                 }
                 continue;
             }
-            ftl.media.table.update(lpn as u32, slot);
+            ftl.media.table.update(Lpn(lpn as u32), SlotId(slot));
             ftl.media.oob.store(slot as usize, lpn as u32);
-            let b = g.block_of_slot(slot).idx();
+            let b = g.block_of_slot(SlotId(slot)).idx();
             ftl.media.blocks.valid_units[b] += 1;
             ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
             expected[lpn] = v;
@@ -286,7 +286,7 @@ impl Ftl {
             }
             r.slot = slot;
             ftl.media.oob.store(slot as usize, TRIM_TAG | id as u32);
-            let b = g.block_of_slot(slot).idx();
+            let b = g.block_of_slot(SlotId(slot)).idx();
             ftl.media.blocks.valid_units[b] += 1;
             ftl.media.ps[ftl.media.blocks.rp[b] as usize].valid_units += 1;
         }

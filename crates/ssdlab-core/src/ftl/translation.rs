@@ -19,7 +19,7 @@ use super::region::Stream;
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
-use crate::ids::{JobId, Lpn};
+use crate::ids::{JobId, Lpn, SlotId};
 use std::collections::VecDeque;
 
 pub use crate::base::TRANS_TAG;
@@ -256,6 +256,7 @@ impl Ftl {
         if slot == NONE {
             return Ok(false);
         }
+        let slot = SlotId(slot);
         let block = self.media.geo.block_of_slot(slot);
         let page =
             (slot - self.media.geo.first_slot_of_block(block)) / self.media.geo.slots_per_page;
@@ -331,15 +332,15 @@ impl Ftl {
                 continue;
             }
             let first = self.media.page_slot(block, page);
-            let old = std::mem::replace(&mut self.trans.gtd[t as usize], first);
+            let old = std::mem::replace(&mut self.trans.gtd[t as usize], first.0);
             if old != NONE {
                 for s in old..old + spp {
-                    self.media.invalidate(&mut self.jobs, s);
+                    self.media.invalidate(&mut self.jobs, SlotId(s));
                 }
             }
             self.media
                 .oob
-                .store_range(first as usize, spp as usize, TRANS_TAG | t);
+                .store_range(first.idx(), spp as usize, TRANS_TAG | t);
             self.media.blocks.valid_units[block.idx()] += spp;
             let rp = self.media.rp(r, plane);
             self.media.ps[rp].valid_units += spp as u64;

@@ -32,7 +32,7 @@ use super::{Ftl, NandSink};
 use crate::base::Version;
 use crate::error::Result;
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::{BlockId, JobId};
+use crate::ids::{BlockId, JobId, SlotId};
 use std::collections::BTreeMap;
 
 /// OOB tag of a trim record's slot (`TRIM_TAG | id`): a tagged slot (like a translation
@@ -218,7 +218,7 @@ impl Ftl {
     pub(super) fn record_trim<S: NandSink>(
         &mut self,
         lpn: u32,
-        old: u32,
+        old: SlotId,
         sink: &mut S,
     ) -> Result<()> {
         let next = self.integrity.as_ref().map_or(0, |i| i.next_version());
@@ -230,7 +230,7 @@ impl Ftl {
             (l, v) if l.wrapping_add(1) == lpn && v + 1 == next => Some(v),
             _ => None,
         };
-        if old == NONE {
+        if old.is_none() {
             // Unmapped already: never written, or a record (sealed or open) keeps it so.
             if let Some(v) = chained {
                 t.last_trim = (lpn, v);
@@ -361,6 +361,7 @@ impl Ftl {
         t.in_flight.insert(seq, pins);
         for (i, chunk) in ranges.chunks(per).enumerate() {
             let slot = first + i as u32;
+            let slot = slot.0;
             let version = chunk.iter().map(|r| r.2).max().unwrap_or(0);
             let id = t.alloc(Record {
                 version,
@@ -482,7 +483,7 @@ impl Ftl {
         };
         let rec = &mut t.records[id as usize];
         rec.live -= 1;
-        let (slot, dead) = (rec.slot, rec.live == 0);
+        let (slot, dead) = (SlotId(rec.slot), rec.live == 0);
         if let Some(h) = self.durable.held.as_mut() {
             h.page.push(self.media.geo.block_of_slot(slot));
         }
@@ -509,7 +510,7 @@ impl Ftl {
         let Some(t) = self.durable.trims.as_mut() else {
             return;
         };
-        let first = self.media.geo.first_slot_of_block(block) as usize;
+        let first = self.media.geo.first_slot_of_block(block).idx();
         for &lpn in &self.media.oob.lpn[first..first + self.media.geo.units_per_block as usize] {
             if is_record(lpn) {
                 let id = lpn & !TRIM_TAG;

@@ -144,7 +144,10 @@ impl Command {
                     (span.head_partial, span.first),
                     (span.tail_partial && last != span.first, last),
                 ] {
-                    if partial && buffer.lookup(lpn).is_none() && ftl.media().is_mapped(lpn) {
+                    if partial
+                        && buffer.lookup(lpn).is_none()
+                        && ftl.media().is_mapped(crate::ids::Lpn(lpn))
+                    {
                         rmw.lpns[rmw.n as usize] = lpn;
                         rmw.n += 1;
                     }

@@ -541,7 +541,9 @@ mod tests {
         assert_eq!(b.ops[0].cause, Cause::Gc, "urgent GC before host reads");
         s.finish(0, 1);
         assert_eq!(
-            s.start_next(0, || GcPressure::Urgent, false).unwrap().ops[0].block.0,
+            s.start_next(0, || GcPressure::Urgent, false).unwrap().ops[0]
+                .block
+                .0,
             2
         );
         s.finish(0, 1);

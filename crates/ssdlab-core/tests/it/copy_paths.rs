@@ -5,6 +5,7 @@
 //! same random work end in the same counts, time and placement of every unit.
 
 use crate::common;
+use ssdlab_core::flash::ids::Lpn;
 
 use common::tiny;
 use proptest::prelude::*;
@@ -31,7 +32,9 @@ fn run(planes: u32, spp: u32, ops: &[(u32, bool)], integrity: bool) -> (String, 
     d.flush().unwrap();
     let time = d.clock.time_ns;
     d.ftl.check_invariants().unwrap();
-    let slots = (0..units).map(|l| sim.ftl.media().slot_of(l)).collect();
+    let slots = (0..units)
+        .map(|l| sim.ftl.media().slot_of(Lpn(l)).0)
+        .collect();
     (format!("{:?}", sim.ftl.counters()), time, slots)
 }
 

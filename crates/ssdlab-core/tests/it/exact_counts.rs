@@ -1,6 +1,7 @@
 //! Hand-checked operation counts on tiny devices.
 
 use crate::common;
+use ssdlab_core::flash::ids::{Lpn, SlotId};
 
 use common::tiny;
 use ssdlab_core::flash::{Cause, OpKind};
@@ -38,13 +39,13 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(c.nand.get(OpKind::Erase, Cause::Gc), 2);
     assert_eq!(c.nand.get(OpKind::Program, Cause::Host), 17);
     assert_eq!(
-        d.ftl.media().slot_of(7),
-        20,
+        d.ftl.media().slot_of(Lpn(7)),
+        SlotId(20),
         "unit 7 moved first, to block 5 page 0"
     );
     assert_eq!(
-        d.ftl.media().slot_of(3),
-        21,
+        d.ftl.media().slot_of(Lpn(3)),
+        SlotId(21),
         "unit 3 moved second, to block 5 page 1"
     );
     assert_eq!(d.ftl.erase_counts()[..6], [1, 1, 0, 0, 0, 0]);
@@ -101,8 +102,11 @@ fn gc_packs_units_into_pages_and_pads_the_rest() {
         (2, 2, 2)
     );
     assert_eq!(
-        (d.ftl.media().slot_of(7), d.ftl.media().slot_of(11)),
-        (40, 44)
+        (
+            d.ftl.media().slot_of(Lpn(7)),
+            d.ftl.media().slot_of(Lpn(11))
+        ),
+        (SlotId(40), SlotId(44))
     );
     assert_eq!(&d.ftl.erase_counts()[..7], &[1, 0, 1, 0, 0, 0, 0]);
     d.ftl.check_invariants().unwrap();

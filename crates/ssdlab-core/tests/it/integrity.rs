@@ -3,6 +3,7 @@
 //! caught with the address and its history.
 
 use crate::common;
+use ssdlab_core::flash::ids::Lpn;
 
 use common::{closed, flush, req};
 use proptest::prelude::*;
@@ -150,7 +151,7 @@ fn corrupted_slot_is_reported_with_history() {
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     d.submit(&req(HostOp::Write, 3, 1)).unwrap();
     d.submit(&req(HostOp::Write, 3, 1)).unwrap();
-    let slot = d.ftl.media().slot_of(3) as usize;
+    let slot = d.ftl.media().slot_of(Lpn(3)).idx();
     d.ftl.corrupt().1.version[slot] = 1; // a stale version: as if the second write was lost
     let e = d.submit(&req(HostOp::Read, 3, 1)).unwrap_err();
     let SimError::Integrity(text) = e else {

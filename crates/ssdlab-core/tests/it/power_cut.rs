@@ -3,6 +3,7 @@
 //! cut points in a timed phase driven event by event; unsupported configurations.
 
 use crate::common;
+use ssdlab_core::flash::ids::Lpn;
 
 use common::{closed, flush, req};
 use proptest::prelude::*;
@@ -278,8 +279,8 @@ fn in_flight_units(ftl: &Ftl) -> BTreeSet<u32> {
     let g = ftl.geometry();
     (0..ftl.logical_units())
         .filter(|&lpn| {
-            let slot = ftl.media().slot_of(lpn);
-            slot != u32::MAX && {
+            let slot = ftl.media().slot_of(Lpn(lpn));
+            !slot.is_none() && {
                 let b = g.block_of_slot(slot);
                 (slot - g.first_slot_of_block(b)) / g.slots_per_page
                     >= ftl.media().blocks().programmed[b.idx()]

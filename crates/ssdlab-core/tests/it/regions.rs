@@ -3,6 +3,7 @@
 //! multi-plane batches that never mix cell modes.
 
 use crate::common;
+use ssdlab_core::flash::ids::Lpn;
 
 use common::{closed, flush, req};
 use ssdlab_core::config::{Mode, RegionContent};
@@ -105,7 +106,7 @@ fn region_errors_name_the_key() {
 
 /// Region of the block holding `lpn`.
 fn region_of(sim: &Simulation, lpn: u32) -> u8 {
-    let slot = sim.ftl.media().slot_of(lpn);
+    let slot = sim.ftl.media().slot_of(Lpn(lpn));
     sim.ftl.media().blocks().region[sim.ftl.geometry().block_of_slot(slot).idx()]
 }
 
@@ -138,7 +139,7 @@ fn cache_takes_writes_then_drains_into_data() {
     let c = d.ftl.counters();
     assert!(c.gc_copied_units > 0, "cache GC relocated data");
     let in_data = (0..384)
-        .filter(|&l| sim.ftl.media().is_mapped(l) && region_of(&sim, l) == 1)
+        .filter(|&l| sim.ftl.media().is_mapped(Lpn(l)) && region_of(&sim, l) == 1)
         .count();
     assert!(in_data > 300, "{in_data} units in the data region");
     let r = sim.region_summaries();

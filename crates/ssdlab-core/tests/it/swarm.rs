@@ -962,8 +962,11 @@ fn a_forced_illegal_block_transition_is_an_internal_error() {
         c.integrity = true;
         let mut sim = Simulation::new(c).unwrap();
         // Block 7 is free (every block is, on a fresh device); Free → Full skips Open.
-        sim.ftl
-            .force_block_state(ssdlab_core::flash::ids::BlockId(7), BlockState::Free, BlockState::Full);
+        sim.ftl.force_block_state(
+            ssdlab_core::flash::ids::BlockId(7),
+            BlockState::Free,
+            BlockState::Full,
+        );
         let reqs = vec![crate::common::req(HostOp::Write, 0, 1)];
         let e = sim
             .run_workload_with(crate::common::closed(reqs, 1), &mut NoProgress)

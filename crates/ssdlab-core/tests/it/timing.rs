@@ -1,6 +1,7 @@
 //! Latency arithmetic of the timed mode on hand-checked cases.
 
 use crate::common;
+use ssdlab_core::flash::ids::Lpn;
 
 use common::{closed, flush, open, req, tiny};
 use ssdlab_core::config::Mode;
@@ -135,12 +136,16 @@ fn channel_contention_between_two_dies() {
         s.run_workload_with(closed(prep, 1), &mut NoProgress)
             .unwrap();
         assert_ne!(
-            s.ftl
-                .geometry()
-                .die_of_block(s.ftl.geometry().block_of_slot(s.ftl.media().slot_of(0))),
-            s.ftl
-                .geometry()
-                .die_of_block(s.ftl.geometry().block_of_slot(s.ftl.media().slot_of(1)))
+            s.ftl.geometry().die_of_block(
+                s.ftl
+                    .geometry()
+                    .block_of_slot(s.ftl.media().slot_of(Lpn(0)))
+            ),
+            s.ftl.geometry().die_of_block(
+                s.ftl
+                    .geometry()
+                    .block_of_slot(s.ftl.media().slot_of(Lpn(1)))
+            )
         );
         s.run_workload_with(
             closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),
@@ -189,8 +194,8 @@ fn multi_plane_read() {
     .unwrap();
     let g = s.ftl.geometry();
     assert_ne!(
-        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(0))),
-        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(1)))
+        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(Lpn(0)))),
+        g.plane_of_block(g.block_of_slot(s.ftl.media().slot_of(Lpn(1))))
     );
     s.run_workload_with(
         closed(vec![req(HostOp::Read, 0, 1), req(HostOp::Read, 1, 1)], 2),

@@ -280,7 +280,10 @@ fn fdp_handles_never_share_a_block_in_both_modes() {
         let ftl = &sim.ftl;
         let mut mixed = 0;
         for b in 0..ftl.media().blocks().len() as u32 {
-            let first = ftl.geometry().first_slot_of_block(ssdlab_core::flash::ids::BlockId(b));
+            let first = ftl
+                .geometry()
+                .first_slot_of_block(ssdlab_core::flash::ids::BlockId(b))
+                .0;
             let lanes: std::collections::BTreeSet<bool> = (first
                 ..first + ftl.geometry().units_per_block)
                 .filter(|&s| ftl.media().oob().is_valid(s as usize))

@@ -17,7 +17,7 @@
 //! A new mapping is one file here (a `Params` struct and a type implementing
 //! [`MappingPolicy`]) plus one registration line below.
 
-use crate::ids::Lpn;
+use crate::ids::{Lpn, SlotId};
 
 pub mod cmt;
 
@@ -162,9 +162,9 @@ impl MappingConfig {
     }
 }
 
-/// The ground truth: one slot id per mapping unit (`NONE` when unmapped).
+/// The ground truth: one slot id per mapping unit (`SlotId::NONE` when unmapped).
 pub struct MappingTable {
-    l2p: Vec<u32>,
+    l2p: Vec<SlotId>,
 }
 
 impl Clone for MappingTable {
@@ -183,39 +183,36 @@ impl MappingTable {
 
     pub fn new(logical_units: u32) -> MappingTable {
         MappingTable {
-            l2p: crate::prefetch::large_vec(logical_units as usize, crate::flash::NONE),
+            l2p: crate::prefetch::large_vec(logical_units as usize, SlotId::NONE),
         }
     }
 
-    /// Slot holding `lpn`, or `NONE` when unmapped.
+    /// Slot holding `lpn`, or `SlotId::NONE` when unmapped.
     #[inline]
-    pub fn lookup(&self, lpn: u32) -> u32 {
-        self.l2p[lpn as usize]
+    pub fn lookup(&self, lpn: Lpn) -> SlotId {
+        self.l2p[lpn.idx()]
     }
 
-    /// Point `lpn` at `slot` (or `NONE`); returns the previous slot.
+    /// Point `lpn` at `slot` (or `SlotId::NONE`); returns the previous slot.
     #[inline]
-    pub fn update(&mut self, lpn: u32, slot: u32) -> u32 {
-        std::mem::replace(&mut self.l2p[lpn as usize], slot)
+    pub fn update(&mut self, lpn: Lpn, slot: SlotId) -> SlotId {
+        std::mem::replace(&mut self.l2p[lpn.idx()], slot)
     }
 
-    /// The table, slot by unit.
+    /// The table, slot by unit (index: `Lpn::idx`).
     #[inline]
-    pub fn slots(&self) -> &[u32] {
+    pub fn slots(&self) -> &[SlotId] {
         &self.l2p
     }
 
     /// The table itself, slot by unit (bulk re-mapping of relocated units).
     #[inline]
-    pub fn slots_mut(&mut self) -> &mut [u32] {
+    pub fn slots_mut(&mut self) -> &mut [SlotId] {
         &mut self.l2p
     }
 
     /// Units currently mapped (a scan; tests and summaries).
     pub fn mapped_units(&self) -> u64 {
-        self.l2p
-            .iter()
-            .filter(|&&s| s != crate::flash::NONE)
-            .count() as u64
+        self.l2p.iter().filter(|s| !s.is_none()).count() as u64
     }
 }

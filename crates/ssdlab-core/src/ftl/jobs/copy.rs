@@ -11,7 +11,7 @@ use crate::ftl::prefetch_pays;
 use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, NandSink};
-use crate::ids::{BlockId, JobId};
+use crate::ids::{BlockId, JobId, Lpn, SlotId};
 
 /// The source slots of a job's copies whose program has not completed: a bit per slot
 /// offset of the source block (a job scans its source forward and its copies complete in
@@ -199,7 +199,7 @@ impl PlainRun {
     /// Move the next `n` valid units into slots `dst..dst + n`: OOB and mapping; every
     /// source page is read once, when its first unit is taken.
     #[inline(always)]
-    fn copy(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
         if self.prefetch {
             self.copy_prefetching(oob, l2p, dst, n);
         } else {
@@ -212,7 +212,7 @@ impl PlainRun {
     /// time, taking its set bits in order (no test per slot; a branch per valid unit
     /// that the CPU predicts but for a word's last).
     #[inline(always)]
-    fn copy_words(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy_words(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
         // The loop state in locals (registers), written back once.
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
         let (base, src_end, spp, spp_div) = (self.base, self.end, self.spp, self.spp_div);
@@ -226,7 +226,7 @@ impl PlainRun {
                 let s = Oob::slot_of(w, bits.trailing_zeros());
                 bits &= bits - 1;
                 let lpn = oob.lpn[s];
-                l2p[lpn as usize] = d as u32;
+                l2p[lpn as usize] = SlotId(d as u32);
                 oob.lpn[d] = lpn;
                 let page = if spp == 1 {
                     (s - base) as u32
@@ -250,7 +250,7 @@ impl PlainRun {
     /// mapping entries of the units a few slots on (the loop waits on memory, not on
     /// branches).
     #[inline(always)]
-    fn copy_prefetching(&mut self, oob: &mut Oob, l2p: &mut [u32], dst: usize, n: usize) {
+    fn copy_prefetching(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
         let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
         let end = dst + n;
@@ -265,7 +265,7 @@ impl PlainRun {
                 let page = spp_div.div((slot - base) as u32);
                 reads += (spp == 1 || page != read_page) as u64;
                 read_page = page;
-                l2p[lpn as usize] = d as u32;
+                l2p[lpn as usize] = SlotId(d as u32);
                 oob.clear(slot);
                 oob.lpn[d] = lpn;
                 d += 1;
@@ -300,7 +300,7 @@ impl Ftl {
             self.trans.region,
             self.media.geo.planes,
         );
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src)) as usize;
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).idx();
         let mut page = Gathered::default();
         let stop = loop {
             // Look ahead (no side effects yet): up to a page of the next valid units.
@@ -373,7 +373,7 @@ impl Ftl {
         let (src, plane, dst_r, stream, kind) =
             (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(BlockId(src)) as usize;
+        let base = self.media.geo.first_slot_of_block(BlockId(src)).idx();
         let mut run = PlainRun {
             scan: base + job.scan_slot as usize,
             end: base + job.scan_end as usize,
@@ -396,7 +396,7 @@ impl Ftl {
                 break Copy::NoRoom;
             };
             self.media.program_seq += pages as u64;
-            let dst = self.media.page_slot(db, page) as usize;
+            let dst = self.media.page_slot(db, page).idx();
             let n = (pages * spp).min(left);
             run.copy(
                 &mut self.media.oob,
@@ -418,7 +418,14 @@ impl Ftl {
             self.issue_times(sink, op, pages as u64);
             self.pages_programmed(db, pages);
         };
-        let read = NandOp::new(OpKind::Read, kind.cause(), BlockId(src), 0, 0, Owner::Job { job: j });
+        let read = NandOp::new(
+            OpKind::Read,
+            kind.cause(),
+            BlockId(src),
+            0,
+            0,
+            Owner::Job { job: j },
+        );
         self.issue_times(sink, read, run.reads);
         match kind {
             JobKind::Gc => self.counters.gc_copied_units += units,
@@ -498,9 +505,9 @@ impl Ftl {
         (db, dpage): (u32, u32),
         sink: &mut S,
     ) -> Result<()> {
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src));
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).0;
         self.read_sources(j, c, g, sink)?;
-        let dst = self.media.page_slot(BlockId(db), dpage);
+        let dst = self.media.page_slot(BlockId(db), dpage).0;
         if S::IMMEDIATE {
             for k in 0..g.n {
                 self.remap_unit(j, base + g.offsets[k], dst + k as u32, g.lpns[k]);
@@ -526,7 +533,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<()> {
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src));
+        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).0;
         let mut page_end = 0;
         for k in 0..g.n {
             let offset = g.offsets[k];
@@ -560,8 +567,8 @@ impl Ftl {
     #[inline(always)]
     fn remap_unit(&mut self, j: JobId, src: u32, dst: u32, lpn: u32) {
         if lpn & TRANS_TAG == 0 {
-            let old = self.media.table.update(lpn, dst);
-            debug_assert_eq!(old, src);
+            let old = self.media.table.update(Lpn(lpn), SlotId(dst));
+            debug_assert_eq!(old, SlotId(src));
             if self.trans.active() {
                 self.note_moved(j, lpn);
             }
@@ -679,7 +686,7 @@ impl Ftl {
         } else {
             ps.pages_per_block - self.media.blocks.next_page[open.idx()]
         };
-        let base = self.media.geo.first_slot_of_block(BlockId(job.src)) + job.scan_slot;
+        let base = self.media.geo.first_slot_of_block(BlockId(job.src)).0 + job.scan_slot;
         let left = self
             .media
             .oob
@@ -694,8 +701,8 @@ impl Ftl {
     /// plain transfer of validity, without the general invalidation path).
     pub(in crate::ftl) fn apply_copies(&mut self, j: JobId, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
-        let base = self.media.geo.first_slot_of_block(BlockId(src_block));
-        let dst = self.media.page_slot(op.block, op.page);
+        let base = self.media.geo.first_slot_of_block(BlockId(src_block)).0;
+        let dst = self.media.page_slot(op.block, op.page).0;
         let mut moved = 0;
         for k in 0..op.units {
             let Some(offset) = self.jobs.get_mut(j).copies.pop() else {
@@ -705,7 +712,7 @@ impl Ftl {
             let Some(lpn) = self.media.oob.unit(src as usize) else {
                 continue; // rewritten or trimmed since the copy was issued
             };
-            debug_assert!(lpn & TRANS_TAG != 0 || self.media.table.lookup(lpn) == src);
+            debug_assert!(lpn & TRANS_TAG != 0 || self.media.table.lookup(Lpn(lpn)) == SlotId(src));
             debug_assert_eq!(
                 self.media.blocks.state[src_block as usize],
                 BlockState::Victim

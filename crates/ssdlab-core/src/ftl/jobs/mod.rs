@@ -551,7 +551,7 @@ impl Ftl {
             // The OOB of an erased page reads as empty: a slot this cycle leaves unwritten
             // (padding, a copy whose unit was rewritten meanwhile) must not show the unit
             // it held before, or a power-on scan would take that for data.
-            let first = self.media.geo.first_slot_of_block(block) as usize;
+            let first = self.media.geo.first_slot_of_block(block).idx();
             let n = self.media.geo.units_per_block as usize;
             self.media.oob.version[first..first + n].fill(0);
             self.media.oob.lpn[first..first + n].fill(NONE);
