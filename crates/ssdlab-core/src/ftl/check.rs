@@ -34,19 +34,19 @@ impl Ftl {
                     .trims
                     .as_ref()
                     .and_then(|t| t.records.get(id as usize));
-                if r.is_none_or(|r| r.slot != slot as u32 || r.live == 0) {
+                if r.is_none_or(|r| r.slot != SlotId(slot as u32) || r.live == 0) {
                     return Err(format!(
                         "slot {slot} holds trim record {id}, which is {:?}",
-                        r.map(|r| (r.slot, r.live))
+                        r.map(|r| (r.slot.0, r.live))
                     ));
                 }
             } else if lpn & TRANS_TAG != 0 {
                 let t = (lpn & !TRANS_TAG) as usize;
-                let first = slot as u32 - slot as u32 % g.slots_per_page;
+                let first = SlotId(slot as u32 - slot as u32 % g.slots_per_page);
                 if self.trans.gtd.get(t) != Some(&first) {
                     return Err(format!(
                         "slot {slot} claims translation page {t}, which the GTD places at {:?}",
-                        self.trans.gtd.get(t)
+                        self.trans.gtd.get(t).map(|s| s.0)
                     ));
                 }
             } else if lpn >= self.media.logical_units
@@ -82,10 +82,10 @@ impl Ftl {
         self.check_trim_records()?;
         for (t, &first) in self.trans.gtd.iter().enumerate() {
             let tag = TRANS_TAG | t as u32;
-            if first != NONE
-                && (first % g.slots_per_page != 0
-                    || (first..first + g.slots_per_page)
-                        .any(|s| self.media.oob.unit(s as usize) != Some(tag)))
+            if !first.is_none()
+                && (first.0 % g.slots_per_page != 0
+                    || (0..g.slots_per_page)
+                        .any(|k| self.media.oob.unit((first + k).idx()) != Some(tag)))
             {
                 return Err(format!(
                     "translation page {t} is placed at slot {first}, whose page does not hold it"
@@ -118,7 +118,7 @@ impl Ftl {
                 ));
             }
             let tag = TRIM_TAG | id as u32;
-            if n > 0 && (r.slot == NONE || self.media.oob.unit(r.slot as usize) != Some(tag)) {
+            if n > 0 && (r.slot.is_none() || self.media.oob.unit(r.slot.idx()) != Some(tag)) {
                 return Err(format!(
                     "trim record {id} is live but its slot {} does not hold it",
                     r.slot

@@ -284,7 +284,7 @@ impl Ftl {
             if r.live == 0 {
                 continue;
             }
-            r.slot = slot;
+            r.slot = SlotId(slot);
             ftl.media.oob.store(slot as usize, TRIM_TAG | id as u32);
             let b = g.block_of_slot(SlotId(slot)).idx();
             ftl.media.blocks.valid_units[b] += 1;

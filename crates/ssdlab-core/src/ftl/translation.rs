@@ -98,7 +98,7 @@ pub struct Translation {
     pub entries_per_tpage: u32,
     /// GTD: translation page → first slot of the flash page holding it (`NONE`: never
     /// written; its entries are all unmapped).
-    pub gtd: Vec<u32>,
+    pub gtd: Vec<SlotId>,
     /// Translation work the mapping asked for, carried out by `run_plan` (reused).
     plan: Vec<TransOp>,
     /// Translation steps of the write path and of relocations, for the background loop.
@@ -123,7 +123,7 @@ impl Translation {
             (Some(r), e) if e > 0 => Translation {
                 region: r,
                 entries_per_tpage: e,
-                gtd: vec![NONE; logical_units.div_ceil(e) as usize],
+                gtd: vec![SlotId::NONE; logical_units.div_ceil(e) as usize],
                 plan: Vec::new(),
                 deferred: VecDeque::new(),
             },
@@ -253,10 +253,9 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<bool> {
         let slot = self.trans.gtd[t as usize];
-        if slot == NONE {
+        if slot.is_none() {
             return Ok(false);
         }
-        let slot = SlotId(slot);
         let block = self.media.geo.block_of_slot(slot);
         let page =
             (slot - self.media.geo.first_slot_of_block(block)) / self.media.geo.slots_per_page;
@@ -332,10 +331,10 @@ impl Ftl {
                 continue;
             }
             let first = self.media.page_slot(block, page);
-            let old = std::mem::replace(&mut self.trans.gtd[t as usize], first.0);
-            if old != NONE {
-                for s in old..old + spp {
-                    self.media.invalidate(&mut self.jobs, SlotId(s));
+            let old = std::mem::replace(&mut self.trans.gtd[t as usize], first);
+            if !old.is_none() {
+                for k in 0..spp {
+                    self.media.invalidate(&mut self.jobs, old + k);
                 }
             }
             self.media
@@ -365,9 +364,9 @@ impl Ftl {
 
     /// GC moved translation unit `lpn` (tagged) to `dst`: re-point the GTD at its page.
     #[cold]
-    pub(super) fn relocate_tpage(&mut self, tagged: u32, dst: u32) {
+    pub(super) fn relocate_tpage(&mut self, tagged: u32, dst: SlotId) {
         let t = (tagged & !TRANS_TAG) as usize;
-        self.trans.gtd[t] = dst - dst % self.media.geo.slots_per_page;
+        self.trans.gtd[t] = SlotId(dst.0 - dst.0 % self.media.geo.slots_per_page);
     }
 
     /// A relocation job is done: update the mappings of the data units it moved (the

@@ -63,8 +63,8 @@ pub type TrimRange = (u32, u32, Version);
 pub struct Record {
     pub version: Version,
     pub ranges: Vec<TrimRange>,
-    /// The slot holding its current copy (valid while `live > 0`), or [`NONE`].
-    pub slot: u32,
+    /// The slot holding its current copy (valid while `live > 0`), or `SlotId::NONE`.
+    pub slot: SlotId,
     /// Units it keeps unmapped (trimmed by it, not written since).
     pub live: u32,
     /// Slots on flash carrying its tag (current and stale copies, until erased): its id is
@@ -175,7 +175,7 @@ impl TrimJournal {
     /// Record `id` may be forgotten once it keeps nothing unmapped and no slot carries it.
     fn maybe_release(&mut self, id: u32) {
         let r = &self.records[id as usize];
-        if r.live == 0 && r.on_flash == 0 && r.slot == NONE {
+        if r.live == 0 && r.on_flash == 0 && r.slot.is_none() {
             self.records[id as usize] = Record::default();
             self.free_ids.push(id);
         }
@@ -203,7 +203,7 @@ impl TrimJournal {
             .rev()
             .filter(|&id| {
                 let r = &records[id as usize];
-                r.on_flash == 0 && r.live == 0 && r.slot == NONE
+                r.on_flash == 0 && r.live == 0 && r.slot.is_none()
             })
             .collect();
         self.records = records;
@@ -361,7 +361,6 @@ impl Ftl {
         t.in_flight.insert(seq, pins);
         for (i, chunk) in ranges.chunks(per).enumerate() {
             let slot = first + i as u32;
-            let slot = slot.0;
             let version = chunk.iter().map(|r| r.2).max().unwrap_or(0);
             let id = t.alloc(Record {
                 version,
@@ -373,8 +372,8 @@ impl Ftl {
             for &(s, e, _) in chunk {
                 t.live.insert(s, (e, id));
             }
-            self.media.oob.store(slot as usize, TRIM_TAG | id);
-            self.media.oob.version[slot as usize] = version;
+            self.media.oob.store(slot.idx(), TRIM_TAG | id);
+            self.media.oob.version[slot.idx()] = version;
         }
         self.media.blocks.valid_units[block.idx()] += n;
         let rp = self.media.blocks.rp[block.idx()] as usize;
@@ -483,22 +482,22 @@ impl Ftl {
         };
         let rec = &mut t.records[id as usize];
         rec.live -= 1;
-        let (slot, dead) = (SlotId(rec.slot), rec.live == 0);
+        let (slot, dead) = (rec.slot, rec.live == 0);
         if let Some(h) = self.durable.held.as_mut() {
             h.page.push(self.media.geo.block_of_slot(slot));
         }
         if dead {
             self.media.invalidate(&mut self.jobs, slot);
             let t = self.durable.trims.as_mut().expect("trim journal");
-            t.records[id as usize].slot = NONE;
+            t.records[id as usize].slot = SlotId::NONE;
             t.maybe_release(id);
         }
     }
 
     /// GC moved record `tagged` from `src` to `dst` (its copy's program completed).
-    pub(super) fn record_relocated(&mut self, tagged: u32, src: u32, dst: u32) {
+    pub(super) fn record_relocated(&mut self, tagged: u32, src: SlotId, dst: SlotId) {
         let id = (tagged & !TRIM_TAG) as usize;
-        self.media.oob.version[dst as usize] = self.media.oob.version[src as usize];
+        self.media.oob.version[dst.idx()] = self.media.oob.version[src.idx()];
         if let Some(t) = self.durable.trims.as_mut() {
             t.records[id].slot = dst;
             t.records[id].on_flash += 1;

@@ -581,9 +581,9 @@ impl Ftl {
                 }
             }
         } else if super::super::is_record(lpn) {
-            self.record_relocated(lpn, src, dst);
+            self.record_relocated(lpn, SlotId(src), SlotId(dst));
         } else {
-            self.relocate_tpage(lpn, dst);
+            self.relocate_tpage(lpn, SlotId(dst));
         }
         self.media.oob.clear(src as usize);
         self.media.oob.store(dst as usize, lpn);
