@@ -16,6 +16,9 @@
 //!   helpers of `Geometry` (`block_of_slot`, `first_slot_of_block`, `plane_of_block`,
 //!   `die_of_block`) and `Media` (`page_slot`), never through `.0`. A slot is an
 //!   address: `SlotId + k` is the slot `k` further, `SlotId - SlotId` their distance.
+//! * Left raw on purpose: the `Oob`'s positions (`usize`: it is a bitmap and arrays
+//!   scanned by the word in the copy loops; callers pass `slot.idx()`) and its unit word
+//!   (`u32`: an `Lpn`, or a translation page's or a trim record's tag).
 
 macro_rules! id_type {
     ($($(#[$m:meta])* $vis:vis $Name:ident;)+) => {$(
