@@ -273,7 +273,8 @@ pub struct Ftl {
 enum Lanes {
     /// One host stream.
     Plain,
-    /// Placement handles of an FDP device (`[device.fdp]`).
+    /// An FDP device (`[device.fdp]`): its counters (its lanes are the `fdp` placement
+    /// policy's).
     Fdp(Box<fdp::Fdp>),
     /// The zones of a zoned device (`[device.zns]`).
     Zoned(Box<zones::Zones>),
@@ -442,7 +443,7 @@ impl Ftl {
             .find(|r| r.content == crate::config::RegionContent::Translation)
             .map(|r| r.id);
         let placer = host::Placer {
-            policy: Placement::new(
+            policy: Placement::build(
                 &cfg.ftl.placement,
                 &PlacementShape {
                     data_region: d.data_region,
@@ -454,6 +455,7 @@ impl Ftl {
                         .map(|r| r.id),
                     logical_units: d.logical_units,
                     unit_bytes: g.unit_bytes,
+                    placement_handles: cfg.device.fdp.as_ref().map(fdp::placement_handles),
                 },
             ),
             stripe: host::Stripe::new(d.stripe_planes.clone()),
