@@ -884,3 +884,68 @@ fn migratable(media: &Media, block: BlockId, r: u8, plane: PlaneId) -> bool {
         && media.blocks.region[block.idx()] == r
         && media.geo.plane_of_block(block.0) == plane.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn relocation(src: u32, slots: u32) -> Job {
+        Job {
+            src: BlockId(src),
+            plane: PlaneId(0),
+            src_region: 0,
+            erase_issued: false,
+            woken: false,
+            work: Work::Relocation(Relocation {
+                kind: JobKind::Gc,
+                dst_region: 0,
+                dst_stream: Stream::GC,
+                scan_slot: 0,
+                scan_end: slots,
+                last_read_page: NONE,
+                copies_in_flight: 0,
+                copies: InFlight::default(),
+                moved: Vec::new(),
+                ratio_x16: 16,
+            }),
+        }
+    }
+
+    fn reset(src: u32) -> Job {
+        Job {
+            src: BlockId(src),
+            plane: PlaneId(0),
+            src_region: 0,
+            erase_issued: false,
+            woken: false,
+            work: Work::ZoneReset(ZoneReset {
+                stepped: false,
+                record_stream: Stream::GC,
+            }),
+        }
+    }
+
+    /// Zone resets and relocations share one id space; a relocation's buffers survive its
+    /// slot's turn as a zone reset (no allocation per job once warm), and start empty.
+    #[test]
+    fn resets_share_ids_and_keep_relocation_buffers() {
+        let mut jobs = Jobs::new(0);
+        let a = jobs.start(relocation(1, 640));
+        jobs.reloc_mut(a).moved.extend(0..100);
+        let cap = jobs.reloc(a).moved.capacity();
+        let b = jobs.start(reset(2));
+        assert_ne!(a, b);
+        assert!(jobs.get(b).relocation().is_none());
+        assert!(jobs.end(a));
+        let c = jobs.start(reset(3));
+        assert_eq!(c, a, "the freed slot is reused by a reset");
+        assert!(jobs.end(c) && jobs.end(b));
+        let d = jobs.start(relocation(4, 640));
+        let r = jobs.reloc(d);
+        assert!(r.moved.is_empty() && r.copies.is_empty());
+        assert_eq!(r.moved.capacity(), cap, "the buffers came back");
+        assert_eq!(jobs.live(), &[d]);
+        jobs.wake_block(BlockId(4));
+        assert!(jobs.get(d).woken);
+    }
+}
