@@ -355,7 +355,7 @@ impl Durable {
             if media.blocks.pins[b as usize] == 0
                 && media.blocks.state[b as usize] == BlockState::Victim
             {
-                jobs.wake_block(b);
+                jobs.wake_block(BlockId(b));
             }
         }
     }
@@ -829,7 +829,7 @@ impl Ftl {
                     if self.media.blocks.pins[b] == 0
                         && self.media.blocks.state[b] == BlockState::Victim
                     {
-                        self.jobs.wake_block(op.block);
+                        self.jobs.wake_block(BlockId(op.block));
                     }
                 }
                 Ok(())
@@ -849,16 +849,7 @@ impl Ftl {
                     }
                 }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
-                    if !op.fails() {
-                        self.apply_copies(job, op);
-                    }
-                    let job_state = self.jobs.get_mut(job);
-                    job_state.copies_in_flight -= 1;
-                    // A job that has issued every copy and still has some in flight has
-                    // nothing to do until its last one completes (its step would return).
-                    if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
-                        self.jobs.wake_job(job);
-                    }
+                    self.copy_programmed(job, op);
                 }
                 if self.durable.trims.is_some()
                     && !self.trans.active()

@@ -704,9 +704,12 @@ impl ZonedView<'_> {
 
     /// Start the erase of `block` (full, no valid unit) as a job of its own.
     fn erase_block(&mut self, block: u32) {
-        let j = self
-            .jobs
-            .start_reset(self.media, self.internal, block, self.media.data_region);
+        let j = self.jobs.start_reset(
+            self.media,
+            self.internal,
+            crate::ids::BlockId(block),
+            self.media.data_region,
+        );
         self.jobs.wake_job(j);
     }
 
