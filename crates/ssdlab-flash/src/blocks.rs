@@ -1,4 +1,5 @@
 use crate::base::CellMode;
+use crate::CellState;
 
 /// Life-cycle state of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +119,16 @@ impl BlockTable {
             Ok(())
         } else {
             Err(illegal_transition(block, was, from, to))
+        }
+    }
+
+    /// What the timing model may read of `block` ([`crate::TimingModel::array`]).
+    #[inline(always)]
+    pub fn cell_state(&self, block: u32) -> CellState {
+        let b = block as usize;
+        CellState {
+            mode: self.cell_mode[b],
+            pe_cycles: self.erase_count[b],
         }
     }
 

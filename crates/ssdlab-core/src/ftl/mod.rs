@@ -716,18 +716,11 @@ impl Ftl {
     /// [`Ftl::issue`] for an operation already counted.
     #[inline(always)]
     fn issue_uncounted<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
-        let b = op.block as usize;
-        op.mode = self.media.blocks.cell_mode[b];
-        match op.kind {
-            OpKind::Erase => {
-                op.loops = self
-                    .media
-                    .timing
-                    .erase_loops(op.mode, self.media.blocks.erase_count[b])
-                    as u16;
-            }
-            OpKind::Read if !S::IMMEDIATE => self.media.pin(&mut self.internal, op.block),
-            _ => {}
+        // The block's cell mode and erase loops, from its state as the op is issued.
+        let cell = self.media.blocks.cell_state(op.block);
+        self.media.timing.stamp(&mut op, cell);
+        if op.kind == OpKind::Read && !S::IMMEDIATE {
+            self.media.pin(&mut self.internal, op.block);
         }
         sink.issue(op);
         self.checks.count_op();
