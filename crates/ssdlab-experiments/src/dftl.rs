@@ -8,6 +8,7 @@ use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Sh
 use crate::{ExperimentError, Result};
 use rayon::prelude::*;
 use serde::Serialize;
+use ssdlab_core::flash::{CellState, OpKind};
 use ssdlab_core::stats::hdr;
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::WorkloadConfig;
@@ -217,11 +218,8 @@ impl PerRequest {
         let n = r.host.requests.max(1) as f64;
         let t = c.device.timing_model();
         let mode = c.device.cell_mode;
-        let (tr, tp) = (
-            t.read_ns[mode.index()] as f64 / 1e3,
-            t.program_ns[mode.index()] as f64 / 1e3,
-        );
-        let te = t.erase_ns(mode, 0) as f64 / 1e3;
+        let us = |kind| t.array_ns(kind, CellState::fresh(mode)) as f64 / 1e3;
+        let (tr, tp, te) = (us(OpKind::Read), us(OpKind::Program), us(OpKind::Erase));
         let (rd, pg) = (&r.nand.reads, &r.nand.programs);
         let per = |x: u64| x as f64 / n;
         // The translation region's GC copies are GC-caused NAND operations; count them
@@ -362,11 +360,11 @@ pub fn run(p: &DftlParams, on_variant: &(dyn Fn(&[DftlRow]) + Sync)) -> Result<D
         .collect::<Result<Vec<_>>>()?;
     let c = p.config(p.variants.first().map_or("page-map", |v| v.as_str()))?;
     let tm = c.device.timing_model();
-    let mode = c.device.cell_mode.index();
+    let fresh = CellState::fresh(c.device.cell_mode);
     Ok(DftlReport {
         timing: p.timing,
-        read_us: tm.read_ns[mode] as f64 / 1e3,
-        program_us: tm.program_ns[mode] as f64 / 1e3,
+        read_us: tm.array_ns(OpKind::Read, fresh) as f64 / 1e3,
+        program_us: tm.array_ns(OpKind::Program, fresh) as f64 / 1e3,
         requests: p.requests,
         planes: p.planes(),
         cmt_share: p.cmt_share,

@@ -43,7 +43,7 @@ use rand::Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 use ssdlab_core::config::{CellMode, Derived, GcConfig, Mode};
-use ssdlab_core::flash::OpKind;
+use ssdlab_core::flash::{CellState, OpKind};
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::sim::stop;
 use ssdlab_core::{Config, Simulation};
@@ -317,16 +317,16 @@ pub fn model_waf(cfg: &Config, d: &Derived, traffic: Traffic) -> Result<(f64, f6
 }
 
 /// Serial-resource timing of one mapping unit for the model (page times divided by the
-/// units per page; erase time = `erase_loop_ns` × the loop count at 0 P/E cycles) of the
-/// config's `device.cell_mode`.
+/// units per page; erase time at 0 P/E cycles) of the config's `device.cell_mode`: the
+/// simulator's timing model's array times of a fresh block.
 pub fn unit_timing(cfg: &Config, d: &Derived) -> NandTiming {
-    let t = cfg.device.timing.get(cfg.device.cell_mode);
+    let tm = cfg.device.timing_model();
+    let ns = |kind| tm.array_ns(kind, CellState::fresh(cfg.device.cell_mode)) as f64;
     let spp = d.geometry.slots_per_page as f64;
-    let loops = t.erase_loops.first().map_or(1, |e| e.1) as f64;
     NandTiming {
-        t_read_ns: t.read_ns as f64 / spp,
-        t_prog_ns: t.program_ns as f64 / spp,
-        t_erase_ns: t.erase_loop_ns as f64 * loops,
+        t_read_ns: ns(OpKind::Read) / spp,
+        t_prog_ns: ns(OpKind::Program) / spp,
+        t_erase_ns: ns(OpKind::Erase),
         page_bytes: d.geometry.unit_bytes,
     }
 }

@@ -129,8 +129,8 @@ pub fn dies(c: &Config) -> u32 {
 
 /// The suspend + resume cycle of `c`'s cell mode (the intensity axis's unit).
 pub fn suspend_cycle_ns(c: &Config) -> u64 {
-    let t = c.device.timing.get(c.device.cell_mode);
-    t.erase_suspend_penalty_ns + t.resume_penalty_ns
+    let (t, mode) = (c.device.timing_model(), c.device.cell_mode);
+    t.suspend_penalty_ns(ssdlab_core::flash::OpKind::Erase, mode) + t.resume_penalty_ns(mode)
 }
 
 /// Time a die takes to serve one 4 KiB read (array read + channel transfer): the read

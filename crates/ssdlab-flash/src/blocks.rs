@@ -1,5 +1,6 @@
 use crate::base::CellMode;
 use crate::ids::BlockId;
+use crate::CellState;
 
 /// Life-cycle state of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +120,16 @@ impl BlockTable {
             Ok(())
         } else {
             Err(illegal_transition(block, was, from, to))
+        }
+    }
+
+    /// What the timing model may read of `block` ([`crate::TimingModel::array`]).
+    #[inline(always)]
+    pub fn cell_state(&self, block: BlockId) -> CellState {
+        let b = block.idx();
+        CellState {
+            mode: self.cell_mode[b],
+            pe_cycles: self.erase_count[b],
         }
     }
 

@@ -22,7 +22,9 @@ pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
 pub use data::SlotData;
 pub use oob::Oob;
-pub use timing::{split_penalty_reason, CellTiming, SplitKey, TimingModel, TimingTable};
+pub use timing::{
+    split_penalty_reason, ArrayTime, CellState, CellTiming, SplitKey, TimingModel, TimingTable,
+};
 
 /// Marker for "no unit" / "unmapped" in dense `u32` tables.
 pub const NONE: u32 = u32::MAX;

@@ -1,4 +1,5 @@
 use crate::base::CellMode;
+use crate::{NandOp, OpKind};
 use serde::{Deserialize, Serialize};
 
 /// Latencies and wear of one cell mode.
@@ -108,16 +109,66 @@ impl TimingTable {
     }
 }
 
-/// Per-cell-mode operation latencies, resolved from the config once.
+/// What the timing of an operation may read of its block: the block's cell mode and wear
+/// (later also retention and the read-retry step). Built from the block table
+/// ([`crate::BlockTable::cell_state`]) when the operation is issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellState {
+    pub mode: CellMode,
+    /// Erases the block has had (P/E cycles).
+    pub pe_cycles: u32,
+}
+
+impl CellState {
+    /// A never-erased block of `mode`.
+    #[inline]
+    pub fn fresh(mode: CellMode) -> CellState {
+        CellState { mode, pe_cycles: 0 }
+    }
+}
+
+/// The array phase of an operation: `loops` loops of `loop_ns` each (a read or a program
+/// is one loop of tR or tPROG; an erase its ISPE loops). The suspender works on this grid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ArrayTime {
+    pub loops: u32,
+    pub loop_ns: u64,
+}
+
+impl ArrayTime {
+    /// The whole array time, without suspensions.
+    #[inline(always)]
+    pub fn ns(self) -> u64 {
+        self.loop_ns * self.loops as u64
+    }
+
+    /// A multi-plane batch with `other`: the most loops at the slowest loop time. A batch
+    /// has one kind and one cell mode, so this is its slowest member's array time.
+    #[inline(always)]
+    pub fn with(self, other: ArrayTime) -> ArrayTime {
+        ArrayTime {
+            loops: self.loops.max(other.loops),
+            loop_ns: self.loop_ns.max(other.loop_ns),
+        }
+    }
+}
+
+/// The NAND timing model, resolved from the config once: the one place an operation's
+/// array time, bus transfer and command overhead come from, for both drivers, recovery
+/// and the suspender. Array time depends on the operation's kind and its block's
+/// [`CellState`] ([`TimingModel::array`]); an issued [`NandOp`] carries that state
+/// resolved (its cell mode and erase loops, [`TimingModel::stamp`]) and is timed by
+/// [`TimingModel::op_array`].
 #[derive(Clone, Debug)]
 pub struct TimingModel {
-    pub read_ns: [u64; 4],
-    pub program_ns: [u64; 4],
+    read_ns: [u64; 4],
+    program_ns: [u64; 4],
     pub program_loops: [u32; 4],
-    pub erase_loop_ns: [u64; 4],
+    erase_loop_ns: [u64; 4],
     erase_loops: [Vec<(u32, u32)>; 4],
-    pub erase_suspend_penalty_ns: [u64; 4],
-    pub program_suspend_penalty_ns: [u64; 4],
+    erase_suspend_penalty_ns: [u64; 4],
+    program_suspend_penalty_ns: [u64; 4],
+    resume_penalty_ns: [u64; 4],
     pub endurance_pe_cycles: [u32; 4],
     pub command_overhead_ns: u64,
     channel_rate_mb_per_s: u64,
@@ -144,11 +195,88 @@ impl TimingModel {
             erase_loops: CellMode::ALL.map(|m| t(m).erase_loops.clone()),
             erase_suspend_penalty_ns: each(&|m| t(m).erase_suspend_penalty_ns),
             program_suspend_penalty_ns: each(&|m| t(m).program_suspend_penalty_ns),
+            resume_penalty_ns: each(&|m| t(m).resume_penalty_ns),
             endurance_pe_cycles: CellMode::ALL.map(|m| t(m).endurance_pe_cycles),
             command_overhead_ns,
             channel_rate_mb_per_s,
             host_transfer_mb_per_s,
         }
+    }
+
+    /// The array phase of a `kind` operation on a block in `cell`: tR, tPROG, or the
+    /// erase's loops (from the block's P/E cycles) of the mode's loop time. Every array
+    /// time of the simulator comes from here.
+    #[inline(always)]
+    pub fn array(&self, kind: OpKind, cell: CellState) -> ArrayTime {
+        let loops = match kind {
+            OpKind::Erase => self.erase_loops(cell.mode, cell.pe_cycles),
+            OpKind::Read | OpKind::Program => 1,
+        };
+        self.timed(kind, cell.mode, loops)
+    }
+
+    /// [`TimingModel::array`] in nanoseconds.
+    #[inline(always)]
+    pub fn array_ns(&self, kind: OpKind, cell: CellState) -> u64 {
+        self.array(kind, cell).ns()
+    }
+
+    /// Resolve `cell` (the state of `op`'s block as it is issued) into `op`: its cell mode
+    /// and, for an erase, its loops. [`TimingModel::op_array`] then times it.
+    #[inline(always)]
+    pub fn stamp(&self, op: &mut NandOp, cell: CellState) {
+        op.mode = cell.mode;
+        if op.kind == OpKind::Erase {
+            op.loops = self.erase_loops(cell.mode, cell.pe_cycles) as u16;
+        }
+    }
+
+    /// The array phase of an issued (stamped) operation: [`TimingModel::array`] of the
+    /// state its block had when it was issued.
+    #[inline(always)]
+    pub fn op_array(&self, op: &NandOp) -> ArrayTime {
+        let loops = match op.kind {
+            OpKind::Erase => op.loops as u32,
+            OpKind::Read | OpKind::Program => 1,
+        };
+        self.timed(op.kind, op.mode, loops)
+    }
+
+    /// `loops` loops of `kind`'s loop time in `mode`.
+    #[inline(always)]
+    fn timed(&self, kind: OpKind, mode: CellMode, loops: u32) -> ArrayTime {
+        let m = mode.index();
+        let loop_ns = match kind {
+            OpKind::Read => self.read_ns[m],
+            OpKind::Program => self.program_ns[m],
+            OpKind::Erase => self.erase_loop_ns[m],
+        };
+        ArrayTime { loops, loop_ns }
+    }
+
+    /// One operation alone on an idle die and channel: command overhead, array time and
+    /// the bus transfer of `bytes` (their order does not change the sum). The timed
+    /// driver's batches overlap transfers with other dies' work, so it uses the parts.
+    #[inline]
+    pub fn op_ns(&self, kind: OpKind, cell: CellState, bytes: u64) -> u64 {
+        self.command_overhead_ns + self.array_ns(kind, cell) + self.transfer_ns(bytes)
+    }
+
+    /// Cost of suspending a `kind` operation (an erase or a program) in `mode`, paid
+    /// before the first operation served in the suspension starts.
+    #[inline]
+    pub fn suspend_penalty_ns(&self, kind: OpKind, mode: CellMode) -> u64 {
+        match kind {
+            OpKind::Erase => self.erase_suspend_penalty_ns[mode.index()],
+            OpKind::Program => self.program_suspend_penalty_ns[mode.index()],
+            OpKind::Read => 0,
+        }
+    }
+
+    /// Cost of resuming a suspended operation in `mode`, before its remaining work.
+    #[inline]
+    pub fn resume_penalty_ns(&self, mode: CellMode) -> u64 {
+        self.resume_penalty_ns[mode.index()]
     }
 
     /// Time to move `bytes` of a request's data between host and device without a
@@ -180,6 +308,57 @@ impl TimingModel {
     /// Whole erase time (all loops, no suspension).
     #[inline]
     pub fn erase_ns(&self, mode: CellMode, pe_cycles: u32) -> u64 {
-        self.erase_loop_ns[mode.index()] * self.erase_loops(mode, pe_cycles) as u64
+        self.array_ns(OpKind::Erase, CellState { mode, pe_cycles })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Cause, Owner};
+
+    #[test]
+    fn one_array_time_for_a_block_and_its_issued_op() {
+        let mut table = TimingTable::default();
+        table.tlc.erase_loops = vec![(0, 3), (100, 4)];
+        let t = TimingModel::new(&table, 7_000, 800, 8_000);
+        for kind in [OpKind::Read, OpKind::Program, OpKind::Erase] {
+            for mode in CellMode::ALL {
+                for pe_cycles in [0, 99, 100, 5_000] {
+                    let cell = CellState { mode, pe_cycles };
+                    let mut op =
+                        NandOp::new(kind, Cause::Host, crate::ids::BlockId(0), 0, 1, Owner::None);
+                    t.stamp(&mut op, cell);
+                    assert_eq!(t.op_array(&op), t.array(kind, cell));
+                    assert_eq!(
+                        t.op_ns(kind, cell, 4096),
+                        7_000 + t.array_ns(kind, cell) + 5_120
+                    );
+                }
+            }
+        }
+        let tlc = |pe_cycles| CellState {
+            mode: CellMode::Tlc,
+            pe_cycles,
+        };
+        assert_eq!(t.array_ns(OpKind::Read, tlc(0)), 40_000);
+        assert_eq!(t.array_ns(OpKind::Program, tlc(0)), 660_000);
+        assert_eq!(t.array_ns(OpKind::Erase, tlc(99)), 3 * 5_000_000);
+        assert_eq!(t.erase_ns(CellMode::Tlc, 100), 4 * 5_000_000);
+        let a = ArrayTime {
+            loops: 3,
+            loop_ns: 10,
+        };
+        let b = ArrayTime {
+            loops: 4,
+            loop_ns: 5,
+        };
+        assert_eq!(
+            a.with(b),
+            ArrayTime {
+                loops: 4,
+                loop_ns: 10
+            }
+        );
     }
 }

@@ -249,6 +249,7 @@ impl Derived {
         };
 
         let f = &c.ftl;
+        check_placement_lanes(c)?;
         let regions = regions(c, &geometry)?;
         let data = regions
             .iter()
@@ -604,10 +605,14 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         .check()
         .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
     let wear = f.wear_leveling.migrates();
-    // FDP: every reclaim-unit handle is a write lane with a host stream of its own in each
-    // region host pages reach, and a GC stream of its own wherever its blocks are
-    // collected into their own region (GC never mixes handles).
-    let lanes = c.device.fdp.as_ref().map_or(1, |f| f.handles);
+    // Write lanes (FDP: every reclaim-unit handle; else the placement policy's own): each
+    // has a host stream of its own in each region host pages reach, and a GC stream of its
+    // own wherever its blocks are collected into their own region (GC never mixes lanes).
+    let lanes = c
+        .device
+        .fdp
+        .as_ref()
+        .map_or(f.placement.params().write_lanes(), |f| f.handles);
     let relocations: Vec<u8> = out.iter().map(|r| r.relocate_to).collect();
     let mut first = 0;
     for (i, r) in out.iter_mut().enumerate() {
@@ -893,6 +898,36 @@ fn check_mapping(
         ));
     }
     Ok(model_bytes)
+}
+
+/// The placement policy's write lanes: a policy that follows placement identifiers needs
+/// the device's table, one with lanes of its own takes no lanes from the host.
+fn check_placement_lanes(c: &Config) -> Result<()> {
+    let p = c.ftl.placement.params();
+    let name = c.ftl.placement.name();
+    if p.reads_placement_ids() && c.device.fdp.is_none() {
+        return Err(err(
+            "ftl.placement",
+            format!("{name:?} follows the placement identifiers of [device.fdp], and the device has none: add [device.fdp] (docs/zns.md), or choose another placement"),
+        ));
+    }
+    let lanes = p.write_lanes();
+    if lanes == 0 || lanes as usize > crate::base::MAX_LANES {
+        return Err(err(
+            "ftl.placement",
+            format!(
+                "{name:?} writes in {lanes} lanes: 1 to {}",
+                crate::base::MAX_LANES
+            ),
+        ));
+    }
+    if lanes > 1 && (c.device.fdp.is_some() || c.device.zns.is_some()) {
+        return Err(err(
+            "ftl.placement",
+            format!("{name:?} chooses write lanes of its own: a device with [device.fdp] or [device.zns] takes its lanes from the host"),
+        ));
+    }
+    Ok(())
 }
 
 /// The placement policy must find the regions it writes to.

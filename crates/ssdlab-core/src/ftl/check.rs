@@ -257,15 +257,18 @@ impl Ftl {
         let mut sources = 0usize;
         for &j in self.jobs.live() {
             let job = self.jobs.get(j);
-            let s = bt.state[job.src as usize];
+            let s = bt.state[job.src.idx()];
             if !matches!(s, BlockState::Victim | BlockState::Erasing) {
                 return Err(format!("job {j} moves block {} in state {s:?}", job.src));
             }
-            if job.copies.len() > job.copies_in_flight * self.media.geo.slots_per_page {
+            let reloc = job.relocation();
+            if let Some(r) = reloc
+                .filter(|r| r.copies.len() > r.copies_in_flight * self.media.geo.slots_per_page)
+            {
                 return Err(format!(
                     "job {j}: {} units in flight for {} copies",
-                    job.copies.len(),
-                    job.copies_in_flight
+                    r.copies.len(),
+                    r.copies_in_flight
                 ));
             }
             sources += 1;

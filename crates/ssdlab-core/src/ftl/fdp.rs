@@ -1,9 +1,11 @@
-//! Flexible Data Placement (`[device.fdp]`, docs/zns.md): a write's placement identifier
-//! names a reclaim-unit handle, a write lane of its own (an open block per plane, and a GC
-//! stream of its own: GC never mixes handles).
+//! Flexible Data Placement (`[device.fdp]`, docs/zns.md): the FTL's side of it. Which
+//! lane a write takes is the `fdp` placement policy's decision
+//! (`ssdlab-policy/src/placement/fdp.rs`, through [`Ftl::write_lane`]); here are the
+//! table it is built with and what the device counts (results.json `fdp`).
 
 use super::{Ftl, Lanes};
 use crate::config::FdpConfig;
+use crate::policy::placement::WriteCtx;
 use serde::Serialize;
 
 /// What an FDP device counted (results.json `fdp`).
@@ -17,24 +19,29 @@ pub struct FdpSummary {
     pub invalid_placement_ids: u64,
 }
 
-/// The FDP state the FTL keeps.
+/// The device's placement table for the `fdp` placement policy
+/// ([`crate::policy::placement::PlacementShape::placement_handles`]): the handle of each
+/// placement identifier, and the handles.
+pub fn placement_handles(cfg: &FdpConfig) -> (Vec<u8>, u8) {
+    let lanes = (0..cfg.placement_ids())
+        .map(|pid| cfg.handle_of(pid).unwrap_or(0) as u8)
+        .collect();
+    (lanes, cfg.handles as u8)
+}
+
+/// What the FTL counts on an FDP device (the lanes themselves are the `fdp` placement
+/// policy's).
 #[derive(Clone, Debug)]
 pub struct Fdp {
-    /// Lane of each placement identifier.
-    lanes: Vec<u8>,
     sum: FdpSummary,
 }
 
 impl Fdp {
     pub fn new(cfg: &FdpConfig) -> Fdp {
-        let ids = cfg.placement_ids();
         Fdp {
-            lanes: (0..ids)
-                .map(|pid| cfg.handle_of(pid).unwrap_or(0) as u8)
-                .collect(),
             sum: FdpSummary {
                 handles: cfg.handles,
-                placement_ids: ids,
+                placement_ids: cfg.placement_ids(),
                 host_units_per_handle: vec![0; cfg.handles as usize],
                 invalid_placement_ids: 0,
             },
@@ -43,21 +50,19 @@ impl Fdp {
 }
 
 impl Ftl {
-    /// Write lane of placement identifier `pid`: its handle with FDP, 0 without (where only
-    /// 0 is valid). `None`: no such identifier (the write fails, counted).
+    /// The write lane of host write `w`, chosen by the placement policy (an FDP handle, a
+    /// lane of a multi-stream policy; 0 otherwise). `None`: the policy refuses it (a
+    /// placement identifier the device does not have; counted on an FDP device), the
+    /// write fails. Not on a zoned device (its lanes are its zones').
     #[inline]
-    pub fn lane_of_placement(&mut self, pid: u16) -> Option<u8> {
-        match &mut self.lanes {
-            Lanes::Plain | Lanes::Zoned(_) if pid == 0 => Some(0),
-            Lanes::Plain | Lanes::Zoned(_) => None,
-            Lanes::Fdp(f) => match f.lanes.get(pid as usize) {
-                Some(&l) => Some(l),
-                None => {
-                    f.sum.invalid_placement_ids += 1;
-                    None
-                }
-            },
+    pub fn write_lane(&mut self, w: &WriteCtx) -> Option<u8> {
+        let lane = self.placer.policy.lane(w);
+        if lane.is_none() {
+            if let Lanes::Fdp(f) = &mut self.lanes {
+                f.sum.invalid_placement_ids += 1;
+            }
         }
+        lane
     }
 
     /// `units` host units were written through lane `lane`.
@@ -68,12 +73,12 @@ impl Ftl {
         }
     }
 
-    /// Write lanes the host path keeps: FDP handles, or a zoned device's lanes, or 1.
+    /// Write lanes the host path keeps: the placement policy's (FDP handles, …), or a
+    /// zoned device's lanes.
     pub fn lanes(&self) -> usize {
         match &self.lanes {
-            Lanes::Fdp(f) => f.sum.handles as usize,
             Lanes::Zoned(_) => crate::base::MAX_LANES,
-            Lanes::Plain => 1,
+            Lanes::Fdp(_) | Lanes::Plain => self.placer.policy.lanes(),
         }
     }
 

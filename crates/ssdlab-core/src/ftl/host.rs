@@ -54,8 +54,8 @@ impl Ftl {
     /// the next plane in stripe order that `accept`s it (the timed mode's per-die limit of
     /// queued host programs) and can open a block outside its GC reserve, preferring
     /// planes within their share of valid data. Returns the plane, or `None` when no plane
-    /// can take it now (the caller waits for GC). The page goes to host stream `lane` (FDP
-    /// handle; 0 without lanes).
+    /// can take it now (the caller waits for GC). The page is of write lane `lane` (the
+    /// placement policy's, [`Ftl::write_lane`]; 0 without lanes).
     pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lane: u8,
@@ -76,26 +76,26 @@ impl Ftl {
         if self.lanes.is_zoned() {
             return self.write_zone_page(lpns, versions, token, sink, accept);
         }
-        // Lane 0 (every device without lanes) with its stream a constant.
+        // Lane 0 (every device without lanes) a constant.
         match lane {
-            0 => self.place_on_stripe(Stream::HOST, lpns, versions, token, sink, accept),
-            l => self.place_on_stripe(Stream::host(l), lpns, versions, token, sink, accept),
+            0 => self.place_on_stripe(0, lpns, versions, token, sink, accept),
+            l => self.place_on_stripe(l, lpns, versions, token, sink, accept),
         }
     }
 
-    /// [`Ftl::write_host_page`] in host stream `stream`: the regions the placement policy
-    /// names, the planes in stripe order.
+    /// [`Ftl::write_host_page`] in write lane `lane`: the (region, stream) targets the
+    /// placement policy names, the planes in stripe order.
     #[inline(always)]
     fn place_on_stripe<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
-        stream: Stream,
+        lane: u8,
         lpns: &[u32],
         versions: &[Version],
         token: u32,
         sink: &mut S,
         accept: A,
     ) -> Result<Option<u32>> {
-        let targets = self.placer.policy.host_targets(lpns);
+        let targets = self.placer.policy.host_targets(lane, lpns);
         for t in targets.as_slice() {
             // First pass: planes within their share of valid data; second: any with room.
             // A plane the first pass tried (or `accept` refused) fails the second as well
@@ -117,7 +117,7 @@ impl Ftl {
                         over_share = true;
                         continue;
                     }
-                    let at = (t.region, plane, stream);
+                    let at = (t.region, plane, t.stream);
                     if self.place_host_page(at, lpns, versions, token, sink)? {
                         self.after_host_page(t.region, plane);
                         self.run_background(sink)?;

@@ -273,7 +273,8 @@ pub struct Ftl {
 enum Lanes {
     /// One host stream.
     Plain,
-    /// Placement handles of an FDP device (`[device.fdp]`).
+    /// An FDP device (`[device.fdp]`): its counters (its lanes are the `fdp` placement
+    /// policy's).
     Fdp(Box<fdp::Fdp>),
     /// The zones of a zoned device (`[device.zns]`).
     Zoned(Box<zones::Zones>),
@@ -353,7 +354,7 @@ impl Durable {
             media.unpin(internal, b);
             if media.blocks.pins[b.idx()] == 0 && media.blocks.state[b.idx()] == BlockState::Victim
             {
-                jobs.wake_block(b.0);
+                jobs.wake_block(b);
             }
         }
     }
@@ -441,7 +442,7 @@ impl Ftl {
             .find(|r| r.content == crate::config::RegionContent::Translation)
             .map(|r| r.id);
         let placer = host::Placer {
-            policy: Placement::new(
+            policy: Placement::build(
                 &cfg.ftl.placement,
                 &PlacementShape {
                     data_region: d.data_region,
@@ -453,6 +454,7 @@ impl Ftl {
                         .map(|r| r.id),
                     logical_units: d.logical_units,
                     unit_bytes: g.unit_bytes,
+                    placement_handles: cfg.device.fdp.as_ref().map(fdp::placement_handles),
                 },
             ),
             stripe: host::Stripe::new(d.stripe_planes.clone()),
@@ -713,18 +715,11 @@ impl Ftl {
     /// [`Ftl::issue`] for an operation already counted.
     #[inline(always)]
     fn issue_uncounted<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp) -> Result<()> {
-        let b = op.block.idx();
-        op.mode = self.media.blocks.cell_mode[b];
-        match op.kind {
-            OpKind::Erase => {
-                op.loops = self
-                    .media
-                    .timing
-                    .erase_loops(op.mode, self.media.blocks.erase_count[b])
-                    as u16;
-            }
-            OpKind::Read if !S::IMMEDIATE => self.media.pin(&mut self.internal, op.block),
-            _ => {}
+        // The block's cell mode and erase loops, from its state as the op is issued.
+        let cell = self.media.blocks.cell_state(op.block);
+        self.media.timing.stamp(&mut op, cell);
+        if op.kind == OpKind::Read && !S::IMMEDIATE {
+            self.media.pin(&mut self.internal, op.block);
         }
         sink.issue(op);
         self.checks.count_op();
@@ -826,7 +821,7 @@ impl Ftl {
                     if self.media.blocks.pins[b] == 0
                         && self.media.blocks.state[b] == BlockState::Victim
                     {
-                        self.jobs.wake_block(op.block.0);
+                        self.jobs.wake_block(op.block);
                     }
                 }
                 Ok(())
@@ -846,16 +841,7 @@ impl Ftl {
                     }
                 }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
-                    if !op.fails() {
-                        self.apply_copies(job, op);
-                    }
-                    let job_state = self.jobs.get_mut(job);
-                    job_state.copies_in_flight -= 1;
-                    // A job that has issued every copy and still has some in flight has
-                    // nothing to do until its last one completes (its step would return).
-                    if job_state.copies_in_flight == 0 || job_state.scan_slot < job_state.scan_end {
-                        self.jobs.wake_job(job);
-                    }
+                    self.copy_programmed(job, op);
                 }
                 if self.durable.trims.is_some()
                     && !self.trans.active()

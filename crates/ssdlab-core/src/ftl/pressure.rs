@@ -92,7 +92,7 @@ fn plane_rank(jobs: &Jobs, ps: &PlaneState) -> u64 {
     }
     let ratio = match ps.gc_job {
         j if j.is_none() => 16,
-        j => jobs.get(j).ratio_x16,
+        j => jobs.gc_ratio_x16(j),
     };
     let k = (ratio * (soft + 1 - f.min(soft))).div_ceil(16).max(1);
     (if f <= hard { 2u64 } else { 1 }) << 32 | k as u64

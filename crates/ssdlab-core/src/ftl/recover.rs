@@ -119,9 +119,8 @@ impl Ftl {
         let mut sum = RecoverySummary::default();
         let mut die_ns = vec![0u64; g.dies as usize];
         let t = &ftl.media.timing;
-        let page_read_ns = |mode: crate::base::CellMode| {
-            t.command_overhead_ns + t.read_ns[mode.index()] + t.transfer_ns(g.page_bytes as u64)
-        };
+        // Each durable page read whole (command, tR, transfer), one after another per die.
+        let page_read_ns = |cell| t.op_ns(crate::flash::OpKind::Read, cell, g.page_bytes as u64);
 
         ftl.counters = old.counters;
         ftl.health = old.health.clone();
@@ -172,7 +171,7 @@ impl Ftl {
             if *dur > 0 {
                 sum.pages_scanned += *dur as u64;
                 die_ns[g.die_of_block(BlockId(b as u32)) as usize] +=
-                    *dur as u64 * page_read_ns(bt.cell_mode[b]);
+                    *dur as u64 * page_read_ns(bt.cell_state(BlockId(b as u32)));
                 if *dur < ps.pages_per_block {
                     bt.sealed[b] = true;
                     sum.blocks_closed_partial += 1;
@@ -302,11 +301,9 @@ impl Ftl {
             let b = block.idx();
             sum.erases += 1;
             let mode = ftl.media.blocks.cell_mode[b];
-            die_ns[g.die_of_block(block) as usize] += ftl.media.timing.command_overhead_ns
-                + ftl
-                    .media
-                    .timing
-                    .erase_ns(mode, ftl.media.blocks.erase_count[b]);
+            let cell = ftl.media.blocks.cell_state(block);
+            die_ns[g.die_of_block(block) as usize] +=
+                ftl.media.timing.op_ns(crate::flash::OpKind::Erase, cell, 0);
             ftl.media.blocks.erase_count[b] += 1;
             if ftl.media.blocks.erase_count[b] >= ftl.media.timing.endurance_pe_cycles[mode.index()]
             {

@@ -359,7 +359,7 @@ impl Ftl {
     /// A relocation job moved data unit `lpn`: its mapping changes when the job is done.
     #[cold]
     pub(super) fn note_moved(&mut self, j: JobId, lpn: u32) {
-        self.jobs.get_mut(j).moved.push(lpn);
+        self.jobs.reloc_mut(j).moved.push(lpn);
     }
 
     /// GC moved translation unit `lpn` (tagged) to `dst`: re-point the GTD at its page.
@@ -372,7 +372,7 @@ impl Ftl {
     /// A relocation job is done: update the mappings of the data units it moved (the
     /// mapping policy decides: in the cache, or batch updates of translation pages).
     pub(super) fn relocation_updates(&mut self, j: JobId) -> Result<()> {
-        let mut moved = std::mem::take(&mut self.jobs.get_mut(j).moved);
+        let mut moved = std::mem::take(&mut self.jobs.reloc_mut(j).moved);
         if moved.is_empty() {
             return Ok(());
         }
@@ -388,7 +388,7 @@ impl Ftl {
         }
         self.counters.translation.relocation_updates += moved.len() as u64;
         moved.clear();
-        self.jobs.get_mut(j).moved = moved;
+        self.jobs.reloc_mut(j).moved = moved;
         self.defer_plan(Origin::Relocation);
         Ok(())
     }

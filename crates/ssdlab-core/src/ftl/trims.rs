@@ -399,7 +399,7 @@ impl Ftl {
     /// job `job`'s next destination page when given (its GC stream, which may use the
     /// plane's reserve: the job's victim waits for the record; a migration's wear stream
     /// only when its open block holds the record and the rest of the source after it,
-    /// [`Ftl::migration_fits`]); otherwise a host page
+    /// [`Job::migration_fits`](super::jobs::Job::migration_fits)); otherwise a host page
     /// (outside the reserve) of the data region's plane with the most free blocks that has
     /// one. A failed program attempt (injected) is issued, dooms its block, and the next
     /// page is taken.
@@ -418,12 +418,11 @@ impl Ftl {
             // 1303903: a full cold block and a record overflowed it, GC had no block).
             let via_job = job.filter(|&j| {
                 let job = self.jobs.get(j);
-                job.kind != JobKind::WearLeveling || self.migration_fits(job, 1)
+                !job.is(JobKind::WearLeveling) || job.migration_fits(&self.media, 1)
             });
             let (page, cause) = match via_job {
                 Some(j) => {
-                    let job = self.jobs.get(j);
-                    let (dst, plane, stream) = (job.dst_region, job.plane, job.dst_stream);
+                    let (dst, plane, stream) = self.jobs.get(j).record_destination();
                     (self.take_page(dst, plane, stream), Cause::Gc)
                 }
                 None => {
@@ -461,7 +460,7 @@ impl Ftl {
             if self.media.blocks.pins[b.idx()] == 0
                 && self.media.blocks.state[b.idx()] == BlockState::Victim
             {
-                self.jobs.wake_block(b.0);
+                self.jobs.wake_block(b);
             }
         }
     }

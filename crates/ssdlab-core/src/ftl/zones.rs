@@ -707,7 +707,7 @@ impl ZonedView<'_> {
     fn erase_block(&mut self, block: BlockId) {
         let j = self
             .jobs
-            .start_reset(self.media, self.internal, block.0, self.media.data_region);
+            .start_reset(self.media, self.internal, block, self.media.data_region);
         self.jobs.wake_job(j);
     }
 

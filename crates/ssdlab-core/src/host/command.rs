@@ -22,6 +22,8 @@ use crate::cache::{LaneBuffers, WriteBuffer};
 use crate::error::Result;
 use crate::ftl::zones::{not_zoned, ZoneError, ZoneState, Zones, NO_LANE};
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
+use crate::ids::Lpn;
+use crate::policy::placement::WriteCtx;
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
 
@@ -132,7 +134,12 @@ impl Command {
                 Command::Read(span)
             }
             HostOp::Write => {
-                let lane = match ftl.lane_of_placement(req.placement_id) {
+                let w = WriteCtx {
+                    placement_id: req.placement_id,
+                    lpn: Lpn(span.first),
+                    units: span.count,
+                };
+                let lane = match ftl.write_lane(&w) {
                     Some(l) => l,
                     None => return Command::Failed(ZoneError::InvalidField),
                 };

@@ -8,7 +8,7 @@
 
 use crate::base::Version;
 use crate::error::{Result, SimError};
-use crate::flash::{NandOp, OpKind, TimingModel, NONE};
+use crate::flash::{NandOp, TimingModel, NONE};
 use crate::ftl::zones::ZoneError;
 use crate::ftl::{Ftl, NandSink, ReadOutcome};
 use crate::host::command::{self, Command, Driver, Parts, UnitBuffer, WriteUnits, ZoneDescriptor};
@@ -18,21 +18,18 @@ use crate::stats::HostCounters;
 use crate::MAX_SLOTS_PER_PAGE;
 use ssdlab_workload::HostRequest;
 
-/// Serial-time sink: sums array latencies; operations complete at once.
+/// Serial-time sink: sums array latencies (the timing model's, per operation); operations
+/// complete at once.
 pub struct SerialClock {
     pub time_ns: u64,
-    read_ns: [u64; 4],
-    program_ns: [u64; 4],
-    erase_loop_ns: [u64; 4],
+    timing: TimingModel,
 }
 
 impl SerialClock {
     pub fn new(t: &TimingModel) -> SerialClock {
         SerialClock {
             time_ns: 0,
-            read_ns: t.read_ns,
-            program_ns: t.program_ns,
-            erase_loop_ns: t.erase_loop_ns,
+            timing: t.clone(),
         }
     }
 }
@@ -41,23 +38,12 @@ impl NandSink for SerialClock {
     const IMMEDIATE: bool = true;
     #[inline]
     fn issue(&mut self, op: NandOp) {
-        let m = op.mode.index();
-        self.time_ns += match op.kind {
-            OpKind::Read => self.read_ns[m],
-            OpKind::Program => self.program_ns[m],
-            OpKind::Erase => self.erase_loop_ns[m] * op.loops as u64,
-        };
+        self.time_ns += self.timing.op_array(&op).ns();
     }
 
     #[inline]
     fn issue_times(&mut self, op: NandOp, times: u64) {
-        let m = op.mode.index();
-        self.time_ns += times
-            * match op.kind {
-                OpKind::Read => self.read_ns[m],
-                OpKind::Program => self.program_ns[m],
-                OpKind::Erase => self.erase_loop_ns[m] * op.loops as u64,
-            };
+        self.time_ns += times * self.timing.op_array(&op).ns();
     }
 }
 

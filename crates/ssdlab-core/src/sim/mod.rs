@@ -853,13 +853,12 @@ impl View<'_> {
     fn audit_facts(&self, phase: &PhaseOutcome, c: &FtlCounters) -> audit::Facts {
         let g = &self.derived.geometry;
         let t = self.ftl.timing();
-        let fastest_read = self
-            .derived
-            .regions
-            .iter()
-            .map(|r| t.read_ns[r.cell_mode.index()])
-            .min()
-            .unwrap_or(0);
+        // The fastest NAND read there is: one unit of a fresh block of the fastest region.
+        let read = |mode| {
+            let cell = crate::flash::CellState::fresh(mode);
+            t.op_ns(crate::flash::OpKind::Read, cell, g.unit_bytes as u64)
+        };
+        let fastest_read = self.derived.regions.iter().map(|r| read(r.cell_mode)).min();
         let link = self
             .config
             .device
@@ -871,9 +870,7 @@ impl View<'_> {
             host_units_programmed: c.host_units_programmed,
             padding_units: c.padding_units,
             slots_per_page: g.slots_per_page,
-            nand_read_floor_ns: t.command_overhead_ns
-                + fastest_read
-                + t.transfer_ns(g.unit_bytes as u64),
+            nand_read_floor_ns: fastest_read.unwrap_or(0), // a device has a data region
             data_path: match link {
                 Some(h) => audit::DataPath {
                     bound: "device.host_interface",

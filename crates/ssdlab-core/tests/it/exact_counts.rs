@@ -4,7 +4,8 @@ use crate::common;
 use ssdlab_core::flash::ids::{Lpn, SlotId};
 
 use common::tiny;
-use ssdlab_core::flash::{Cause, OpKind};
+use ssdlab_core::config::CellMode;
+use ssdlab_core::flash::{Cause, CellState, OpKind};
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::Simulation;
 
@@ -52,11 +53,10 @@ fn greedy_victims_and_copies_by_hand() {
     assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
     let t = d.ftl.timing();
+    let tlc = |kind| t.array_ns(kind, CellState::fresh(CellMode::Tlc));
     assert_eq!(
         d.clock.time_ns,
-        19 * t.program_ns[2]
-            + 2 * t.read_ns[2]
-            + 2 * t.erase_ns(ssdlab_core::config::CellMode::Tlc, 0)
+        19 * tlc(OpKind::Program) + 2 * tlc(OpKind::Read) + 2 * tlc(OpKind::Erase)
     );
     d.ftl.check_invariants().unwrap();
 }

@@ -101,7 +101,9 @@ fn reads_and_writes_pay_their_data_on_the_link() {
     c.precondition.random_overwrite_capacity_multiple = 0.0;
     let t = c.device.timing_model();
     // The NAND read: command cycles, sensing, the channel transfer.
-    let flash = c.device.command_overhead_ns + t.read_ns[2] + t.transfer_ns(4096);
+    let tlc = ssdlab_core::flash::CellState::fresh(ssdlab_core::config::CellMode::Tlc);
+    let tr = t.array_ns(ssdlab_core::flash::OpKind::Read, tlc);
+    let flash = c.device.command_overhead_ns + tr + t.transfer_ns(4096);
     let (_, done) = run(&c, common::closed(vec![common::req(HostOp::Read, 3, 1)], 1));
     assert_eq!(done[0].latency_ns(), 8 + 7 + 23 + 500 + flash + 1164);
     // Write: doorbell, fetch, processing, then 4,096 B + 16 TLPs = 4,512 B down (1,146

@@ -9,7 +9,7 @@ use common::{closed, flush, req};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use ssdlab_core::config::{Config, Mode};
-use ssdlab_core::flash::{BlockState, OpKind};
+use ssdlab_core::flash::{BlockState, CellState, OpKind};
 use ssdlab_core::ftl::{power_cut_supported, Ftl, RecoverySummary};
 use ssdlab_core::sim::functional::FunctionalDriver;
 use ssdlab_core::sim::timed::{Completion, TimedSim};
@@ -78,7 +78,7 @@ fn recovery_maps_exactly_the_flushed_versions() {
     let t = rec.timing();
     let mode = rec.media().blocks().cell_mode[0];
     // Two pages read (array read + 16 KiB at 800 MB/s = 20,480 ns each) on the one die.
-    let page_ns = t.read_ns[mode.index()] + 20_480;
+    let page_ns = t.array_ns(OpKind::Read, CellState::fresh(mode)) + 20_480;
     assert_eq!(t.transfer_ns(16384), 20_480);
     assert_eq!(
         sum,

@@ -5,7 +5,7 @@
 //! read checked), the invariant checker every few operations (debug builds) and once at the
 //! end (all builds), the results audit on every case (`sim::audit`: conservation and
 //! physical bounds of the figures), and, in timed mode, the liveness check (every
-//! submitted request completed). Half of the cases that support power cuts (`page-map`, no
+//! submitted request completed). Two thirds of the cases that support power cuts (`page-map`, no
 //! zones or FDP) instead serve random requests as `ssdlab serve` does and cut the power
 //! three times at random events: after each recovery the checker runs and every unit must
 //! be as the last completed flush left it or as a later write or trim made it
@@ -113,11 +113,18 @@ fn hold_overwrites(seed: u64, text: String) -> String {
 }
 
 /// FDP (`[device.fdp]`, 2 to 4 handles) in half of the hot/cold cases, hot writes on
-/// placement identifier 1, from a stream of its own.
+/// placement identifier 1, from a stream of its own; always with a placement policy that
+/// follows placement identifiers (`fdp`: it needs the table).
 fn fdp(seed: u64, text: String) -> String {
     let rng = &mut Pcg64::seed_from_u64(seed ^ 0x0066_6470);
     let hot_cold = "pattern = \"hot-cold\"\n";
-    if !text.contains(hot_cold) || !rng.gen_bool(0.5) {
+    let fdp_placement = text
+        .lines()
+        .find_map(|l| l.strip_prefix("placement = "))
+        .and_then(|v| toml::from_str::<toml::Table>(&format!("p = {v}")).ok())
+        .and_then(|t| t.get("p").cloned()?.try_into::<PlacementConfig>().ok())
+        .is_some_and(|p| p.params().reads_placement_ids());
+    if !fdp_placement && (!text.contains(hot_cold) || !rng.gen_bool(0.5)) {
         return text;
     }
     let handles = rng.gen_range(2..=4u32);
@@ -550,12 +557,12 @@ fn outcome(result: std::thread::Result<Result<Option<String>, SimError>>) -> Out
     }
 }
 
-/// Power cuts for half of the cases that support them (`page-map`, integrity, no zones or
-/// FDP handles), drawn from a stream of their own (the other draws stay as they were): the
+/// Power cuts for two thirds of the cases that support them (`page-map`, integrity, no
+/// zones or FDP handles: the `fdp` placement drawn by the registry is an FDP device too), drawn from a stream of their own (the other draws stay as they were): the
 /// configuration as `ssdlab serve` runs it (overwrites held, so trims are durable too).
 fn power_cuts(seed: u64, cfg: &Config) -> Option<Config> {
     let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6375_7473);
-    if ssdlab_core::ftl::power_cut_supported(cfg).is_err() || !rng.gen_bool(0.5) {
+    if ssdlab_core::ftl::power_cut_supported(cfg).is_err() || !rng.gen_bool(2.0 / 3.0) {
         return None;
     }
     let mut cfg = cfg.clone();
@@ -891,7 +898,7 @@ fn swarm() {
         "{with_hold} of {} cases drew the overwrite hold",
         seeds.len()
     );
-    // So are power cuts (about a third of the cases support them; half of those cut).
+    // So are power cuts (about a quarter of the cases support them; two thirds of those cut).
     let cut = STATS.with(|t| t.borrow()[4]) as usize;
     assert!(
         seeds.len() < 100 || cut * 10 >= seeds.len(),

@@ -4,7 +4,8 @@ use crate::common;
 use ssdlab_core::flash::ids::Lpn;
 
 use common::{closed, flush, open, req, tiny};
-use ssdlab_core::config::Mode;
+use ssdlab_core::config::{CellMode, Mode};
+use ssdlab_core::flash::{CellState, OpKind};
 use ssdlab_core::{Config, NoProgress, Simulation};
 use ssdlab_workload::HostOp;
 
@@ -21,8 +22,15 @@ fn timed(mut c: Config) -> Simulation {
     s
 }
 
+/// Array time of `kind` on a fresh TLC block.
+fn tlc_ns(s: &Simulation, kind: OpKind) -> u64 {
+    s.ftl
+        .timing()
+        .array_ns(kind, CellState::fresh(CellMode::Tlc))
+}
+
 fn read_ns(s: &Simulation) -> u64 {
-    s.ftl.timing().read_ns[2]
+    tlc_ns(s, OpKind::Read)
 }
 
 #[test]
@@ -43,7 +51,7 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     // after the program ends: command + transfer + tPROG in all, less the host transfer.
     let flush = &r.latency_ns.as_ref().unwrap().flush;
     assert_eq!(flush.count, 1);
-    let want = CMD_NS + XFER_4K_NS + s.ftl.timing().program_ns[2] - HOST_4K_NS;
+    let want = CMD_NS + XFER_4K_NS + tlc_ns(&s, OpKind::Program) - HOST_4K_NS;
     assert_eq!(s.completions[1].latency_ns(), want);
     assert!(
         flush.max.abs_diff(want) * 1000 < want,
@@ -67,7 +75,7 @@ fn lone_read_is_command_plus_tr_plus_transfer() {
     let fl = &s.completions[1];
     assert_eq!(
         fl.complete_ns - write.submit_ns,
-        CMD_NS + XFER_4K_NS + s.ftl.timing().program_ns[2] + 1000
+        CMD_NS + XFER_4K_NS + tlc_ns(&s, OpKind::Program) + 1000
     );
 }
 

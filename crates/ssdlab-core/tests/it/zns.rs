@@ -238,6 +238,59 @@ fn integrity_holds_through_resets_in_both_modes() {
     }
 }
 
+/// FDP is the placement policy `fdp`: named in `ftl.placement` it needs `[device.fdp]`
+/// (a clear error without); a device with `[device.fdp]` runs it over the policy named,
+/// so `direct` (the default) and `fdp` give the same run, byte for byte.
+#[test]
+fn fdp_is_the_placement_policy_of_a_device_with_placement_handles() {
+    use ssdlab_core::config::{FdpConfig, PlacementConfig};
+    let mut c = common::tiny(2, 16, 8, 4, 1.3);
+    c.ftl.placement = PlacementConfig::by_name("fdp").unwrap();
+    let e = c.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("ftl.placement") && e.contains("\"fdp\"") && e.contains("[device.fdp]"),
+        "{e}"
+    );
+    c.device.fdp = Some(FdpConfig {
+        handles: 3,
+        placement_handles: vec![2, 0, 1, 1],
+    });
+    let logical = Simulation::new(c.clone()).unwrap().ftl.logical_units() as u64;
+    let mut x: u64 = 11;
+    let reqs: Vec<HostRequest> = (0..4000u64)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = if i < logical { i } else { (x >> 33) % logical };
+            let mut q = r(HostOp::Write, unit, 1);
+            // Identifier 4 is not in the table: those writes fail, counted.
+            q.placement_id = ((x >> 20) % 5) as u16;
+            q
+        })
+        .collect();
+    for mode in [Mode::Functional, Mode::Timed] {
+        c.mode = mode;
+        let run = |placement: &str| {
+            let mut c = c.clone();
+            c.ftl.placement = PlacementConfig::by_name(placement).unwrap();
+            let mut sim = Simulation::new(c).unwrap();
+            let res = sim
+                .run_workload_with(common::closed(reqs.clone(), 4), &mut NoProgress)
+                .unwrap();
+            serde_json::to_value(&res).unwrap()
+        };
+        let (fdp, direct) = (run("fdp"), run("direct"));
+        assert_eq!(fdp, direct, "{mode:?}");
+        let per = fdp["fdp"]["host_units_per_handle"].as_array().unwrap();
+        assert!(
+            per.iter().all(|n| n.as_u64().unwrap() > 0),
+            "{mode:?}: {per:?}"
+        );
+        assert!(fdp["fdp"]["invalid_placement_ids"].as_u64().unwrap() > 0);
+    }
+}
+
 /// FDP: hot and cold writes on two handles; GC runs (per handle), yet no erase block
 /// ever holds valid units of both handles.
 #[test]

@@ -31,7 +31,7 @@ impl PlacementPolicy for CacheFirst {
         })
     }
     #[inline]
-    fn host_targets(&mut self, _: &[u32]) -> Targets {
-        self.0
+    fn host_targets(&mut self, lane: u8, _: &[u32]) -> Targets {
+        self.0.in_lane(lane)
     }
 }

@@ -1,4 +1,4 @@
-//! `direct`: every host page goes to the data region's host stream.
+//! `direct`: every host page goes to the data region, in its lane's host stream.
 
 use super::{PlacementPolicy, PlacementShape, Target, Targets};
 use crate::base::Stream;
@@ -29,7 +29,7 @@ impl PlacementPolicy for Direct {
         }))
     }
     #[inline]
-    fn host_targets(&mut self, _: &[u32]) -> Targets {
-        self.0
+    fn host_targets(&mut self, lane: u8, _: &[u32]) -> Targets {
+        self.0.in_lane(lane)
     }
 }

@@ -1,6 +1,18 @@
-//! Placement: which region (and write stream) a host page goes to. A policy returns the
-//! regions to try in order of preference; the FTL places the page in the first one with a
-//! free page outside its GC reserve.
+//! Placement: where a host write goes, (region, stream), decided in two steps by one
+//! policy ([`PlacementPolicy`]): when a write request is decoded, its write lane
+//! ([`PlacementPolicy::lane`], from the request's [`WriteCtx`]: placement identifier, first
+//! unit, length); then, per host page, the (region, host stream of that lane) targets to
+//! try in order of preference ([`PlacementPolicy::host_targets`]); the FTL places the page
+//! in the first one with a free page outside its GC reserve. Write buffers pack a page
+//! from units of one lane, each lane has its own open block per plane and its own GC
+//! stream (GC never mixes lanes).
+//!
+//! FDP is the policy `fdp` (`fdp.rs`): a lane per reclaim-unit handle, named by the
+//! request's placement identifier through the device's `[device.fdp]` table
+//! ([`PlacementShape::placement_handles`]); a device with that table runs `fdp` over
+//! whichever region policy it names ([`Placement::build`]). A multi-stream technique (lanes
+//! by LBA temperature, …) is one more policy answering [`PlacementParams::write_lanes`] and
+//! [`PlacementPolicy::lane`].
 //!
 //! A new policy is one file here (a `Params` struct and a type implementing
 //! [`PlacementPolicy`]) plus one registration line below.
@@ -25,6 +37,8 @@ super::policy_registry! {
     "slc-buffer" => SlcBuffer(slc_buffer::SlcBuffer),
     /// A detected journal to the SLC `journal` region, the rest as `slc-buffer` (spec 05).
     "slc-journal" => SlcJournal(slc_journal::SlcJournal),
+    /// FDP (`[device.fdp]`): a write lane per reclaim-unit handle, by placement identifier.
+    "fdp" => Fdp(fdp::Fdp),
 }
 
 /// How many regions of one content kind a placement policy writes to.
@@ -62,6 +76,16 @@ pub trait PlacementParams: super::PolicyParams {
     /// device (which places by zone, so it takes only such a policy).
     fn is_direct(&self) -> bool {
         false
+    }
+    /// Whether the policy follows the host's placement identifiers through the device's
+    /// `[device.fdp]` table (which it then needs).
+    fn reads_placement_ids(&self) -> bool {
+        false
+    }
+    /// Write lanes the policy itself chooses between (its [`PlacementPolicy::lane`]), 1 to
+    /// `MAX_LANES`; an FDP device's lanes are its handles instead.
+    fn write_lanes(&self) -> u32 {
+        1
     }
 }
 
@@ -112,8 +136,8 @@ impl PlacementConfig {
     }
 }
 
-/// The regions a placement policy can choose from.
-#[derive(Clone, Copy, Debug)]
+/// The regions a placement policy can choose from, and the device's placement table.
+#[derive(Clone, Debug)]
 pub struct PlacementShape {
     /// The region holding the logical capacity.
     pub data_region: u8,
@@ -124,6 +148,20 @@ pub struct PlacementShape {
     /// Logical units of the device (the journal detector's bounds).
     pub logical_units: u32,
     pub unit_bytes: u32,
+    /// `[device.fdp]`: the handle (write lane) of each placement identifier (index), and
+    /// the handles; `None` without FDP.
+    pub placement_handles: Option<(Vec<u8>, u8)>,
+}
+
+/// What a host write request tells the placement policy when it is decoded (before any
+/// buffering): its write lane is chosen from this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteCtx {
+    /// The request's placement identifier (NVMe directive; 0 when the host gives none).
+    pub placement_id: u16,
+    /// Its first unit and how many units it writes.
+    pub lpn: Lpn,
+    pub units: u32,
 }
 
 /// A region and stream to write into.
@@ -166,14 +204,36 @@ impl Targets {
     pub fn as_slice(&self) -> &[Target] {
         &self.list[..self.len]
     }
+
+    /// The same regions in the host stream of write lane `lane`.
+    #[inline(always)]
+    pub fn in_lane(mut self, lane: u8) -> Targets {
+        let s = Stream::host(lane);
+        for t in &mut self.list {
+            t.stream = s;
+        }
+        self
+    }
 }
 
 /// A host-page placement policy.
 pub trait PlacementPolicy: Sized {
     type Params;
     fn new(params: &Self::Params, shape: &PlacementShape) -> Self;
-    /// Where the host page holding `lpns` should go, in order of preference.
-    fn host_targets(&mut self, lpns: &[u32]) -> Targets;
+    /// The write lane of host write `w` (< [`PlacementPolicy::lanes`]), chosen when the
+    /// request is decoded; `None`: the write fails (a placement identifier the device does
+    /// not have). Default: one lane, placement identifier 0 only.
+    #[inline]
+    fn lane(&mut self, w: &WriteCtx) -> Option<u8> {
+        (w.placement_id == 0).then_some(0)
+    }
+    /// Write lanes the policy uses (the buffers keep one each).
+    fn lanes(&self) -> usize {
+        1
+    }
+    /// Where the host page holding `lpns`, written in lane `lane`, should go: (region,
+    /// stream) targets in order of preference.
+    fn host_targets(&mut self, lane: u8, lpns: &[u32]) -> Targets;
     /// A host write of `units` units from `lpn` arrived (before any buffering); returns
     /// whether the policy classes it as journal.
     fn observe_write(&mut self, _lpn: Lpn, _units: u32) -> bool {
@@ -194,9 +254,31 @@ pub trait PlacementPolicy: Sized {
 }
 
 impl Placement {
+    /// The device's placement policy: the one `cfg` names, under `fdp` when the device has
+    /// an FDP table (`shape.placement_handles`) and `cfg` is not `fdp` itself (so a
+    /// `[device.fdp]` device keeps its cache or journal policy for the regions, its lanes
+    /// by placement identifier).
+    pub fn build(cfg: &PlacementConfig, shape: &PlacementShape) -> Placement {
+        match (cfg, &shape.placement_handles) {
+            (PlacementConfig::Fdp(_), _) | (_, None) => Placement::new(cfg, shape),
+            (_, Some(_)) => Placement::Fdp(fdp::Fdp::over(Placement::new(cfg, shape), shape)),
+        }
+    }
+
+    /// [`PlacementPolicy::lane`].
     #[inline]
-    pub fn host_targets(&mut self, lpns: &[u32]) -> Targets {
-        dispatch!(self, p => p.host_targets(lpns))
+    pub fn lane(&mut self, w: &WriteCtx) -> Option<u8> {
+        dispatch!(self, p => p.lane(w))
+    }
+
+    /// [`PlacementPolicy::lanes`].
+    pub fn lanes(&self) -> usize {
+        dispatch!(self, p => p.lanes())
+    }
+
+    #[inline]
+    pub fn host_targets(&mut self, lane: u8, lpns: &[u32]) -> Targets {
+        dispatch!(self, p => p.host_targets(lane, lpns))
     }
 
     #[inline]
@@ -215,5 +297,108 @@ impl Placement {
 
     pub fn packs_journal_apart(&self) -> bool {
         dispatch!(self, p => p.packs_journal_apart())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(handles: Option<(Vec<u8>, u8)>) -> PlacementShape {
+        PlacementShape {
+            data_region: 0,
+            cache_region: Some(1),
+            journal_region: Some(2),
+            logical_units: 1 << 16,
+            unit_bytes: 4096,
+            placement_handles: handles,
+        }
+    }
+
+    fn ctx(pid: u16, lpn: u32) -> WriteCtx {
+        WriteCtx {
+            placement_id: pid,
+            lpn: Lpn(lpn),
+            units: 1,
+        }
+    }
+
+    /// Without a table a policy takes identifier 0 only, in lane 0; on a device with one
+    /// the policy named runs under `fdp`: the lane is the identifier's handle, the regions
+    /// are still the named policy's, in that lane's host stream.
+    #[test]
+    fn fdp_lanes_over_the_named_policys_regions() {
+        let cache_first = PlacementConfig::by_name("cache-first").unwrap();
+        let mut plain = Placement::build(&cache_first, &shape(None));
+        assert_eq!(
+            (plain.lane(&ctx(0, 5)), plain.lane(&ctx(1, 5))),
+            (Some(0), None)
+        );
+        assert_eq!(plain.lanes(), 1);
+        let table = Some((vec![1, 0, 2], 3));
+        let mut p = Placement::build(&cache_first, &shape(table.clone()));
+        assert!(matches!(p, Placement::Fdp(_)));
+        assert_eq!(p.lanes(), 3);
+        let lanes: Vec<_> = (0..4).map(|pid| p.lane(&ctx(pid, 5))).collect();
+        assert_eq!(lanes, [Some(1), Some(0), Some(2), None]);
+        let t = p.host_targets(2, &[5]);
+        assert_eq!(
+            t.as_slice(),
+            [1, 0].map(|region| Target {
+                region,
+                stream: Stream::host(2)
+            })
+        );
+        // `fdp` named: the data region.
+        let fdp = PlacementConfig::by_name("fdp").unwrap();
+        let mut p = Placement::build(&fdp, &shape(table));
+        assert_eq!(p.lane(&ctx(2, 0)), Some(2));
+        assert_eq!(
+            p.host_targets(1, &[0]).as_slice(),
+            [Target {
+                region: 0,
+                stream: Stream::host(1)
+            }]
+        );
+    }
+
+    /// A multi-stream technique is one policy: here lanes by LBA temperature (a unit
+    /// rewritten `HOT` times is hot: lane 1), answering `lane` at decode and the targets
+    /// in that lane's stream per page.
+    #[test]
+    fn a_temperature_policy_is_one_trait_impl() {
+        const HOT: u8 = 2;
+        struct Temperature {
+            writes: Vec<u8>,
+            data: u8,
+        }
+        impl PlacementPolicy for Temperature {
+            type Params = ();
+            fn new(_: &(), s: &PlacementShape) -> Temperature {
+                Temperature {
+                    writes: vec![0; s.logical_units as usize],
+                    data: s.data_region,
+                }
+            }
+            fn lane(&mut self, w: &WriteCtx) -> Option<u8> {
+                let n = &mut self.writes[w.lpn.0 as usize];
+                *n = n.saturating_add(1);
+                Some((*n > HOT) as u8)
+            }
+            fn lanes(&self) -> usize {
+                2
+            }
+            fn host_targets(&mut self, lane: u8, _: &[u32]) -> Targets {
+                Targets::of(&[self.data]).in_lane(lane)
+            }
+        }
+        let mut t = Temperature::new(&(), &shape(None));
+        let lanes: Vec<_> = (0..4).map(|_| t.lane(&ctx(0, 9)).unwrap()).collect();
+        assert_eq!(lanes, [0, 0, 1, 1]);
+        assert_eq!(t.lane(&ctx(0, 10)), Some(0));
+        assert_eq!(
+            t.host_targets(1, &[9]).as_slice()[0].stream,
+            Stream::host(1)
+        );
     }
 }

@@ -80,11 +80,11 @@ impl PlacementPolicy for SlcJournal {
     }
 
     #[inline]
-    fn host_targets(&mut self, lpns: &[u32]) -> Targets {
+    fn host_targets(&mut self, lane: u8, lpns: &[u32]) -> Targets {
         if self.detector.is_journal(lpns[0]) {
-            self.journal
+            self.journal.in_lane(lane)
         } else {
-            self.other
+            self.other.in_lane(lane)
         }
     }
 

@@ -3,14 +3,14 @@
 //! destination, the copies in flight ([`InFlight`]) and their completion-time re-mapping.
 //! The job lifecycle (when a job starts, advances, ends) is `jobs/mod.rs`.
 
-use super::{Job, JobKind};
+use super::{Job, JobKind, Relocation};
 use crate::config::FastDiv;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, Oob, OpKind, Owner, OP_FAILS};
 use crate::ftl::prefetch_pays;
 use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
-use crate::ftl::{Ftl, NandSink};
+use crate::ftl::{Ftl, FtlCounters, Media, NandSink};
 use crate::ids::{BlockId, JobId, Lpn, SlotId};
 
 /// The source slots of a job's copies whose program has not completed: a bit per slot
@@ -96,7 +96,7 @@ impl InFlight {
 struct Gathered {
     n: usize,
     offsets: [u32; crate::MAX_SLOTS_PER_PAGE],
-    lpns: [u32; crate::MAX_SLOTS_PER_PAGE],
+    lpns: [Lpn; crate::MAX_SLOTS_PER_PAGE],
 }
 
 impl Default for Gathered {
@@ -104,7 +104,7 @@ impl Default for Gathered {
         Gathered {
             n: 0,
             offsets: [0; crate::MAX_SLOTS_PER_PAGE],
-            lpns: [0; crate::MAX_SLOTS_PER_PAGE],
+            lpns: [Lpn(0); crate::MAX_SLOTS_PER_PAGE],
         }
     }
 }
@@ -124,7 +124,7 @@ impl Gathered {
                 let s = Oob::slot_of(w, bits.trailing_zeros());
                 bits &= bits - 1;
                 self.offsets[self.n] = (s - base) as u32;
-                self.lpns[self.n] = oob.lpn[s];
+                self.lpns[self.n] = Lpn(oob.lpn[s]);
                 self.n += 1;
                 if self.n == spp {
                     return (s + 1 - base) as u32;
@@ -138,7 +138,7 @@ impl Gathered {
 
 /// A job's scan state, held in locals while it copies.
 struct Cursor {
-    src: u32,
+    src: BlockId,
     scan: u32,
     end: u32,
     read_page: u32,
@@ -156,20 +156,36 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn of(job: &Job, room: u32, translation_region: u8, planes: u32) -> Cursor {
+    fn of(job: &Job, reloc: &Relocation, room: u32, translation_region: u8, planes: u32) -> Cursor {
         Cursor {
             translation: job.src_region == translation_region,
-            cross: job.src_region != job.dst_region,
-            src_rp: job.src_region as u32 * planes + job.plane,
+            cross: job.src_region != reloc.dst_region,
+            src_rp: job.src_region as u32 * planes + job.plane.0,
             moved: 0,
             src: job.src,
-            scan: job.scan_slot,
-            end: job.scan_end,
-            read_page: job.last_read_page,
-            kind: job.kind,
-            cause: job.kind.cause(),
+            scan: reloc.scan_slot,
+            end: reloc.scan_end,
+            read_page: reloc.last_read_page,
+            kind: reloc.kind,
+            cause: reloc.kind.cause(),
             room,
         }
+    }
+
+    /// Count `n` units moved by this job in a page of `spp` slots.
+    #[inline]
+    fn count(&mut self, counters: &mut FtlCounters, n: u32, spp: u32) {
+        self.moved += n as u64;
+        match self.kind {
+            _ if self.translation => {
+                counters.translation.gc_copied_units += n as u64;
+                counters.translation.gc_programs += 1;
+            }
+            JobKind::Gc => counters.gc_copied_units += n as u64,
+            JobKind::WearLeveling => counters.wear_leveling_units += n as u64,
+            JobKind::Retire => counters.retired_units_moved += n as u64,
+        }
+        counters.padding_units += (spp - n) as u64;
     }
 }
 
@@ -296,11 +312,12 @@ impl Ftl {
         }
         let mut c = Cursor::of(
             self.jobs.get(j),
-            self.window_room::<S>(j),
+            self.jobs.reloc(j),
+            self.jobs.window_room::<S>(j),
             self.trans.region,
             self.media.geo.planes,
         );
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).idx();
+        let base = self.media.geo.first_slot_of_block(c.src).idx();
         let mut page = Gathered::default();
         let stop = loop {
             // Look ahead (no side effects yet): up to a page of the next valid units.
@@ -329,21 +346,21 @@ impl Ftl {
             }
             let n = page.n as u32;
             c.room -= 1;
-            self.count_copy(&mut c, n);
+            c.count(&mut self.counters, n, self.media.geo.slots_per_page);
             let op = NandOp::new(
                 OpKind::Program,
                 c.cause,
-                BlockId(dst.0),
+                dst.0,
                 dst.1,
                 n,
                 Owner::Job { job: j },
             );
             if !S::IMMEDIATE {
-                self.jobs.get_mut(j).copies_in_flight += 1;
+                self.jobs.reloc_mut(j).copies_in_flight += 1;
             }
             self.issue(sink, op)?;
         };
-        let job = self.jobs.get_mut(j);
+        let job = self.jobs.reloc_mut(j);
         job.scan_slot = c.scan;
         job.last_read_page = c.read_page;
         self.media.ps[c.src_rp as usize].relocated_units += c.moved;
@@ -358,8 +375,7 @@ impl Ftl {
     /// migration counts its units); [`Ftl::copy_run_plain`] applies.
     #[inline]
     fn plain_copies(&self, j: JobId) -> bool {
-        let job = self.jobs.get(j);
-        self.bulk && job.src_region == job.dst_region
+        self.bulk && self.jobs.get(j).src_region == self.jobs.reloc(j).dst_region
     }
 
     /// `copy_run` for an immediate sink and a plain job ([`Ftl::plain_copies`]): the same
@@ -369,11 +385,11 @@ impl Ftl {
     /// bulk (functional mode's hot loop). Stops when the source is done or the destination
     /// has no free page; the general loop then decides what the latter means.
     fn copy_run_plain<S: NandSink>(&mut self, j: JobId, sink: &mut S) -> Result<Copy> {
-        let job = self.jobs.get(j);
-        let (src, plane, dst_r, stream, kind) =
-            (job.src, job.plane, job.dst_region, job.dst_stream, job.kind);
+        let (src, plane) = (self.jobs.get(j).src, self.jobs.get(j).plane);
+        let job = self.jobs.reloc(j);
+        let (dst_r, stream, kind) = (job.dst_region, job.dst_stream, job.kind);
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(BlockId(src)).idx();
+        let base = self.media.geo.first_slot_of_block(src).idx();
         let mut run = PlainRun {
             scan: base + job.scan_slot as usize,
             end: base + job.scan_end as usize,
@@ -386,12 +402,13 @@ impl Ftl {
         };
         let mut units = 0u64;
         let stop = loop {
-            let left = self.media.blocks.valid_units[src as usize];
+            let left = self.media.blocks.valid_units[src.idx()];
             if left == 0 {
                 run.scan = run.end;
                 break Copy::Done;
             }
-            let Some((db, page, pages)) = self.take_pages(dst_r, plane, stream, left.div_ceil(spp))
+            let Some((db, page, pages)) =
+                self.take_pages(dst_r, plane.0, stream, left.div_ceil(spp))
             else {
                 break Copy::NoRoom;
             };
@@ -404,7 +421,7 @@ impl Ftl {
                 dst,
                 n as usize,
             );
-            self.transfer_valid(src, db.0, n);
+            transfer_valid(&mut self.media, src, db, n);
             self.counters.padding_units += (pages * spp - n) as u64;
             units += n as u64;
             let op = NandOp::new(
@@ -418,24 +435,16 @@ impl Ftl {
             self.issue_times(sink, op, pages as u64);
             self.pages_programmed(db, pages);
         };
-        let read = NandOp::new(
-            OpKind::Read,
-            kind.cause(),
-            BlockId(src),
-            0,
-            0,
-            Owner::Job { job: j },
-        );
+        let read = NandOp::new(OpKind::Read, kind.cause(), src, 0, 0, Owner::Job { job: j });
         self.issue_times(sink, read, run.reads);
         match kind {
             JobKind::Gc => self.counters.gc_copied_units += units,
             JobKind::WearLeveling => self.counters.wear_leveling_units += units,
             JobKind::Retire => self.counters.retired_units_moved += units,
-            JobKind::ZoneReset => {} // a reset zone's blocks hold no valid unit
         }
-        let rp = self.media.blocks.rp[src as usize] as usize;
+        let rp = self.media.blocks.rp[src.idx()] as usize;
         self.media.ps[rp].relocated_units += units;
-        let job = self.jobs.get_mut(j);
+        let job = self.jobs.reloc_mut(j);
         job.scan_slot = (run.scan - base) as u32;
         job.last_read_page = run.read_page;
         Ok(stop)
@@ -450,7 +459,7 @@ impl Ftl {
         j: JobId,
         c: &Cursor,
         sink: &mut S,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<(BlockId, u32)>> {
         loop {
             let Some((block, page)) = self.copy_destination(j)? else {
                 return Ok(None);
@@ -459,38 +468,21 @@ impl Ftl {
             if !self.health.draw_program_failure() {
                 return Ok(Some((block, page)));
             }
-            self.doom(BlockId(block));
+            self.doom(block);
             let mut op = NandOp::new(
                 OpKind::Program,
                 c.cause,
-                BlockId(block),
+                block,
                 page,
                 0,
                 Owner::Job { job: j },
             );
             op.flags = OP_FAILS;
             if !S::IMMEDIATE {
-                self.jobs.get_mut(j).copies_in_flight += 1;
+                self.jobs.reloc_mut(j).copies_in_flight += 1;
             }
             self.issue(sink, op)?;
         }
-    }
-
-    /// Count `n` units moved by the job of cursor `c`.
-    #[inline]
-    fn count_copy(&mut self, c: &mut Cursor, n: u32) {
-        c.moved += n as u64;
-        match c.kind {
-            _ if c.translation => {
-                self.counters.translation.gc_copied_units += n as u64;
-                self.counters.translation.gc_programs += 1;
-            }
-            JobKind::Gc => self.counters.gc_copied_units += n as u64,
-            JobKind::WearLeveling => self.counters.wear_leveling_units += n as u64,
-            JobKind::Retire => self.counters.retired_units_moved += n as u64,
-            JobKind::ZoneReset => {}
-        }
-        self.counters.padding_units += (self.media.geo.slots_per_page - n) as u64;
     }
 
     /// Read and relocate the gathered units `g` of the source into page `dpage` of block
@@ -502,20 +494,21 @@ impl Ftl {
         j: JobId,
         c: &mut Cursor,
         g: &Gathered,
-        (db, dpage): (u32, u32),
+        (db, dpage): (BlockId, u32),
         sink: &mut S,
     ) -> Result<()> {
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).0;
+        let base = self.media.geo.first_slot_of_block(c.src);
         self.read_sources(j, c, g, sink)?;
-        let dst = self.media.page_slot(BlockId(db), dpage).0;
+        let dst = self.media.page_slot(db, dpage);
         if S::IMMEDIATE {
             for k in 0..g.n {
-                self.remap_unit(j, base + g.offsets[k], dst + k as u32, g.lpns[k]);
+                let (src, dst) = (base + g.offsets[k], dst + k as u32);
+                self.remap_unit(j, src, dst, g.lpns[k]);
             }
-            self.transfer_valid(c.src, db, g.n as u32);
+            transfer_valid(&mut self.media, c.src, db, g.n as u32);
             return Ok(());
         }
-        let copies = &mut self.jobs.get_mut(j).copies;
+        let copies = &mut self.jobs.reloc_mut(j).copies;
         for &offset in &g.offsets[..g.n] {
             copies.push(offset);
         }
@@ -533,7 +526,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<()> {
         let spp = self.media.geo.slots_per_page;
-        let base = self.media.geo.first_slot_of_block(BlockId(c.src)).0;
+        let base = self.media.geo.first_slot_of_block(c.src);
         let mut page_end = 0;
         for k in 0..g.n {
             let offset = g.offsets[k];
@@ -542,12 +535,12 @@ impl Ftl {
                 page_end = (page + 1) * spp;
                 if page != c.read_page {
                     c.read_page = page;
-                    let first = (base + page * spp) as usize;
+                    let first = (base + page * spp).idx();
                     let valid = self.media.oob.count_valid(first, spp as usize);
                     let op = NandOp::new(
                         OpKind::Read,
                         c.cause,
-                        BlockId(c.src),
+                        c.src,
                         page,
                         valid,
                         Owner::Job { job: j },
@@ -563,53 +556,39 @@ impl Ftl {
     }
 
     /// Point the still-valid unit `lpn` in slot `src` at `dst` (mapping or GTD, OOB,
-    /// integrity); the block and plane counts move per page ([`Ftl::transfer_valid`]).
+    /// integrity); the block and plane counts move per page ([`transfer_valid`]).
     #[inline(always)]
-    fn remap_unit(&mut self, j: JobId, src: u32, dst: u32, lpn: u32) {
-        if lpn & TRANS_TAG == 0 {
-            let old = self.media.table.update(Lpn(lpn), SlotId(dst));
-            debug_assert_eq!(old, SlotId(src));
+    fn remap_unit(&mut self, j: JobId, src: SlotId, dst: SlotId, lpn: Lpn) {
+        let tagged = lpn.0;
+        if tagged & TRANS_TAG == 0 {
+            let old = self.media.table.update(lpn, dst);
+            debug_assert_eq!(old, src);
             if self.trans.active() {
-                self.note_moved(j, lpn);
+                self.note_moved(j, tagged);
             }
             if let Some(check) = self.integrity.as_mut() {
-                let v = self.media.oob.version[src as usize];
-                self.media.oob.version[dst as usize] = v;
-                check.on_place(lpn, src, dst, v);
+                let v = self.media.oob.version[src.idx()];
+                self.media.oob.version[dst.idx()] = v;
+                check.on_place(tagged, src.0, dst.0, v);
                 if let Some(d) = self.durable.data.as_mut() {
-                    d.copy(src, dst);
+                    d.copy(src.0, dst.0);
                 }
             }
-        } else if super::super::is_record(lpn) {
-            self.record_relocated(lpn, SlotId(src), SlotId(dst));
+        } else if super::super::is_record(tagged) {
+            self.record_relocated(tagged, src, dst);
         } else {
-            self.relocate_tpage(lpn, SlotId(dst));
+            self.relocate_tpage(tagged, dst);
         }
-        self.media.oob.clear(src as usize);
-        self.media.oob.store(dst as usize, lpn);
-    }
-
-    /// `n` valid units moved from block `sb` to block `db`.
-    #[inline(always)]
-    fn transfer_valid(&mut self, sb: u32, db: u32, n: u32) {
-        self.media.blocks.valid_units[sb as usize] -= n;
-        self.media.blocks.valid_units[db as usize] += n;
-        let (rs, rd) = (
-            self.media.blocks.rp[sb as usize],
-            self.media.blocks.rp[db as usize],
-        );
-        if rs != rd {
-            self.media.ps[rs as usize].valid_units -= n as u64;
-            self.media.ps[rd as usize].valid_units += n as u64;
-        }
+        self.media.oob.clear(src.idx());
+        self.media.oob.store(dst.idx(), tagged);
     }
 
     /// A migration moves the unit in `slot`: count it when it lies in the workload's
     /// journal range.
     #[cold]
-    fn count_journal_migration(&mut self, slot: u32) {
+    fn count_journal_migration(&mut self, slot: SlotId) {
         if let Some((lo, hi)) = self.placer.journal_truth {
-            let lpn = self.media.oob.lpn[slot as usize];
+            let lpn = self.media.oob.lpn[slot.idx()];
             if lpn >= lo && lpn < hi {
                 self.counters.journal.journal_units_migrated += 1;
             }
@@ -618,21 +597,21 @@ impl Ftl {
 
     /// The next destination page of job `j`, or `None` when its region has no room now.
     #[inline(always)]
-    fn copy_destination(&mut self, j: JobId) -> Result<Option<(u32, u32)>> {
-        let job = self.jobs.get(j);
-        let (plane, dst, stream, src_region) =
-            (job.plane, job.dst_region, job.dst_stream, job.src_region);
-        match self.take_page(dst, plane, stream) {
-            Some((b, p)) => Ok(Some((b.0, p))),
+    fn copy_destination(&mut self, j: JobId) -> Result<Option<(BlockId, u32)>> {
+        let (plane, src_region) = (self.jobs.get(j).plane, self.jobs.get(j).src_region);
+        let job = self.jobs.reloc(j);
+        let (dst, stream) = (job.dst_region, job.dst_stream);
+        match self.take_page(dst, plane.0, stream) {
+            Some(p) => Ok(Some(p)),
             None if dst != src_region => {
                 // The destination region must collect first; it wakes this job when it has.
-                self.jobs.wake(&mut self.media, dst, plane);
+                self.jobs.wake(&mut self.media, dst, plane.0);
                 Ok(None)
             }
             // A migration leaves the GC reserve to a running GC job: it waits until a
             // block is freed (`end_job` wakes the plane's jobs then).
             None if stream == Stream::WEAR => Ok(None),
-            None if self.block_coming(dst, plane, j) => {
+            None if self.jobs.block_coming(&self.media, dst, plane, j) => {
                 // An erase under way here returns a block; `end_job` wakes this job then.
                 Ok(None)
             }
@@ -641,7 +620,7 @@ impl Ftl {
                 // for their retirement (a failed copy closes its block: the retry took the
                 // plane's last block; swarm seeds 3081, 7931).
                 if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
-                    let ps = &self.media.ps[self.media.rp(dst, plane)];
+                    let ps = &self.media.ps[self.media.rp(dst, plane.0)];
                     let why = format!(
                         "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",
                         ps.usable_blocks, ps.valid_units
@@ -658,40 +637,20 @@ impl Ftl {
         }
     }
 
-    /// Whether a block of (region `r`, `plane`) is on its way back to the free pool: an
-    /// erase is running, or another job has copied everything and only waits for its
-    /// copies or reads to finish before erasing, or a wear-leveling migration's open block
-    /// holds the rest of its source (so waiting cannot deadlock).
-    fn block_coming(&self, r: u8, plane: u32, except: JobId) -> bool {
-        self.media.ps[self.media.rp(r, plane)].erasing > 0
-            || self.jobs.live().iter().any(|&o| {
-                let job = self.jobs.get(o);
-                o != except
-                    && job.plane == plane
-                    && job.src_region == r
-                    && (job.scan_slot >= job.scan_end
-                        || job.kind == JobKind::WearLeveling && self.migration_fits(job, 0))
-            })
-    }
-
-    /// Whether the wear stream's open block has a page for each page of units migration
-    /// `job` has still to copy, and `extra_pages` more (it then finishes without another
-    /// block).
-    #[cold]
-    pub(in crate::ftl) fn migration_fits(&self, job: &Job, extra_pages: u32) -> bool {
-        let ps = &self.media.ps[self.media.rp(job.src_region, job.plane)];
-        let open = ps.open.get(Stream::WEAR);
-        let room = if open.is_none() {
-            0
-        } else {
-            ps.pages_per_block - self.media.blocks.next_page[open.idx()]
-        };
-        let base = self.media.geo.first_slot_of_block(BlockId(job.src)).0 + job.scan_slot;
-        let left = self
-            .media
-            .oob
-            .count_valid(base as usize, (job.scan_end - job.scan_slot) as usize);
-        left.div_ceil(self.media.geo.slots_per_page) + extra_pages <= room
+    /// A copy program `op` of job `j` completed (timed mode; failed attempts too): its
+    /// units are re-mapped, and the job woken when it may have work.
+    #[inline(always)]
+    pub(in crate::ftl) fn copy_programmed(&mut self, j: JobId, op: &NandOp) {
+        if !op.fails() {
+            self.apply_copies(j, op);
+        }
+        let job = self.jobs.reloc_mut(j);
+        job.copies_in_flight -= 1;
+        // A job that has issued every copy and still has some in flight has nothing to do
+        // until its last one completes (its step would return).
+        if job.copies_in_flight == 0 || job.scan_slot < job.scan_end {
+            self.jobs.wake_job(j);
+        }
     }
 
     /// The copy program `op` of job `j` completed: re-map its units. A unit rewritten or
@@ -699,48 +658,59 @@ impl Ftl {
     /// the host put it; the others are re-mapped, and the valid counts of source and
     /// destination move once for the page (the source is a job's, in no victim index: a
     /// plain transfer of validity, without the general invalidation path).
-    pub(in crate::ftl) fn apply_copies(&mut self, j: JobId, op: &NandOp) {
+    fn apply_copies(&mut self, j: JobId, op: &NandOp) {
         let src_block = self.jobs.get(j).src;
-        let base = self.media.geo.first_slot_of_block(BlockId(src_block)).0;
-        let dst = self.media.page_slot(op.block, op.page).0;
-        let mut moved = 0;
-        for k in 0..op.units {
-            let Some(offset) = self.jobs.get_mut(j).copies.pop() else {
+        let base = self.media.geo.first_slot_of_block(src_block);
+        let dst = self.media.page_slot(op.block, op.page);
+        // The page's copies, oldest first (taken before any is applied: re-mapping does
+        // not touch them).
+        let mut offsets = [0u32; crate::MAX_SLOTS_PER_PAGE];
+        let copies = &mut self.jobs.reloc_mut(j).copies;
+        let mut n = 0;
+        while n < op.units as usize {
+            let Some(offset) = copies.pop() else {
                 break;
             };
+            offsets[n] = offset;
+            n += 1;
+        }
+        let mut moved = 0;
+        for (k, &offset) in offsets[..n].iter().enumerate() {
+            let k = k as u32;
             let src = base + offset;
-            let Some(lpn) = self.media.oob.unit(src as usize) else {
+            let Some(lpn) = self.media.oob.unit(src.idx()) else {
                 continue; // rewritten or trimmed since the copy was issued
             };
-            debug_assert!(lpn & TRANS_TAG != 0 || self.media.table.lookup(Lpn(lpn)) == SlotId(src));
-            debug_assert_eq!(
-                self.media.blocks.state[src_block as usize],
-                BlockState::Victim
-            );
-            self.remap_unit(j, src, dst + k, lpn);
+            debug_assert!(lpn & TRANS_TAG != 0 || self.media.table.lookup(Lpn(lpn)) == src);
+            debug_assert_eq!(self.media.blocks.state[src_block.idx()], BlockState::Victim);
+            self.remap_unit(j, src, dst + k, Lpn(lpn));
             moved += 1;
         }
         if moved > 0 {
-            self.transfer_valid(src_block, op.block.0, moved);
+            transfer_valid(&mut self.media, src_block, op.block, moved);
         }
         if prefetch_pays(self.media.logical_units) {
-            self.prefetch_copies(j, base, dst);
+            self.jobs
+                .reloc(j)
+                .prefetch_copies(&self.media, base.0, dst.0);
         }
     }
+}
 
-    /// Large tables: prepare the copies of job `j` that complete next (its copies complete
-    /// in order, a program time apart; between a copy's issue and its completion the
-    /// caches turn over), once the copy whose program completed into the page at `dst`
-    /// is applied. For the next copy: its mapping entries, named by their source OOB
-    /// entries (whose lines were asked for a completion ago), so the misses overlap; for
-    /// the copy after that, its source OOB lines; and the destination OOB line two pages
-    /// on.
+impl Relocation {
+    /// Large tables: prepare the copies that complete next (a job's copies complete in
+    /// order, a program time apart; between a copy's issue and its completion the caches
+    /// turn over), once the copy whose program completed into the page at `dst` is
+    /// applied; `base` is the source's first slot. For the next copy: its mapping
+    /// entries, named by their source OOB entries (whose lines were asked for a completion
+    /// ago), so the misses overlap; for the copy after that, its source OOB lines; and the
+    /// destination OOB line two pages on.
     #[inline(always)]
-    fn prefetch_copies(&self, j: JobId, base: u32, dst: u32) {
-        let l2p = self.media.table.slots();
-        let oob = &self.media.oob.lpn;
-        let spp = self.media.geo.slots_per_page as usize;
-        self.jobs.get(j).copies.for_oldest(2 * spp, |i, offset| {
+    fn prefetch_copies(&self, media: &Media, base: u32, dst: u32) {
+        let l2p = media.table.slots();
+        let oob = &media.oob.lpn;
+        let spp = media.geo.slots_per_page as usize;
+        self.copies.for_oldest(2 * spp, |i, offset| {
             let src = (base + offset) as usize;
             if i >= spp {
                 crate::prefetch::prefetch(oob, src);
@@ -753,6 +723,19 @@ impl Ftl {
             }
         });
         crate::prefetch::prefetch(oob, dst as usize + 2 * spp);
+    }
+}
+
+/// `n` valid units moved from block `sb` to block `db` (the blocks' and, across
+/// regions, the region-planes' counts).
+#[inline(always)]
+fn transfer_valid(media: &mut Media, sb: BlockId, db: BlockId, n: u32) {
+    media.blocks.valid_units[sb.idx()] -= n;
+    media.blocks.valid_units[db.idx()] += n;
+    let (rs, rd) = (media.blocks.rp[sb.idx()], media.blocks.rp[db.idx()]);
+    if rs != rd {
+        media.ps[rs as usize].valid_units -= n as u64;
+        media.ps[rd as usize].valid_units += n as u64;
     }
 }
 

@@ -6,7 +6,7 @@
 use super::Event;
 use crate::config::{Config, Geometry};
 use crate::engine::{EventQueue, Generation};
-use crate::flash::{Channels, OpKind, TimingModel};
+use crate::flash::{ArrayTime, Channels, OpKind, TimingModel};
 use crate::ftl::Ftl;
 use crate::scheduler::{Batch, Scheduler, MAX_PLANES_PER_DIE};
 
@@ -90,12 +90,11 @@ impl DieExecutor {
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
         let t = ftl.timing();
-        let slowest = |f: &[u64]| slowest_of(batch, f);
         let gen = self.gen[die as usize].0;
         let d = die as u16;
         match batch.kind() {
             OpKind::Read => {
-                let sense = slowest(&t.read_ns);
+                let sense = batch_array(batch, t).ns();
                 let at = now + self.command_ns + sense;
                 q.schedule_in_lane(super::LANE_SENSED, at, Event::Sensed { die: d });
                 None
@@ -104,7 +103,7 @@ impl DieExecutor {
                 let ch = self.channel_of[die as usize];
                 let xfer = self.pages_xfer_ns[batch.len];
                 let end = self.channels.reserve(ch, now + self.command_ns, xfer);
-                let prog = slowest(&t.program_ns);
+                let prog = batch_array(batch, t).ns();
                 q.schedule_at(end + prog, Event::DieDone { die: d, gen });
                 self.program_suspend.then(|| LongStart {
                     batch: *batch,
@@ -121,14 +120,8 @@ impl DieExecutor {
                 })
             }
             OpKind::Erase => {
-                let loops = batch
-                    .ops()
-                    .iter()
-                    .map(|o| o.loops)
-                    .max()
-                    .unwrap_or(1)
-                    .max(1) as u32;
-                let loop_ns = slowest(&t.erase_loop_ns);
+                let ArrayTime { loops, loop_ns } = batch_array(batch, t);
+                let loops = loops.max(1);
                 let pe = batch
                     .ops()
                     .iter()
@@ -164,12 +157,7 @@ impl DieExecutor {
         let now = q.now_ns();
         self.started_ns[die as usize] = now;
         let batch = self.sched.start_reads(die, max)?;
-        let sense = batch
-            .ops()
-            .iter()
-            .map(|o| t.read_ns[o.mode.index()])
-            .max()
-            .unwrap_or(0);
+        let sense = batch_array(batch, t).ns();
         let at = now + self.command_ns + sense;
         q.schedule_in_lane(super::LANE_SENSED, at, Event::Sensed { die: die as u16 });
         Some(batch.len as u32)
@@ -191,7 +179,7 @@ impl DieExecutor {
         let ch = self.channel_of[die as usize];
         let xfer = self.pages_xfer_ns[batch.len];
         let end = self.channels.reserve(ch, now + self.command_ns, xfer);
-        let prog = slowest_of(batch, &t.program_ns);
+        let prog = batch_array(batch, t).ns();
         let n = batch.len as u32;
         let gen = self.gen(die);
         q.schedule_at(
@@ -238,14 +226,13 @@ impl DieExecutor {
     }
 }
 
-/// The largest of `per_mode[mode]` over the batch's operations (a multi-plane batch is
-/// timed by its slowest member).
+/// The array phase of a multi-plane batch: its members' array times (the timing model's)
+/// combined, the most loops at the slowest loop time; one kind and one cell mode per batch,
+/// so its slowest member's.
 #[inline(always)]
-fn slowest_of(batch: &Batch, per_mode: &[u64]) -> u64 {
+fn batch_array(batch: &Batch, t: &TimingModel) -> ArrayTime {
     batch
         .ops()
         .iter()
-        .map(|o| per_mode[o.mode.index()])
-        .max()
-        .unwrap_or(0)
+        .fold(ArrayTime::default(), |a, o| a.with(t.op_array(o)))
 }

@@ -793,7 +793,9 @@ mod tests {
             (sim.completions[0].latency_ns(), n.host, n.mapping)
         };
         let t = c.device.timing_model();
-        let (tr, xfer) = (t.read_ns[2], t.transfer_ns(4096));
+        let tlc = crate::flash::CellState::fresh(crate::config::CellMode::Tlc);
+        let tr = t.array_ns(crate::flash::OpKind::Read, tlc);
+        let xfer = t.transfer_ns(4096);
         let host = t.host_transfer_ns(4096);
         assert_eq!(latency(None), (tr + xfer + host, 1, 0));
         // Block 8 is on the other plane of the same die: the stages still serialise.

@@ -13,7 +13,7 @@
 
 use super::die::{DieExecutor, LongStart};
 use super::Event;
-use crate::config::{Config, MAX_ERASE_LOOPS};
+use crate::config::{CellMode, Config, MAX_ERASE_LOOPS};
 use crate::engine::EventQueue;
 use crate::flash::OpKind;
 use crate::ftl::Ftl;
@@ -40,7 +40,7 @@ struct LongOp {
     phase: Phase,
     kind: OpKind,
     batch: Batch,
-    mode: usize,
+    mode: CellMode,
     started_ns: u64,
     /// Start of the current running segment (the operation's start or its last resume).
     seg_start_ns: u64,
@@ -80,7 +80,7 @@ impl LongOp {
             ops: [EMPTY_OP; crate::scheduler::MAX_PLANES_PER_DIE],
             len: 0,
         },
-        mode: 0,
+        mode: CellMode::Tlc,
         started_ns: 0,
         seg_start_ns: 0,
         work_start_ns: 0,
@@ -117,7 +117,6 @@ pub(super) struct Suspender {
     policy: SuspendPolicy,
     /// Waiting host programs suspend erases too (the policy's `programs_preempt`).
     programs_preempt: bool,
-    resume_penalty_ns: [u64; 4],
     max_suspensions_per_erase: u32,
     max_erase_postponement_ns: u64,
     reliability: Reliability,
@@ -134,8 +133,6 @@ impl Suspender {
             long: vec![LongOp::IDLE; dies as usize],
             programs_preempt: policy.programs_preempt(),
             policy,
-            resume_penalty_ns: crate::config::CellMode::ALL
-                .map(|m| cfg.device.timing.get(m).resume_penalty_ns),
             max_suspensions_per_erase: guard.max_suspensions_per_erase,
             max_erase_postponement_ns: guard.max_erase_postponement_ns,
             reliability: Reliability::new(
@@ -189,7 +186,7 @@ impl Suspender {
             phase: Phase::Running,
             kind: s.batch.kind(),
             batch: s.batch,
-            mode: s.batch.ops[0].mode.index(),
+            mode: s.batch.ops[0].mode,
             started_ns: now,
             seg_start_ns: now,
             work_start_ns: s.work_start_ns,
@@ -343,15 +340,13 @@ impl Suspender {
         let late = self.policy.serves_late_reads();
         let queued = dies.sched.host_reads_queued(die);
         let mode = self.long[di].mode;
-        let (penalty, programs) = if self.long[di].kind == OpKind::Erase {
-            let programs = match self.programs_preempt {
-                false => 0,
-                true if late => u32::MAX,
-                true => dies.sched.host_programs_queued(die),
-            };
-            (ftl.timing().erase_suspend_penalty_ns[mode], programs)
-        } else {
-            (ftl.timing().program_suspend_penalty_ns[mode], 0)
+        let kind = self.long[di].kind;
+        let penalty = ftl.timing().suspend_penalty_ns(kind, mode);
+        let programs = match self.programs_preempt {
+            _ if kind != OpKind::Erase => 0,
+            false => 0,
+            true if late => u32::MAX,
+            true => dies.sched.host_programs_queued(die),
         };
         let lo = &mut self.long[di];
         let pos = lo.pending_pos_ns;
@@ -443,7 +438,7 @@ impl Suspender {
         let di = die as usize;
         let now = q.now_ns();
         let lo = &mut self.long[di];
-        let ramp = self.resume_penalty_ns[lo.mode];
+        let ramp = ftl.timing().resume_penalty_ns(lo.mode);
         lo.phase = Phase::Running;
         lo.penalties_ns += ramp;
         lo.postponed_ns += now - lo.suspended_at_ns + ramp;
