@@ -3,7 +3,7 @@
 use super::{CellMode, Config, GcConfig, Mode, RegionConfig, RegionContent};
 use crate::error::{Result, SimError};
 use crate::flash::Oob;
-use crate::ids::{BlockId, SlotId};
+use crate::ids::{BlockId, PlaneId, SlotId};
 use crate::integrity::Integrity;
 use crate::policy::mapping::MappingTable;
 use serde::Serialize;
@@ -75,8 +75,8 @@ impl FastDiv {
 
 impl Geometry {
     #[inline]
-    pub fn plane_of_block(&self, block: BlockId) -> u32 {
-        self.blocks_per_plane_div.div(block.0)
+    pub fn plane_of_block(&self, block: BlockId) -> PlaneId {
+        PlaneId(self.blocks_per_plane_div.div(block.0))
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {

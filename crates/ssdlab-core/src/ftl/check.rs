@@ -167,13 +167,13 @@ impl Ftl {
         let bt = &self.media.blocks;
         for r in &self.media.regions {
             let name = &r.geo.name;
-            for plane in 0..g.planes {
+            for plane in (0..g.planes).map(PlaneId) {
                 let ps = self.media.plane_state(r.id(), plane);
                 let mut free = 0u32;
                 let mut full = 0usize;
                 let mut usable = 0u32;
                 let mut valid = 0u64;
-                for b in r.plane_blocks(plane) {
+                for b in r.plane_blocks(plane.0) {
                     let bi = b as usize;
                     if bt.region[bi] != r.id() {
                         return Err(format!(
@@ -186,10 +186,7 @@ impl Ftl {
                         BlockState::Free => free += 1,
                         BlockState::Full => {
                             full += 1;
-                            if !r
-                                .victims
-                                .holds(PlaneId(plane), BlockId(b), bt.valid_units[bi])
-                            {
+                            if !r.victims.holds(plane, BlockId(b), bt.valid_units[bi]) {
                                 return Err(format!(
                                     "full block {b} ({} valid) of region {name:?} is missing from its victim index",
                                     bt.valid_units[bi]
@@ -211,8 +208,8 @@ impl Ftl {
                 if ps.usable_blocks != usable {
                     return Err(format!("region {name:?} plane {plane}: {} usable blocks recorded, {usable} counted", ps.usable_blocks));
                 }
-                if r.victims.count(PlaneId(plane)) != full {
-                    return Err(format!("region {name:?} plane {plane}: victim index holds {} blocks, {full} are full", r.victims.count(PlaneId(plane))));
+                if r.victims.count(plane) != full {
+                    return Err(format!("region {name:?} plane {plane}: victim index holds {} blocks, {full} are full", r.victims.count(plane)));
                 }
                 let pool = ps.free.blocks();
                 if pool.len() as u32 != free {
@@ -223,7 +220,7 @@ impl Ftl {
                 }
                 for BlockId(b) in pool {
                     if bt.state[b as usize] != BlockState::Free
-                        || !r.plane_blocks(plane).contains(&b)
+                        || !r.plane_blocks(plane.0).contains(&b)
                     {
                         return Err(format!(
                             "block {b} in the pool of region {name:?} plane {plane} is {:?}",
@@ -236,7 +233,7 @@ impl Ftl {
                         continue;
                     }
                     if bt.state[b.idx()] != BlockState::Open
-                        || !r.plane_blocks(plane).contains(&b.0)
+                        || !r.plane_blocks(plane.0).contains(&b.0)
                         || bt.next_page[b.idx()] >= r.geo.pages_per_block
                     {
                         return Err(format!(

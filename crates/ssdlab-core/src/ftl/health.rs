@@ -151,7 +151,7 @@ impl Ftl {
         self.media.ps[rp].usable_blocks -= 1;
         let plane = self.media.geo.plane_of_block(block);
         if let Some(mut zv) = self.zoned() {
-            zv.block_retired(plane);
+            zv.block_retired(plane.0);
         }
         if let Err(why) = self.media.update_capacity() {
             self.health.fail(why);

@@ -6,7 +6,7 @@ use super::{Ftl, NandSink, ReadOutcome};
 use crate::base::Version;
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::{BlockId, Lpn, SlotId};
+use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Found;
 use crate::policy::placement::Placement;
 
@@ -105,11 +105,11 @@ impl Ftl {
             for pass in 0..2 {
                 let mut over_share = false;
                 for _ in 0..self.placer.stripe.order.len() {
-                    let plane = match &mut self.placer.region_stripes[t.region as usize] {
+                    let plane = PlaneId(match &mut self.placer.region_stripes[t.region as usize] {
                         Some(own) => own.next_plane(),
                         None => self.placer.stripe.next_plane(),
-                    };
-                    if !accept(plane) {
+                    });
+                    if !accept(plane.0) {
                         continue;
                     }
                     let ps = &self.media.ps[self.media.rp(t.region, plane)];
@@ -121,7 +121,7 @@ impl Ftl {
                     if self.place_host_page(at, lpns, versions, token, sink)? {
                         self.after_host_page(t.region, plane);
                         self.run_background(sink)?;
-                        return Ok(Some(plane));
+                        return Ok(Some(plane.0));
                     }
                 }
                 if !over_share {
@@ -137,7 +137,7 @@ impl Ftl {
     #[inline(always)]
     fn place_host_page<S: NandSink>(
         &mut self,
-        (r, plane, stream): (u8, u32, Stream),
+        (r, plane, stream): (u8, PlaneId, Stream),
         lpns: &[u32],
         versions: &[Version],
         token: u32,
@@ -158,7 +158,7 @@ impl Ftl {
     #[inline(never)]
     pub(super) fn place_host_page_general<S: NandSink>(
         &mut self,
-        (r, plane, stream): (u8, u32, Stream),
+        (r, plane, stream): (u8, PlaneId, Stream),
         lpns: &[u32],
         versions: &[Version],
         token: u32,
@@ -199,7 +199,7 @@ impl Ftl {
     #[inline(always)]
     fn place_host_page_plain<S: NandSink>(
         &mut self,
-        (r, plane, stream): (u8, u32, Stream),
+        (r, plane, stream): (u8, PlaneId, Stream),
         lpns: &[u32],
         token: u32,
         sink: &mut S,
@@ -220,7 +220,7 @@ impl Ftl {
     fn fill_host_page(
         &mut self,
         r: u8,
-        plane: u32,
+        plane: PlaneId,
         (block, page): (BlockId, u32),
         lpns: &[u32],
         versions: &[Version],
@@ -244,7 +244,7 @@ impl Ftl {
 
     /// `n` host units were placed in a page of `block` (region `r`, `plane`).
     #[inline(always)]
-    fn count_host_page(&mut self, block: BlockId, r: u8, plane: u32, n: u32) {
+    fn count_host_page(&mut self, block: BlockId, r: u8, plane: PlaneId, n: u32) {
         self.media.blocks.valid_units[block.idx()] += n;
         let rp = self.media.rp(r, plane);
         self.media.ps[rp].valid_units += n as u64;

@@ -73,26 +73,26 @@ impl Media {
 
     /// Index of (region, plane) in the plane-state array.
     #[inline]
-    pub(super) fn rp(&self, r: u8, plane: u32) -> usize {
-        r as usize * self.geo.planes as usize + plane as usize
+    pub(super) fn rp(&self, r: u8, plane: PlaneId) -> usize {
+        r as usize * self.geo.planes as usize + plane.idx()
     }
 
     /// The state of region `r` in `plane`.
     #[inline]
-    pub fn plane_state(&self, r: u8, plane: u32) -> &PlaneState {
+    pub fn plane_state(&self, r: u8, plane: PlaneId) -> &PlaneState {
         &self.ps[self.rp(r, plane)]
     }
 
     /// Free blocks of region `r` in `plane`.
     #[inline]
-    pub fn free_blocks(&self, r: u8, plane: u32) -> u32 {
+    pub fn free_blocks(&self, r: u8, plane: PlaneId) -> u32 {
         self.ps[self.rp(r, plane)].free.len()
     }
 
     /// Free blocks of the data region over all planes.
     pub fn free_blocks_total(&self) -> u64 {
         (0..self.geo.planes)
-            .map(|p| self.free_blocks(self.data_region, p) as u64)
+            .map(|p| self.free_blocks(self.data_region, PlaneId(p)) as u64)
             .sum()
     }
 
@@ -158,7 +158,7 @@ impl Media {
             let (r, plane) = (ps.region as usize, ps.plane);
             self.regions[r]
                 .victims
-                .on_full(PlaneId(plane), block, self.blocks.valid_units[b]);
+                .on_full(plane, block, self.blocks.valid_units[b]);
             return true;
         }
         false
@@ -207,7 +207,7 @@ impl Media {
         if self.blocks.state[b.idx()] == BlockState::Full {
             let (r, plane) = (ps.region, ps.plane);
             let region = &mut self.regions[r as usize];
-            region.victims.on_invalidate(PlaneId(plane), b, v);
+            region.victims.on_invalidate(plane, b, v);
             if ps.starved && v <= region.max_victim_valid {
                 ps.starved = false;
                 jobs.wake(self, r, plane);
@@ -229,7 +229,7 @@ impl Media {
         let upb = region.geo.units_per_block as u64;
         // Several planes: each may hold its share plus one block and a page of slack.
         let slack = if planes > 1 { upb + spp as u64 } else { 0 };
-        let first = self.rp(self.data_region, 0);
+        let first = self.rp(self.data_region, PlaneId(0));
         let states = &mut self.ps[first..first + planes as usize];
         let rooms: Vec<u64> = states
             .iter()

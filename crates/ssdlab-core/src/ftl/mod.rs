@@ -43,7 +43,7 @@ pub use trims::{is_record, TRIM_TAG};
 use crate::config::{Config, Derived, Geometry};
 use crate::error::{Result, SimError};
 use crate::flash::{BlockState, BlockTable, Cause, NandOp, Oob, OpKind, Owner, TimingModel};
-use crate::ids::{BlockId, Lpn, SlotId};
+use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Integrity;
 use health::Health;
 use jobs::Jobs;
@@ -422,7 +422,7 @@ impl Ftl {
             .collect();
         let ps = regions
             .iter()
-            .flat_map(|r| (0..g.planes).map(|p| r.plane_state(p, &cfg.ftl.allocation)))
+            .flat_map(|r| (0..g.planes).map(|p| r.plane_state(PlaneId(p), &cfg.ftl.allocation)))
             .collect();
         let cache_region = d
             .regions
@@ -927,7 +927,12 @@ impl Ftl {
     /// needed. Streams that do not free space may not take the region's last
     /// `gc_hard_free_blocks` free blocks of the plane.
     #[inline(always)]
-    fn take_page(&mut self, r: u8, plane: u32, stream: region::Stream) -> Option<(BlockId, u32)> {
+    fn take_page(
+        &mut self,
+        r: u8,
+        plane: PlaneId,
+        stream: region::Stream,
+    ) -> Option<(BlockId, u32)> {
         self.take_pages(r, plane, stream, 1)
             .map(|(block, page, _)| (block, page))
     }
@@ -938,7 +943,7 @@ impl Ftl {
     fn take_pages(
         &mut self,
         r: u8,
-        plane: u32,
+        plane: PlaneId,
         stream: region::Stream,
         max: u32,
     ) -> Option<(BlockId, u32, u32)> {
@@ -1096,7 +1101,7 @@ mod tests {
         let b = block.idx();
         assert_eq!(ftl.media.blocks.state[b], BlockState::Full);
         assert_eq!(ftl.media.blocks.valid_units[b], 1);
-        let rp = ftl.media.rp(ftl.media.data_region, 0);
+        let rp = ftl.media.rp(ftl.media.data_region, crate::ids::PlaneId(0));
         assert!(ftl.media.ps[rp].starved && ftl.media.ps[rp].gc_job.is_none());
         let erases = ftl.counters.nand.total(OpKind::Erase);
 

@@ -5,7 +5,7 @@
 use super::jobs::Jobs;
 use super::region::PlaneState;
 use super::{Ftl, Media};
-use crate::ids::DieId;
+use crate::ids::{DieId, PlaneId};
 use crate::scheduler::GcPressure;
 
 /// Per die: the GC pressure rank of its most pressing plane, kept current by
@@ -51,7 +51,7 @@ impl Pressure {
     /// Out of line: the hot paths that change a plane's inputs stay compact.
     #[inline(never)]
     fn rank_die_of(&mut self, media: &Media, jobs: &Jobs, rp: usize) {
-        let die = media.geo.die_of_plane(media.ps[rp].plane);
+        let die = media.geo.die_of_plane(media.ps[rp].plane.0);
         self.die_rank[die as usize] = die_rank(media, jobs, die);
     }
 }
@@ -115,7 +115,10 @@ impl PressureView<'_> {
     pub fn gc_pressure(&self, plane: u32) -> GcPressure {
         let mut rank = 0;
         for r in 0..self.media.regions.len() as u8 {
-            rank = rank.max(plane_rank(self.jobs, self.media.plane_state(r, plane)));
+            rank = rank.max(plane_rank(
+                self.jobs,
+                self.media.plane_state(r, PlaneId(plane)),
+            ));
         }
         pressure_of_rank(rank)
     }
@@ -142,7 +145,7 @@ impl PressureView<'_> {
     /// Whether GC has unfinished work on `plane` (a job, or a plane below its threshold).
     pub fn gc_active(&self, plane: u32) -> bool {
         (0..self.media.regions.len() as u8).any(|r| {
-            let ps = self.media.plane_state(r, plane);
+            let ps = self.media.plane_state(r, PlaneId(plane));
             !ps.gc_job.is_none()
                 || if ps.drain_when_idle {
                     ps.needs_gc(self.jobs.host_idle())

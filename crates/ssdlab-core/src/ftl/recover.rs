@@ -327,7 +327,7 @@ impl Ftl {
                 BlockState::Full => {
                     let (r, plane) = (ftl.media.ps[rp].region as usize, ftl.media.ps[rp].plane);
                     ftl.media.regions[r].victims.on_full(
-                        PlaneId(plane),
+                        plane,
                         BlockId(b),
                         ftl.media.blocks.valid_units[bi],
                     );
@@ -341,7 +341,7 @@ impl Ftl {
         // The pools were rebuilt at once: every plane's need for GC is checked when the
         // next driver begins (see the module's choices).
         for r in 0..ftl.media.regions.len() as u8 {
-            for p in 0..g.planes {
+            for p in (0..g.planes).map(PlaneId) {
                 ftl.jobs.wake(&mut ftl.media, r, p);
             }
         }
@@ -439,8 +439,8 @@ mod tests {
         );
         assert_eq!(ftl.media.blocks.state[3], BlockState::Bad);
         assert_eq!(ftl.counters.blocks_retired, 2);
-        assert_eq!(ftl.media.plane_state(0, 0).usable_blocks, 6);
-        assert_eq!(ftl.media.free_blocks(0, 0), 6);
+        assert_eq!(ftl.media.plane_state(0, PlaneId(0)).usable_blocks, 6);
+        assert_eq!(ftl.media.free_blocks(0, PlaneId(0)), 6);
         let t = &ftl.media.timing;
         // One die: both erases one after the other (TINY has no command overhead).
         let want = t.erase_ns(mode, 5) + t.erase_ns(mode, endurance - 1);

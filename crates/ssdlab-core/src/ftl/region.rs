@@ -7,7 +7,7 @@ use super::alloc::FreePool;
 use super::gc::{IndexShape, VictimIndex};
 use super::wear::{WearLeveler, WearShape};
 use crate::config::{AllocConfig, Config, Geometry, RegionContent, RegionGeometry, WearConfig};
-use crate::ids::{BlockId, JobId};
+use crate::ids::{BlockId, JobId, PlaneId};
 
 pub use crate::base::{Stream, STREAMS};
 
@@ -16,7 +16,7 @@ pub use crate::base::{Stream, STREAMS};
 #[derive(Clone)]
 pub struct PlaneState {
     pub region: u8,
-    pub plane: u32,
+    pub plane: PlaneId,
     pub pages_per_block: u32,
     pub gc_soft_free_blocks: u32,
     pub gc_hard_free_blocks: u32,
@@ -213,7 +213,7 @@ impl Region {
     }
 
     /// The region's state in `plane`, fresh (its GC thresholds 0 without device GC).
-    pub fn plane_state(&self, plane: u32, alloc: &AllocConfig) -> PlaneState {
+    pub fn plane_state(&self, plane: PlaneId, alloc: &AllocConfig) -> PlaneState {
         let gc = |threshold: u32| if self.device_gc { threshold } else { 0 };
         PlaneState {
             region: self.id(),

@@ -19,7 +19,7 @@ use super::region::Stream;
 use super::{Ftl, NandSink};
 use crate::error::{Result, SimError};
 use crate::flash::{Cause, NandOp, OpKind, Owner, NONE};
-use crate::ids::{JobId, Lpn, SlotId};
+use crate::ids::{JobId, Lpn, PlaneId, SlotId};
 use std::collections::VecDeque;
 
 pub use crate::base::TRANS_TAG;
@@ -224,7 +224,7 @@ impl Ftl {
         done: &mut PlanDone,
         sink: &mut S,
     ) -> Result<()> {
-        if origin == Origin::HostRead && !self.tpage_room(t % self.media.geo.planes) {
+        if origin == Origin::HostRead && !self.tpage_room(PlaneId(t % self.media.geo.planes)) {
             // A read's write-back when its plane has no page beyond the GC reserve (the
             // region's GC lags, timed mode): queued like the write path's, so the read goes
             // on. Taking the reserve instead left none for GC and, reads arriving faster
@@ -288,7 +288,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<bool> {
         let r = self.trans.region;
-        let plane = t % self.media.geo.planes;
+        let plane = PlaneId(t % self.media.geo.planes);
         let spp = self.media.geo.slots_per_page;
         let mut retry = false;
         loop {
@@ -351,7 +351,7 @@ impl Ftl {
 
     /// Whether `plane` of the translation region has a page for a translation program
     /// beyond its GC reserve (an open block, or a free block past the reserve).
-    fn tpage_room(&self, plane: u32) -> bool {
+    fn tpage_room(&self, plane: PlaneId) -> bool {
         let ps = &self.media.ps[self.media.rp(self.trans.region, plane)];
         !ps.open.get(Stream::HOST).is_none() || ps.free.len() > ps.gc_hard_free_blocks
     }
@@ -412,7 +412,7 @@ impl Ftl {
         let t = match op {
             TransOp::WriteBack(t) | TransOp::Load(t) | TransOp::Merge(t) => t,
         };
-        if !self.tpage_room(t % self.media.geo.planes) && !matches!(op, TransOp::Load(_)) {
+        if !self.tpage_room(PlaneId(t % self.media.geo.planes)) && !matches!(op, TransOp::Load(_)) {
             return Ok(false);
         }
         self.trans.deferred.pop_front();

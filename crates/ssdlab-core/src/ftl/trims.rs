@@ -32,7 +32,7 @@ use super::{Ftl, NandSink};
 use crate::base::Version;
 use crate::error::Result;
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
-use crate::ids::{BlockId, JobId, SlotId};
+use crate::ids::{BlockId, JobId, PlaneId, SlotId};
 use std::collections::BTreeMap;
 
 /// OOB tag of a trim record's slot (`TRIM_TAG | id`): a tagged slot (like a translation
@@ -409,7 +409,7 @@ impl Ftl {
         sink: &mut S,
     ) -> Result<Option<(BlockId, u32, Cause)>> {
         let r = self.media.data_region;
-        let mut planes: Vec<u32> = (0..self.media.geo.planes).collect();
+        let mut planes: Vec<PlaneId> = (0..self.media.geo.planes).map(PlaneId).collect();
         planes.sort_by_key(|&p| std::cmp::Reverse(self.media.free_blocks(r, p)));
         loop {
             // A migration may hold the plane's GC reserve on the promise that its open

@@ -13,7 +13,7 @@ use crate::config::zoned::zone_geometry;
 use crate::config::ZnsConfig;
 use crate::error::Result;
 use crate::flash::{BlockState, NONE};
-use crate::ids::BlockId;
+use crate::ids::{BlockId, PlaneId};
 use serde::Serialize;
 
 /// A zone's state (NVMe ZNS 2.1, Zone State Machine).
@@ -644,7 +644,7 @@ impl ZonedView<'_> {
         let g = z as usize % self.zones.group_planes.len();
         let stream = Stream::host(lane);
         for i in 0..self.zones.group_planes[g].len() {
-            let plane = self.zones.group_planes[g][i];
+            let plane = PlaneId(self.zones.group_planes[g][i]);
             let rp = self.media.rp(self.media.data_region, plane);
             let b = self.media.ps[rp].open.get(stream);
             if b.is_none() {
@@ -728,7 +728,7 @@ impl ZonedView<'_> {
         let media = &*self.media;
         let short = self.zones.group_planes[g]
             .iter()
-            .any(|&p| media.ps[media.rp(media.data_region, p)].usable_blocks < need);
+            .any(|&p| media.ps[media.rp(media.data_region, PlaneId(p))].usable_blocks < need);
         if short {
             self.zones.zone[z as usize].state = ZoneState::Offline;
             self.fail_if_no_zone_left();
@@ -751,7 +751,7 @@ impl ZonedView<'_> {
         loop {
             let usable = self
                 .media
-                .plane_state(self.media.data_region, plane)
+                .plane_state(self.media.data_region, PlaneId(plane))
                 .usable_blocks;
             if usable >= self.live_zones(g) * self.zones.blocks_per_plane {
                 return;
@@ -840,9 +840,9 @@ impl Ftl {
         }
         let r = self.media.data_region;
         let stream = Stream::host(lane);
-        let open_before = self.media.plane_state(r, plane).open.get(stream);
-        let placed =
-            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
+        let at = (r, PlaneId(plane), stream);
+        let open_before = self.media.plane_state(r, at.1).open.get(stream);
+        let placed = self.place_host_page_general(at, lpns, versions, token, sink)?;
         let Some(block) = placed else {
             return Ok(None);
         };

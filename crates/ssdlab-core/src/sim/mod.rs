@@ -1048,7 +1048,10 @@ impl View<'_> {
             .regions()
             .iter()
             .map(|r| {
-                let states = || (0..g.planes).map(|p| self.ftl.media().plane_state(r.id(), p));
+                let states = || {
+                    (0..g.planes)
+                        .map(|p| self.ftl.media().plane_state(r.id(), crate::ids::PlaneId(p)))
+                };
                 RegionSummary {
                     name: r.geo.name.clone(),
                     content: r.geo.content.name(),

@@ -30,7 +30,12 @@ fn greedy_victims_and_copies_by_hand() {
         d.write_unit(lpn).unwrap();
     }
     assert_eq!(d.ftl.counters().gc_invocations, 0);
-    assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
+    assert_eq!(
+        d.ftl
+            .media()
+            .free_blocks(0, ssdlab_core::flash::ids::PlaneId(0)),
+        2
+    );
     d.write_unit(2).unwrap();
     let c = d.ftl.counters();
     assert_eq!(c.gc_invocations, 2);
@@ -50,7 +55,12 @@ fn greedy_victims_and_copies_by_hand() {
         "unit 3 moved second, to block 5 page 1"
     );
     assert_eq!(d.ftl.erase_counts()[..6], [1, 1, 0, 0, 0, 0]);
-    assert_eq!(d.ftl.media().free_blocks(0, 0), 2);
+    assert_eq!(
+        d.ftl
+            .media()
+            .free_blocks(0, ssdlab_core::flash::ids::PlaneId(0)),
+        2
+    );
     // Serial time: 17 + 2 programs, 2 reads, 2 erases with the default TLC timing.
     let t = d.ftl.timing();
     let tlc = |kind| t.array_ns(kind, CellState::fresh(CellMode::Tlc));

@@ -38,7 +38,7 @@ fn first_victims(victim: GcConfig) -> Vec<u32> {
     d.ftl.check_invariants().unwrap();
     d.ftl
         .media()
-        .plane_state(0, 0)
+        .plane_state(0, ssdlab_core::flash::ids::PlaneId(0))
         .free
         .blocks()
         .into_iter()

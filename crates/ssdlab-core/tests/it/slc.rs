@@ -217,7 +217,12 @@ fn own_stripe_is_a_region_key_off_by_default() {
     // Both planes of the journal region take journal pages on its own cursor (the spread
     // it buys shows where commits alias with a longer stripe: the experiments' test at
     // 8 planes, where the shared cursor makes the region copy).
-    let [a, b] = [0, 1].map(|p| sim.ftl.media().plane_state(2, p).host_units);
+    let [a, b] = [0, 1].map(|p| {
+        sim.ftl
+            .media()
+            .plane_state(2, ssdlab_core::flash::ids::PlaneId(p))
+            .host_units
+    });
     assert!(a > 2000 && b > 2000, "{a} / {b}");
 }
 

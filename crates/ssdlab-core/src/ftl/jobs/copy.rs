@@ -407,8 +407,7 @@ impl Ftl {
                 run.scan = run.end;
                 break Copy::Done;
             }
-            let Some((db, page, pages)) =
-                self.take_pages(dst_r, plane.0, stream, left.div_ceil(spp))
+            let Some((db, page, pages)) = self.take_pages(dst_r, plane, stream, left.div_ceil(spp))
             else {
                 break Copy::NoRoom;
             };
@@ -601,11 +600,11 @@ impl Ftl {
         let (plane, src_region) = (self.jobs.get(j).plane, self.jobs.get(j).src_region);
         let job = self.jobs.reloc(j);
         let (dst, stream) = (job.dst_region, job.dst_stream);
-        match self.take_page(dst, plane.0, stream) {
+        match self.take_page(dst, plane, stream) {
             Some(p) => Ok(Some(p)),
             None if dst != src_region => {
                 // The destination region must collect first; it wakes this job when it has.
-                self.jobs.wake(&mut self.media, dst, plane.0);
+                self.jobs.wake(&mut self.media, dst, plane);
                 Ok(None)
             }
             // A migration leaves the GC reserve to a running GC job: it waits until a
@@ -620,7 +619,7 @@ impl Ftl {
                 // for their retirement (a failed copy closes its block: the retry took the
                 // plane's last block; swarm seeds 3081, 7931).
                 if self.counters.blocks_retired > 0 || self.counters.program_failures > 0 {
-                    let ps = &self.media.ps[self.media.rp(dst, plane.0)];
+                    let ps = &self.media.ps[self.media.rp(dst, plane)];
                     let why = format!(
                         "plane {plane} has no free block left for GC copies ({} usable blocks, {} valid units)",
                         ps.usable_blocks, ps.valid_units

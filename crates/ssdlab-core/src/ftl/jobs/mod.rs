@@ -164,10 +164,10 @@ impl Job {
 
     /// Where a trim-record page written for this job goes: (region, plane, stream) of its
     /// next copy's destination (a zone reset: its block's GC stream).
-    pub(in crate::ftl) fn record_destination(&self) -> (u8, u32, Stream) {
+    pub(in crate::ftl) fn record_destination(&self) -> (u8, PlaneId, Stream) {
         match &self.work {
-            Work::Relocation(r) => (r.dst_region, self.plane.0, r.dst_stream),
-            Work::ZoneReset(z) => (self.src_region, self.plane.0, z.record_stream),
+            Work::Relocation(r) => (r.dst_region, self.plane, r.dst_stream),
+            Work::ZoneReset(z) => (self.src_region, self.plane, z.record_stream),
         }
     }
 
@@ -179,7 +179,7 @@ impl Job {
         let Some(r) = self.relocation() else {
             return true; // nothing to copy
         };
-        let ps = &media.ps[media.rp(self.src_region, self.plane.0)];
+        let ps = &media.ps[media.rp(self.src_region, self.plane)];
         let open = ps.open.get(Stream::WEAR);
         let room = if open.is_none() {
             0
@@ -208,7 +208,7 @@ pub struct Jobs {
     /// Ids of live jobs, in start order.
     live: Vec<JobId>,
     /// (region, plane) pairs waiting for a background step.
-    woken: Vec<(u8, u32)>,
+    woken: Vec<(u8, PlaneId)>,
     /// Jobs waiting for a step.
     woken_jobs: Vec<JobId>,
     /// The host is idle: GC collects up to the idle target.
@@ -315,7 +315,7 @@ impl Jobs {
 
     /// Queue a background step of (region, plane).
     #[inline]
-    pub(super) fn wake(&mut self, media: &mut Media, r: u8, plane: u32) {
+    pub(super) fn wake(&mut self, media: &mut Media, r: u8, plane: PlaneId) {
         let rp = media.rp(r, plane);
         let ps = &mut media.ps[rp];
         if !ps.woken {
@@ -344,7 +344,7 @@ impl Jobs {
     /// Wake every region and job of `plane` (a block was freed there).
     fn wake_plane_all(&mut self, media: &mut Media, plane: PlaneId) {
         for r in 0..media.regions.len() as u8 {
-            self.wake(media, r, plane.0);
+            self.wake(media, r, plane);
         }
         for i in 0..self.live.len() {
             let j = self.live[i];
@@ -383,7 +383,7 @@ impl Jobs {
     /// copies or reads to finish before erasing, or a wear-leveling migration's open block
     /// holds the rest of its source (so waiting cannot deadlock).
     fn block_coming(&self, media: &Media, r: u8, plane: PlaneId, except: JobId) -> bool {
-        media.ps[media.rp(r, plane.0)].erasing > 0
+        media.ps[media.rp(r, plane)].erasing > 0
             || self.live.iter().any(|&o| {
                 let job = self.get(o);
                 o != except
@@ -402,7 +402,7 @@ impl Jobs {
         block: BlockId,
         r: u8,
     ) -> JobId {
-        let plane = PlaneId(media.geo.plane_of_block(block));
+        let plane = media.geo.plane_of_block(block);
         let valid = media.blocks.valid_units[block.idx()];
         media.regions[r as usize]
             .victims
@@ -445,7 +445,7 @@ impl Jobs {
         };
         self.start(Job {
             src,
-            plane: PlaneId(media.geo.plane_of_block(src)),
+            plane: media.geo.plane_of_block(src),
             src_region: r,
             erase_issued: false,
             woken: false,
@@ -494,7 +494,7 @@ fn not_relocation(id: JobId) -> ! {
 impl Ftl {
     /// A host page went to `plane` of region `r`: GC may be due there.
     #[inline]
-    pub(super) fn after_host_page(&mut self, r: u8, plane: u32) {
+    pub(super) fn after_host_page(&mut self, r: u8, plane: PlaneId) {
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if ps.gc_job.is_none() && ps.needs_gc(self.jobs.host_idle) {
             self.jobs.wake(&mut self.media, r, plane);
@@ -522,7 +522,7 @@ impl Ftl {
     /// Step every region of every plane (e.g. after a write found no room anywhere).
     pub fn wake_all<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         for r in 0..self.media.regions.len() as u8 {
-            for p in 0..self.media.geo.planes {
+            for p in (0..self.media.geo.planes).map(PlaneId) {
                 self.jobs.wake(&mut self.media, r, p);
             }
         }
@@ -566,7 +566,7 @@ impl Ftl {
     }
 
     /// Start GC on (region, plane) if it needs it, and advance its job.
-    fn step_plane<S: NandSink>(&mut self, r: u8, plane: u32, sink: &mut S) -> Result<()> {
+    fn step_plane<S: NandSink>(&mut self, r: u8, plane: PlaneId, sink: &mut S) -> Result<()> {
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if !ps.gc_job.is_none() {
             return self.advance(ps.gc_job, sink);
@@ -574,7 +574,7 @@ impl Ftl {
         if !ps.needs_gc(self.jobs.host_idle) || self.worn_out() {
             return Ok(());
         }
-        match self.start_gc(r, PlaneId(plane)) {
+        match self.start_gc(r, plane) {
             Some(j) => self.advance(j, sink),
             None => Ok(()),
         }
@@ -592,7 +592,7 @@ impl Ftl {
             rng: &mut self.rng,
         };
         let Some(victim) = region.victims.select(&mut ctx) else {
-            let rp = self.media.rp(r, plane.0);
+            let rp = self.media.rp(r, plane);
             self.media.ps[rp].starved = true;
             return None;
         };
@@ -688,7 +688,7 @@ impl Ftl {
         );
         // The plane may choose its next victim while this erase runs (in the timed mode the
         // choice would otherwise lag the functional mode's by an erase time).
-        let rp = self.media.rp(r, plane.0);
+        let rp = self.media.rp(r, plane);
         self.media.ps[rp].erasing += 1;
         if self.media.ps[rp].gc_job == j {
             self.media.ps[rp].gc_job = JobId::NONE;
@@ -711,7 +711,7 @@ impl Ftl {
             "job {j} ends with copies in flight"
         );
         let (r, plane) = (job.src_region, job.plane);
-        let rp = self.media.rp(r, plane.0);
+        let rp = self.media.rp(r, plane);
         let ps = &mut self.media.ps[rp];
         if ps.gc_job == j {
             ps.gc_job = JobId::NONE;
@@ -755,7 +755,7 @@ impl Ftl {
                 what: format!("erase of block {block} has no job"),
             });
         };
-        let plane = PlaneId(self.media.geo.plane_of_block(block));
+        let plane = self.media.geo.plane_of_block(block);
         let r = self.media.blocks.region[b] as usize;
         let after_gc = self.jobs.get(job).is(JobKind::Gc);
         let rp = self.media.blocks.rp[b] as usize;
@@ -824,8 +824,8 @@ impl Ftl {
     /// the stream's open block, so the cold data lands in it; otherwise the erased block
     /// returns to the pool and the wear stream takes blocks as usual.
     fn start_migration(&mut self, from: BlockId, r: u8, into: BlockId, erased: BlockId) {
-        let plane = PlaneId(self.media.geo.plane_of_block(from));
-        let rp = self.media.rp(r, plane.0);
+        let plane = self.media.geo.plane_of_block(from);
+        let rp = self.media.rp(r, plane);
         let ps = &mut self.media.ps[rp];
         if into == erased
             && ps.open.get(Stream::WEAR).is_none()
@@ -882,7 +882,7 @@ fn migratable(media: &Media, block: BlockId, r: u8, plane: PlaneId) -> bool {
     block.idx() < media.blocks.len()
         && media.blocks.state[block.idx()] == BlockState::Full
         && media.blocks.region[block.idx()] == r
-        && media.geo.plane_of_block(block) == plane.0
+        && media.geo.plane_of_block(block) == plane
 }
 
 #[cfg(test)]

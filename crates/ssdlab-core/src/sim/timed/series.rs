@@ -176,7 +176,10 @@ impl Sampler {
         let secs = len_ns as f64 / 1e9;
         let spp = ftl.geometry().slots_per_page as f64;
         let free_min = (0..ftl.geometry().planes)
-            .map(|p| ftl.media().free_blocks(ftl.media().data_region().id(), p))
+            .map(|p| {
+                ftl.media()
+                    .free_blocks(ftl.media().data_region().id(), crate::ids::PlaneId(p))
+            })
             .min()
             .unwrap_or(0);
         let l = self.last;
