@@ -536,11 +536,16 @@ impl Ftl {
         }
         // Durable trims pin the old copy's block before any background work runs: its last
         // valid unit gone, GC could otherwise erase it first.
-        if self.durable.trims.is_some() {
+        let recorded = self.durable.trims.is_some();
+        if recorded {
             self.record_trim(lpn, old, sink)?;
         }
-        if old != NONE && self.trans.active() {
+        let updated = old != NONE && self.trans.active();
+        if updated {
             self.host_updates(&[lpn]);
+        }
+        // A record page may have opened a block: GC due there starts now.
+        if updated || recorded {
             self.run_background(sink)?;
         }
         Ok(())
