@@ -167,13 +167,20 @@ impl Ftl {
         if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
             return Ok(None);
         }
+        let mut failed = false;
         loop {
             let Some((block, page)) = self.take_page(r, plane, stream) else {
+                if failed {
+                    // A failed attempt took a page (perhaps opening a block) and the page
+                    // goes elsewhere: GC hears of it as after any host page.
+                    self.after_host_page(r, plane);
+                }
                 return Ok(None);
             };
             self.media.program_seq += 1;
             let n = lpns.len() as u32;
             if self.health.draw_program_failure() {
+                failed = true;
                 self.doom(block);
                 let mut op = NandOp::new(OpKind::Program, Cause::Host, block, page, n, Owner::None);
                 op.flags = OP_FAILS;
