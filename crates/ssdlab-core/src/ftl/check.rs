@@ -287,6 +287,28 @@ impl Ftl {
                     ps.region, ps.plane, ps.gc_job
                 ));
             }
+            // Liveness: a plane below its GC target has its GC job, or a step queued, or
+            // found no victim (an invalidation wakes it), or a job whose end wakes it
+            // (swarm seed 2007706: a trim-record page took a block, GC never heard of it).
+            if ps.gc_job.is_none()
+                && ps.needs_gc(self.jobs.host_idle())
+                && !ps.starved
+                && !ps.woken
+                && !self.worn_out()
+                && !self
+                    .jobs
+                    .live()
+                    .iter()
+                    .any(|&j| self.jobs.get(j).plane == ps.plane)
+            {
+                return Err(format!(
+                    "region {} plane {} needs GC ({} free, {} erasing) but no job runs or will wake it, no step is queued and no victim was missed",
+                    ps.region,
+                    ps.plane,
+                    ps.free.len(),
+                    ps.erasing
+                ));
+            }
         }
         Ok(())
     }

@@ -167,13 +167,20 @@ impl Ftl {
         if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
             return Ok(None);
         }
+        let mut failed = false;
         loop {
             let Some((block, page)) = self.take_page(r, plane, stream) else {
+                if failed {
+                    // A failed attempt took a page (perhaps opening a block) and the page
+                    // goes elsewhere: GC hears of it as after any host page.
+                    self.after_host_page(r, plane);
+                }
                 return Ok(None);
             };
             self.media.program_seq += 1;
             let n = lpns.len() as u32;
             if self.health.draw_program_failure() {
+                failed = true;
                 self.doom(block);
                 let mut op = NandOp::new(OpKind::Program, Cause::Host, block, page, n, Owner::None);
                 op.flags = OP_FAILS;
@@ -537,11 +544,16 @@ impl Ftl {
         }
         // Durable trims pin the old copy's block before any background work runs: its last
         // valid unit gone, GC could otherwise erase it first.
-        if self.durable.trims.is_some() {
+        let recorded = self.durable.trims.is_some();
+        if recorded {
             self.record_trim(lpn, old, sink)?;
         }
-        if !old.is_none() && self.trans.active() {
+        let updated = !old.is_none() && self.trans.active();
+        if updated {
             self.host_updates(&[lpn]);
+        }
+        // A record page may have opened a block: GC due there starts now.
+        if updated || recorded {
             self.run_background(sink)?;
         }
         Ok(())

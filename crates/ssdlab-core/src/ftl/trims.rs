@@ -255,7 +255,7 @@ impl Ftl {
         }
         let t = self.durable.trims.as_ref().expect("trim journal");
         if t.open.len() >= t.ranges_per_record * self.media.geo.slots_per_page as usize {
-            self.record_trims(sink)?;
+            self.record_batch(sink, None)?;
         }
         Ok(())
     }
@@ -275,7 +275,7 @@ impl Ftl {
         if t.open.is_empty() || !lpns.iter().any(|&l| t.in_open(l)) {
             return Ok(true);
         }
-        self.record_trims(sink)?;
+        self.record_batch(sink, None)?;
         Ok(self
             .durable
             .trims
@@ -286,9 +286,11 @@ impl Ftl {
     /// Write the open batch of trims as records (durable trims; nothing else): returns the
     /// ticket a flush waits on ([`Ftl::trims_durable`]). The pages are host pages of the
     /// plane with the most free blocks; with no page anywhere now, the batch stays open
-    /// and is written when a block is freed (the ticket waits for it).
+    /// and is written when a block is freed (the ticket waits for it). GC due where a record page opened a block starts now, as after a host page.
     pub fn record_trims<S: NandSink>(&mut self, sink: &mut S) -> Result<u64> {
-        self.record_batch(sink, None)
+        let ticket = self.record_batch(sink, None)?;
+        self.run_background(sink)?;
+        Ok(ticket)
     }
 
     /// [`Ftl::record_trims`], the pages first from job `job`'s destination when given.
@@ -426,9 +428,18 @@ impl Ftl {
                     (self.take_page(dst, plane, stream), Cause::Gc)
                 }
                 None => {
-                    let page = planes
-                        .iter()
-                        .find_map(|&plane| self.take_page(r, plane, Stream::HOST));
+                    let mut page = None;
+                    for &plane in &planes {
+                        if let Some(p) = self.take_page(r, plane, Stream::HOST) {
+                            // A host page: it may have opened the plane's last block
+                            // above the GC threshold, and GC must hear of it as it does
+                            // of any host page (swarm seed 2007706: a record took the
+                            // block, no host page came after it, GC never woke).
+                            self.after_host_page(r, plane);
+                            page = Some(p);
+                            break;
+                        }
+                    }
                     (page, Cause::Host)
                 }
             };
@@ -540,7 +551,7 @@ impl Ftl {
     /// A block was freed: a batch that found no page is written now.
     pub(super) fn record_wanted<S: NandSink>(&mut self, sink: &mut S) -> Result<()> {
         if self.durable.trims.as_ref().is_some_and(|t| t.wanted) {
-            self.record_trims(sink)?;
+            self.record_batch(sink, None)?;
         }
         Ok(())
     }
