@@ -43,6 +43,17 @@ pub(super) struct Placer {
     pub(super) journal_truth: Option<(u32, u32)>,
 }
 
+impl Placer {
+    /// Every stripe keeps its fixed order ([`Ftl::fixed_stripe_order`]).
+    pub(super) fn fix_order(&mut self) {
+        let own = self.region_stripes.iter_mut().flatten();
+        for s in std::iter::once(&mut self.stripe).chain(own) {
+            s.shuffle = None;
+            s.wrapped = false;
+        }
+    }
+}
+
 impl Stripe {
     /// The stripe over `order`; `shuffle`: its rounds' orders drawn from this stream.
     pub(super) fn new(order: Vec<u32>, shuffle: Option<SimRng>) -> Stripe {

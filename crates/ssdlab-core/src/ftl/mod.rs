@@ -589,6 +589,12 @@ impl Ftl {
         &self.media.timing
     }
 
+    /// Host pages take the stripe's fixed order (timed mode's) in any mode: for tests
+    /// that compare the two modes operation for operation. Call before any write.
+    pub fn fixed_stripe_order(&mut self) {
+        self.placer.fix_order();
+    }
+
     /// Logical capacity in mapping units.
     #[inline]
     pub fn logical_units(&self) -> u32 {
