@@ -41,6 +41,9 @@ pub mod tag {
     pub const PRECONDITION: u64 = 0x7072_6563;
     /// The OP sweep's overwrites ("op_sweep").
     pub const OP_SWEEP: u64 = 0x6f70_5f73_7765_6570;
+    /// Functional mode's stripe orders: the shared stripe `STRIPE`, region `r`'s own
+    /// `STRIPE + 1 + r`.
+    pub const STRIPE: u64 = 0x5374_0000;
 
     /// Every tag with how many consecutive streams it spans (for the distinctness test).
     pub const ALL: &[(&str, u64, u64)] = &[
@@ -55,6 +58,7 @@ pub mod tag {
         ("BET", BET, 8),
         ("PRECONDITION", PRECONDITION, 1),
         ("OP_SWEEP", OP_SWEEP, 1),
+        ("STRIPE", STRIPE, 257),
     ];
 }
 

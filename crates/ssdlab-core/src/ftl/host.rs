@@ -9,13 +9,25 @@ use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Found;
 use crate::policy::placement::Placement;
+use rand::Rng;
+use ssdlab_workload::rng::SimRng;
 
 /// Host pages' stripe order: plane ids in the order host pages visit them, and the next.
 /// Its state is this module's.
+///
+/// With `shuffle` (functional mode) the order is drawn afresh, a seeded random
+/// permutation, each time the cursor has gone round it: a fixed order would alias with
+/// periodic writers (four writers in strict rotation on four or eight planes would each
+/// land on planes of their own every time, data separated as no timed run, whose planes
+/// are taken as their dies come free, separates it). Every plane still takes one page
+/// a round, and a search for a plane (one pass) never reshuffles, so it sees each once.
 #[derive(Clone)]
 pub(super) struct Stripe {
     order: Vec<u32>,
     cursor: usize,
+    shuffle: Option<SimRng>,
+    /// The cursor went round since the last draw.
+    wrapped: bool,
 }
 
 /// Where host pages go: the placement policy (which regions), the stripe cursors (which
@@ -31,9 +43,44 @@ pub(super) struct Placer {
     pub(super) journal_truth: Option<(u32, u32)>,
 }
 
+impl Placer {
+    /// Every stripe keeps its fixed order ([`Ftl::fixed_stripe_order`]).
+    pub(super) fn fix_order(&mut self) {
+        let own = self.region_stripes.iter_mut().flatten();
+        for s in std::iter::once(&mut self.stripe).chain(own) {
+            s.shuffle = None;
+            s.wrapped = false;
+        }
+    }
+}
+
 impl Stripe {
-    pub(super) fn new(order: Vec<u32>) -> Stripe {
-        Stripe { order, cursor: 0 }
+    /// The stripe over `order`; `shuffle`: its rounds' orders drawn from this stream.
+    pub(super) fn new(order: Vec<u32>, shuffle: Option<SimRng>) -> Stripe {
+        let wrapped = shuffle.is_some();
+        Stripe {
+            order,
+            cursor: 0,
+            shuffle,
+            wrapped,
+        }
+    }
+
+    /// Before a search for a host page's plane: with `shuffle`, a new round's order
+    /// when the cursor has gone round (Fisher–Yates, in place).
+    #[inline]
+    fn begin(&mut self) {
+        if !self.wrapped {
+            return;
+        }
+        self.wrapped = false;
+        if let Some(rng) = &mut self.shuffle {
+            for i in (1..self.order.len()).rev() {
+                let j = rng.gen_range(0..=i);
+                self.order.swap(i, j);
+            }
+            self.cursor = 0;
+        }
     }
 
     #[inline]
@@ -42,6 +89,7 @@ impl Stripe {
         self.cursor += 1;
         if self.cursor == self.order.len() {
             self.cursor = 0;
+            self.wrapped = true;
         }
         p
     }
@@ -97,6 +145,10 @@ impl Ftl {
     ) -> Result<Option<u32>> {
         let targets = self.placer.policy.host_targets(lane, lpns);
         for t in targets.as_slice() {
+            match &mut self.placer.region_stripes[t.region as usize] {
+                Some(own) => own.begin(),
+                None => self.placer.stripe.begin(),
+            }
             // First pass: planes within their share of valid data; second: any with room.
             // A plane the first pass tried (or `accept` refused) fails the second as well
             // (a failed try changes nothing it depends on, and a full pass brings the

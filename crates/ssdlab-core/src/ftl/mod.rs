@@ -441,6 +441,11 @@ impl Ftl {
             .iter()
             .find(|r| r.content == crate::config::RegionContent::Translation)
             .map(|r| r.id);
+        // Functional mode draws each stripe round's plane order (its own stream per
+        // stripe), timed mode keeps the fixed order its dies' timing skews.
+        let shuffle = |i: u64| {
+            (cfg.mode == crate::config::Mode::Functional).then(|| stream(cfg.seed, tag::STRIPE + i))
+        };
         let placer = host::Placer {
             policy: Placement::build(
                 &cfg.ftl.placement,
@@ -457,13 +462,14 @@ impl Ftl {
                     placement_handles: cfg.device.fdp.as_ref().map(fdp::placement_handles),
                 },
             ),
-            stripe: host::Stripe::new(d.stripe_planes.clone()),
+            stripe: host::Stripe::new(d.stripe_planes.clone(), shuffle(0)),
             region_stripes: d
                 .regions
                 .iter()
                 .map(|r| {
-                    r.own_stripe
-                        .then(|| host::Stripe::new(d.stripe_planes.clone()))
+                    r.own_stripe.then(|| {
+                        host::Stripe::new(d.stripe_planes.clone(), shuffle(1 + r.id as u64))
+                    })
                 })
                 .collect(),
             journal_truth: None,
@@ -580,6 +586,12 @@ impl Ftl {
     #[inline]
     pub fn timing(&self) -> &TimingModel {
         &self.media.timing
+    }
+
+    /// Host pages take the stripe's fixed order (timed mode's) in any mode: for tests
+    /// that compare the two modes operation for operation. Call before any write.
+    pub fn fixed_stripe_order(&mut self) {
+        self.placer.fix_order();
     }
 
     /// Logical capacity in mapping units.

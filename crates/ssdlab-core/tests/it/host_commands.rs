@@ -525,6 +525,9 @@ fn agreement_run(c: &Config, mode: Mode, reqs: &[HostRequest]) -> Result<Results
     let mut c = c.clone();
     c.mode = mode;
     let mut sim = Simulation::new(c).map_err(|e| e.to_string())?;
+    // Functional mode's stripe rounds are drawn (not to alias with periodic writers):
+    // the fixed order here, so that both modes place every page alike.
+    sim.ftl.fixed_stripe_order();
     sim.precondition(&mut NoProgress)
         .map_err(|e| e.to_string())?;
     let mut reqs = reqs.to_vec();

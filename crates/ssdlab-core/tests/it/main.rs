@@ -17,6 +17,7 @@ mod host_commands;
 mod host_interface;
 mod integrity;
 mod layers;
+mod placement;
 mod policies;
 mod power_cut;
 mod power_cycles;
