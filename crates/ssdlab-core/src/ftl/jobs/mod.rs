@@ -889,14 +889,22 @@ fn migratable(media: &Media, block: BlockId, r: u8, plane: PlaneId) -> bool {
 mod tests {
     use super::*;
 
-    fn relocation(src: u32, slots: u32) -> Job {
+    /// A job on block `src` of plane 0 doing `work`.
+    fn job(src: u32, work: Work) -> Job {
         Job {
             src: BlockId(src),
             plane: PlaneId(0),
             src_region: 0,
             erase_issued: false,
             woken: false,
-            work: Work::Relocation(Relocation {
+            work,
+        }
+    }
+
+    fn relocation(src: u32, slots: u32) -> Job {
+        job(
+            src,
+            Work::Relocation(Relocation {
                 kind: JobKind::Gc,
                 dst_region: 0,
                 dst_stream: Stream::GC,
@@ -908,21 +916,17 @@ mod tests {
                 moved: Vec::new(),
                 ratio_x16: 16,
             }),
-        }
+        )
     }
 
     fn reset(src: u32) -> Job {
-        Job {
-            src: BlockId(src),
-            plane: PlaneId(0),
-            src_region: 0,
-            erase_issued: false,
-            woken: false,
-            work: Work::ZoneReset(ZoneReset {
+        job(
+            src,
+            Work::ZoneReset(ZoneReset {
                 stepped: false,
                 record_stream: Stream::GC,
             }),
-        }
+        )
     }
 
     /// Zone resets and relocations share one id space; a relocation's buffers survive its
