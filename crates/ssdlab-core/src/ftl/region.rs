@@ -25,7 +25,7 @@ pub struct PlaneState {
     /// No relocation while the host is active; everything while it is idle.
     pub drain_when_idle: bool,
     pub free: FreePool,
-    /// Open block per stream ([`NONE`] when none is open).
+    /// Open block per stream ([`BlockId::NONE`](crate::ids::BlockId::NONE) when none is open).
     pub open: OpenBlocks,
     /// Valid units held by the region's blocks in this plane.
     pub valid_units: u64,
@@ -42,7 +42,7 @@ pub struct PlaneState {
     /// Blocks whose erase is under way (they count towards the GC target: the next victim
     /// is chosen while an erase runs, as it would be once the erase is done).
     pub erasing: u32,
-    /// The plane's GC job, or [`NONE`].
+    /// The plane's GC job, or [`JobId::NONE`].
     pub gc_job: JobId,
     /// GC is wanted but no block qualified as a victim: look again when units are
     /// invalidated here.
