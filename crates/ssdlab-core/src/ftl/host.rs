@@ -8,6 +8,7 @@ use crate::error::{Result, SimError};
 use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Found;
+use crate::policy::placement::slc_buffer::CacheSize;
 use crate::policy::placement::Placement;
 use rand::Rng;
 use ssdlab_workload::rng::SimRng;
@@ -41,6 +42,22 @@ pub(super) struct Placer {
     pub(super) region_stripes: Vec<Option<Stripe>>,
     /// The workload's journal range (units), for counting only (never for decisions).
     pub(super) journal_truth: Option<(u32, u32)>,
+    /// `slc-buffer`'s TurboWrite sizes on the cache region, if set.
+    pub(super) cache_rule: Option<CacheRule>,
+}
+
+/// A cache region whose size follows the drive's free space (`slc-buffer`'s
+/// `static_cache_bytes` + `dynamic_cache_bytes`, docs/calibration.md): a plane of the
+/// region takes host pages while it holds fewer blocks than its share of the size.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CacheRule {
+    pub(super) region: u8,
+    pub(super) size: CacheSize,
+    /// The data region's bits per cell over the cache's (3: SLC on TLC).
+    pub(super) density: u64,
+    pub(super) planes: u64,
+    /// Host bytes a block of the cache region holds.
+    pub(super) block_bytes: u64,
 }
 
 impl Placer {
@@ -144,7 +161,14 @@ impl Ftl {
         accept: A,
     ) -> Result<Option<u32>> {
         let targets = self.placer.policy.host_targets(lane, lpns);
+        // The cache's size in blocks per plane (`u32::MAX`: unbounded), and whether it
+        // turned a plane away.
+        let mut bypassed = false;
         for t in targets.as_slice() {
+            let cap = match self.placer.cache_rule {
+                Some(c) if c.region == t.region => self.cache_blocks_per_plane(&c),
+                _ => u32::MAX,
+            };
             match &mut self.placer.region_stripes[t.region as usize] {
                 Some(own) => own.begin(),
                 None => self.placer.stripe.begin(),
@@ -169,8 +193,19 @@ impl Ftl {
                         over_share = true;
                         continue;
                     }
+                    if cap != u32::MAX {
+                        // Blocks the plane's cache holds besides the open one.
+                        let open = (ps.open.get(t.stream) != BlockId::NONE) as u32;
+                        if ps.usable_blocks - ps.free.len() - open >= cap {
+                            bypassed = true;
+                            continue;
+                        }
+                    }
                     let at = (t.region, plane, t.stream);
                     if self.place_host_page(at, lpns, versions, token, sink)? {
+                        if bypassed && cap == u32::MAX {
+                            self.counters.journal.cache_bypassed_pages += 1;
+                        }
                         self.after_host_page(t.region, plane);
                         self.run_background(sink)?;
                         return Ok(Some(plane.0));
@@ -182,6 +217,30 @@ impl Ftl {
             }
         }
         Ok(None)
+    }
+
+    /// The cache region's current size ([`CacheRule`]) in blocks per plane: its static
+    /// part plus the dynamic part the unmapped logical space allows.
+    #[inline]
+    fn cache_blocks_per_plane(&self, c: &CacheRule) -> u32 {
+        let unit = self.media.geo.unit_bytes as u64;
+        let free = (self.media.logical_units as u64).saturating_sub(self.media.mapped_units());
+        let blocks = c
+            .size
+            .blocks_per_plane(free * unit, c.density, c.planes, c.block_bytes);
+        blocks.min(u32::MAX as u64 - 1) as u32
+    }
+
+    /// The cache region's current size in bytes, and in blocks per plane (`slc-buffer`'s
+    /// TurboWrite sizes; `None` without them).
+    pub fn cache_size_now(&self) -> Option<(u64, u32)> {
+        let c = self.placer.cache_rule?;
+        let unit = self.media.geo.unit_bytes as u64;
+        let free = (self.media.logical_units as u64).saturating_sub(self.media.mapped_units());
+        Some((
+            c.size.bytes(free * unit, c.density),
+            self.cache_blocks_per_plane(&c),
+        ))
     }
 
     /// Place the page on `plane` of region `r`; false when the plane has no free page

@@ -76,6 +76,9 @@ pub struct JournalCounters {
     pub migrated_units: u64,
     /// Of those, units inside the workload's journal range.
     pub journal_units_migrated: u64,
+    /// Host pages placed past the cache region because it held its current size
+    /// (`slc-buffer`'s TurboWrite sizes).
+    pub cache_bypassed_pages: u64,
 }
 
 impl JournalCounters {
@@ -87,6 +90,7 @@ impl JournalCounters {
             true_negative: self.true_negative - b.true_negative,
             migrated_units: self.migrated_units - b.migrated_units,
             journal_units_migrated: self.journal_units_migrated - b.journal_units_migrated,
+            cache_bypassed_pages: self.cache_bypassed_pages - b.cache_bypassed_pages,
         }
     }
 }
@@ -473,6 +477,19 @@ impl Ftl {
                 })
                 .collect(),
             journal_truth: None,
+            cache_rule: cache_region.and_then(|c| {
+                let size = cfg.ftl.placement.params().cache_size()?;
+                let r = &d.regions[c as usize];
+                Some(host::CacheRule {
+                    region: c,
+                    size,
+                    density: (d.regions[d.data_region as usize].cell_mode.bits()
+                        / r.cell_mode.bits())
+                    .max(1) as u64,
+                    planes: g.planes as u64,
+                    block_bytes: r.units_per_block as u64 * g.unit_bytes as u64,
+                })
+            }),
         };
         let media = Media {
             geo: g,

@@ -342,6 +342,7 @@ pub const CHECKS: &[CheckFn] = &[
     nand_slots_hold_units,
     user_figures,
     trim_records,
+    slc_cache,
     host_data_path,
     data_path_busy,
     die_and_channel_busy,
@@ -1059,6 +1060,55 @@ fn buffer_absorbed(r: &Results, f: &Facts) -> Check {
     })
 }
 
+/// `journal.slc_cache` (`slc-buffer` with TurboWrite sizes): host bytes into the cache and
+/// past it are host units programmed; a page the cache's size sent past it went to the
+/// data region; the size is the static part plus at most the dynamic one.
+fn slc_cache(r: &Results, f: &Facts) -> Check {
+    let Some(s) = r.journal.as_ref().and_then(|j| j.slc_cache.as_ref()) else {
+        return Check::skipped(
+            "slc_cache",
+            Kind::Conservation,
+            "no SLC cache with TurboWrite sizes in this run",
+        );
+    };
+    let unit = r.device.unit_bytes as u64;
+    let programmed = f.host_units_programmed * unit;
+    Check::new(
+        "slc_cache",
+        Kind::Conservation,
+        vec![
+            ("journal.slc_cache.cached_bytes", U(s.cached_bytes)),
+            ("journal.slc_cache.direct_bytes", U(s.direct_bytes)),
+            ("host bytes programmed", U(programmed)),
+            ("journal.slc_cache.bypassed_pages", U(s.bypassed_pages)),
+            ("journal.slc_cache.size_bytes", U(s.size_bytes)),
+        ],
+    )
+    .fail_if(s.cached_bytes + s.direct_bytes > programmed, || {
+        format!(
+            "cached {} + direct {} bytes above the {programmed} host bytes programmed",
+            s.cached_bytes, s.direct_bytes
+        )
+    })
+    .fail_if(s.bypassed_pages * unit > s.direct_bytes, || {
+        format!(
+            "{} pages bypassed the cache but only {} bytes went to the data region",
+            s.bypassed_pages, s.direct_bytes
+        )
+    })
+    .fail_if(
+        s.size_bytes < s.static_bytes || s.size_bytes > s.static_bytes + s.dynamic_max_bytes,
+        || {
+            format!(
+                "cache size {} not within static {} to static + dynamic {}",
+                s.size_bytes,
+                s.static_bytes,
+                s.static_bytes + s.dynamic_max_bytes
+            )
+        },
+    )
+}
+
 /// WAF below 1: said, with why.
 fn waf_below_one(r: &Results, f: &Facts) -> Check {
     let w = r.host.counters.write_units;
@@ -1178,6 +1228,11 @@ mod tests {
                 t.record_pages = r.nand.programs.mapping + 1;
                 r.trims = Some(t);
             }),
+            ("slc_cache", |r, f| {
+                let mut j = slc_section(r, f);
+                j.slc_cache.as_mut().unwrap().size_bytes = 8192 + 4096 + 1;
+                r.journal = Some(j);
+            }),
             ("host_data_path", |r, f| {
                 // A 1 MiB write "in 1 µs".
                 r.host.mb_per_s = f.data_path.mb_per_s * 2.0
@@ -1234,7 +1289,12 @@ mod tests {
 
     /// Checks of sections a clean tiny run does not have (a host layer's user figures,
     /// durable trims): skipped there.
-    const SECTION_CHECKS: [&str; 3] = ["user_figures", "trim_records", "user_unmapped_reads"];
+    const SECTION_CHECKS: [&str; 4] = [
+        "user_figures",
+        "trim_records",
+        "slc_cache",
+        "user_unmapped_reads",
+    ];
 
     /// A host layer's user figures that add up for run `r` (host WAF 1.5).
     fn user_section(r: &Results) -> super::super::UserSummary {
@@ -1259,6 +1319,37 @@ mod tests {
         }
     }
 
+    /// A TurboWrite cache's figures that add up for run `r`: half the host units
+    /// programmed into the cache, the rest past it (one page by the cache's size).
+    fn slc_section(r: &Results, f: &Facts) -> super::super::JournalSummary {
+        let unit = r.device.unit_bytes as u64;
+        let cached = f.host_units_programmed / 2 * unit;
+        super::super::JournalSummary {
+            placement: "slc-buffer",
+            journal_range_bytes: None,
+            learned_range_bytes: None,
+            detector: None,
+            journal_share_of_written_bytes: None,
+            host_bytes_by_region: Vec::new(),
+            data_region_direct_bytes: 0,
+            data_region_migrated_bytes: 0,
+            journal_bytes_migrated: 0,
+            journal_write_latency_ns: None,
+            slc_cache: Some(super::super::SlcCacheSummary {
+                static_bytes: 4096,
+                dynamic_max_bytes: 8192,
+                size_bytes: 8192,
+                size_blocks_per_plane: 1,
+                region_blocks_per_plane: 4,
+                cached_bytes: cached,
+                direct_bytes: f.host_units_programmed * unit - cached,
+                drained_bytes: 0,
+                bypassed_pages: 1,
+                held_bytes: cached,
+            }),
+        }
+    }
+
     /// The section checks pass on sections that add up, and each fails on each way one
     /// can break (`trim_records` on the other two of its three).
     #[test]
@@ -1268,10 +1359,33 @@ mod tests {
         let f = r.audit.facts.clone();
         r.user = Some(user_section(&r));
         r.trims = Some(trims_section(&r));
+        r.journal = Some(slc_section(&r, &f));
         for name in SECTION_CHECKS {
             assert_eq!(verdict_of(&r, &f, name), (Verdict::Ok, None), "{name}");
         }
-        let broken: [(&str, Perturb); 5] = [
+        let broken: [(&str, Perturb); 8] = [
+            ("slc_cache", |r, _| {
+                r.journal
+                    .as_mut()
+                    .unwrap()
+                    .slc_cache
+                    .as_mut()
+                    .unwrap()
+                    .cached_bytes += 4096
+            }),
+            ("slc_cache", |r, _| {
+                let s = r.journal.as_mut().unwrap().slc_cache.as_mut().unwrap();
+                s.bypassed_pages = s.direct_bytes / 4096 + 1
+            }),
+            ("slc_cache", |r, _| {
+                r.journal
+                    .as_mut()
+                    .unwrap()
+                    .slc_cache
+                    .as_mut()
+                    .unwrap()
+                    .size_bytes = 4095
+            }),
             ("user_figures", |r, _| {
                 r.user.as_mut().unwrap().host_waf = 0.9
             }),

@@ -304,6 +304,32 @@ pub struct JournalSummary {
     pub journal_bytes_migrated: u64,
     /// Journal writes' latency until durable (timed mode with a journal workload).
     pub journal_write_latency_ns: Option<stats::LatencySummary>,
+    /// `slc-buffer` with TurboWrite sizes: the cache's size and what went through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slc_cache: Option<SlcCacheSummary>,
+}
+
+/// An SLC cache whose size follows the drive's free space (`slc-buffer`'s
+/// `static_cache_bytes` + `dynamic_cache_bytes`; docs/calibration.md), over the phase.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct SlcCacheSummary {
+    pub static_bytes: u64,
+    pub dynamic_max_bytes: u64,
+    /// The cache's size at the end (static + the dynamic part the free space allows), and
+    /// that size in whole blocks per plane of the cache region (what the FTL applies).
+    pub size_bytes: u64,
+    pub size_blocks_per_plane: u32,
+    /// The cache region's blocks per plane (the size can take no more).
+    pub region_blocks_per_plane: u32,
+    /// Host bytes programmed into the cache, straight into the data region, and drained
+    /// (relocated out of the cache) in the phase.
+    pub cached_bytes: u64,
+    pub direct_bytes: u64,
+    pub drained_bytes: u64,
+    /// Host pages the cache's size sent past it, to the data region.
+    pub bypassed_pages: u64,
+    /// Bytes of valid data the cache holds at the end.
+    pub held_bytes: u64,
 }
 
 fn gc_summary(c: &FtlCounters) -> GcSummary {
@@ -1037,6 +1063,39 @@ impl View<'_> {
             data_region_migrated_bytes: j.migrated_units * unit,
             journal_bytes_migrated: j.journal_units_migrated * unit,
             journal_write_latency_ns: phase.journal_latency.clone(),
+            slc_cache: self.slc_cache_summary(c),
+        })
+    }
+
+    /// The `journal.slc_cache` section (`slc-buffer` with TurboWrite sizes).
+    fn slc_cache_summary(&self, c: &FtlCounters) -> Option<SlcCacheSummary> {
+        let (size_bytes, size_blocks_per_plane) = self.ftl.cache_size_now()?;
+        let sizes = self.config.ftl.placement.params().cache_size()?;
+        let cache = self
+            .derived
+            .regions
+            .iter()
+            .find(|r| r.content == crate::config::RegionContent::Cache)?;
+        let unit = self.derived.geometry.unit_bytes as u64;
+        let media = self.ftl.media();
+        let held = (0..self.derived.geometry.planes)
+            .map(|p| {
+                media
+                    .plane_state(cache.id, crate::ids::PlaneId(p))
+                    .valid_units
+            })
+            .sum::<u64>();
+        Some(SlcCacheSummary {
+            static_bytes: sizes.static_bytes,
+            dynamic_max_bytes: sizes.dynamic_bytes,
+            size_bytes,
+            size_blocks_per_plane,
+            region_blocks_per_plane: cache.blocks_per_plane,
+            cached_bytes: c.host_units_by_region[cache.id as usize] * unit,
+            direct_bytes: c.host_units_by_region[self.derived.data_region as usize] * unit,
+            drained_bytes: c.relocated_units_by_region[cache.id as usize] * unit,
+            bypassed_pages: c.journal.cache_bypassed_pages,
+            held_bytes: held * unit,
         })
     }
 

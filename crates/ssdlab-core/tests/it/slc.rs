@@ -327,3 +327,52 @@ fn blkparse_jbd2_requests_are_the_detector_ground_truth() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `slc-buffer` with TurboWrite sizes (docs/calibration.md): 1 MiB static + at most 2 MiB
+/// dynamic on the fresh device (its free space / 3 is far more) is 3 MiB: in SLC blocks
+/// of 16 pages × 16 KiB = 256 KiB on 2 planes, 6 blocks per plane (of the region's 8, 7
+/// outside its reserve). Sequential pages fill exactly 6 × 16 × 2 = 192 pages of cache,
+/// every later page goes to TLC past the cache (counted); the results show the size and
+/// the bytes. Filling the device shrinks the size to the static part (2 blocks per plane).
+#[test]
+fn a_turbowrite_cache_takes_its_size_then_shrinks_as_the_device_fills() {
+    let mut c = device(Mode::Functional, "slc-buffer", false, "");
+    c.ftl.placement =
+        toml::from_str::<ssdlab_core::config::FtlConfig>(
+            r#"placement = { policy = "slc-buffer", static_cache_bytes = 1048576, dynamic_cache_bytes = 2097152 }"#,
+        )
+        .unwrap()
+        .placement;
+    let mut sim = Simulation::new(c).unwrap();
+    assert_eq!(sim.ftl.cache_size_now(), Some((3 << 20, 6)));
+    let logical = sim.ftl.media().logical_units() as u64;
+    let mut d = FunctionalDriver::new(&mut sim.ftl);
+    let page = |unit: u64| HostRequest {
+        tag: 0,
+        placement_id: 0,
+        arrival_ns: 0,
+        op: HostOp::Write,
+        offset_bytes: unit * 4096,
+        size_bytes: 16384,
+        journal: None,
+    };
+    for p in 0..300 {
+        d.submit(&page(4 * p)).unwrap();
+    }
+    let c = d.ftl.counters_now();
+    let (data, cache) = (c.host_units_by_region[0], c.host_units_by_region[1]);
+    assert_eq!((cache, data), (192 * 4, 108 * 4));
+    assert_eq!(c.journal.cache_bypassed_pages, 108);
+    // The rest of the logical space: the cache's dynamic part is gone, its size the
+    // static part's 2 blocks per plane.
+    for p in 300..logical / 4 {
+        d.submit(&page(4 * p)).unwrap();
+    }
+    assert_eq!(d.ftl.cache_size_now(), Some((1 << 20, 2)));
+    let c2 = d.ftl.counters_now();
+    assert_eq!(
+        c2.host_units_by_region[1],
+        192 * 4,
+        "no page into a full cache"
+    );
+}

@@ -87,6 +87,11 @@ pub trait PlacementParams: super::PolicyParams {
     fn write_lanes(&self) -> u32 {
         1
     }
+    /// A cache region whose size follows the drive's free space (`slc-buffer`'s
+    /// TurboWrite sizes); `None`: the whole cache region.
+    fn cache_size(&self) -> Option<slc_buffer::CacheSize> {
+        None
+    }
 }
 
 impl PlacementConfig {
