@@ -165,9 +165,12 @@ impl Ftl {
         // turned a plane away.
         let mut bypassed = false;
         for t in targets.as_slice() {
-            let cap = match self.placer.cache_rule {
-                Some(c) if c.region == t.region => self.cache_blocks_per_plane(&c),
-                _ => u32::MAX,
+            // Computed when a plane of the cache would open a block (`u32::MAX - 1`: not yet).
+            let rule = self.placer.cache_rule.filter(|c| c.region == t.region);
+            let mut cap = if rule.is_some() {
+                u32::MAX - 1
+            } else {
+                u32::MAX
             };
             match &mut self.placer.region_stripes[t.region as usize] {
                 Some(own) => own.begin(),
@@ -193,17 +196,24 @@ impl Ftl {
                         over_share = true;
                         continue;
                     }
-                    if cap != u32::MAX {
-                        // Blocks the plane's cache holds besides the open one.
-                        let open = (ps.open.get(t.stream) != BlockId::NONE) as u32;
-                        if ps.usable_blocks - ps.free.len() - open >= cap {
-                            bypassed = true;
-                            continue;
+                    if let Some(c) = rule {
+                        // A plane filling its open block goes on (a shrunk size takes
+                        // effect at the next block); one opening a block needs its share
+                        // of the size not taken.
+                        if ps.open.get(t.stream) == BlockId::NONE {
+                            let used = ps.usable_blocks - ps.free.len();
+                            if cap == u32::MAX - 1 {
+                                cap = self.cache_blocks_per_plane(&c);
+                            }
+                            if used >= cap {
+                                bypassed = true;
+                                continue;
+                            }
                         }
                     }
                     let at = (t.region, plane, t.stream);
                     if self.place_host_page(at, lpns, versions, token, sink)? {
-                        if bypassed && cap == u32::MAX {
+                        if bypassed && rule.is_none() {
                             self.counters.journal.cache_bypassed_pages += 1;
                         }
                         self.after_host_page(t.region, plane);
@@ -223,22 +233,35 @@ impl Ftl {
     /// part plus the dynamic part the unmapped logical space allows.
     #[inline]
     fn cache_blocks_per_plane(&self, c: &CacheRule) -> u32 {
-        let unit = self.media.geo.unit_bytes as u64;
-        let free = (self.media.logical_units as u64).saturating_sub(self.media.mapped_units());
+        let free = self.unmapped_bytes(c);
         let blocks = c
             .size
-            .blocks_per_plane(free * unit, c.density, c.planes, c.block_bytes);
+            .blocks_per_plane(free, c.density, c.planes, c.block_bytes);
         blocks.min(u32::MAX as u64 - 1) as u32
+    }
+
+    /// Logical bytes not mapped: the logical capacity less the valid units of the data and
+    /// cache regions (a mapped unit is one valid slot; summed over the planes, O(planes),
+    /// where the mapping table's own count is a scan).
+    #[inline]
+    fn unmapped_bytes(&self, c: &CacheRule) -> u64 {
+        let held: u64 = (0..self.media.geo.planes)
+            .map(|p| {
+                let p = PlaneId(p);
+                self.media.ps[self.media.rp(self.media.data_region, p)].valid_units
+                    + self.media.ps[self.media.rp(c.region, p)].valid_units
+            })
+            .sum();
+        (self.media.logical_units as u64).saturating_sub(held) * self.media.geo.unit_bytes as u64
     }
 
     /// The cache region's current size in bytes, and in blocks per plane (`slc-buffer`'s
     /// TurboWrite sizes; `None` without them).
     pub fn cache_size_now(&self) -> Option<(u64, u32)> {
         let c = self.placer.cache_rule?;
-        let unit = self.media.geo.unit_bytes as u64;
-        let free = (self.media.logical_units as u64).saturating_sub(self.media.mapped_units());
+        let free = self.unmapped_bytes(&c);
         Some((
-            c.size.bytes(free * unit, c.density),
+            c.size.bytes(free, c.density),
             self.cache_blocks_per_plane(&c),
         ))
     }
