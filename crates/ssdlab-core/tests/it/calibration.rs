@@ -32,8 +32,8 @@ fn nvme_preset_matches_the_papers_drive_within_2x() {
 /// Plus 1 TB: 3,500 MB/s sequential, 600K IOPS 4 KiB random; docs/host-interface.md):
 /// 128 KiB reads at QD32, random and sequential, within 10 % of 3.3–3.5 GB/s (they were
 /// 6.4 GB/s without a link); 4 KiB random reads at QD128 stop at the controller's
-/// ceiling (10⁹ / command_ns), above 95 % of it. Fewer blocks per plane: the figures are
-/// the link's and the controller's, not the capacity's.
+/// ceiling (10⁹ / command_ns), above 95 % of it. Fewer blocks per plane (64: the SLC cache
+/// region keeps its 25): the figures are the link's and the controller's, not the capacity's.
 #[test]
 fn nvme_preset_link_limits_throughput_as_the_real_drive() {
     let path = concat!(
@@ -49,7 +49,7 @@ fn nvme_preset_link_limits_throughput_as_the_real_drive() {
         .expect("the preset has a link");
     let run_reads = |bs: &str, qd: &str, pattern: &str, n: &str| {
         let sets = [
-            "device.geometry.blocks_per_plane=32".to_string(),
+            "device.geometry.blocks_per_plane=64".to_string(),
             "precondition.random_overwrite_capacity_multiple=0.0".to_string(),
             "workload.read_percent=100".to_string(),
             format!("workload.block_size_bytes={bs}"),
@@ -74,5 +74,64 @@ fn nvme_preset_link_limits_throughput_as_the_real_drive() {
         r.host.iops <= ceiling && r.host.iops >= 0.95 * ceiling,
         "{} IOPS, ceiling {ceiling}",
         r.host.iops
+    );
+}
+
+/// The preset's TurboWrite cache (docs/calibration.md: the 970 EVO Plus 1 TB writes
+/// 3,300 MB/s while its 42 GB cache lasts and 1,700 MB/s after it): 128 KiB sequential
+/// writes at QD32 on the fresh preset (no preconditioning) run at ≥ 2,800 MB/s until the
+/// cache holds its size (3.05 GB: 6 + 36 GB per TB of the preset's 72.7 GB), then at
+/// 1,400–2,000 MB/s (TLC programs on 32 dies); the cache took its size, in whole blocks.
+#[test]
+fn nvme_preset_writes_fast_while_its_slc_cache_lasts_then_at_tlc_speed() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/nvme-pcie3-tlc.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let sets = [
+        "precondition.enabled=false",
+        "workload.read_percent=0",
+        "workload.block_size_bytes=131072",
+        "workload.queue_depth=32",
+        "workload.pattern=\"sequential\"",
+        "workload.requests=40000",
+        "output.timeseries_interval_ns=20000000",
+    ]
+    .map(String::from);
+    let t = ssdlab_core::config::apply_overrides(&text, &sets).unwrap();
+    let mut sim = ssdlab_core::Simulation::new(Config::from_toml_str(&t, path).unwrap()).unwrap();
+    let r = sim.run_workload(&mut NoProgress).unwrap();
+    let cache = r.journal.as_ref().unwrap().slc_cache.clone().unwrap();
+    assert_eq!(cache.size_bytes, 436_000_000 + 2_616_000_000);
+    // 23 SLC blocks of 2 MiB on each of 64 planes.
+    assert_eq!(cache.size_blocks_per_plane, 23);
+    assert_eq!(cache.cached_bytes, 23 * 64 * (2 << 20));
+    // Rows by the bytes written before them: the cache's phase (up to 90 % of its size),
+    // and the TLC phase (past the size and the 64 MiB DRAM buffer).
+    let (mut before, mut prev_ns) = (0.0, 0u64);
+    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+    for row in &sim.last_timeseries {
+        let secs = (row.time_ns - prev_ns) as f64 / 1e9;
+        let after = before + row.write_mb_per_s * 1e6 * secs;
+        if after <= 0.9 * cache.size_bytes as f64 {
+            fast.push(row.write_mb_per_s);
+        } else if before >= cache.cached_bytes as f64 + 2.0 * 67108864.0 {
+            slow.push(row.write_mb_per_s);
+        }
+        (before, prev_ns) = (after, row.time_ns);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(
+        fast.len() >= 20 && slow.len() >= 20,
+        "{} / {} rows",
+        fast.len(),
+        slow.len()
+    );
+    assert!(mean(&fast) >= 2800.0, "cache phase {} MB/s", mean(&fast));
+    assert!(
+        (1400.0..=2000.0).contains(&mean(&slow)),
+        "TLC phase {} MB/s",
+        mean(&slow)
     );
 }
