@@ -154,9 +154,13 @@ impl Ftl {
             // (a failed try changes nothing it depends on, and a full pass brings the
             // cursor back), so the second runs only when the first skipped a plane over
             // its share.
+            let planes = match &self.placer.region_stripes[t.region as usize] {
+                Some(own) => own.order.len(),
+                None => self.placer.stripe.order.len(),
+            };
             for pass in 0..2 {
                 let mut over_share = false;
-                for _ in 0..self.placer.stripe.order.len() {
+                for _ in 0..planes {
                     let plane = PlaneId(match &mut self.placer.region_stripes[t.region as usize] {
                         Some(own) => own.next_plane(),
                         None => self.placer.stripe.next_plane(),

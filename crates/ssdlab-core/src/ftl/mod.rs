@@ -467,8 +467,12 @@ impl Ftl {
                 .regions
                 .iter()
                 .map(|r| {
-                    r.own_stripe.then(|| {
-                        host::Stripe::new(d.stripe_planes.clone(), shuffle(1 + r.id as u64))
+                    // A region on some planes only visits them on a cursor of its own.
+                    (r.own_stripe || !r.planes.is_empty()).then(|| {
+                        let order: Vec<u32> = (d.stripe_planes.iter().copied())
+                            .filter(|&p| r.on_plane(p))
+                            .collect();
+                        host::Stripe::new(order, shuffle(1 + r.id as u64))
                     })
                 })
                 .collect(),

@@ -1,4 +1,5 @@
-//! Block regions. A region owns a fixed range of block indexes in every plane, programs
+//! Block regions. A region owns a fixed range of block indexes in every plane (or in the
+//! planes it names, key `planes`), programs
 //! them in one cell mode with its own pages per block, keeps per plane a free pool and one
 //! open block per write stream, and has its own victim index, GC thresholds and wear
 //! leveler. Today's default device is one `data` region.
@@ -213,8 +214,10 @@ impl Region {
     }
 
     /// The region's state in `plane`, fresh (its GC thresholds 0 without device GC).
+    /// On a plane where the region has no blocks (key `planes`) it has no thresholds either.
     pub fn plane_state(&self, plane: PlaneId, alloc: &AllocConfig) -> PlaneState {
-        let gc = |threshold: u32| if self.device_gc { threshold } else { 0 };
+        let on = self.geo.on_plane(plane.0);
+        let gc = |threshold: u32| if self.device_gc && on { threshold } else { 0 };
         PlaneState {
             region: self.id(),
             plane,
@@ -229,7 +232,7 @@ impl Region {
             host_units: 0,
             relocated_units: 0,
             valid_cap_units: u64::MAX,
-            usable_blocks: self.geo.blocks_per_plane,
+            usable_blocks: if on { self.geo.blocks_per_plane } else { 0 },
             erasing: 0,
             gc_job: JobId::NONE,
             starved: false,
@@ -239,7 +242,9 @@ impl Region {
 
     /// Blocks of the region in `plane`.
     pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
-        self.wear_shape.plane_blocks(plane)
+        let r = self.geo.plane_range(plane);
+        let base = plane * self.wear_shape.blocks_per_plane;
+        base + r.start..base + r.end
     }
 
     /// Units the region's blocks in `plane` can hold for data, given `usable` blocks: all
