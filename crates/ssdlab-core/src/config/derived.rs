@@ -323,6 +323,15 @@ impl Derived {
             if t.endurance_pe_cycles == 0 {
                 return Err(err(&key("endurance_pe_cycles"), "must be > 0"));
             }
+            if t.partial_programs_per_page == 0 || t.partial_programs_per_page > slots_per_page {
+                return Err(err(
+                    &key("partial_programs_per_page"),
+                    format!(
+                        "{}: 1 (whole pages only) to the {slots_per_page} mapping units a page holds",
+                        t.partial_programs_per_page
+                    ),
+                ));
+            }
         }
 
         let write_buffer_units =
@@ -639,7 +648,12 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             ),
         ));
     }
-    let sized: u64 = out.iter().filter(|r| r.planes.is_empty()).map(|r| r.blocks_per_plane as u64).sum::<u64>() + subset[0];
+    let sized: u64 = out
+        .iter()
+        .filter(|r| r.planes.is_empty())
+        .map(|r| r.blocks_per_plane as u64)
+        .sum::<u64>()
+        + subset[0];
     match rest_of {
         Some(i) => {
             if sized >= g.blocks_per_plane as u64 {

@@ -1,11 +1,11 @@
 //! The FTL's host-facing operations: placing host pages, host reads, trims.
 
-use super::region::Stream;
+use super::region::{PartialPage, Stream};
 use super::translation::Origin;
 use super::{Ftl, NandSink, ReadOutcome};
 use crate::base::Version;
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_APPEND, OP_FAILS};
 use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Found;
 use crate::policy::placement::Placement;
@@ -203,9 +203,111 @@ impl Ftl {
             debug_assert!(versions.is_empty(), "bulk paths run without integrity");
             return Ok(self.place_host_page_plain((r, plane, stream), lpns, token, sink));
         }
+        if self.media.ps[self.media.rp(r, plane)].partial_programs_per_page > 1 {
+            return self.place_partial((r, plane, stream), lpns, versions, token, sink);
+        }
         let placed =
             self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
         Ok(placed.is_some())
+    }
+
+    /// [`Ftl::place_host_page`] in a region whose pages take partial programs
+    /// (`partial_programs_per_page` > 1): the units go after those of the plane's partly
+    /// programmed page of `stream` when they fit, it has programs left and it is still
+    /// the block's last page taken (pages of a block are programmed in order), as a
+    /// program of their own; else the partial page is given up (its empty slots padding)
+    /// and the units take a new page, which stays open for appends when they do not fill
+    /// it (not a block's last page: the block closes when that page's program completes).
+    #[inline(never)]
+    fn place_partial<S: NandSink>(
+        &mut self,
+        (r, plane, stream): (u8, PlaneId, Stream),
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+    ) -> Result<bool> {
+        let spp = self.media.geo.slots_per_page;
+        let n = lpns.len() as u32;
+        let rp = self.media.rp(r, plane);
+        let ps = &self.media.ps[rp];
+        let p = ps.partial;
+        if !p.block.is_none() {
+            let appendable = p.stream == stream
+                && ps.open.get(stream) == p.block
+                && self.media.blocks.next_page[p.block.idx()] == p.page + 1
+                && p.used + n <= spp
+                && p.programs < ps.partial_programs_per_page;
+            if appendable {
+                if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
+                    return Ok(false);
+                }
+                let first = self.media.page_slot(p.block, p.page) + p.used;
+                for (i, &lpn) in lpns.iter().enumerate() {
+                    self.map_unit(lpn, first + i as u32, versions.get(i).copied());
+                }
+                self.media.blocks.valid_units[p.block.idx()] += n;
+                let ps = &mut self.media.ps[rp];
+                ps.valid_units += n as u64;
+                ps.host_units += n as u64;
+                ps.partial.used += n;
+                ps.partial.programs += 1;
+                let done =
+                    ps.partial.used == spp || ps.partial.programs == ps.partial_programs_per_page;
+                self.counters.host_units_programmed += n as u64;
+                self.counters.partial_programs += 1;
+                if done {
+                    self.give_up_partial(rp);
+                }
+                let mut op = NandOp::new(
+                    OpKind::Program,
+                    Cause::Host,
+                    p.block,
+                    p.page,
+                    n,
+                    Owner::HostProgram { token },
+                );
+                op.flags = OP_APPEND;
+                self.issue(sink, op)?;
+                if self.durable.held.is_some() {
+                    self.durable
+                        .hold_overwritten::<S>(&mut self.media, &mut self.internal, token);
+                }
+                if self.trans.active() {
+                    self.host_updates(lpns);
+                }
+                return Ok(true);
+            }
+            self.give_up_partial(rp);
+        }
+        let Some(block) =
+            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?
+        else {
+            return Ok(false);
+        };
+        let ps = &mut self.media.ps[rp];
+        if n < spp && ps.open.get(stream) == block {
+            // Not padded after all: the rest of the page waits for the next units.
+            self.counters.padding_units -= (spp - n) as u64;
+            ps.partial = PartialPage {
+                block,
+                page: self.media.blocks.next_page[block.idx()] - 1,
+                stream,
+                used: n,
+                programs: 1,
+            };
+        }
+        Ok(true)
+    }
+
+    /// The partly programmed page of (region, plane) `rp` takes no more units: its empty
+    /// slots are padding.
+    fn give_up_partial(&mut self, rp: usize) {
+        let ps = &mut self.media.ps[rp];
+        if !ps.partial.block.is_none() {
+            self.counters.padding_units += (self.media.geo.slots_per_page - ps.partial.used) as u64;
+            ps.partial = PartialPage::default();
+        }
     }
 
     /// [`Ftl::place_host_page`] through the general issue path. Returns the block the

@@ -50,6 +50,35 @@ pub struct PlaneState {
     pub starved: bool,
     /// Queued for a background step (deduplicates the wake list).
     pub woken: bool,
+    /// Programs a page of the region may take (its cell mode's `partial_programs_per_page`).
+    pub partial_programs_per_page: u32,
+    /// The page a host page flushed before it was full left partly programmed, which the
+    /// next host page of its stream here appends to (with `partial_programs_per_page > 1`).
+    pub partial: PartialPage,
+}
+
+/// A partly programmed host page ([`PlaneState::partial`]); `block` is
+/// [`BlockId::NONE`] when there is none.
+#[derive(Clone, Copy, Debug)]
+pub struct PartialPage {
+    pub block: BlockId,
+    pub page: u32,
+    pub stream: Stream,
+    /// Slots programmed so far, and programs so far.
+    pub used: u32,
+    pub programs: u32,
+}
+
+impl Default for PartialPage {
+    fn default() -> Self {
+        PartialPage {
+            block: BlockId::NONE,
+            page: 0,
+            stream: Stream::HOST,
+            used: 0,
+            programs: 0,
+        }
+    }
 }
 
 impl PlaneState {
@@ -164,6 +193,8 @@ pub struct Region {
     /// The device collects garbage here. Not on a zoned device: free blocks come back
     /// through zone resets only, so its planes have no GC thresholds and no reserve.
     pub device_gc: bool,
+    /// Its cell mode's `partial_programs_per_page`.
+    pub partial_programs_per_page: u32,
 }
 
 impl Region {
@@ -200,6 +231,7 @@ impl Region {
             },
             geo: r.clone(),
             device_gc: cfg.device.zns.is_none(),
+            partial_programs_per_page: cfg.device.timing.get(r.cell_mode).partial_programs_per_page,
         }
     }
 
@@ -237,6 +269,8 @@ impl Region {
             gc_job: JobId::NONE,
             starved: false,
             woken: false,
+            partial_programs_per_page: self.partial_programs_per_page,
+            partial: PartialPage::default(),
         }
     }
 

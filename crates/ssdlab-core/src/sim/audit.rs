@@ -805,16 +805,24 @@ fn trim_records(r: &Results, f: &Facts) -> Check {
     })
 }
 
-/// NAND programs hold every unit placed in them: programs × slots per page ≥ host units
-/// + GC copies + padding.
+/// NAND programs hold every unit placed in them: (programs − appends to a partly
+/// programmed page) × slots per page ≥ host units + GC copies + padding.
 fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
-    let slots = r.nand.programs.total * f.slots_per_page as u64;
+    let pages = r.nand.programs.total.saturating_sub(r.gc.partial_programs);
+    let slots = pages * f.slots_per_page as u64;
     let units = f.host_units_programmed + r.gc.copied_units + f.padding_units;
     Check::new(
         "nand_slots_hold_units",
         Kind::Conservation,
         vec![
-            ("nand.programs.total * slots per page", U(slots)),
+            (
+                if r.gc.partial_programs == 0 {
+                    "nand.programs.total * slots per page"
+                } else {
+                    "(nand.programs.total - gc.partial_programs) * slots per page"
+                },
+                U(slots),
+            ),
             ("host units programmed", U(f.host_units_programmed)),
             ("gc.copied_units", U(r.gc.copied_units)),
             ("padding slots", U(f.padding_units)),

@@ -311,6 +311,7 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
         invocations: c.gc_invocations,
         copied_units: c.gc_copied_units,
         padding_units: c.padding_units,
+        partial_programs: c.partial_programs,
     }
 }
 
