@@ -300,6 +300,15 @@ impl Ftl {
         Ok(true)
     }
 
+    /// No partly programmed page takes more units (their empty slots are padding): a
+    /// phase of the run starts with none, so its counters hold the appends and padding of
+    /// the pages its own programs opened.
+    pub fn give_up_partial_pages(&mut self) {
+        for rp in 0..self.media.ps.len() {
+            self.give_up_partial(rp);
+        }
+    }
+
     /// The partly programmed page of (region, plane) `rp` takes no more units: its empty
     /// slots are padding.
     fn give_up_partial(&mut self, rp: usize) {

@@ -609,6 +609,7 @@ impl Simulation {
         if let Some(h) = &self.config.device.host_interface {
             h.classes(workload.flows.len())?;
         }
+        self.ftl.give_up_partial_pages();
         let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
         // The workload's counters may span phases (one source run in several): results
