@@ -145,6 +145,23 @@ impl Ftl {
     ) -> Result<Option<u32>> {
         let targets = self.placer.policy.host_targets(lane, lpns);
         for t in targets.as_slice() {
+            // A partial page (a flush's tail) goes first to a page of its stream left
+            // partly programmed that it fits (partial-page programs): the tails of
+            // successive commits share a page instead of each padding one.
+            if lpns.len() < self.media.geo.slots_per_page as usize
+                && self.media.regions[t.region as usize].partial_programs_per_page > 1
+            {
+                if let Some(plane) =
+                    self.partial_page_for(t.region, t.stream, lpns.len() as u32, &accept)
+                {
+                    let at = (t.region, plane, t.stream);
+                    if self.place_host_page(at, lpns, versions, token, sink)? {
+                        self.after_host_page(t.region, plane);
+                        self.run_background(sink)?;
+                        return Ok(Some(plane.0));
+                    }
+                }
+            }
             match &mut self.placer.region_stripes[t.region as usize] {
                 Some(own) => own.begin(),
                 None => self.placer.stripe.begin(),
@@ -298,6 +315,29 @@ impl Ftl {
             };
         }
         Ok(true)
+    }
+
+    /// A plane of region `r` whose partly programmed page of `stream` takes `n` more units
+    /// (room, programs left, still its block's last page taken) and that `accept`s a page.
+    fn partial_page_for<A: Fn(u32) -> bool>(
+        &self,
+        r: u8,
+        stream: Stream,
+        n: u32,
+        accept: &A,
+    ) -> Option<PlaneId> {
+        let spp = self.media.geo.slots_per_page;
+        (0..self.media.geo.planes).map(PlaneId).find(|&plane| {
+            let ps = &self.media.ps[self.media.rp(r, plane)];
+            let p = ps.partial;
+            !p.block.is_none()
+                && p.stream == stream
+                && p.used + n <= spp
+                && p.programs < ps.partial_programs_per_page
+                && ps.open.get(stream) == p.block
+                && self.media.blocks.next_page[p.block.idx()] == p.page + 1
+                && accept(plane.0)
+        })
     }
 
     /// No partly programmed page takes more units (their empty slots are padding): a
