@@ -86,7 +86,7 @@ pub fn power_cut_supported(cfg: &Config) -> Result<()> {
     for m in modes {
         if cfg.device.timing.get(m).partial_programs_per_page > 1 {
             return Err(SimError::config(
-                &format!("device.timing.{}.partial_programs_per_page", m.name()),
+                format!("device.timing.{}.partial_programs_per_page", m.name()),
                 "power cuts are not modelled with partial-page programs: a power-on scan \
                  takes a block's first programmed pages as durable, and a page's later \
                  partial programs may still have been in flight; set 1",

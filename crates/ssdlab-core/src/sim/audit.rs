@@ -806,20 +806,26 @@ fn trim_records(r: &Results, f: &Facts) -> Check {
 }
 
 /// NAND programs hold every unit placed in them: programs × slots per page ≥ host units
-/// + GC copies + padding. With partial-page programs (`gc.partial_programs`, each a
-/// program appending to a partly programmed page, listed only when there are any) the
-/// appends are some of the programs. (Not programs less appends: a page opened in the
-/// preconditioning phase may take its appends in the measured one.)
+/// plus GC copies plus padding. With partial-page programs (`gc.partial_programs`: each a
+/// program appending to a page a program of the same phase opened, as a phase starts with
+/// no partly programmed page) the pages are the programs less the appends.
 fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
-    let slots = r.nand.programs.total * f.slots_per_page as u64;
+    let appends = r.gc.partial_programs;
+    let slots = r.nand.programs.total.saturating_sub(appends) * f.slots_per_page as u64;
     let units = f.host_units_programmed + r.gc.copied_units + f.padding_units;
     let mut figures = vec![
-        ("nand.programs.total * slots per page", U(slots)),
+        (
+            if appends == 0 {
+                "nand.programs.total * slots per page"
+            } else {
+                "(nand.programs.total - gc.partial_programs) * slots per page"
+            },
+            U(slots),
+        ),
         ("host units programmed", U(f.host_units_programmed)),
         ("gc.copied_units", U(r.gc.copied_units)),
         ("padding slots", U(f.padding_units)),
     ];
-    let appends = r.gc.partial_programs;
     if appends > 0 {
         figures.push(("gc.partial_programs", U(appends)));
     }

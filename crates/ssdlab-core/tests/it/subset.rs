@@ -1,7 +1,6 @@
 //! Regions on plane subsets (region key `planes`) and partial-page programs
 //! (`partial_programs_per_page`), issue 48 item 4: exact layouts and counts on tiny devices.
 
-use ssdlab_core::config::Mode;
 use ssdlab_core::flash::ids::{Lpn, PlaneId};
 use ssdlab_core::flash::OpKind;
 use ssdlab_core::sim::functional::SerialClock;
@@ -112,7 +111,8 @@ fn a_subset_region_has_blocks_and_gc_only_on_its_planes() {
 /// needs a size; the data region is on every plane; plane ids exist.
 #[test]
 fn subset_region_errors_name_the_key() {
-    let cases: [(fn(&mut Config), &str); 4] = [
+    type Change = fn(&mut Config);
+    let cases: [(Change, &str); 4] = [
         (
             |c| c.ftl.regions[1].planes = Some(vec![0, 1]),
             "ftl.regions",
@@ -229,5 +229,4 @@ fn partial_programs_are_validated_and_refused_with_power_cuts() {
     );
     c.device.timing.slc.partial_programs_per_page = 1;
     assert!(ssdlab_core::ftl::power_cut_supported(&c).is_ok());
-    let _ = Mode::Timed;
 }
