@@ -285,6 +285,14 @@ pub struct SlcDevice {
     pub fio_app_write_bytes: u64,
 }
 
+/// `n` planes as a person reads it: `1 plane`, `7 planes`.
+fn planes_text(n: u32) -> String {
+    match n {
+        1 => "1 plane".to_string(),
+        n => format!("{n} planes"),
+    }
+}
+
 /// `bytes` as a person reads it: `64 GiB`, `768 MiB`, `1.5 GiB`, `24 KiB`.
 pub fn size_text(bytes: u64) -> String {
     let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
@@ -963,14 +971,14 @@ impl Experiment for Slc {
         let d = &r.device;
         let layout = if d.journal_region_planes < d.planes {
             format!(
-                "`slc-buffer` {} SLC blocks of buffer on every plane ({} in all), `slc-journal` the same SLC split by planes: {} blocks of buffer on {} planes ({}) and {} blocks of journal region on {} planes ({} for the {} journal: the journal and the region's reserve of 3 blocks per plane; region key `planes`)",
+                "`slc-buffer` {} SLC blocks of buffer on every plane ({} in all), `slc-journal` the same SLC split by planes: {} blocks of buffer on {} ({}) and {} blocks of journal region on {} ({} for the {} journal: the journal and the region's reserve of 3 blocks per plane; region key `planes`)",
                 d.buffer_blocks_per_plane,
                 size_text(d.buffer_bytes),
                 d.split_buffer_blocks_per_plane,
-                d.split_buffer_planes,
+                planes_text(d.split_buffer_planes),
                 size_text(d.split_buffer_bytes),
                 d.journal_region_blocks_per_plane,
-                d.journal_region_planes,
+                planes_text(d.journal_region_planes),
                 size_text(d.journal_region_bytes),
                 size_text(d.journal_bytes),
             )
