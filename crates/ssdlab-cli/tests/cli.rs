@@ -931,8 +931,8 @@ fn reproduce_slc_writes_its_table_csv_and_plot() {
     // The header states the scaled device's sizes, not scale 1's.
     for part in [
         "scaled down by 16): TLC 4.0 GiB logical, 16 KiB pages, 2 planes;",
-        "`slc-buffer` 24 blocks of buffer (48 MiB in all)",
-        "+ 11 of journal region (22 MiB for the 8 MiB journal: its padded ring",
+        "`slc-buffer` 24 SLC blocks of buffer on every plane (48 MiB in all)",
+        "24 blocks of journal region on 1 plane (24 MiB for the 8 MiB journal:",
         "96 MiB of application data",
     ] {
         assert!(md.contains(part), "{part}: {md}");

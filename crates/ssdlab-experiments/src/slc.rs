@@ -1,7 +1,9 @@
 //! Spec 05: SLC write buffer with a journal region (`ssdlab reproduce slc`,
 //! docs/slc-journal.md). `slc-buffer` (768 MiB of SLC buffer) against `slc-journal` (the
-//! same SLC split into a buffer and a journal region, by default 416 + 352 MiB: 13 + 11
-//! blocks per plane, `journal_blocks_per_plane`) on the 64 GiB TLC
+//! same SLC split into a buffer and a journal region, by default by planes: the 24 SLC
+//! blocks of 7 planes are the journal region (168 MiB), those of the other 25 the buffer
+//! (600 MiB), `journal_planes`; or on every plane, 13 + 11 blocks per plane,
+//! `journal_blocks_per_plane`), SLC pages taking 4 partial programs (NOP), on the 64 GiB TLC
 //! device of `configs/slc-journal-64g.toml`, under the ext4 model: fio 8 KiB random writes
 //! with an fsync every 2 … 128 writes (app data = 2 × the SLC, 1.5 GiB) in both journal
 //! modes, and the four Filebench personalities.
@@ -40,15 +42,36 @@ pub const JOURNAL_BLOCKS_PER_PLANE: u32 = 11;
 /// a buffer and a journal region sharing the 24 blocks ([`journal_regions`]).
 const BASELINE_REGIONS: &str = r#"regions = [{ name = "data", content = "data" }, { name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = 24, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }]"#;
 
-/// `slc-journal`'s regions: `24 − journal` blocks per plane of buffer, `journal` of journal
-/// region (the thresholds of `configs/slc-journal-64g.toml`), its pages on the stripe
-/// cursor the regions share or on its own (`own_stripe`).
+/// `slc-journal`'s regions on every plane: `24 − journal` blocks per plane of buffer,
+/// `journal` of journal region (the thresholds of `configs/slc-journal-64g.toml`), its
+/// pages on the stripe cursor the regions share or on its own (`own_stripe`).
 fn journal_regions(journal: u32, own_stripe: bool) -> String {
     format!(
         r#"regions = [{{ name = "data", content = "data" }}, {{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {}, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1 }}, {{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {journal}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1, own_stripe = {own_stripe} }}]"#,
         SLC_BLOCKS_PER_PLANE - journal
     )
 }
+
+/// `slc-journal`'s regions on plane subsets (region key `planes`): the journal region
+/// takes the 24 SLC blocks of `journal` planes, the buffer the 24 of the others (each on
+/// a stripe cursor of its own over its planes).
+fn subset_regions(journal: &[u32], buffer: &[u32]) -> String {
+    format!(
+        r#"regions = [{{ name = "data", content = "data" }}, {{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {SLC_BLOCKS_PER_PLANE}, drain_when_idle = true, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, planes = {buffer:?} }}, {{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {SLC_BLOCKS_PER_PLANE}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1, planes = {journal:?} }}]"#
+    )
+}
+
+/// Planes of the journal region by default at scale 1: 7 × 24 SLC blocks = 168 MiB, the
+/// least whole planes that hold the paper's 128 MiB journal beside the region's reserve
+/// (3 blocks per plane: 7 × 21 = 147 MiB hold journal data; 6 planes hold 126 MiB, less
+/// than the journal, and the region copies: docs/slc-journal.md), on 7 channels; at scale
+/// `s`, 7 / s rounded (at least 1).
+pub const JOURNAL_PLANES: u32 = 7;
+
+/// Partial programs per SLC page by default (NOP 4, as SLC NAND datasheets give it:
+/// Micron MT29F4G08ABADA, Kioxia TC58NVG2S0H): a commit's partial page is appended to by
+/// the next, not padded.
+pub const SLC_PARTIAL_PROGRAMS: u32 = 4;
 
 /// Journal region sizes (blocks per plane) the regions' reserves allow: the journal
 /// region and the buffer each keep 2 blocks per plane back and need 2 more to hold data.
@@ -68,6 +91,12 @@ pub struct SlcParams {
     /// The journal region's pages take planes from a stripe cursor of its own (region key
     /// `own_stripe`): no GC copies where pages per commit alias with the stripe.
     pub journal_own_stripe: bool,
+    /// Planes the journal region takes (all 24 SLC blocks of each; the buffer takes the
+    /// other planes' 24) at scale 1, divided by the scale (at least 1); 0: the journal
+    /// region on every plane with `journal_blocks_per_plane` of the 24 (issue 36's layout).
+    pub journal_planes: u32,
+    /// `[device.timing.slc] partial_programs_per_page` of the device (both policies).
+    pub slc_partial_programs: u32,
     pub seed: Option<u64>,
     pub sets: Vec<String>,
 }
@@ -80,9 +109,31 @@ impl SlcParams {
             filebench_requests: 400_000,
             journal_blocks_per_plane: JOURNAL_BLOCKS_PER_PLANE,
             journal_own_stripe: false,
+            journal_planes: JOURNAL_PLANES,
+            slc_partial_programs: SLC_PARTIAL_PROGRAMS,
             seed: None,
             sets: Vec::new(),
         }
+    }
+
+    /// The journal region's planes and the buffer's (`journal_planes` > 0) on a device of
+    /// `channels` × `chips_per_channel` chips of 2 planes: the journal's are the first in
+    /// the device's stripe order (CWDP: a plane on each channel first).
+    fn plane_split(&self, channels: u32, chips_per_channel: u32) -> (Vec<u32>, Vec<u32>) {
+        let planes = 2 * channels * chips_per_channel;
+        let n = ((self.journal_planes + self.scale / 2) / self.scale).clamp(1, planes - 1);
+        let plane = |i: u32| {
+            let (ch, chip, p) = (
+                i % channels,
+                (i / channels) % chips_per_channel,
+                i / (channels * chips_per_channel),
+            );
+            (ch * chips_per_channel + chip) * 2 + p
+        };
+        let mut journal: Vec<u32> = (0..n).map(plane).collect();
+        journal.sort_unstable();
+        let buffer = (0..planes).filter(|p| !journal.contains(p)).collect();
+        (journal, buffer)
     }
 
     /// Every run: (policy, app, journal mode, fsync interval of fio).
@@ -157,6 +208,9 @@ impl SlcParams {
                     in_regions = !line.trim_end().ends_with(']');
                     if policy == "slc-buffer" {
                         BASELINE_REGIONS.to_string()
+                    } else if self.journal_planes > 0 {
+                        let (journal, buffer) = self.plane_split(channels, chips / channels);
+                        subset_regions(&journal, &buffer)
                     } else {
                         journal_regions(self.journal_blocks_per_plane, self.journal_own_stripe)
                     }
@@ -175,6 +229,16 @@ impl SlcParams {
             text.push('\n');
         }
         text.push_str(&format!("journal_bytes = {journal}\n"));
+        if self.slc_partial_programs != 1 {
+            text = text.replacen(
+                "[device.timing.slc]\n",
+                &format!(
+                    "[device.timing.slc]\npartial_programs_per_page = {}\n",
+                    self.slc_partial_programs
+                ),
+                1,
+            );
+        }
         let text = ssdlab_core::config::apply_overrides(&text, &self.sets)?;
         let mut c =
             Config::from_toml_str(&text, &format!("configs/slc-journal-64g.toml ({policy})"))
@@ -210,10 +274,23 @@ pub struct SlcDevice {
     pub split_buffer_bytes: u64,
     pub journal_region_blocks_per_plane: u32,
     pub journal_region_bytes: u64,
+    /// Planes the journal region and slc-journal's buffer take blocks on.
+    pub journal_region_planes: u32,
+    pub split_buffer_planes: u32,
+    /// `[device.timing.slc] partial_programs_per_page`.
+    pub slc_partial_programs: u32,
     /// The ext4 journal.
     pub journal_bytes: u64,
     /// Application data of each fio run.
     pub fio_app_write_bytes: u64,
+}
+
+/// `n` planes as a person reads it: `1 plane`, `7 planes`.
+fn planes_text(n: u32) -> String {
+    match n {
+        1 => "1 plane".to_string(),
+        n => format!("{n} planes"),
+    }
 }
 
 /// `bytes` as a person reads it: `64 GiB`, `768 MiB`, `1.5 GiB`, `24 KiB`.
@@ -241,6 +318,12 @@ impl SlcParams {
                 .find(|r| r.content == content)
                 .map_or((0, 0), |r| (r.blocks_per_plane, r.physical_bytes))
         };
+        let planes = |d: &ssdlab_core::config::Derived, content: RegionContent| {
+            d.regions
+                .iter()
+                .find(|r| r.content == content)
+                .map_or(0, |r| r.plane_count(&d.geometry))
+        };
         let base = self.config("slc-buffer", App::Fio, JournalMode::Ordered, 16)?;
         let bd = base.validate()?;
         let split = self.config("slc-journal", App::Fio, JournalMode::Ordered, 16)?;
@@ -265,6 +348,9 @@ impl SlcParams {
             split_buffer_bytes,
             journal_region_blocks_per_plane,
             journal_region_bytes,
+            journal_region_planes: planes(&sd, RegionContent::Journal),
+            split_buffer_planes: planes(&sd, RegionContent::Cache),
+            slc_partial_programs: split.device.timing.slc.partial_programs_per_page,
             journal_bytes,
             fio_app_write_bytes,
         })
@@ -627,7 +713,9 @@ impl SlcReport {
                 .filter_map(|&f| Some((f, self.gain_pct("fio", mode, Some(f))?)))
                 .collect();
             let first = gains.first().map_or(0.0, |g| g.1);
+            // Issue 48 (J1): at least 1.5 × at the shortest interval.
             let ok = gains.len() >= 2
+                && first >= 50.0
                 && gains.iter().all(|g| g.1 > 0.0 && g.1 <= first)
                 && first >= gains.last().map_or(0.0, |g| g.1);
             let mut numbers = gains
@@ -640,7 +728,7 @@ impl SlcReport {
             }
             out.push(Check::new(
                 "",
-                format!("fio {mode}: gain positive, largest at the shortest interval, shrinking toward the longest (paper +{paper:.0} % at 2)"),
+                format!("fio {mode}: gain positive, ≥ +50 % and largest at the shortest interval, shrinking toward the longest (paper +{paper:.0} % at 2)"),
                 (!gains.is_empty()).then_some(ok),
                 numbers,
             ));
@@ -801,6 +889,16 @@ pub struct SlcArgs {
     /// pages alias with the 32-plane stripe (docs/slc-journal.md).
     #[arg(long)]
     journal_own_stripe: bool,
+    /// Planes the journal region takes at scale 1 (all 24 SLC blocks of each, the buffer
+    /// the other planes'; divided by the scale, at least 1): 7 = the paper's 128 MiB
+    /// journal beside the region's reserve. 0: the journal region on every plane, sized by
+    /// --journal-blocks-per-plane (issue 36's layout).
+    #[arg(long, default_value_t = JOURNAL_PLANES)]
+    journal_planes: u32,
+    /// SLC partial-page programs (NOP) of the device, both policies; 1 = a flushed
+    /// partial page is padded.
+    #[arg(long, default_value_t = SLC_PARTIAL_PROGRAMS)]
+    slc_partial_programs: u32,
 }
 
 impl Experiment for Slc {
@@ -825,6 +923,8 @@ impl Experiment for Slc {
             filebench_requests: a.filebench_requests,
             journal_blocks_per_plane: a.journal_blocks_per_plane,
             journal_own_stripe: a.journal_own_stripe,
+            journal_planes: a.journal_planes,
+            slc_partial_programs: a.slc_partial_programs,
             seed: common.seed,
             sets: common.sets.clone(),
         };
@@ -869,21 +969,47 @@ impl Experiment for Slc {
         let mut o = String::new();
         let _ = writeln!(o, "# SLC write buffer with a journal region (spec 05)\n");
         let d = &r.device;
+        let layout = if d.journal_region_planes < d.planes {
+            format!(
+                "`slc-buffer` {} SLC blocks of buffer on every plane ({} in all), `slc-journal` the same SLC split by planes: {} blocks of buffer on {} ({}) and {} blocks of journal region on {} ({} for the {} journal: the journal and the region's reserve of 3 blocks per plane; region key `planes`)",
+                d.buffer_blocks_per_plane,
+                size_text(d.buffer_bytes),
+                d.split_buffer_blocks_per_plane,
+                planes_text(d.split_buffer_planes),
+                size_text(d.split_buffer_bytes),
+                d.journal_region_blocks_per_plane,
+                planes_text(d.journal_region_planes),
+                size_text(d.journal_region_bytes),
+                size_text(d.journal_bytes),
+            )
+        } else {
+            format!(
+                "SLC per plane: `slc-buffer` {} blocks of buffer ({} in all), `slc-journal` {} blocks of buffer ({}) + {} of journal region ({} for the {} journal: its ring, up to 2 × when commits pad, + the region's reserve)",
+                d.buffer_blocks_per_plane,
+                size_text(d.buffer_bytes),
+                d.split_buffer_blocks_per_plane,
+                size_text(d.split_buffer_bytes),
+                d.journal_region_blocks_per_plane,
+                size_text(d.journal_region_bytes),
+                size_text(d.journal_bytes),
+            )
+        };
+        let nop = if d.slc_partial_programs > 1 {
+            format!(
+                "; SLC pages take {} partial programs (NOP, `partial_programs_per_page`: a commit's partial page is appended to by the next commit, each append a whole tPROG, instead of padded)",
+                d.slc_partial_programs
+            )
+        } else {
+            "; SLC pages are programmed whole (a commit's partial page is padded)".to_string()
+        };
         let _ = writeln!(
             o,
-            "* Device (configs/slc-journal-64g.toml{}): {} {} logical, {} pages, {} planes; SLC per plane: `slc-buffer` {} blocks of buffer ({} in all), `slc-journal` {} blocks of buffer ({}) + {} of journal region ({} for the {} journal: its padded ring, up to 2 ×, + the region's reserve); SLC 20/200/2000 µs, TLC 5× slower; migration only after 100 ms of host idle time; timed mode, no power-loss protection (a flush waits for NAND).",
+            "* Device (configs/slc-journal-64g.toml{}): {} {} logical, {} pages, {} planes; {layout}{nop}; SLC 20/200/2000 µs, TLC 5× slower; migration only after 100 ms of host idle time; timed mode, no power-loss protection (a flush waits for NAND).",
             if r.scale > 1 { format!(", scaled down by {}", r.scale) } else { String::new() },
             d.cell_mode.to_uppercase(),
             size_text(d.logical_bytes),
             size_text(d.page_size_bytes as u64),
             d.planes,
-            d.buffer_blocks_per_plane,
-            size_text(d.buffer_bytes),
-            d.split_buffer_blocks_per_plane,
-            size_text(d.split_buffer_bytes),
-            d.journal_region_blocks_per_plane,
-            size_text(d.journal_region_bytes),
-            size_text(d.journal_bytes),
         );
         let _ = writeln!(
             o,
@@ -1097,7 +1223,34 @@ mod tests {
     /// refused naming the flag, before any run.
     #[test]
     fn journal_region_size_splits_the_slc() {
+        // The default: the journal region on 7 planes (one a channel first), the buffer on
+        // the other 25, 24 SLC blocks each; at scale 16 (2 planes) one each.
         let d = SlcParams::paper().device().unwrap();
+        assert_eq!(
+            (
+                d.journal_region_planes,
+                d.split_buffer_planes,
+                d.slc_partial_programs
+            ),
+            (7, 25, 4)
+        );
+        assert_eq!(size_text(d.journal_region_bytes), "168 MiB");
+        assert_eq!(size_text(d.split_buffer_bytes), "600 MiB");
+        assert_eq!(
+            SlcParams::paper().plane_split(8, 2).0,
+            vec![0, 4, 8, 12, 16, 20, 24]
+        );
+        let small = SlcParams {
+            scale: 16,
+            ..SlcParams::paper()
+        };
+        assert_eq!(small.plane_split(1, 1), (vec![0], vec![1]));
+        let d = SlcParams {
+            journal_planes: 0,
+            ..SlcParams::paper()
+        }
+        .device()
+        .unwrap();
         assert_eq!(
             (
                 d.split_buffer_blocks_per_plane,
@@ -1107,6 +1260,7 @@ mod tests {
         );
         let p = SlcParams {
             journal_blocks_per_plane: 8,
+            journal_planes: 0,
             ..SlcParams::paper()
         };
         let d = p.device().unwrap();
@@ -1161,7 +1315,7 @@ mod tests {
                 .map(|c| (c.holds, c.detail.clone()))
                 .unwrap()
         };
-        let why = "their data overflows slc-journal's 416 MiB buffer (slc-buffer 768 MiB; the journal region takes 352 MiB)";
+        let why = "their data overflows slc-journal's 600 MiB buffer (slc-buffer 768 MiB; the journal region takes 168 MiB)";
         let (ok, numbers) = get("Filebench: none below");
         assert_eq!(ok, Some(false));
         assert_eq!(
@@ -1280,7 +1434,8 @@ mod tests {
     }
 
     /// The sizes the header prints are the scaled device's: scale 16 has 2 planes, a
-    /// sixteenth of the 64 GiB, 48 MiB of SLC buffer and an 8 MiB journal.
+    /// sixteenth of the 64 GiB, 48 MiB of SLC buffer (slc-journal: a plane of buffer and
+    /// a plane of journal region) and an 8 MiB journal.
     #[test]
     fn device_figures_follow_the_scale() {
         let d = SlcParams::paper().device().unwrap();
@@ -1298,8 +1453,9 @@ mod tests {
         assert_eq!(d.planes, 2);
         assert_eq!(size_text(d.logical_bytes), "4.0 GiB");
         assert_eq!(size_text(d.buffer_bytes), "48 MiB");
-        assert_eq!(size_text(d.split_buffer_bytes), "26 MiB");
-        assert_eq!(size_text(d.journal_region_bytes), "22 MiB");
+        // One plane of 24 SLC blocks each (1 MiB).
+        assert_eq!(size_text(d.split_buffer_bytes), "24 MiB");
+        assert_eq!(size_text(d.journal_region_bytes), "24 MiB");
         assert_eq!(size_text(d.journal_bytes), "8 MiB");
         assert_eq!(size_text(d.fio_app_write_bytes), "96 MiB");
     }

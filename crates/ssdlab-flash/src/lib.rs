@@ -92,6 +92,10 @@ impl Owner {
 /// `NandOp::flags`: the operation fails (program: the page holds nothing; erase: the
 /// block is retired). Drawn when the operation is issued (seeded).
 pub const OP_FAILS: u8 = 1;
+/// `NandOp::flags`: a program appending units to a page already partly programmed
+/// (partial-page programs, `partial_programs_per_page`): the page was counted once, by the
+/// program that opened it.
+pub const OP_APPEND: u8 = 2;
 
 /// One NAND operation as the FTL issues it. Small and `Copy`: it travels through the
 /// scheduler's queues by value.

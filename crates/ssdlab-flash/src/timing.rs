@@ -40,6 +40,21 @@ pub struct CellTiming {
     pub resume_penalty_ns: u64,
     /// Erase count at which a block is retired as bad.
     pub endurance_pe_cycles: u32,
+    /// Programs a page may take (NOP, "number of partial page programs"): above 1 a host
+    /// page flushed before it is full programs only its units and the next host page of
+    /// the same stream on that plane appends to it, each a program of its own (command,
+    /// its bytes over the channel, a whole tPROG), instead of padding. SLC NAND datasheets
+    /// give NOP 4 (Micron MT29F4G08ABADA, Kioxia TC58NVG2S0H); MLC/TLC allow 1.
+    #[serde(default = "default_partial_programs", skip_serializing_if = "is_one")]
+    pub partial_programs_per_page: u32,
+}
+
+fn default_partial_programs() -> u32 {
+    1
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 /// A key that was split in two (`suspend_penalty_ns`); refused, its value never used.
@@ -88,6 +103,7 @@ impl Default for TimingTable {
             moved_suspend_penalty_ns: SplitKey,
             resume_penalty_ns: 0,
             endurance_pe_cycles: endurance,
+            partial_programs_per_page: 1,
         };
         TimingTable {
             slc: t(25, 200, 1_000, 2, 50_000),

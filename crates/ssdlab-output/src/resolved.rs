@@ -109,6 +109,9 @@ struct RegionView<'a> {
     /// Block indexes `first_index .. first_index + blocks_per_plane` of every plane.
     first_index: u32,
     blocks_per_plane: u32,
+    /// The planes a region on some planes only takes blocks on (`first_index`: on the first).
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    planes: &'a [u32],
     pages_per_block: u32,
     units_per_block: u32,
     blocks: u64,
@@ -150,6 +153,7 @@ pub fn derived_toml(d: &Derived) -> String {
                 cell_mode: r.cell_mode.name(),
                 first_index: r.first_index,
                 blocks_per_plane: r.blocks_per_plane,
+                planes: &r.planes,
                 pages_per_block: r.pages_per_block,
                 units_per_block: r.units_per_block,
                 blocks: r.blocks,

@@ -323,6 +323,15 @@ impl Derived {
             if t.endurance_pe_cycles == 0 {
                 return Err(err(&key("endurance_pe_cycles"), "must be > 0"));
             }
+            if t.partial_programs_per_page == 0 || t.partial_programs_per_page > slots_per_page {
+                return Err(err(
+                    &key("partial_programs_per_page"),
+                    format!(
+                        "{}: 1 (whole pages only) to the {slots_per_page} mapping units a page holds",
+                        t.partial_programs_per_page
+                    ),
+                ));
+            }
         }
 
         let write_buffer_units =
@@ -380,9 +389,18 @@ pub struct RegionGeometry {
     pub name: String,
     pub content: RegionContent,
     pub cell_mode: CellMode,
-    /// In every plane the region owns block indexes `first_index .. first_index + blocks_per_plane`.
+    /// In every plane the region owns block indexes `first_index .. first_index + blocks_per_plane`
+    /// (a region on some planes only: `first_index` on its first plane, [`Self::plane_range`]).
     pub first_index: u32,
+    /// Blocks of the region in each plane it takes blocks on.
     pub blocks_per_plane: u32,
+    /// The plane ids the region takes blocks on (`planes`), ascending; empty: every plane.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub planes: Vec<u32>,
+    /// A region on some planes only: its first block index in each plane, `u32::MAX` where
+    /// it has no blocks (empty: `first_index` in every plane).
+    #[serde(skip)]
+    pub plane_first: Vec<u32>,
     pub pages_per_block: u32,
     pub units_per_block: u32,
     pub blocks: u64,
@@ -408,6 +426,32 @@ pub struct RegionGeometry {
     pub gc: GcConfig,
 }
 
+impl RegionGeometry {
+    /// Whether the region has blocks in `plane`.
+    #[inline]
+    pub fn on_plane(&self, plane: u32) -> bool {
+        self.plane_first.is_empty() || self.plane_first[plane as usize] != u32::MAX
+    }
+
+    /// The region's block indexes within `plane` (empty where it has no blocks).
+    pub fn plane_range(&self, plane: u32) -> std::ops::Range<u32> {
+        match self.plane_first.get(plane as usize) {
+            None => self.first_index..self.first_index + self.blocks_per_plane,
+            Some(&u32::MAX) => 0..0,
+            Some(&f) => f..f + self.blocks_per_plane,
+        }
+    }
+
+    /// Planes the region has blocks in.
+    pub fn plane_count(&self, g: &Geometry) -> u32 {
+        if self.planes.is_empty() {
+            g.planes
+        } else {
+            self.planes.len() as u32
+        }
+    }
+}
+
 fn region_key(i: usize, f: &str) -> String {
     format!("ftl.regions[{i}].{f}")
 }
@@ -428,6 +472,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         gc_hard_free_blocks: None,
         drain_when_idle: false,
         own_stripe: false,
+        planes: None,
     }];
     let list: &[RegionConfig] = if f.regions.is_empty() {
         &default
@@ -484,10 +529,17 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             }
             (Some(b), None) => b,
             (None, Some(bytes)) => {
-                let per_block_row = g.planes as u64 * ppb as u64 * g.page_bytes as u64;
+                let on = r.planes.as_ref().map_or(g.planes, |p| p.len() as u32);
+                let per_block_row = on.max(1) as u64 * ppb as u64 * g.page_bytes as u64;
                 bytes.div_ceil(per_block_row).max(1) as u32
             }
             (None, None) => {
+                if r.planes.is_some() {
+                    return Err(err(
+                        &key("planes"),
+                        "a region on some planes only needs a size (blocks_per_plane or bytes); the region without one takes the rest of every plane",
+                    ));
+                }
                 if rest_of.is_some() {
                     return Err(err(
                         &key("blocks_per_plane"),
@@ -521,6 +573,38 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             gc.check()
                 .map_err(|(k, why)| err(&region_key(i, &format!("gc.{k}")), why))?;
         }
+        let planes = match &r.planes {
+            None => Vec::new(),
+            Some(list) => {
+                let mut p = list.clone();
+                p.sort_unstable();
+                let why = if p.is_empty() {
+                    Some("names no plane".to_string())
+                } else if p.windows(2).any(|w| w[0] == w[1]) {
+                    Some("names a plane twice".to_string())
+                } else if p[p.len() - 1] >= g.planes {
+                    Some(format!(
+                        "names plane {}: the device has planes 0..{}",
+                        p[p.len() - 1],
+                        g.planes
+                    ))
+                } else {
+                    match r.content {
+                        RegionContent::Data => Some("the data region takes blocks on every plane (host pages stripe over them all)".to_string()),
+                        RegionContent::Translation => Some("the translation region takes blocks on every plane (translation page t lives on plane t mod planes)".to_string()),
+                        _ => None,
+                    }
+                };
+                if let Some(why) = why {
+                    return Err(err(&key("planes"), format!("{list:?} {why}")));
+                }
+                if p.len() as u32 == g.planes {
+                    Vec::new()
+                } else {
+                    p
+                }
+            }
+        };
         out.push(RegionGeometry {
             id: i as u8,
             name: r.name.clone(),
@@ -528,6 +612,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             cell_mode: mode,
             first_index: 0,
             blocks_per_plane: bpp,
+            planes,
+            plane_first: Vec::new(),
             pages_per_block: ppb,
             units_per_block: ppb * g.slots_per_page,
             blocks: 0,
@@ -544,7 +630,30 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             gc: r.gc.clone().unwrap_or_else(|| f.gc.clone()),
         });
     }
-    let sized: u64 = out.iter().map(|r| r.blocks_per_plane as u64).sum();
+    // Regions on every plane come first in each plane (in configuration order), then the
+    // regions on some planes only: every plane's subset regions must add up to the same
+    // count, so the regions on every plane keep the same block indexes everywhere.
+    let mut subset = vec![0u64; g.planes as usize];
+    for r in out.iter().filter(|r| !r.planes.is_empty()) {
+        for &p in &r.planes {
+            subset[p as usize] += r.blocks_per_plane as u64;
+        }
+    }
+    if let Some(p) = (0..subset.len()).find(|&p| subset[p] != subset[0]) {
+        return Err(err(
+            "ftl.regions",
+            format!(
+                "the regions on some planes only (key `planes`) take {} blocks of plane 0 and {} of plane {p}: they must take as many blocks of every plane (the other regions keep the same block indexes on every plane)",
+                subset[0], subset[p]
+            ),
+        ));
+    }
+    let sized: u64 = out
+        .iter()
+        .filter(|r| r.planes.is_empty())
+        .map(|r| r.blocks_per_plane as u64)
+        .sum::<u64>()
+        + subset[0];
     match rest_of {
         Some(i) => {
             if sized >= g.blocks_per_plane as u64 {
@@ -636,9 +745,14 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         r.open_blocks_per_plane =
             lanes * (host as u32 + own_gc as u32) + inbound as u32 + wl as u32;
         r.reserve_blocks_per_plane = r.open_blocks_per_plane + r.gc_hard_free_blocks;
-        r.first_index = first;
-        first += r.blocks_per_plane;
-        r.blocks = r.blocks_per_plane as u64 * g.planes as u64;
+        let on = if r.planes.is_empty() {
+            r.first_index = first;
+            first += r.blocks_per_plane;
+            g.planes
+        } else {
+            r.planes.len() as u32
+        };
+        r.blocks = r.blocks_per_plane as u64 * on as u64;
         r.physical_bytes = r.blocks * r.units_per_block as u64 * g.unit_bytes as u64;
         r.native_bytes = r.blocks * g.units_per_block as u64 * g.unit_bytes as u64;
         if r.blocks_per_plane <= r.reserve_blocks_per_plane + 1 {
@@ -665,6 +779,15 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
                 ),
             ));
         }
+    }
+    let mut next = vec![first; g.planes as usize];
+    for r in out.iter_mut().filter(|r| !r.planes.is_empty()) {
+        r.plane_first = vec![u32::MAX; g.planes as usize];
+        for &p in &r.planes {
+            r.plane_first[p as usize] = next[p as usize];
+            next[p as usize] += r.blocks_per_plane;
+        }
+        r.first_index = r.plane_first[r.planes[0] as usize];
     }
     if out
         .iter()

@@ -237,6 +237,14 @@ pub struct RegionConfig {
     /// journal region: docs/slc-journal.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own_stripe: bool,
+    /// Plane ids (die-major: die · planes_per_die + plane in die) the region takes blocks
+    /// on; default every plane. A region on some planes only has no blocks on the others
+    /// (its `blocks_per_plane` on each plane it names; `bytes` divided over them), its host
+    /// pages visit its planes in stripe order on a cursor of their own, and its GC stays on
+    /// them (copies never leave their plane). Every plane's blocks must still add up: the
+    /// region without a size takes the same rest on every plane (docs/config.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planes: Option<Vec<u32>>,
 }
 
 /// `[ftl]`.

@@ -1,11 +1,11 @@
 //! The FTL's host-facing operations: placing host pages, host reads, trims.
 
-use super::region::Stream;
+use super::region::{PartialPage, Stream};
 use super::translation::Origin;
 use super::{Ftl, NandSink, ReadOutcome};
 use crate::base::Version;
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_APPEND, OP_FAILS};
 use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use crate::integrity::Found;
 use crate::policy::placement::slc_buffer::CacheSize;
@@ -172,6 +172,23 @@ impl Ftl {
             } else {
                 u32::MAX
             };
+            // A partial page (a flush's tail) goes first to a page of its stream left
+            // partly programmed that it fits (partial-page programs): the tails of
+            // successive commits share a page instead of each padding one.
+            if lpns.len() < self.media.geo.slots_per_page as usize
+                && self.media.regions[t.region as usize].partial_programs_per_page > 1
+            {
+                if let Some(plane) =
+                    self.partial_page_for(t.region, t.stream, lpns.len() as u32, &accept)
+                {
+                    let at = (t.region, plane, t.stream);
+                    if self.place_host_page(at, lpns, versions, token, sink)? {
+                        self.after_host_page(t.region, plane);
+                        self.run_background(sink)?;
+                        return Ok(Some(plane.0));
+                    }
+                }
+            }
             match &mut self.placer.region_stripes[t.region as usize] {
                 Some(own) => own.begin(),
                 None => self.placer.stripe.begin(),
@@ -181,9 +198,13 @@ impl Ftl {
             // (a failed try changes nothing it depends on, and a full pass brings the
             // cursor back), so the second runs only when the first skipped a plane over
             // its share.
+            let planes = match &self.placer.region_stripes[t.region as usize] {
+                Some(own) => own.order.len(),
+                None => self.placer.stripe.order.len(),
+            };
             for pass in 0..2 {
                 let mut over_share = false;
-                for _ in 0..self.placer.stripe.order.len() {
+                for _ in 0..planes {
                     let plane = PlaneId(match &mut self.placer.region_stripes[t.region as usize] {
                         Some(own) => own.next_plane(),
                         None => self.placer.stripe.next_plane(),
@@ -281,9 +302,143 @@ impl Ftl {
             debug_assert!(versions.is_empty(), "bulk paths run without integrity");
             return Ok(self.place_host_page_plain((r, plane, stream), lpns, token, sink));
         }
+        if self.media.ps[self.media.rp(r, plane)].partial_programs_per_page > 1 {
+            return self.place_partial((r, plane, stream), lpns, versions, token, sink);
+        }
         let placed =
             self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?;
         Ok(placed.is_some())
+    }
+
+    /// [`Ftl::place_host_page`] in a region whose pages take partial programs
+    /// (`partial_programs_per_page` > 1): the units go after those of the plane's partly
+    /// programmed page of `stream` when they fit, it has programs left and it is still
+    /// the block's last page taken (pages of a block are programmed in order), as a
+    /// program of their own; else the partial page is given up (its empty slots padding)
+    /// and the units take a new page, which stays open for appends when they do not fill
+    /// it (not a block's last page: the block closes when that page's program completes).
+    #[inline(never)]
+    fn place_partial<S: NandSink>(
+        &mut self,
+        (r, plane, stream): (u8, PlaneId, Stream),
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+    ) -> Result<bool> {
+        let spp = self.media.geo.slots_per_page;
+        let n = lpns.len() as u32;
+        let rp = self.media.rp(r, plane);
+        let ps = &self.media.ps[rp];
+        let p = ps.partial;
+        if !p.block.is_none() {
+            let appendable = p.stream == stream
+                && ps.open.get(stream) == p.block
+                && self.media.blocks.next_page[p.block.idx()] == p.page + 1
+                && p.used + n <= spp
+                && p.programs < ps.partial_programs_per_page;
+            if appendable {
+                if self.durable.trims.is_some() && !self.record_before_rewrite(lpns, sink)? {
+                    return Ok(false);
+                }
+                let first = self.media.page_slot(p.block, p.page) + p.used;
+                for (i, &lpn) in lpns.iter().enumerate() {
+                    self.map_unit(lpn, first + i as u32, versions.get(i).copied());
+                }
+                self.media.blocks.valid_units[p.block.idx()] += n;
+                let ps = &mut self.media.ps[rp];
+                ps.valid_units += n as u64;
+                ps.host_units += n as u64;
+                ps.partial.used += n;
+                ps.partial.programs += 1;
+                let done =
+                    ps.partial.used == spp || ps.partial.programs == ps.partial_programs_per_page;
+                self.counters.host_units_programmed += n as u64;
+                self.counters.partial_programs += 1;
+                if done {
+                    self.give_up_partial(rp);
+                }
+                let mut op = NandOp::new(
+                    OpKind::Program,
+                    Cause::Host,
+                    p.block,
+                    p.page,
+                    n,
+                    Owner::HostProgram { token },
+                );
+                op.flags = OP_APPEND;
+                self.issue(sink, op)?;
+                if self.durable.held.is_some() {
+                    self.durable
+                        .hold_overwritten::<S>(&mut self.media, &mut self.internal, token);
+                }
+                if self.trans.active() {
+                    self.host_updates(lpns);
+                }
+                return Ok(true);
+            }
+            self.give_up_partial(rp);
+        }
+        let Some(block) =
+            self.place_host_page_general((r, plane, stream), lpns, versions, token, sink)?
+        else {
+            return Ok(false);
+        };
+        let ps = &mut self.media.ps[rp];
+        if n < spp && ps.open.get(stream) == block {
+            // Not padded after all: the rest of the page waits for the next units.
+            self.counters.padding_units -= (spp - n) as u64;
+            ps.partial = PartialPage {
+                block,
+                page: self.media.blocks.next_page[block.idx()] - 1,
+                stream,
+                used: n,
+                programs: 1,
+            };
+        }
+        Ok(true)
+    }
+
+    /// A plane of region `r` whose partly programmed page of `stream` takes `n` more units
+    /// (room, programs left, still its block's last page taken) and that `accept`s a page.
+    fn partial_page_for<A: Fn(u32) -> bool>(
+        &self,
+        r: u8,
+        stream: Stream,
+        n: u32,
+        accept: &A,
+    ) -> Option<PlaneId> {
+        let spp = self.media.geo.slots_per_page;
+        (0..self.media.geo.planes).map(PlaneId).find(|&plane| {
+            let ps = &self.media.ps[self.media.rp(r, plane)];
+            let p = ps.partial;
+            !p.block.is_none()
+                && p.stream == stream
+                && p.used + n <= spp
+                && p.programs < ps.partial_programs_per_page
+                && ps.open.get(stream) == p.block
+                && self.media.blocks.next_page[p.block.idx()] == p.page + 1
+                && accept(plane.0)
+        })
+    }
+
+    /// No partly programmed page takes more units (their empty slots are padding): a
+    /// phase of the run starts with none, so its counters hold the appends and padding of
+    /// the pages its own programs opened.
+    pub fn give_up_partial_pages(&mut self) {
+        for rp in 0..self.media.ps.len() {
+            self.give_up_partial(rp);
+        }
+    }
+
+    /// The partly programmed page of (region, plane) `rp` takes no more units: its empty
+    /// slots are padding.
+    fn give_up_partial(&mut self, rp: usize) {
+        let ps = &mut self.media.ps[rp];
+        if !ps.partial.block.is_none() {
+            self.counters.padding_units += (self.media.geo.slots_per_page - ps.partial.used) as u64;
+            ps.partial = PartialPage::default();
+        }
     }
 
     /// [`Ftl::place_host_page`] through the general issue path. Returns the block the

@@ -172,8 +172,12 @@ pub struct FtlCounters {
     pub gc_copied_units: u64,
     /// Victims collected.
     pub gc_invocations: u64,
-    /// Empty slots programmed because a page was flushed before it was full.
+    /// Empty slots programmed because a page was flushed before it was full (with
+    /// partial-page programs: counted when the page is given up partly programmed).
     pub padding_units: u64,
+    /// Programs that appended host units to a page already partly programmed
+    /// (`partial_programs_per_page` > 1).
+    pub partial_programs: u64,
     pub trimmed_units: u64,
     /// Durable trims (`trims.rs`): record slots written (each a mapping unit of ranges of
     /// trimmed units), and the pages that held them (NAND programs, cause `mapping`).
@@ -209,6 +213,7 @@ impl FtlCounters {
             gc_copied_units: self.gc_copied_units - b.gc_copied_units,
             gc_invocations: self.gc_invocations - b.gc_invocations,
             padding_units: self.padding_units - b.padding_units,
+            partial_programs: self.partial_programs - b.partial_programs,
             trimmed_units: self.trimmed_units - b.trimmed_units,
             trim_records: self.trim_records - b.trim_records,
             trim_record_pages: self.trim_record_pages - b.trim_record_pages,
@@ -471,8 +476,12 @@ impl Ftl {
                 .regions
                 .iter()
                 .map(|r| {
-                    r.own_stripe.then(|| {
-                        host::Stripe::new(d.stripe_planes.clone(), shuffle(1 + r.id as u64))
+                    // A region on some planes only visits them on a cursor of its own.
+                    (r.own_stripe || !r.planes.is_empty()).then(|| {
+                        let order: Vec<u32> = (d.stripe_planes.iter().copied())
+                            .filter(|&p| r.on_plane(p))
+                            .collect();
+                        host::Stripe::new(order, shuffle(1 + r.id as u64))
                     })
                 })
                 .collect(),
@@ -652,11 +661,18 @@ impl Ftl {
     /// mode's bulk fast paths (`place_host_page_plain`, `copy_run_plain`) do none of it, so
     /// they run only when every feature here is off: a new per-unit feature adds its line
     /// here and is then never skipped.
-    fn per_unit_features(&self) -> [(&'static str, bool); 3] {
+    fn per_unit_features(&self) -> [(&'static str, bool); 4] {
         [
             ("integrity versions", self.integrity.is_some()),
             ("demand-based mapping", self.trans.active()),
             ("injected program failures", self.health.programs_may_fail()),
+            (
+                "partial-page programs",
+                self.media
+                    .regions
+                    .iter()
+                    .any(|r| r.partial_programs_per_page > 1),
+            ),
         ]
     }
 
@@ -871,6 +887,10 @@ impl Ftl {
                 }
                 if let (false, Owner::Job { job }) = (S::IMMEDIATE, op.owner) {
                     self.copy_programmed(job, op);
+                }
+                if op.flags & crate::flash::OP_APPEND != 0 {
+                    // The page was counted by the program that opened it.
+                    return Ok(());
                 }
                 if self.durable.trims.is_some()
                     && !self.trans.active()

@@ -81,6 +81,18 @@ pub fn power_cut_supported(cfg: &Config) -> Result<()> {
              the recovery orders a unit's copies by",
         ));
     }
+    let modes = std::iter::once(cfg.device.cell_mode)
+        .chain(cfg.ftl.regions.iter().filter_map(|r| r.cell_mode));
+    for m in modes {
+        if cfg.device.timing.get(m).partial_programs_per_page > 1 {
+            return Err(SimError::config(
+                format!("device.timing.{}.partial_programs_per_page", m.name()),
+                "power cuts are not modelled with partial-page programs: a power-on scan \
+                 takes a block's first programmed pages as durable, and a page's later \
+                 partial programs may still have been in flight; set 1",
+            ));
+        }
+    }
     if cfg.device.zns.is_some() || cfg.device.fdp.is_some() {
         return Err(SimError::config(
             if cfg.device.zns.is_some() {

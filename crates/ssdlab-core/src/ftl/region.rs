@@ -1,4 +1,5 @@
-//! Block regions. A region owns a fixed range of block indexes in every plane, programs
+//! Block regions. A region owns a fixed range of block indexes in every plane (or in the
+//! planes it names, key `planes`), programs
 //! them in one cell mode with its own pages per block, keeps per plane a free pool and one
 //! open block per write stream, and has its own victim index, GC thresholds and wear
 //! leveler. Today's default device is one `data` region.
@@ -49,6 +50,35 @@ pub struct PlaneState {
     pub starved: bool,
     /// Queued for a background step (deduplicates the wake list).
     pub woken: bool,
+    /// Programs a page of the region may take (its cell mode's `partial_programs_per_page`).
+    pub partial_programs_per_page: u32,
+    /// The page a host page flushed before it was full left partly programmed, which the
+    /// next host page of its stream here appends to (with `partial_programs_per_page > 1`).
+    pub partial: PartialPage,
+}
+
+/// A partly programmed host page ([`PlaneState::partial`]); `block` is
+/// [`BlockId::NONE`] when there is none.
+#[derive(Clone, Copy, Debug)]
+pub struct PartialPage {
+    pub block: BlockId,
+    pub page: u32,
+    pub stream: Stream,
+    /// Slots programmed so far, and programs so far.
+    pub used: u32,
+    pub programs: u32,
+}
+
+impl Default for PartialPage {
+    fn default() -> Self {
+        PartialPage {
+            block: BlockId::NONE,
+            page: 0,
+            stream: Stream::HOST,
+            used: 0,
+            programs: 0,
+        }
+    }
 }
 
 impl PlaneState {
@@ -163,6 +193,8 @@ pub struct Region {
     /// The device collects garbage here. Not on a zoned device: free blocks come back
     /// through zone resets only, so its planes have no GC thresholds and no reserve.
     pub device_gc: bool,
+    /// Its cell mode's `partial_programs_per_page`.
+    pub partial_programs_per_page: u32,
 }
 
 impl Region {
@@ -199,6 +231,7 @@ impl Region {
             },
             geo: r.clone(),
             device_gc: cfg.device.zns.is_none(),
+            partial_programs_per_page: cfg.device.timing.get(r.cell_mode).partial_programs_per_page,
         }
     }
 
@@ -213,8 +246,10 @@ impl Region {
     }
 
     /// The region's state in `plane`, fresh (its GC thresholds 0 without device GC).
+    /// On a plane where the region has no blocks (key `planes`) it has no thresholds either.
     pub fn plane_state(&self, plane: PlaneId, alloc: &AllocConfig) -> PlaneState {
-        let gc = |threshold: u32| if self.device_gc { threshold } else { 0 };
+        let on = self.geo.on_plane(plane.0);
+        let gc = |threshold: u32| if self.device_gc && on { threshold } else { 0 };
         PlaneState {
             region: self.id(),
             plane,
@@ -229,17 +264,21 @@ impl Region {
             host_units: 0,
             relocated_units: 0,
             valid_cap_units: u64::MAX,
-            usable_blocks: self.geo.blocks_per_plane,
+            usable_blocks: if on { self.geo.blocks_per_plane } else { 0 },
             erasing: 0,
             gc_job: JobId::NONE,
             starved: false,
             woken: false,
+            partial_programs_per_page: self.partial_programs_per_page,
+            partial: PartialPage::default(),
         }
     }
 
     /// Blocks of the region in `plane`.
     pub fn plane_blocks(&self, plane: u32) -> std::ops::Range<u32> {
-        self.wear_shape.plane_blocks(plane)
+        let r = self.geo.plane_range(plane);
+        let base = plane * self.wear_shape.blocks_per_plane;
+        base + r.start..base + r.end
     }
 
     /// Units the region's blocks in `plane` can hold for data, given `usable` blocks: all

@@ -807,23 +807,39 @@ fn trim_records(r: &Results, f: &Facts) -> Check {
 }
 
 /// NAND programs hold every unit placed in them: programs × slots per page ≥ host units
-/// + GC copies + padding.
+/// plus GC copies plus padding. With partial-page programs (`gc.partial_programs`: each a
+/// program appending to a page a program of the same phase opened, as a phase starts with
+/// no partly programmed page) the pages are the programs less the appends.
 fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
-    let slots = r.nand.programs.total * f.slots_per_page as u64;
+    let appends = r.gc.partial_programs;
+    let slots = r.nand.programs.total.saturating_sub(appends) * f.slots_per_page as u64;
     let units = f.host_units_programmed + r.gc.copied_units + f.padding_units;
-    Check::new(
-        "nand_slots_hold_units",
-        Kind::Conservation,
-        vec![
-            ("nand.programs.total * slots per page", U(slots)),
-            ("host units programmed", U(f.host_units_programmed)),
-            ("gc.copied_units", U(r.gc.copied_units)),
-            ("padding slots", U(f.padding_units)),
-        ],
-    )
-    .fail_if(slots < units, || {
-        format!("{slots} slots programmed hold {units} units")
-    })
+    let mut figures = vec![
+        (
+            if appends == 0 {
+                "nand.programs.total * slots per page"
+            } else {
+                "(nand.programs.total - gc.partial_programs) * slots per page"
+            },
+            U(slots),
+        ),
+        ("host units programmed", U(f.host_units_programmed)),
+        ("gc.copied_units", U(r.gc.copied_units)),
+        ("padding slots", U(f.padding_units)),
+    ];
+    if appends > 0 {
+        figures.push(("gc.partial_programs", U(appends)));
+    }
+    Check::new("nand_slots_hold_units", Kind::Conservation, figures)
+        .fail_if(slots < units, || {
+            format!("{slots} slots programmed hold {units} units")
+        })
+        .fail_if(appends > r.nand.programs.host, || {
+            format!(
+                "{appends} partial-page appends but {} host programs",
+                r.nand.programs.host
+            )
+        })
 }
 
 // ---- bounds ----------------------------------------------------------------------------

@@ -337,6 +337,7 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
         invocations: c.gc_invocations,
         copied_units: c.gc_copied_units,
         padding_units: c.padding_units,
+        partial_programs: c.partial_programs,
     }
 }
 
@@ -634,6 +635,7 @@ impl Simulation {
         if let Some(h) = &self.config.device.host_interface {
             h.classes(workload.flows.len())?;
         }
+        self.ftl.give_up_partial_pages();
         let before = self.ftl.counters_now();
         let workload_stats = workload.stats.clone();
         // The workload's counters may span phases (one source run in several): results

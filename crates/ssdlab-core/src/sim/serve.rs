@@ -57,6 +57,7 @@ impl Simulation {
     /// is required: versions say which bytes a slot holds).
     pub fn serve(&mut self) -> Result<Served<'_>> {
         self.ftl.store_data()?;
+        self.ftl.give_up_partial_pages();
         let before = self.ftl.counters_now();
         let inner = match self.config.mode {
             Mode::Timed => {

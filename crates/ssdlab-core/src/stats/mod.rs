@@ -366,6 +366,14 @@ pub struct GcSummary {
     pub copied_units: u64,
     /// Empty slots programmed because a page was closed before it was full.
     pub padding_units: u64,
+    /// Host programs that appended units to a partly programmed page
+    /// (`partial_programs_per_page` > 1; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub partial_programs: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Round for stable, readable JSON (ratios are not meaningful beyond 6 digits).

@@ -25,6 +25,7 @@ mod precondition;
 mod regions;
 mod serve;
 mod slc;
+mod subset;
 mod suspend;
 mod swarm;
 mod timing;

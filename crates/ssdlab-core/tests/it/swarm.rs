@@ -163,22 +163,53 @@ fn draw_device_and_work(seed: u64) -> (String, SwarmCtx) {
 
     // Regions: a cache for the placements that write one, a journal for slc-journal, a
     // translation region for demand-based mappings; the data region takes the rest.
+    // The keys of issue 48 item 4 come from a stream of their own (the other draws stay
+    // as they were): a journal region on some planes with the buffer on the others, and
+    // partial-page programs (NOP) in SLC and in the device's own mode.
+    let more = &mut Pcg64::seed_from_u64(seed ^ 0x6e6f_7073);
+    let all_planes = planes * dies * channels;
+    let split = all_planes > 1 && more.gen_bool(0.35);
+    let subset: Vec<u32> = (0..all_planes).filter(|_| more.gen_bool(0.5)).collect();
+    let split = split && !subset.is_empty() && subset.len() < all_planes as usize;
+    let rest: Vec<u32> = (0..all_planes).filter(|p| !subset.contains(p)).collect();
+    let nop = |more: &mut Pcg64| {
+        if spp > 1 && more.gen_bool(0.12) {
+            more.gen_range(2..=spp)
+        } else {
+            1
+        }
+    };
+    let (slc_nop, native_nop) = (nop(more), nop(more));
     let mut regions = vec![r#"{ name = "data", content = "data" }"#.to_string()];
     let mut region_blocks = 0;
-    if placement.params().cache_regions() != RegionNeed::Never {
-        let blocks = rng.gen_range(4..=7u32);
-        region_blocks += blocks;
-        let drain = rng.gen_bool(0.5);
+    let journal = placement.params().journal_regions() != RegionNeed::Never;
+    let cache = placement.params().cache_regions() != RegionNeed::Never;
+    let split = split && journal && cache;
+    // (Drawn in the order they were before the split existed.)
+    let cache_draw = cache.then(|| (rng.gen_range(4..=7u32), rng.gen_bool(0.5)));
+    let journal_blocks = if journal { rng.gen_range(4..=6u32) } else { 0 };
+    if let Some((blocks, drain)) = cache_draw {
+        // Split: the buffer on the planes the journal region leaves, as many blocks each.
+        let (blocks, on) = if split {
+            (journal_blocks, format!(", planes = {rest:?}"))
+        } else {
+            region_blocks += blocks;
+            (blocks, String::new())
+        };
         regions.push(format!(
-            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {} }}"#,
+            r#"{{ name = "slc", content = "cache", cell_mode = "slc", blocks_per_plane = {blocks}, drain_when_idle = {drain}, gc_soft_free_blocks = 1, gc_hard_free_blocks = 1, gc = {}{on} }}"#,
             inline(&GcConfig::swarm_any(seed ^ SLC_GC, &ctx))
         ));
     }
-    if placement.params().journal_regions() != RegionNeed::Never {
-        let blocks = rng.gen_range(4..=6u32);
-        region_blocks += blocks;
+    if journal {
+        region_blocks += journal_blocks;
+        let on = if split {
+            format!(", planes = {subset:?}")
+        } else {
+            String::new()
+        };
         regions.push(format!(
-            r#"{{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1 }}"#
+            r#"{{ name = "journal", content = "journal", cell_mode = "slc", blocks_per_plane = {journal_blocks}, gc_soft_free_blocks = 2, gc_hard_free_blocks = 1{on} }}"#
         ));
     }
     if demand {
@@ -231,6 +262,11 @@ fn draw_device_and_work(seed: u64) -> (String, SwarmCtx) {
     };
     let precondition = rng.gen_bool(0.2);
 
+    let slc_timing = if slc_nop > 1 {
+        format!("[device.timing.slc]\nread_ns = 25000\nprogram_ns = 200000\nerase_loop_ns = 1000000\nerase_loops = [[0, 2]]\nerase_suspend_penalty_ns = 100000\nprogram_suspend_penalty_ns = 100000\nendurance_pe_cycles = 50000\npartial_programs_per_page = {slc_nop}\n")
+    } else {
+        String::new()
+    };
     let mut t = String::new();
     let _ = write!(
         t,
@@ -264,7 +300,8 @@ erase_suspend_penalty_ns = {suspend_penalty_ns}
 program_suspend_penalty_ns = {suspend_penalty_ns}
 resume_penalty_ns = {resume_penalty_ns}
 endurance_pe_cycles = {endurance}
-[ftl]
+partial_programs_per_page = {native_nop}
+{slc_timing}[ftl]
 mapping = {mapping}
 gc = {gc}
 allocation = {alloc}
@@ -896,6 +933,23 @@ fn swarm() {
     assert!(
         seeds.len() < 100 || with_hold * 10 >= seeds.len(),
         "{with_hold} of {} cases drew the overwrite hold",
+        seeds.len()
+    );
+    // So are the keys of issue 48 item 4: regions on plane subsets, partial-page programs.
+    let texts: Vec<String> = seeds.iter().map(|&s| draw(s)).collect();
+    let split = texts.iter().filter(|t| t.contains(", planes = [")).count();
+    let nop = texts
+        .iter()
+        .filter(|t| {
+            t.lines().any(|l| {
+                l.starts_with("partial_programs_per_page = ")
+                    && l != "partial_programs_per_page = 1"
+            })
+        })
+        .count();
+    assert!(
+        seeds.len() < 100 || (split * 50 >= seeds.len() && nop * 20 >= seeds.len()),
+        "{split} and {nop} of {} cases drew a split journal region and partial-page programs",
         seeds.len()
     );
     // So are power cuts (about a quarter of the cases support them; two thirds of those cut).

@@ -12,6 +12,9 @@ fn slc_pages_per_commit_csv_and_shape_reasons() {
         scale: 16,
         fsync_every: vec![2, 4],
         filebench_requests: 2_000,
+        // Issue 36's layout: the journal region on every plane, pages programmed whole.
+        journal_planes: 0,
+        slc_partial_programs: 1,
         ..SlcParams::paper()
     };
     let r = slc::run(&p, &|_| {}).unwrap();
@@ -81,6 +84,9 @@ fn slc_journal_region_copies_nothing_when_commits_alias_with_the_stripe() {
         scale: 4,
         fsync_every: vec![2, 4],
         filebench_requests: 1_000,
+        // Issue 36's layout: the journal region on every plane, pages programmed whole.
+        journal_planes: 0,
+        slc_partial_programs: 1,
         ..SlcParams::paper()
     };
     let copied = |own: bool| {
@@ -120,6 +126,9 @@ fn journal_writes_are_faster_than_the_baselines_mean_and_p99() {
         filebench_requests: 200,
         seed: None,
         sets,
+        // Issue 36's layout: the journal region on every plane, pages programmed whole.
+        journal_planes: 0,
+        slc_partial_programs: 1,
         ..SlcParams::paper()
     };
     let on = slc::run(&params(Vec::new()), &|_| {}).unwrap();
