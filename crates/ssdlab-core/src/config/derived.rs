@@ -292,7 +292,7 @@ impl Derived {
                     "a zoned device ([device.zns]) places a zone's pages on its die group (zone_dies); set 0 or leave it out",
                 ));
             }
-            if k > geometry.dies || geometry.dies % k != 0 {
+            if k > geometry.dies || !geometry.dies.is_multiple_of(k) {
                 return Err(err(
                     "ftl.die_affine_group_dies",
                     format!(

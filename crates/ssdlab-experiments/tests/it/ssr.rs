@@ -389,6 +389,7 @@ fn ssr_every_shape_check_can_hold_and_fail() {
         safe_points_per_loop: vec![("ssr-static", 10), ("ssr-dynamic", 30)],
         max_erase_loops: 5,
         intensity_wall_s: 0.0,
+        die_affine_group_dies: 1,
     };
     fn at<'a>(r: &'a mut SsrReport, policy: &str, rho: f64) -> &'a mut IntensityRun {
         r.intensity
