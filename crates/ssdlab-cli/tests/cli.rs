@@ -644,6 +644,8 @@ fn reproduce_ssr_writes_its_intensity_axis() {
             "0.25,2",
             "--intensity-duration-ms",
             "200",
+            "--intensity-warmup-ms",
+            "100",
             "-q",
             "--out",
         ])
@@ -668,6 +670,8 @@ fn reproduce_ssr_writes_its_intensity_axis() {
         "Where the QD 16 panel sits:",
         "Expected shape (the paper's shape, spec 01)",
         "| QD 16 fio | ρ < 1 and I-ES / SSR(d) postponement below",
+        "for 0.2 s of simulated time after 0.1 s of the writer alone",
+        "* Host writes: die-affine (`ftl.die_affine_group_dies = 1`)",
     ] {
         assert!(md.contains(want), "{want}\n{md}");
     }

@@ -103,6 +103,11 @@ pub struct IntensityParams {
     pub duration_ns: u64,
     /// `ftl.write_buffer_bytes` of these runs (`None`: the preset's).
     pub write_buffer_bytes: Option<u64>,
+    /// Simulated time the writer runs alone before each measured run (0 = none): the
+    /// preconditioned device has free blocks above the GC threshold, which the writer
+    /// spends at the dies' full rate before every plane reaches it at about the same time;
+    /// that onset is one stall the same for every policy (no erase is suspended yet).
+    pub warmup_ns: u64,
 }
 
 impl IntensityParams {
@@ -117,6 +122,7 @@ impl IntensityParams {
             writer_queue_depth: 8,
             duration_ns: 10_000_000_000,
             write_buffer_bytes: Some(1 << 20),
+            warmup_ns: 3_000_000_000,
         }
     }
 }
@@ -297,6 +303,8 @@ pub struct SsrReport {
     pub safe_points_per_loop: Vec<(&'static str, u32)>,
     pub max_erase_loops: u32,
     pub intensity_wall_s: f64,
+    /// `ftl.die_affine_group_dies` of the runs (0: writes go around a busy die).
+    pub die_affine_group_dies: u32,
 }
 
 /// One row of `ssr.csv`.
@@ -473,10 +481,11 @@ impl SsrReport {
         let cycle_us = self.suspend_cycle_ns as f64 / 1e3;
         let mut s = String::from("\n## Read-intensity axis\n\n");
         s += &format!(
-            "ρ = reads per die per suspend + resume cycle ({cycle_us:.0} µs here): at ρ ≥ 1 a die gets a read at least as often as one suspension costs, the paper's condition for I-ES to starve erases (its 3.2 GB/s, one 4 KiB read every 1.19 µs, is ρ ≈ 5 per die on its 16 dies). Each run: **open-loop Poisson 4 KiB random reads** at ρ · {} dies / {cycle_us:.0} µs, and a **closed-loop 4 KiB random writer at queue depth {}**, for {:.1} s of simulated time, write buffer {}. A die serves at most one read per {:.0} µs (read + transfer), so ρ ≤ {:.2} is the read ceiling (the device's dies, not the 4 × 800 MB/s channels or a host link, are the limit; the preset has no `[device.host_interface]`).\n\n",
+            "ρ = reads per die per suspend + resume cycle ({cycle_us:.0} µs here): at ρ ≥ 1 a die gets a read at least as often as one suspension costs, the paper's condition for I-ES to starve erases (its 3.2 GB/s, one 4 KiB read every 1.19 µs, is ρ ≈ 5 per die on its 16 dies). Each run: **open-loop Poisson 4 KiB random reads** at ρ · {} dies / {cycle_us:.0} µs, and a **closed-loop 4 KiB random writer at queue depth {}**, for {:.1} s of simulated time after {:.1} s of the writer alone (warm-up, not measured: the preconditioned device's free blocks above the GC threshold are spent and every plane's GC runs), write buffer {}. A die serves at most one read per {:.0} µs (read + transfer), so ρ ≤ {:.2} is the read ceiling (the device's dies, not the 4 × 800 MB/s channels or a host link, are the limit; the preset has no `[device.host_interface]`).\n\n",
             self.dies,
             ip.writer_queue_depth,
             ip.duration_ns as f64 / 1e9,
+            ip.warmup_ns as f64 / 1e9,
             match ip.write_buffer_bytes {
                 Some(b) => format!("{} KiB (so a run reaches a full buffer at once; the preset's 64 MiB would take most of the run to fill)", b >> 10),
                 None => "as the preset".into(),
@@ -556,6 +565,41 @@ impl SsrReport {
                 qd.join("; "),
                 self.dies
             );
+        }
+        s
+    }
+
+    /// Why the strict S4 order fails on ties (SSR's and D-ES's write p99.99 the same): the
+    /// tied figure is a stall every policy shares, the Baseline's too when it ties.
+    fn s4_tie_reason(&self, fast: &[f64]) -> String {
+        let wp = |pol: &str, x: f64| self.intensity_run(pol, x).map(|r| r.write.p99_99);
+        let post = |pol: &str, x: f64| {
+            self.intensity_run(pol, x)
+                .map_or(0, |r| r.suspend.erase_postponement_max_ns)
+        };
+        let shared: Vec<String> = fast
+            .iter()
+            .filter(|&&x| wp("none", x).is_some() && wp("none", x) == wp("des", x))
+            .map(|&x| {
+                format!(
+                    "ρ {x}: {:.2} ms, D-ES postponement ≤ {:.1} ms, SSR(s) ≤ {:.1} ms",
+                    wp("none", x).unwrap_or(0) as f64 / 1e6,
+                    post("des", x) as f64 / 1e6,
+                    post("ssr-static", x) as f64 / 1e6
+                )
+            })
+            .collect();
+        let mut s = String::from(". Fails on ties: SSR's and D-ES's p99.99 are the same write");
+        if !shared.is_empty() {
+            s += &format!(
+                ", and the Baseline's (which never suspends) too ({}): the tail is a GC stall every policy shares, longer than an erase plus a guarded policy's postponement less what the write buffer absorbs; only a postponement that outlasts it (I-ES's) shows",
+                shared.join("; ")
+            );
+        }
+        if self.die_affine_group_dies == 0 {
+            s += " (host pages go to any plane, so a die held by an erase is written around)";
+        } else {
+            s += " (writes wait for their die: die-affine placement)";
         }
         s
     }
@@ -682,7 +726,8 @@ impl SsrReport {
         });
         out.push(Check::new(
             grp.clone(),
-            "write p99.99: I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1 (paper S4, strict)".to_string(),
+            "write p99.99: I-ES > SSR(d), SSR(s) > D-ES at every ρ ≥ 1 (paper S4, strict)"
+                .to_string(),
             s4,
             format!(
                 "{}; order from ρ = {}{}",
@@ -690,9 +735,9 @@ impl SsrReport {
                 self.onset(|x| self.write_order_at(x))
                     .map_or("–".into(), |x| x.to_string()),
                 if s4 == Some(false) && ties {
-                    ". Fails on ties: SSR's and D-ES's p99.99 are the same write (host pages go to any plane, so a die held by an erase is written around: a postponement shorter than the tail all policies share does not show; only I-ES's outlasts it)"
+                    self.s4_tie_reason(&fast)
                 } else {
-                    ""
+                    String::new()
                 }
             ),
         ));
@@ -936,6 +981,7 @@ pub fn run(
             t.erase_loops.iter().map(|e| e.1).max().unwrap_or(0)
         },
         intensity_wall_s: t.elapsed().as_secs_f64(),
+        die_affine_group_dies: p.base.ftl.die_affine_group_dies,
     })
 }
 
@@ -1007,6 +1053,19 @@ fn run_intensity(
             c.workload = WorkloadConfig::Synthetic(readers.clone());
             let mut sim = Simulation::from_state(c, base)?;
             let ctx = sim.workload_context();
+            if ip.warmup_ns > 0 {
+                // The writer alone, on a stream of its own, until GC runs on every plane.
+                let warm = SyntheticConfig {
+                    duration_ns: ip.warmup_ns,
+                    ..writer.clone()
+                };
+                let wctx = WorkloadContext {
+                    seed: ctx.seed ^ 0x7761_726d,
+                    ..ctx.clone()
+                };
+                let w = synthetic::build(&warm, &wctx).map_err(SimError::from)?;
+                sim.run_workload_with(w, &mut NoProgress)?;
+            }
             let mut w = synthetic::build(&readers, &ctx).map_err(SimError::from)?;
             // The writer's own random stream (the same seed would replay the readers' offsets).
             let wctx = WorkloadContext {
@@ -1064,6 +1123,10 @@ pub struct SsrArgs {
     /// Simulated milliseconds per run of the read-intensity axis (default 10000).
     #[arg(long)]
     intensity_duration_ms: Option<u64>,
+    /// Simulated milliseconds the writer runs alone before each run of the read-intensity
+    /// axis (default 3000; 0 = none).
+    #[arg(long)]
+    intensity_warmup_ms: Option<u64>,
     /// Skip the read-intensity axis (only the two QD 16 workloads).
     #[arg(long)]
     no_intensity: bool,
@@ -1135,6 +1198,9 @@ impl Experiment for Ssr {
                     ));
                 }
                 ip.duration_ns = ms * 1_000_000;
+            }
+            if let Some(ms) = a.intensity_warmup_ms {
+                ip.warmup_ns = ms * 1_000_000;
             }
             if suspend_cycle_ns(&p.base) == 0 {
                 return Err(ExperimentError::invalid(
@@ -1253,6 +1319,15 @@ impl Experiment for Ssr {
                 "completes at once"
             } else {
                 "waits until the data before it is programmed"
+            }
+        );
+        let _ = writeln!(
+            o,
+            "* Host writes: {}.",
+            match c.ftl.die_affine_group_dies {
+                0 => "to any plane that can take them (a die held by an erase is written around)".to_string(),
+                1 => "die-affine (`ftl.die_affine_group_dies = 1`): consecutive pages take the dies in stripe order and a page waits for its die, so a die held by an erase, suspended or not, delays the writes assigned to it (a superpage-striping FTL's write; the mechanism of the paper's write-tail order)".to_string(),
+                k => format!("die-affine in groups of {k} dies (`ftl.die_affine_group_dies`)"),
             }
         );
         let w = &r.start_wear;

@@ -284,6 +284,24 @@ impl Derived {
             ));
         }
         let stripe_planes = stripe_sequence(&geometry, &order);
+        let k = f.die_affine_group_dies;
+        if k > 0 {
+            if c.device.zns.is_some() {
+                return Err(err(
+                    "ftl.die_affine_group_dies",
+                    "a zoned device ([device.zns]) places a zone's pages on its die group (zone_dies); set 0 or leave it out",
+                ));
+            }
+            if k > geometry.dies || !geometry.dies.is_multiple_of(k) {
+                return Err(err(
+                    "ftl.die_affine_group_dies",
+                    format!(
+                        "{k} must divide the device's {} dies (0 = off)",
+                        geometry.dies
+                    ),
+                ));
+            }
+        }
 
         if c.device.channel_rate_mb_per_s == 0 {
             return Err(err("device.channel_rate_mb_per_s", "must be > 0"));

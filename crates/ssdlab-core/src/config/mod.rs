@@ -273,6 +273,14 @@ pub struct FtlConfig {
     /// Order in which consecutive pages stripe over the parallel units, fastest first:
     /// a permutation of C (channel), W (chip/way), D (die), P (plane).
     pub stripe_order: String,
+    /// Die-affine host writes: 0 (off) = a host page goes to the next plane in stripe
+    /// order that can take it now, so a die held by an erase is written around; k ≥ 1 =
+    /// the stripe's dies in groups of k (in stripe order), consecutive host pages of a
+    /// stripe take the groups in turn and a page waits until a plane of its group can
+    /// take it (k = 1: each page waits for its die, as a superpage-striping FTL's write
+    /// does). Must divide the dies; k = dies is the same as 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub die_affine_group_dies: u32,
     /// DRAM write buffer size; must hold at least one page per plane of a die.
     pub write_buffer_bytes: u64,
     /// Time to move a request's data into or out of the DRAM buffer.
@@ -310,6 +318,7 @@ impl Default for FtlConfig {
             placement: PlacementConfig::default(),
             regions: Vec::new(),
             stripe_order: "CWDP".into(),
+            die_affine_group_dies: 0,
             write_buffer_bytes: 16 << 20,
             buffer_access_ns: 1_000,
             power_loss_protection: false,
@@ -319,6 +328,11 @@ impl Default for FtlConfig {
             idle_gc_free_blocks: 0,
         }
     }
+}
+
+/// Serde: leave a zero (an option's "off") out of the resolved config.
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// `[scheduler]`.

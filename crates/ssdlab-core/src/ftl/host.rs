@@ -13,22 +13,39 @@ use crate::policy::placement::Placement;
 use rand::Rng;
 use ssdlab_workload::rng::SimRng;
 
-/// Host pages' stripe order: plane ids in the order host pages visit them, and the next.
+/// Host pages' stripe order: plane ids in the order host pages visit them, in die groups
+/// (`ftl.die_affine_group_dies`; one group of every plane when off), and the next.
 /// Its state is this module's.
 ///
-/// With `shuffle` (functional mode) the order is drawn afresh, a seeded random
-/// permutation, each time the cursor has gone round it: a fixed order would alias with
+/// Consecutive host pages take the groups in turn; within its group a page takes the next
+/// plane in stripe order that can take it. With one group (the default) that is any plane
+/// of the stripe, so a die held by an erase is written around; with die groups a page
+/// whose group has a plane that cannot take it now (its die's queue of host programs is
+/// full) waits for it (die-affine writes). A group none of whose planes has room outside
+/// its GC reserve is passed over (a die's space comes back at its own GC's pace, and a
+/// plane without a victim would never take the page), and in a first pass so is one whose
+/// planes all hold more than their share of valid data (planes of unequal usable blocks
+/// keep data by their share, as without die groups).
+///
+/// With `shuffle` (functional mode) a group's order is drawn afresh, a seeded random
+/// permutation, each time its cursor has gone round it: a fixed order would alias with
 /// periodic writers (four writers in strict rotation on four or eight planes would each
 /// land on planes of their own every time, data separated as no timed run, whose planes
 /// are taken as their dies come free, separates it). Every plane still takes one page
 /// a round, and a search for a plane (one pass) never reshuffles, so it sees each once.
+/// The groups' turn is never shuffled: a timed run's die-affine pages take it strictly.
 #[derive(Clone)]
 pub(super) struct Stripe {
+    /// Plane ids group by group, each group's in stripe order.
     order: Vec<u32>,
-    cursor: usize,
+    /// Group `g`'s planes are `order[bounds[g]..bounds[g + 1]]`.
+    bounds: Vec<u32>,
+    /// Per group: the index in `order` of its next plane, and whether its cursor went
+    /// round since the last draw.
+    cursors: Vec<(u32, bool)>,
+    /// The group the next host page goes to.
+    turn: u32,
     shuffle: Option<SimRng>,
-    /// The cursor went round since the last draw.
-    wrapped: bool,
 }
 
 /// Where host pages go: the placement policy (which regions), the stripe cursors (which
@@ -66,47 +83,132 @@ impl Placer {
         let own = self.region_stripes.iter_mut().flatten();
         for s in std::iter::once(&mut self.stripe).chain(own) {
             s.shuffle = None;
-            s.wrapped = false;
+            for c in &mut s.cursors {
+                c.1 = false;
+            }
+        }
+    }
+
+    /// The stripe region `r`'s host pages take.
+    #[inline(always)]
+    fn stripe_mut(&mut self, r: u8) -> &mut Stripe {
+        match &mut self.region_stripes[r as usize] {
+            Some(own) => own,
+            None => &mut self.stripe,
         }
     }
 }
 
 impl Stripe {
-    /// The stripe over `order`; `shuffle`: its rounds' orders drawn from this stream.
-    pub(super) fn new(order: Vec<u32>, shuffle: Option<SimRng>) -> Stripe {
+    /// The stripe over `order`; `group_dies`: dies per group (0: one group), the dies
+    /// (`die_of` a plane) taken in the order `order` first names them; `shuffle`: its
+    /// rounds' orders drawn from this stream.
+    pub(super) fn new(
+        order: Vec<u32>,
+        group_dies: u32,
+        die_of: impl Fn(u32) -> u32,
+        shuffle: Option<SimRng>,
+    ) -> Stripe {
+        // Each die's group, by die id (dies in the order `order` first names them).
+        let top = order
+            .iter()
+            .map(|&p| die_of(p) as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let (mut group, mut dies) = (vec![u32::MAX; top], 0u32);
+        let k = group_dies.max(1);
+        for &p in &order {
+            let d = &mut group[die_of(p) as usize];
+            if *d == u32::MAX {
+                *d = dies / k;
+                dies += 1;
+            }
+        }
+        let groups = if group_dies == 0 {
+            1
+        } else {
+            dies.div_ceil(k).max(1)
+        };
+        let group_of = |p: u32| {
+            if group_dies == 0 {
+                0
+            } else {
+                group[die_of(p) as usize]
+            }
+        };
+        let (mut grouped, mut bounds) = (Vec::with_capacity(order.len()), vec![0u32]);
+        let mut by_group: Vec<Vec<u32>> = vec![Vec::new(); groups as usize];
+        for &p in &order {
+            by_group[group_of(p) as usize].push(p);
+        }
+        for planes in by_group {
+            grouped.extend(planes);
+            bounds.push(grouped.len() as u32);
+        }
         let wrapped = shuffle.is_some();
         Stripe {
-            order,
-            cursor: 0,
+            cursors: bounds[..groups as usize]
+                .iter()
+                .map(|&b| (b, wrapped))
+                .collect(),
+            order: grouped,
+            bounds,
+            turn: 0,
             shuffle,
-            wrapped,
         }
     }
 
-    /// Before a search for a host page's plane: with `shuffle`, a new round's order
-    /// when the cursor has gone round (Fisher–Yates, in place).
+    /// The number of die groups.
+    #[inline(always)]
+    fn groups(&self) -> u32 {
+        self.cursors.len() as u32
+    }
+
+    /// Planes of group `g`.
+    #[inline(always)]
+    fn group_len(&self, g: u32) -> u32 {
+        self.bounds[g as usize + 1] - self.bounds[g as usize]
+    }
+
+    /// The next host page goes to the next group.
+    #[inline(always)]
+    fn pass_turn(&mut self) {
+        self.turn += 1;
+        if self.turn == self.groups() {
+            self.turn = 0;
+        }
+    }
+
+    /// Before a search in group `g` for a host page's plane: with `shuffle`, a new
+    /// round's order when its cursor has gone round (Fisher–Yates, in place).
     #[inline]
-    fn begin(&mut self) {
-        if !self.wrapped {
+    fn begin(&mut self, g: u32) {
+        let c = &mut self.cursors[g as usize];
+        if !c.1 {
             return;
         }
-        self.wrapped = false;
+        c.1 = false;
         if let Some(rng) = &mut self.shuffle {
-            for i in (1..self.order.len()).rev() {
+            let lo = self.bounds[g as usize] as usize;
+            let hi = self.bounds[g as usize + 1] as usize;
+            let part = &mut self.order[lo..hi];
+            for i in (1..part.len()).rev() {
                 let j = rng.gen_range(0..=i);
-                self.order.swap(i, j);
+                part.swap(i, j);
             }
-            self.cursor = 0;
+            c.0 = lo as u32;
         }
     }
 
+    /// Group `g`'s next plane.
     #[inline]
-    fn next_plane(&mut self) -> u32 {
-        let p = self.order[self.cursor];
-        self.cursor += 1;
-        if self.cursor == self.order.len() {
-            self.cursor = 0;
-            self.wrapped = true;
+    fn next_plane(&mut self, g: u32) -> u32 {
+        let c = &mut self.cursors[g as usize];
+        let p = self.order[c.0 as usize];
+        c.0 += 1;
+        if c.0 == self.bounds[g as usize + 1] {
+            c.0 = self.bounds[g as usize];
+            c.1 = true;
         }
         p
     }
@@ -164,7 +266,7 @@ impl Ftl {
         // The cache's size in blocks per plane (`u32::MAX`: unbounded), and whether it
         // turned a plane away.
         let mut bypassed = false;
-        for t in targets.as_slice() {
+        'target: for t in targets.as_slice() {
             // Computed when a plane of the cache would open a block (`u32::MAX - 1`: not yet).
             let rule = self.placer.cache_rule.filter(|c| c.region == t.region);
             let mut cap = if rule.is_some() {
@@ -189,58 +291,65 @@ impl Ftl {
                     }
                 }
             }
-            match &mut self.placer.region_stripes[t.region as usize] {
-                Some(own) => own.begin(),
-                None => self.placer.stripe.begin(),
-            }
+            let groups = self.placer.stripe_mut(t.region).groups();
             // First pass: planes within their share of valid data; second: any with room.
             // A plane the first pass tried (or `accept` refused) fails the second as well
             // (a failed try changes nothing it depends on, and a full pass brings the
             // cursor back), so the second runs only when the first skipped a plane over
-            // its share.
-            let planes = match &self.placer.region_stripes[t.region as usize] {
-                Some(own) => own.order.len(),
-                None => self.placer.stripe.order.len(),
-            };
+            // its share. Each pass visits the die groups from the stripe's turn (one group
+            // without die affinity): a group whose planes cannot take the page for want of
+            // space (or, in the first pass, share) is passed over; with die groups, one
+            // with a plane its die cannot take now (`accept`) keeps the page waiting.
             for pass in 0..2 {
                 let mut over_share = false;
-                for _ in 0..planes {
-                    let plane = PlaneId(match &mut self.placer.region_stripes[t.region as usize] {
-                        Some(own) => own.next_plane(),
-                        None => self.placer.stripe.next_plane(),
-                    });
-                    if !accept(plane.0) {
-                        continue;
+                for _ in 0..groups {
+                    let stripe = self.placer.stripe_mut(t.region);
+                    let g = stripe.turn;
+                    if pass == 0 {
+                        stripe.begin(g);
                     }
-                    let ps = &self.media.ps[self.media.rp(t.region, plane)];
-                    if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
-                        over_share = true;
-                        continue;
-                    }
-                    if let Some(c) = rule {
-                        // A plane filling its open block goes on (a shrunk size takes
-                        // effect at the next block); one opening a block needs its share
-                        // of the size not taken.
-                        if ps.open.get(t.stream) == BlockId::NONE {
-                            let used = ps.usable_blocks - ps.free.len();
-                            if cap == u32::MAX - 1 {
-                                cap = self.cache_blocks_per_plane(&c);
-                            }
-                            if used >= cap {
-                                bypassed = true;
-                                continue;
+                    let mut busy = false;
+                    for _ in 0..stripe.group_len(g) {
+                        let plane = PlaneId(self.placer.stripe_mut(t.region).next_plane(g));
+                        if !accept(plane.0) {
+                            busy = true;
+                            continue;
+                        }
+                        let ps = &self.media.ps[self.media.rp(t.region, plane)];
+                        if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                            over_share = true;
+                            continue;
+                        }
+                        if let Some(c) = rule {
+                            // A plane filling its open block goes on (a shrunk size takes
+                            // effect at the next block); one opening a block needs its
+                            // share of the size not taken.
+                            if ps.open.get(t.stream) == BlockId::NONE {
+                                let used = ps.usable_blocks - ps.free.len();
+                                if cap == u32::MAX - 1 {
+                                    cap = self.cache_blocks_per_plane(&c);
+                                }
+                                if used >= cap {
+                                    bypassed = true;
+                                    continue;
+                                }
                             }
                         }
-                    }
-                    let at = (t.region, plane, t.stream);
-                    if self.place_host_page(at, lpns, versions, token, sink)? {
-                        if bypassed && rule.is_none() {
-                            self.counters.journal.cache_bypassed_pages += 1;
+                        let at = (t.region, plane, t.stream);
+                        if self.place_host_page(at, lpns, versions, token, sink)? {
+                            if bypassed && rule.is_none() {
+                                self.counters.journal.cache_bypassed_pages += 1;
+                            }
+                            self.placer.stripe_mut(t.region).pass_turn();
+                            self.after_host_page(t.region, plane);
+                            self.run_background(sink)?;
+                            return Ok(Some(plane.0));
                         }
-                        self.after_host_page(t.region, plane);
-                        self.run_background(sink)?;
-                        return Ok(Some(plane.0));
                     }
+                    if busy && groups > 1 {
+                        continue 'target;
+                    }
+                    self.placer.stripe_mut(t.region).pass_turn();
                 }
                 if !over_share {
                     break;

@@ -455,6 +455,8 @@ impl Ftl {
         let shuffle = |i: u64| {
             (cfg.mode == crate::config::Mode::Functional).then(|| stream(cfg.seed, tag::STRIPE + i))
         };
+        // Die-affine host writes: the stripe's dies in groups (0: one group).
+        let (affine, die_of) = (cfg.ftl.die_affine_group_dies, |p: u32| g.die_of_plane(p));
         let placer = host::Placer {
             policy: Placement::build(
                 &cfg.ftl.placement,
@@ -471,7 +473,7 @@ impl Ftl {
                     placement_handles: cfg.device.fdp.as_ref().map(fdp::placement_handles),
                 },
             ),
-            stripe: host::Stripe::new(d.stripe_planes.clone(), shuffle(0)),
+            stripe: host::Stripe::new(d.stripe_planes.clone(), affine, die_of, shuffle(0)),
             region_stripes: d
                 .regions
                 .iter()
@@ -481,7 +483,8 @@ impl Ftl {
                         let order: Vec<u32> = (d.stripe_planes.iter().copied())
                             .filter(|&p| r.on_plane(p))
                             .collect();
-                        host::Stripe::new(order, shuffle(1 + r.id as u64))
+                        let s = shuffle(1 + r.id as u64);
+                        host::Stripe::new(order, affine, die_of, s)
                     })
                 })
                 .collect(),
@@ -1111,6 +1114,60 @@ mod tests {
         while let Some(op) = q.0.pop_front() {
             ftl.on_complete(&op, q).unwrap();
         }
+    }
+
+    /// Die-affine stripes (`ftl.die_affine_group_dies`) on 2 channels × 2 dies × 2 planes:
+    /// stripe order CWDP = planes 0, 4, 2, 6, 1, 5, 3, 7 (dies 0, 2, 1, 3). Host page i
+    /// (lpn i) is refused by die `busy` while i is in `during` (its queue is full), every
+    /// program completing before the next page. Returns each page's plane.
+    fn affine_planes(k: u32, busy: u32, during: std::ops::Range<u32>) -> Vec<Option<u32>> {
+        let text = TINY_TOML
+            .replace("seed = 7\n", "seed = 7\nmode = \"timed\"\n")
+            .replace("channels = 1", "channels = 2")
+            .replace("dies_per_chip = 1", "dies_per_chip = 2")
+            + &format!("die_affine_group_dies = {k}\n");
+        let c = Config::from_toml_str(&text, "tiny").unwrap();
+        let d = c.validate().unwrap();
+        let mut ftl = super::Ftl::new(&c, &d).unwrap();
+        let mut q = Queue::default();
+        let out = (0..8u32)
+            .map(|i| {
+                let refused = |p: u32| during.contains(&i) && p / 2 == busy;
+                let placed = ftl.write_host_page(0, &[i], &[], i, &mut q, |p| !refused(p));
+                drain(&mut ftl, &mut q);
+                placed.unwrap()
+            })
+            .collect();
+        ftl.check_invariants().unwrap();
+        out
+    }
+
+    /// Without die affinity a page whose die cannot take it goes to the stripe's next
+    /// plane; with a group per die it waits for its die (and the turn stays there); with
+    /// groups of two dies the groups take turns, a page going around a busy die only
+    /// within its group.
+    #[test]
+    fn die_affine_stripes_keep_a_page_to_its_die_group() {
+        let s = |v: &[u32]| v.iter().map(|&p| Some(p)).collect::<Vec<_>>();
+        assert_eq!(affine_planes(0, 2, 1..3), s(&[0, 2, 6, 1, 5, 3, 7, 0]));
+        assert_eq!(affine_planes(0, 2, 0..0), s(&[0, 4, 2, 6, 1, 5, 3, 7]));
+        assert_eq!(affine_planes(4, 2, 1..3), s(&[0, 2, 6, 1, 5, 3, 7, 0]));
+        assert_eq!(affine_planes(1, 2, 0..0), s(&[0, 4, 2, 6, 1, 5, 3, 7]));
+        assert_eq!(
+            affine_planes(1, 2, 1..3),
+            vec![
+                Some(0),
+                None,
+                None,
+                Some(4),
+                Some(2),
+                Some(6),
+                Some(1),
+                Some(5)
+            ]
+        );
+        assert_eq!(affine_planes(2, 2, 0..0), s(&[0, 2, 4, 6, 1, 3, 5, 7]));
+        assert_eq!(affine_planes(2, 2, 2..3), s(&[0, 2, 1, 6, 5, 3, 0, 7]));
     }
 
     /// Durable trims with a demand-based mapping: a trim that empties a full block of a

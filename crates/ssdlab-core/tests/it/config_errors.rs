@@ -273,3 +273,31 @@ fn over_provisioning_above_one_block_per_plane_of_data_is_an_error() {
     let e = at("32").validate().unwrap_err().to_string();
     assert!(e.contains(": 32 leaves 248 logical units: "), "{e}");
 }
+
+/// `ftl.die_affine_group_dies` must divide the dies and is not for a zoned device.
+#[test]
+fn die_affine_groups_must_divide_the_dies() {
+    let with = |k: u32| format!("{BASE}\n[ftl]\ndie_affine_group_dies = {k}\n");
+    for k in [0, 1, 2] {
+        Config::from_toml_str(&with(k), "ok.toml")
+            .unwrap()
+            .validate()
+            .unwrap();
+    }
+    for k in [3, 4] {
+        let e = validate_err(&with(k));
+        assert!(
+            e.contains("ftl.die_affine_group_dies")
+                && e.contains("must divide the device's 2 dies"),
+            "{e}"
+        );
+    }
+    let mut zoned = Config::from_toml_str(&with(1), "zoned.toml").unwrap();
+    zoned.device.over_provisioning_ratio = 0.0;
+    zoned.device.zns = Some(Default::default());
+    let e = zoned.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("ftl.die_affine_group_dies") && e.contains("zoned"),
+        "{e}"
+    );
+}

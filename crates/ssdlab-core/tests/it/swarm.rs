@@ -92,9 +92,33 @@ fn host_interface_toml(seed: u64, text: &str, ctx: SwarmCtx) -> String {
 /// The whole configuration of case `seed`, as TOML text (printed when the case fails).
 pub(crate) fn draw(seed: u64) -> String {
     let (t, ctx) = draw_device_and_work(seed);
-    let t = fdp(seed, hold_overwrites(seed, t));
+    let t = die_affine(seed, fdp(seed, hold_overwrites(seed, t)));
     let hi = host_interface_toml(seed, &t, ctx);
     t + &hi
+}
+
+/// `ftl.die_affine_group_dies` in half of the cases (a group per die, or two dies a group
+/// when the device has an even number), from a stream of its own.
+fn die_affine(seed: u64, text: String) -> String {
+    let rng = &mut Pcg64::seed_from_u64(seed ^ 0x6166_6669);
+    let count = |key: &str| -> u32 {
+        let line = text.lines().find_map(|l| l.strip_prefix(key));
+        line.and_then(|v| v.trim().parse().ok()).unwrap_or(1)
+    };
+    let dies = count("channels = ") * count("chips_per_channel = ") * count("dies_per_chip = ");
+    if text.contains("[device.zns]") || !text.contains("[ftl]\n") || !rng.gen_bool(0.5) {
+        return text;
+    }
+    let k = if dies % 2 == 0 && rng.gen_bool(0.5) {
+        2
+    } else {
+        1
+    };
+    text.replacen(
+        "[ftl]\n",
+        &format!("[ftl]\ndie_affine_group_dies = {k}\n"),
+        1,
+    )
 }
 
 /// `ftl.hold_overwritten_until_durable` (what `ssdlab serve` runs with) in a third of the

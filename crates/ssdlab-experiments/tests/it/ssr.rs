@@ -106,9 +106,10 @@ fn policies_order_bounds_and_accounting() {
         p9999.push((policy, lat.read.p99_99));
         // Writes wait for GC (this 4-die device at 7 % OP runs at WAF ≈ 9) but not for
         // seconds: before core v2 this run's write p99.99 was 0.18 s (none) to 1.05 s (ies)
-        // (docs/write-tails.md).
+        // (docs/write-tails.md). The preset's die-affine writes wait for their die's erase
+        // (25 ms) where writes to any plane went around it: 50.0 ms (none) here.
         assert!(
-            lat.write.p99_99 <= 50_000_000 && lat.write.p99_99 > 5_000_000,
+            lat.write.p99_99 <= 100_000_000 && lat.write.p99_99 > 5_000_000,
             "{policy:?}: write p99.99 {} ns",
             lat.write.p99_99
         );
@@ -389,6 +390,7 @@ fn ssr_every_shape_check_can_hold_and_fail() {
         safe_points_per_loop: vec![("ssr-static", 10), ("ssr-dynamic", 30)],
         max_erase_loops: 5,
         intensity_wall_s: 0.0,
+        die_affine_group_dies: 1,
     };
     fn at<'a>(r: &'a mut SsrReport, policy: &str, rho: f64) -> &'a mut IntensityRun {
         r.intensity
