@@ -1232,6 +1232,11 @@ mod tests {
                 let t = f.timed.as_mut().unwrap();
                 t.channels[0].0 = t.channels[0].1 + 1
             }),
+            ("gc_batch_planes", |r, f| {
+                // Three programs in one batch on two-plane dies.
+                f.timed.as_mut().unwrap().gc_batches[0] = (1, 3);
+                r.engine.as_mut().unwrap().gc_program_planes_mean = 3.0
+            }),
             ("nand_read_time", |_, f| {
                 f.timed.as_mut().unwrap().nand_read_min_ns = Some(f.nand_read_floor_ns - 1)
             }),
