@@ -822,8 +822,8 @@ mod tests {
             }
             out
         };
-        use Cause::{Gc, Host};
-        use OpKind::{Erase as E, Program as P, Read as R};
+        use Cause::Host;
+        use OpKind::Program as P;
         // Host programs: two on plane 0 (blocks 0, 1), then one on plane 1 (block 8).
         assert_eq!(
             batches(&mut s, &[(P, Host, 0), (P, Host, 1), (P, Host, 8)]),
