@@ -117,7 +117,7 @@ pub fn run(a: &Args) -> Result<()> {
         cfg.ftl.gc_soft_free_blocks,
     );
     println!(
-        "* Throughput and time: the {} dies work in parallel, each running host programs on its {} planes at once and GC's reads, copies and erases one plane at a time, with command overheads and transfers (against timed runs of 100 % random writes on three devices this is within 10 %: docs/op-model.md).",
+        "* Throughput and time: the {} dies work in parallel, each running host programs on its {} planes at once and GC's reads and copies multi-plane where two planes' GC work of one kind meets (`[scheduler] multi_plane_gc`; erases one plane at a time), with command overheads and transfers (against timed runs of 100 % random writes on three devices this is within 10 %: docs/op-model.md).",
         g.dies, g.planes_per_die
     );
     if let Some(n) = &adv.traffic_note {

@@ -807,6 +807,14 @@ impl Experiment for Dftl {
         );
         let _ = writeln!(
             o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                false,
+                "the paper's simulator (FlashSim) runs every flash operation on one plane, so the preset keeps GC single-plane."
+            )
+        );
+        let _ = writeln!(
+            o,
             "* Mapping: 4 B entries, 4,096 per 16 KiB translation page; CMT = {:.1} % of the full table (partitioned: half clean pages, half dirty pages or entry log); `dftl` at page granularity (the paper's baseline).",
             r.cmt_share * 100.0
         );

@@ -27,6 +27,19 @@ pub const ALL: &[&dyn Registered] = &[
 ];
 
 /// The experiment called `name`.
+/// The report line saying whether the experiment's GC runs multi-plane
+/// (`[scheduler] multi_plane_gc`) and why (issue 48).
+pub fn gc_planes_line(multi_plane_gc: bool, why: &str) -> String {
+    format!(
+        "* GC: {} (`[scheduler] multi_plane_gc = {multi_plane_gc}`): {why}",
+        if multi_plane_gc {
+            "multi-plane reads, copies and erases"
+        } else {
+            "single-plane"
+        }
+    )
+}
+
 pub fn find(name: &str) -> Option<&'static dyn Registered> {
     ALL.iter().copied().find(|e| e.name() == name)
 }

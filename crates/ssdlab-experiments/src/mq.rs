@@ -963,6 +963,14 @@ impl Experiment for Mq {
             c.ftl.write_buffer_bytes >> 20,
             c.seed
         );
+        let _ = writeln!(
+            o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                c.scheduler.multi_plane_gc,
+                "MQSim's transaction scheduler issues multi-plane commands for GC transactions as for host ones."
+            )
+        );
         let w = &r.wrr;
         let _ = writeln!(
             o,

@@ -338,9 +338,22 @@ pub fn die_model(cfg: &Config, d: &Derived) -> DieModel {
     let g = &d.geometry;
     DieModel {
         planes: g.planes_per_die,
+        gc_planes: gc_planes(cfg, g.planes_per_die),
         units_per_page: g.slots_per_page,
         command_ns: cfg.device.command_overhead_ns as f64,
         unit_transfer_ns: g.unit_bytes as f64 * 1e3 / cfg.device.channel_rate_mb_per_s as f64,
+    }
+}
+
+/// Planes GC's operations run on at once in the die model: all of the die's with
+/// `[scheduler] multi_plane_gc` (writing flat out, every plane of a die is collecting, and
+/// its queue holds a victim's copies, so each other plane's first operation is of the
+/// head's kind), else 1.
+fn gc_planes(cfg: &Config, planes_per_die: u32) -> f64 {
+    if cfg.scheduler.multi_plane_gc {
+        planes_per_die as f64
+    } else {
+        1.0
     }
 }
 
@@ -1269,6 +1282,14 @@ impl Experiment for Op {
             o,
             "* Device: {} user blocks x {} pages x {} B (page-mapped, {} GC, functional mode: one serial resource), seed {}.",
             s.user_blocks_per_plane, g.pages_per_block, g.page_size_bytes, p.base.ftl.gc.name(), p.base.seed
+        );
+        let _ = writeln!(
+            o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                p.base.scheduler.multi_plane_gc,
+                "the sweep runs in functional mode (no dies), so WAF does not depend on it; `op-advise`'s die model follows the key."
+            )
         );
         let _ = writeln!(
             o,

@@ -1013,6 +1013,14 @@ impl Experiment for Slc {
         );
         let _ = writeln!(
             o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                true,
+                "the paper measures a real drive, whose controller runs GC multi-plane (the default)."
+            )
+        );
+        let _ = writeln!(
+            o,
             "* Workload: the ext4 model (journal of {} at mid-volume, commits = descriptor + blocks, flush, commit block, flush); fio = 8 KiB random writes with an fsync every N, {} of application data (2 × the SLC), queue depth 1; Filebench personalities at block level. Gain = slc-buffer's simulated time / slc-journal's − 1 (same request stream). Journal write latency = a journal write's time until durable.",
             size_text(d.journal_bytes),
             size_text(d.fio_app_write_bytes),

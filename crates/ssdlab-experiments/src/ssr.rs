@@ -1283,6 +1283,14 @@ impl Experiment for Ssr {
         );
         let _ = writeln!(
             o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                c.scheduler.multi_plane_gc,
+                "the paper does not say; a real controller runs GC multi-plane (the default), and the policies differ in how erases are suspended, not in how GC is batched."
+            )
+        );
+        let _ = writeln!(
+            o,
             "* Timing: read {} us, program {} us, erase {} loops x {} ms, erase-suspend penalty {} us, resume penalty {} us.",
             t.read_ns as f64 / 1e3,
             t.program_ns as f64 / 1e3,

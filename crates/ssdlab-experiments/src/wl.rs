@@ -701,6 +701,14 @@ impl Experiment for Wl {
         );
         let _ = writeln!(
             o,
+            "{}",
+            crate::experiment::gc_planes_line(
+                true,
+                "functional mode (no dies): wear and migrations do not depend on it."
+            )
+        );
+        let _ = writeln!(
+            o,
             "* Traces: 4 KiB writes after a sequential fill; block index ~ centred Normal, σ such that the central hot share of addresses gets the cold share of writes; run until the device fails (usable blocks no longer hold the logical capacity plus the GC reserve)."
         );
         let _ = writeln!(

@@ -374,6 +374,7 @@ mod tests {
     fn die_model_sets_throughput_and_time() {
         let die = DieModel {
             planes: 2,
+            gc_planes: 1.0,
             units_per_page: 4,
             command_ns: 1_000.0,
             unit_transfer_ns: 5_000.0,

@@ -384,6 +384,10 @@ pub struct SchedulerConfig {
     pub moved_max_erase_postponement_ns: Moved,
     /// Suspend programs at ISPP program-loop boundaries for waiting host reads.
     pub program_suspend: bool,
+    /// GC, wear-leveling and retirement copies and erases run as multi-plane operations
+    /// when the die's other planes have background work of the head's kind and cell mode
+    /// first in their queues (as host programs do); false: one plane at a time.
+    pub multi_plane_gc: bool,
     /// Reliability model: N_safe(PE), the suspensions per erase loop that do not raise
     /// RBER, as a step table [from_pe_cycles, suspensions], first entry from 0 (Fig. 7).
     pub safe_suspensions_per_loop: Vec<(u32, u32)>,
@@ -404,6 +408,7 @@ impl Default for SchedulerConfig {
             moved_max_suspensions_per_erase: Moved,
             moved_max_erase_postponement_ns: Moved,
             program_suspend: false,
+            multi_plane_gc: true,
             safe_suspensions_per_loop: vec![(0, 30), (1000, 10)],
             extra_rber_per_excess_suspension: 1e-6,
             extra_rber_exponent: 2.0,

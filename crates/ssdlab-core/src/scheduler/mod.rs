@@ -11,7 +11,12 @@
 //! runs first, before reads (and is not suspended). The head of the chosen queue runs
 //! together with each other plane's first operation in that queue when it has the head's
 //! kind and cell mode, as one multi-plane operation (look-ahead: a plane's operations keep
-//! their order; those of different planes need none). The suspender
+//! their order; those of different planes need none). Background work (GC, wear leveling,
+//! retirement) waits in one queue per plane, served round-robin: a victim's copies are
+//! queued at once, so in one FIFO the other planes' work lay too deep for any look-ahead;
+//! with `multi_plane_gc` (the default) a background batch takes each other plane's first
+//! operation when it has the head's kind and cell mode, the same rule as host programs.
+//! The suspender
 //! (`sim::timed::suspend`, policies in [`suspend`]) is asked whenever a read waits on a
 //! die running an erase (and, with `programs_preempt`, whenever a host program does);
 //! while the erase is suspended the die serves reads ([`Scheduler::start_reads`]) and, if
@@ -86,7 +91,14 @@ pub const MAPPING_MAX_WAIT: u32 = 8;
 type OpQueue = crate::ring::Ring<NandOp>;
 
 pub struct DieQueue {
+    /// One queue per class; `Background`'s stays empty (its work is in `gc`).
     queues: [OpQueue; CLASSES],
+    /// Background work, one queue per plane of the die.
+    gc: [OpQueue; MAX_PLANES_PER_DIE],
+    /// Operations in `gc`.
+    gc_queued: u32,
+    /// The plane whose background work heads the next background batch (round-robin).
+    gc_next: u8,
     pub busy: bool,
     pub running: Batch,
     pub busy_ns: u64,
@@ -109,8 +121,7 @@ impl DieQueue {
     #[inline]
     fn note_waiting(&mut self, class: Class, pressure: GcPressure) {
         let urgent = pressure == GcPressure::Urgent && class == Class::Background;
-        let mapping_waits =
-            class != Class::Mapping && !self.queues[Class::Mapping as usize].is_empty();
+        let mapping_waits = class != Class::Mapping && self.waiting(Class::Mapping);
         // Urgent GC runs first whatever waits, so its batches are no wait of mapping work
         // behind the others: counted, a long urgent spell let mapping work jump the host
         // reads at every gap in it (MAPPING_MAX_WAIT urgent batches apart), and reads
@@ -137,18 +148,28 @@ impl DieQueue {
         }
     }
 
+    /// Whether work of `class` waits.
+    #[inline(always)]
+    fn waiting(&self, class: Class) -> bool {
+        if class == Class::Background {
+            self.gc_queued != 0
+        } else {
+            !self.queues[class as usize].is_empty()
+        }
+    }
+
     /// Whether work other than host reads waits.
     fn other_waiting(&self) -> bool {
-        [Class::Mapping, Class::Background, Class::HostWrite]
-            .iter()
-            .any(|&c| !self.queues[c as usize].is_empty())
+        self.gc_queued != 0
+            || !self.queues[Class::Mapping as usize].is_empty()
+            || !self.queues[Class::HostWrite as usize].is_empty()
     }
 
     /// The class [`Scheduler::start_next`] runs when work other than host reads waits
     /// (so that when neither mapping work nor host programs wait, GC does).
     fn choose(&self, pressure: GcPressure, writes_blocked: bool) -> Class {
         debug_assert!(self.other_waiting());
-        let waiting = |c: Class| !self.queues[c as usize].is_empty();
+        let waiting = |c: Class| self.waiting(c);
         let turns = matches!(pressure, GcPressure::Pressing(_)) || writes_blocked;
         if pressure == GcPressure::Urgent && waiting(Class::Background) {
             Class::Background
@@ -227,6 +248,59 @@ impl DieQueue {
     }
 }
 
+impl DieQueue {
+    /// Pop a background batch into `running` and mark the die busy; `None` when no
+    /// background work waits. The head is the first operation of the next plane with work
+    /// (round-robin from the last head's); with `multi`, each other plane's first
+    /// operation joins when it has the head's kind and cell mode (a plane whose first
+    /// operation is of another kind adds nothing: each plane keeps its order).
+    #[inline(always)]
+    fn take_gc_batch(&mut self, max: usize, multi: bool, planes: PlaneOf) -> Option<()> {
+        if self.gc_queued == 0 {
+            return None;
+        }
+        let n = planes.per_die as usize;
+        let mut h = self.gc_next as usize;
+        while self.gc[h].is_empty() {
+            h = if h + 1 == n { 0 } else { h + 1 };
+        }
+        let first = *self.gc[h].front()?;
+        self.gc[h].advance();
+        let batch = &mut self.running;
+        batch.ops[0] = first;
+        batch.len = 1;
+        self.busy = true;
+        self.gc_next = if h + 1 == n { 0 } else { h as u8 + 1 };
+        if multi && self.gc_queued > 1 {
+            let limit = n.min(max);
+            let mut p = h;
+            for _ in 1..n {
+                p = if p + 1 == n { 0 } else { p + 1 };
+                let q = &mut self.gc[p];
+                if let Some(next) = q.front() {
+                    // One kind and one cell mode per multi-plane operation.
+                    if next.kind == first.kind && next.mode == first.mode {
+                        batch.ops[batch.len] = *next;
+                        batch.len += 1;
+                        q.advance();
+                        if batch.len == limit {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.gc_queued -= batch.len as u32;
+        // The next batch from a deep queue (its front was written long ago, its lines
+        // have left the caches).
+        let q = &self.gc[self.gc_next as usize];
+        if q.len() > DEEP_QUEUE {
+            q.prefetch_front_two();
+        }
+        Some(())
+    }
+}
+
 /// The plane of a block within its die (plane ids are die-major), as a bit.
 #[derive(Clone, Copy)]
 struct PlaneOf {
@@ -254,8 +328,14 @@ impl PlaneOf {
     /// power of two.
     #[inline(always)]
     fn bit(self, block: BlockId) -> u32 {
+        1 << self.index(block)
+    }
+
+    /// The plane of `block` within its die.
+    #[inline(always)]
+    fn index(self, block: BlockId) -> u32 {
         let plane = self.blocks_per_plane.div(block.0);
-        1 << if self.per_die.is_power_of_two() {
+        if self.per_die.is_power_of_two() {
             plane & (self.per_die - 1)
         } else {
             plane % self.per_die
@@ -268,9 +348,17 @@ pub struct Scheduler {
     read_priority: bool,
     planes_per_die: u32,
     blocks_per_plane: FastDiv,
+    /// Background batches run multi-plane (`multi_plane_gc`).
+    multi_plane_gc: bool,
     /// Host-program batches started, and the host programs in them (plane parallelism).
     pub host_program_batches: u64,
     pub host_programs: u64,
+    /// Background (GC, wear-leveling, retirement) program batches and the programs in
+    /// them; erase batches and the erases in them.
+    pub gc_program_batches: u64,
+    pub gc_programs: u64,
+    pub gc_erase_batches: u64,
+    pub gc_erases: u64,
 }
 
 pub const EMPTY_OP: NandOp = NandOp {
@@ -292,6 +380,9 @@ impl Scheduler {
             dies: (0..g.dies)
                 .map(|_| DieQueue {
                     queues: Default::default(),
+                    gc: Default::default(),
+                    gc_queued: 0,
+                    gc_next: 0,
                     busy: false,
                     running: Batch {
                         ops: [EMPTY_OP; MAX_PLANES_PER_DIE],
@@ -308,8 +399,13 @@ impl Scheduler {
             read_priority: cfg.read_priority,
             planes_per_die: g.planes_per_die,
             blocks_per_plane: FastDiv::new(g.blocks_per_plane),
+            multi_plane_gc: cfg.multi_plane_gc,
             host_program_batches: 0,
             host_programs: 0,
+            gc_program_batches: 0,
+            gc_programs: 0,
+            gc_erase_batches: 0,
+            gc_erases: 0,
         }
     }
 
@@ -334,7 +430,17 @@ impl Scheduler {
     pub fn enqueue(&mut self, die: u32, op: NandOp) -> bool {
         let class = self.class_of(&op);
         let d = &mut self.dies[die as usize];
-        d.queues[class as usize].push_back(op);
+        if class == Class::Background {
+            let plane = PlaneOf {
+                per_die: self.planes_per_die,
+                blocks_per_plane: self.blocks_per_plane,
+            }
+            .index(op.block);
+            d.gc[plane as usize].push_back(op);
+            d.gc_queued += 1;
+        } else {
+            d.queues[class as usize].push_back(op);
+        }
         !d.busy
     }
 
@@ -378,13 +484,27 @@ impl Scheduler {
             Class::HostRead // only reads wait: pressure cannot change the choice
         };
         d.last_class = class;
+        if class == Class::Background {
+            d.take_gc_batch(MAX_PLANES_PER_DIE, self.multi_plane_gc, planes)?;
+            // GC's share is counted in programs and erases (its reads are short).
+            match d.running.kind() {
+                OpKind::Read => {}
+                OpKind::Program => {
+                    d.gc_streak = d.gc_streak.saturating_add(1);
+                    self.gc_program_batches += 1;
+                    self.gc_programs += d.running.len as u64;
+                }
+                OpKind::Erase => {
+                    d.gc_streak = d.gc_streak.saturating_add(1);
+                    self.gc_erase_batches += 1;
+                    self.gc_erases += d.running.len as u64;
+                }
+            }
+            return Some(&d.running);
+        }
         d.take_batch(class, MAX_PLANES_PER_DIE, planes)?;
-        // GC's share is counted in programs and erases (its reads are short).
-        let long = d.running.kind() != OpKind::Read;
-        match class {
-            Class::Background if long => d.gc_streak = d.gc_streak.saturating_add(1),
-            Class::HostWrite => d.gc_streak = 0,
-            _ => {}
+        if class == Class::HostWrite {
+            d.gc_streak = 0;
         }
         if d.running.kind() == OpKind::Program && d.running.ops[0].cause == Cause::Host {
             self.host_program_batches += 1;
@@ -472,6 +592,14 @@ impl Scheduler {
         let max = max.min(MAX_PLANES_PER_DIE as u32) as usize;
         d.take_batch(class, max, planes)?;
         Some(&d.running)
+    }
+
+    /// Background batches so far: `[(program batches, programs), (erase batches, erases)]`.
+    pub fn gc_batches(&self) -> [(u64, u64); 2] {
+        [
+            (self.gc_program_batches, self.gc_programs),
+            (self.gc_erase_batches, self.gc_erases),
+        ]
     }
 
     /// The die finished its batch (still readable as `dies[die].running`).
@@ -694,8 +822,8 @@ mod tests {
             }
             out
         };
-        use Cause::{Gc, Host};
-        use OpKind::{Erase as E, Program as P, Read as R};
+        use Cause::Host;
+        use OpKind::Program as P;
         // Host programs: two on plane 0 (blocks 0, 1), then one on plane 1 (block 8).
         assert_eq!(
             batches(&mut s, &[(P, Host, 0), (P, Host, 1), (P, Host, 8)]),
@@ -703,34 +831,86 @@ mod tests {
             "plane 1's program runs with plane 0's first"
         );
         assert_eq!((s.host_program_batches, s.host_programs), (2, 3));
-        // GC: plane 0 reads (block 1) between two programs, then plane 1's program joins
-        // the first; plane 0's second program stays behind its read.
-        assert_eq!(
-            batches(&mut s, &[(P, Gc, 0), (R, Gc, 1), (P, Gc, 2), (P, Gc, 9)]),
-            [vec![(P, 0), (P, 9)], vec![(R, 1)], vec![(P, 2)]]
-        );
-        // Plane 1's first operation is a read: its program (block 10) waits behind it, and
-        // the read then joins plane 0's read; plane 0's erase waits for its program.
-        assert_eq!(
-            batches(
-                &mut s,
-                &[(P, Gc, 0), (R, Gc, 9), (P, Gc, 10), (R, Gc, 1), (E, Gc, 2)]
-            ),
-            [
-                vec![(P, 0)],
-                vec![(R, 9), (R, 1)],
-                vec![(P, 10)],
-                vec![(E, 2)]
-            ]
-        );
         // Beyond the look-ahead window (4 entries past the head on two planes) nothing
         // joins: plane 1's program is 5 entries past the head, then 4.
-        let mut ops = vec![(P, Gc, 0); 6];
-        ops.push((P, Gc, 8));
+        let mut ops = vec![(P, Host, 0); 6];
+        ops.push((P, Host, 8));
         let got = batches(&mut s, &ops);
         assert_eq!(got.len(), 6);
         assert_eq!(got[..2], [vec![(P, 0)], vec![(P, 0)]]);
         assert_eq!(got[2], [(P, 0), (P, 8)]);
+    }
+
+    /// Multi-plane GC (issue 48): background work waits per plane, so a plane's first
+    /// operation joins the head's batch however deep the queue (a victim's copies are
+    /// queued at once), when it has the head's kind and cell mode; heads go round-robin
+    /// over the planes. With `multi_plane_gc = false`, one plane at a time.
+    #[test]
+    fn gc_batches_take_each_planes_first_operation() {
+        use Cause::{Gc, WearLeveling as Wl};
+        use OpKind::{Erase as E, Program as P, Read as R};
+        let run = |multi: bool| {
+            let mut cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+            cfg.scheduler.multi_plane_gc = multi;
+            let g = cfg.validate().unwrap().geometry; // 2 planes per die, 8 blocks per plane
+            let mut s = Scheduler::new(&cfg.scheduler, &g);
+            // Plane 0's victim (block 1): 3 reads and 3 programs into block 2, its erase;
+            // then plane 1's (block 9, copies into block 10, one of them wear leveling).
+            let plane0 = [(R, 1), (P, 2), (R, 1), (P, 2), (R, 1), (P, 2), (E, 1)];
+            let plane1 = [(R, 9), (P, 10), (R, 9), (P, 10), (E, 9)];
+            for &(kind, block) in &plane0 {
+                s.enqueue(0, op(kind, Gc, block));
+            }
+            for (i, &(kind, block)) in plane1.iter().enumerate() {
+                s.enqueue(0, op(kind, if i == 3 { Wl } else { Gc }, block));
+            }
+            let mut out = Vec::new();
+            while let Some(b) = s.start_next(0, || GcPressure::Normal, false) {
+                out.push(
+                    b.ops()
+                        .iter()
+                        .map(|o| (o.kind, o.block.0))
+                        .collect::<Vec<_>>(),
+                );
+                s.finish(0, 1);
+            }
+            (out, s.gc_batches())
+        };
+        let (on, counts) = run(true);
+        assert_eq!(
+            on,
+            [
+                vec![(R, 1), (R, 9)],
+                vec![(P, 10), (P, 2)],
+                vec![(R, 1), (R, 9)],
+                vec![(P, 10), (P, 2)],
+                vec![(R, 1)],
+                vec![(E, 9)],
+                vec![(P, 2)],
+                vec![(E, 1)],
+            ],
+            "each plane's first operation joins; heads alternate between the planes"
+        );
+        // Programs: 2 batches of 2 and one of 1; erases: two batches of 1 (plane 1's erase
+        // was ready while plane 0 still had a program before its own).
+        assert_eq!(counts, [(3, 5), (2, 2)]);
+        let (off, counts) = run(false);
+        assert!(off.iter().all(|b| b.len() == 1), "single-plane: {off:?}");
+        assert_eq!(off.len(), 12);
+        assert_eq!(counts, [(5, 5), (2, 2)]);
+        // Both erases ready at once: they run as one two-plane erase (off: two).
+        for (multi, want) in [(true, (1, 2)), (false, (2, 2))] {
+            let mut cfg: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+            cfg.scheduler.multi_plane_gc = multi;
+            let g = cfg.validate().unwrap().geometry;
+            let mut s = Scheduler::new(&cfg.scheduler, &g);
+            s.enqueue(0, op(E, Gc, 3));
+            s.enqueue(0, op(E, Gc, 12));
+            while s.start_next(0, || GcPressure::Normal, false).is_some() {
+                s.finish(0, 1);
+            }
+            assert_eq!(s.gc_batches()[1], want, "multi_plane_gc = {multi}");
+        }
     }
 
     #[test]

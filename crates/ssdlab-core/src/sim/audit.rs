@@ -114,6 +114,9 @@ pub struct TimedFacts {
     /// Time the data path carried data: per direction (down, up) for the link; the host
     /// transfer path in both.
     pub data_path_busy_ns: [u64; 2],
+    /// Background program and erase batches and their operations:
+    /// `[(program batches, programs), (erase batches, erases)]`.
+    pub gc_batches: [(u64, u64); 2],
 }
 
 /// What a phase knows beyond its results document ([`Results`]).
@@ -346,6 +349,7 @@ pub const CHECKS: &[CheckFn] = &[
     host_data_path,
     data_path_busy,
     die_and_channel_busy,
+    gc_batch_planes,
     nand_read_time,
     failed_share,
     unwritten_reads,
@@ -936,6 +940,44 @@ fn die_and_channel_busy(_: &Results, f: &Facts) -> Check {
     })
 }
 
+/// A background program or erase batch runs on 1 to `planes per die` planes, and the
+/// results' means are the counts' ratio.
+fn gc_batch_planes(r: &Results, f: &Facts) -> Check {
+    const NAME: &str = "gc_batch_planes";
+    let (Some(t), Some(e)) = (&f.timed, &r.engine) else {
+        return Check::skipped(NAME, Kind::Bound, "the functional mode runs no batches");
+    };
+    let per_die = (r.device.planes / r.device.dies.max(1)) as u64;
+    let [(pb, p), (eb, er)] = t.gc_batches;
+    let bad = |batches: u64, ops: u64, mean: f64| {
+        let want = if batches == 0 {
+            0.0
+        } else {
+            crate::stats::round6(ops as f64 / batches as f64)
+        };
+        ops < batches || ops > batches * per_die || mean != want
+    };
+    Check::new(
+        NAME,
+        Kind::Bound,
+        vec![
+            ("planes per die", U(per_die)),
+            ("background program batches", U(pb)),
+            ("background programs", U(p)),
+            ("engine.gc_program_planes_mean", F(e.gc_program_planes_mean)),
+            ("background erase batches", U(eb)),
+            ("background erases", U(er)),
+            ("engine.gc_erase_planes_mean", F(e.gc_erase_planes_mean)),
+        ],
+    )
+    .fail_if(bad(pb, p, e.gc_program_planes_mean), || {
+        format!("{p} background programs in {pb} batches on {per_die}-plane dies")
+    })
+    .fail_if(bad(eb, er, e.gc_erase_planes_mean), || {
+        format!("{er} background erases in {eb} batches on {per_die}-plane dies")
+    })
+}
+
 /// No read served by NAND took less than a command, tR and one unit's transfer.
 fn nand_read_time(_: &Results, f: &Facts) -> Check {
     const NAME: &str = "nand_read_time";
@@ -1260,6 +1302,11 @@ mod tests {
             ("die_and_channel_busy", |_, f| {
                 let t = f.timed.as_mut().unwrap();
                 t.channels[0].0 = t.channels[0].1 + 1
+            }),
+            ("gc_batch_planes", |r, f| {
+                // Three programs in one batch on two-plane dies.
+                f.timed.as_mut().unwrap().gc_batches[0] = (1, 3);
+                r.engine.as_mut().unwrap().gc_program_planes_mean = 3.0
             }),
             ("nand_read_time", |_, f| {
                 f.timed.as_mut().unwrap().nand_read_min_ns = Some(f.nand_read_floor_ns - 1)

@@ -150,6 +150,11 @@ pub struct EngineSummary {
     pub channel_utilization_mean: f64,
     /// Host programs per host-program batch: the planes a host program runs on at once.
     pub host_program_planes_mean: f64,
+    /// Background (GC, wear-leveling, retirement) programs per background program batch
+    /// (`[scheduler] multi_plane_gc`; 0 when none ran).
+    pub gc_program_planes_mean: f64,
+    /// Background erases per background erase batch (0 when none ran).
+    pub gc_erase_planes_mean: f64,
 }
 
 /// The deterministic results document (`results.json`).
@@ -969,6 +974,8 @@ fn timed_phase(o: &mut timed::TimedOutcome) -> PhaseOutcome {
             host_program_planes_mean: stats::round6(
                 o.host_programs as f64 / o.host_program_batches.max(1) as f64,
             ),
+            gc_program_planes_mean: planes_mean(o.gc_batches[0]),
+            gc_erase_planes_mean: planes_mean(o.gc_batches[1]),
         }),
         suspend: Some(o.suspend.clone()),
         worn_out: o.worn_out,
@@ -978,6 +985,11 @@ fn timed_phase(o: &mut timed::TimedOutcome) -> PhaseOutcome {
         host_interface: o.host_interface.take(),
         timed_facts: Some(timed_facts(o)),
     }
+}
+
+/// Operations per batch, rounded (0 when no batch ran).
+fn planes_mean((batches, ops): (u64, u64)) -> f64 {
+    stats::round6(ops as f64 / batches.max(1) as f64)
 }
 
 /// What the audit knows of a timed phase beyond its figures.
@@ -998,6 +1010,7 @@ fn timed_facts(o: &timed::TimedOutcome) -> audit::TimedFacts {
             .collect(),
         nand_read_min_ns: (a.nand_read_min_ns != u64::MAX).then_some(a.nand_read_min_ns),
         data_path_busy_ns: a.data_path_busy_ns,
+        gc_batches: o.gc_batches,
     }
 }
 

@@ -342,6 +342,7 @@ idle_gc_free_blocks = {idle_free}
 [scheduler]
 read_priority = {read_priority}
 program_suspend = {program_suspend}
+multi_plane_gc = {multi_plane_gc}
 erase_suspend = {suspend}
 [precondition]
 enabled = {precondition}
@@ -383,6 +384,7 @@ timeseries_interval_ns = 0
         program_suspend = rng.gen_bool(0.3),
         suspend = inline(&SuspendConfig::swarm_any(seed, &ctx)),
         qd = rng.gen_range(1..=16u32),
+        multi_plane_gc = rng.gen_bool(0.7),
     );
     (t, ctx)
 }

@@ -194,6 +194,9 @@ pub struct TimedOutcome {
     /// Host-program batches started in the phase and the host programs in them.
     pub host_program_batches: u64,
     pub host_programs: u64,
+    /// Background program and erase batches started and the operations in them:
+    /// `[(program batches, programs), (erase batches, erases)]`.
+    pub gc_batches: [(u64, u64); 2],
     /// Every completion in order, when tracing was on.
     pub completions: Vec<Completion>,
     pub suspend: SuspendSummary,
@@ -389,6 +392,7 @@ impl<'a> TimedSim<'a> {
         let channel_busy_ns = self.dies.channels.busy_ns().to_vec();
         let host_program_batches = self.dies.sched.host_program_batches;
         let host_programs = self.dies.sched.host_programs;
+        let gc_batches = self.dies.sched.gc_batches();
         let events = self.q.scheduled_count();
         // A served phase ends with the power going (a cut, or a stop): a power-loss-
         // protected device that failed still programs what its DRAM holds on its
@@ -424,6 +428,7 @@ impl<'a> TimedSim<'a> {
             channel_busy_ns,
             host_program_batches,
             host_programs,
+            gc_batches,
             completions,
             suspend,
             erases,

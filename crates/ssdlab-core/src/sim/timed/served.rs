@@ -107,6 +107,7 @@ impl TimedSim<'_> {
             channel_busy_ns: self.dies.channels.busy_ns().to_vec(),
             host_program_batches: self.dies.sched.host_program_batches,
             host_programs: self.dies.sched.host_programs,
+            gc_batches: self.dies.sched.gc_batches(),
             completions: Vec::new(),
             suspend: self.susp.summary().clone(),
             erases: Vec::new(),
