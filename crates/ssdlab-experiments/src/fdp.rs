@@ -340,9 +340,8 @@ pub fn shape_checks(points: &[(f64, bool, f64)]) -> Vec<Check> {
         }
         out.push(Check::new("no FDP", rise, Some(ok), d));
     }
-    let full = format!(
-        "no-FDP device WAF ≥ {NO_FDP_WAF_AT_FULL_MIN} at 100 % utilization (paper ~3.5)"
-    );
+    let full =
+        format!("no-FDP device WAF ≥ {NO_FDP_WAF_AT_FULL_MIN} at 100 % utilization (paper ~3.5)");
     match no.iter().find(|p| p.0 == 100.0) {
         Some(&(_, w)) => {
             let ok = w >= NO_FDP_WAF_AT_FULL_MIN;
@@ -401,7 +400,9 @@ impl FdpReport {
     }
 
     fn run_of(&self, u: f64, fdp: bool) -> Option<&FdpRun> {
-        self.runs.iter().find(|r| r.utilization == u && r.fdp == fdp)
+        self.runs
+            .iter()
+            .find(|r| r.utilization == u && r.fdp == fdp)
     }
 
     fn utilizations(&self) -> Vec<f64> {
@@ -427,7 +428,8 @@ impl FdpReport {
     /// The table: one row per utilization.
     pub fn table(&self) -> String {
         let mut s = String::from("| utilization | device WAF, no FDP | device WAF, FDP | cache MiB | SOC MiB | LOC regions | SOC share of writes |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-        let f = |r: Option<&FdpRun>| r.map_or("–".to_string(), |r| format!("{:.3}", r.device_waf));
+        let f =
+            |r: Option<&FdpRun>| r.map_or("–".to_string(), |r| format!("{:.3}", r.device_waf));
         for u in self.utilizations() {
             let any = self.run_of(u, false).or(self.run_of(u, true));
             let Some(a) = any else { continue };
@@ -601,10 +603,16 @@ impl Experiment for Fdp {
                 .map(|x| (x.utilization, x.device_waf))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let name = if fdp { "FDP (SOC on its own handle)" } else { "no FDP" };
+            let name = if fdp {
+                "FDP (SOC on its own handle)"
+            } else {
+                "no FDP"
+            };
             c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                });
             c.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))?;
         }
         c.configure_series_labels()
