@@ -8,8 +8,8 @@
 //! (`ssdlab_workload::flash_cache`). The paper: without FDP the device WAF rises from
 //! ~1.3 at 50 % to ~3.5 at 100 %; with FDP it stays ~1.03.
 //!
-//! The device is `configs/zns.toml`'s raw flash (1 GiB of TLC, 4 channels × 2 planes ×
-//! 256 blocks of 512 KiB) as a conventional device with 4 KiB mapping units, greedy GC
+//! The device is `configs/zns.toml`'s flash with [`BLOCKS_PER_PLANE`] blocks per plane
+//! (4 GiB of TLC, 4 channels × 2 planes × 1024 blocks of 512 KiB) as a conventional device with 4 KiB mapping units, greedy GC
 //! and [`PAPER_OP`] over-provisioning; a LOC region is one erase block on every plane
 //! (the device's reclaim unit, as the paper sizes regions). Each run: the cache written
 //! [`WARMUP_CACHE_MULTIPLE`] times over (functional mode, to steady state), then
@@ -35,6 +35,8 @@ const ZNS_TOML: &str = include_str!("../../../configs/zns.toml");
 /// paper's FDP SSD is a data-center drive; the searched text of the paper does not
 /// state its spare, so this is the common 7 % of such drives).
 pub const PAPER_OP: f64 = 0.07;
+/// Blocks per plane of the study's device (configs/zns.toml has 256).
+pub const BLOCKS_PER_PLANE: u32 = 1024;
 /// Utilizations run, in percent (the paper sweeps 50 % … 100 %).
 pub const UTILIZATIONS: [f64; 6] = [50.0, 60.0, 70.0, 80.0, 90.0, 100.0];
 /// Cache writes of the warm-up and of the measured phase, in multiples of the cache size.
@@ -73,6 +75,10 @@ impl FdpParams {
         base.device.zns = None;
         base.device.geometry.channels /= scale;
         base.device.geometry.mapping_unit_bytes = 4096;
+        // 4x the blocks per plane (4 GiB raw): the per-plane reserve (each handle's open
+        // blocks, the GC thresholds) then takes a small share of the 7 % OP, as on a real
+        // drive; at 256 blocks it ate a third of it.
+        base.device.geometry.blocks_per_plane = BLOCKS_PER_PLANE;
         base.ftl.write_buffer_bytes /= scale as u64;
         base.precondition.enabled = false;
         base.mode = Mode::Functional;
@@ -464,6 +470,10 @@ pub struct FdpArgs {
     /// Cache writes of the measured phase, in multiples of the cache size.
     #[arg(long, default_value_t = MEASURE_CACHE_MULTIPLE)]
     measure: f64,
+    /// Share of the cache's objects that are small (SOC), in percent: it sets the SOC's
+    /// share of the bytes written (default: the workload's).
+    #[arg(long)]
+    small_object_percent: Option<f64>,
 }
 
 impl Experiment for Fdp {
@@ -488,6 +498,9 @@ impl Experiment for Fdp {
         }
         p.warmup_cache_multiple = a.warmup;
         p.measure_cache_multiple = a.measure;
+        if let Some(v) = a.small_object_percent {
+            p.cache.small_object_percent = v;
+        }
         p.check()?;
         Ok(p)
     }
