@@ -835,6 +835,57 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
     assert!(err.contains("--warmup: 0: "), "{err}");
 }
 
+/// `reproduce fdp` at the tests' scale: 12 runs (6 utilizations, with and without FDP) in
+/// its documented columns, the FDP runs near WAF 1 and the no-FDP one highest at 100 %,
+/// the table, the shape section and both lines drawn; a bad `--measure` fails before any
+/// work.
+#[test]
+fn reproduce_fdp_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-fdp");
+    let o = ssdlab()
+        .args(["reproduce", "fdp", "--scale", "4", "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("fdp.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "utilization,fdp,device_waf,warmup_device_waf,cache_bytes,soc_bytes,regions,region_bytes,write_bytes,soc_write_share,gc_victims"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 12);
+    let waf = |u: &str, fdp: &str| -> f64 {
+        rows.iter().find(|r| r[0] == u && r[1] == fdp).unwrap()[2]
+            .parse()
+            .unwrap()
+    };
+    for u in ["50", "60", "70", "80", "90", "100"] {
+        assert!(waf(u, "true") <= 1.1, "{u}");
+        assert!(waf(u, "false") <= waf("100", "false"), "{u}");
+    }
+    assert!(waf("100", "false") >= 2.0);
+    let md = std::fs::read_to_string(out.join("fdp.md")).unwrap();
+    for part in [
+        "| utilization | device WAF, no FDP | device WAF, FDP |",
+        "## Expected shape (Allison et al., EuroSys 2025)",
+        "| FDP | FDP device WAF ≤ 1.1 at every utilization (paper ~1.03) | yes |",
+    ] {
+        assert!(md.contains(part), "{part}: {md}");
+    }
+    let svg = std::fs::read_to_string(out.join("fdp.svg")).unwrap();
+    assert!(svg.contains("no FDP") && svg.contains("FDP (SOC on its own handle)"));
+    let o = ssdlab()
+        .args(["reproduce", "fdp", "--measure", "0", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("--measure: 0: "), "{err}");
+}
+
 /// The docs' generated tables that take seconds (`ssdlab doc-tables --fast`: the `zns` and
 /// `mq` reports, docs/reproduce.md, and the policy lists of docs/config.md and README.md,
 /// from the registry) match a fresh run: checked on a copy of docs/ with one figure of the
@@ -2190,7 +2241,7 @@ fn reproduce_experiments_share_their_common_arguments() {
         "-q, --quiet No per-run progress lines on stderr",
         "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
     ];
-    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq", "zns"] {
+    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp"] {
         let o = ssdlab()
             .args(["reproduce", exp, "--help"])
             .output()

@@ -24,6 +24,7 @@ pub const ALL: &[&dyn Registered] = &[
     &crate::slc::Slc,
     &crate::mq::Mq,
     &crate::zns::Zns,
+    &crate::fdp::Fdp,
 ];
 
 /// The experiment called `name`.

@@ -34,6 +34,7 @@
 
 pub mod dftl;
 pub mod experiment;
+pub mod fdp;
 pub mod mq;
 pub mod op;
 pub mod plot;

@@ -157,6 +157,10 @@ pub fn traffic_of(cfg: &Config) -> Result<(Traffic, Option<String>)> {
             Traffic::Uniform,
             Some("log-structured workloads are not modelled; using uniform random writes".into()),
         )),
+        WorkloadConfig::FlashCache(_) => Ok((
+            Traffic::Uniform,
+            Some("flash-cache workloads are not modelled; using uniform random writes".into()),
+        )),
     }
 }
 

@@ -182,7 +182,7 @@ def test_reproduce_op_returns_its_table():
     ]
     assert len(df) == 11 and df.op_ratio.tolist()[:2] == [0.0, 0.1]
     assert (df.waf >= 1).all()
-    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq, zns$"):
+    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq, zns, fdp$"):
         ssdlab.reproduce("nope")
     with pytest.raises(ssdlab.SsdlabError, match="scale"):
         ssdlab.reproduce("op", scale=0.5)
@@ -198,6 +198,20 @@ def test_reproduce_zns_returns_its_table():
     assert (abs(zns.device_waf - 1.0) < 0.01).all()
     assert (zns.host_waf > 1.0).all()
     assert (df[df.device != "zns"].host_waf == 1.0).all()
+
+
+def test_reproduce_fdp_returns_its_table():
+    """The flash cache on FDP at the tests' scale: 6 utilizations with and without FDP;
+    with FDP the device WAF stays near 1, without it rises to its highest at 100 %."""
+    df = ssdlab.reproduce("fdp", scale=4)
+    assert len(df) == 12
+    assert list(df.columns[:3]) == ["utilization", "fdp", "device_waf"]
+    assert sorted(set(df.utilization)) == [50, 60, 70, 80, 90, 100]
+    fdp = df[df.fdp]
+    no = df[~df.fdp].sort_values("utilization")
+    assert (fdp.device_waf <= 1.1).all()
+    assert no.device_waf.iloc[-1] == no.device_waf.max()
+    assert no.device_waf.iloc[-1] > no.device_waf.iloc[0]
 
 
 def test_reproduce_mq_returns_its_table():

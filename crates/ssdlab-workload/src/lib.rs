@@ -9,6 +9,7 @@ mod address;
 pub mod error;
 pub mod ext4;
 pub mod fio;
+pub mod flash_cache;
 pub mod log_structured;
 pub mod replay;
 pub mod request;
@@ -189,6 +190,10 @@ pub enum WorkloadConfig {
     /// A host log-structured layer translating another workload into zone writes, with
     /// its own GC, for a zoned device (see [`log_structured::LogStructuredConfig`]).
     LogStructured(log_structured::LogStructuredConfig),
+    /// A CacheLib-like flash cache: a large-object cache of regions written sequentially
+    /// and evicted FIFO, a small-object cache of buckets rewritten at random (see
+    /// [`flash_cache::FlashCacheConfig`]).
+    FlashCache(flash_cache::FlashCacheConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -284,6 +289,7 @@ impl WorkloadConfig {
             WorkloadConfig::Tpcc(c) => tpcc::build(c, ctx),
             WorkloadConfig::Ext4(c) => ext4::build(c, ctx),
             WorkloadConfig::LogStructured(c) => log_structured::build(c, ctx),
+            WorkloadConfig::FlashCache(c) => flash_cache::build(c, ctx),
         }
     }
 }

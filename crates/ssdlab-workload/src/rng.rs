@@ -29,6 +29,8 @@ pub mod tag {
     pub const TPCC: u64 = 0x7470_6363;
     /// ext4 journaling workload.
     pub const EXT4: u64 = 0x6578_7434;
+    /// The CacheLib-like flash cache (`kind = "flash-cache"`).
+    pub const FLASH_CACHE: u64 = 0x666c_6361;
     /// The FTL's own draws (random and d-choices GC).
     pub const FTL: u64 = 0x6763;
     /// Injected program and erase failures.
@@ -52,6 +54,7 @@ pub mod tag {
         ("FIO_FDP", FIO_FDP << 32, 1 << 32),
         ("TPCC", TPCC, 1),
         ("EXT4", EXT4, 1),
+        ("FLASH_CACHE", FLASH_CACHE, 1),
         ("FTL", FTL, 1),
         ("FAILURES", FAILURES, 1),
         ("FACTORY_BAD", FACTORY_BAD, 1),
