@@ -10,7 +10,10 @@ use std::collections::BTreeSet;
 #[test]
 fn every_experiment_is_registered_once_with_a_sound_subcommand() {
     let names = experiment::names();
-    assert_eq!(names, ["op", "ssr", "wl", "dftl", "slc", "mq", "zns"]);
+    assert_eq!(
+        names,
+        ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp"]
+    );
     let mut tables = BTreeSet::new();
     for e in experiment::ALL {
         let mut cmd = e.command();
