@@ -270,6 +270,7 @@ fn cmd_run(path: &Path, o: &RunOpts) -> Result<()> {
     }
     let (sim, results) = (&run.sim, &run.results);
     let perf = output::Perf {
+        setup_wall_s: run.setup_wall_s,
         precondition_wall_s: run.precondition_wall_s,
         workload_wall_s: run.workload_wall_s,
         host_requests_per_wall_s: results.host.requests as f64 / run.workload_wall_s.max(1e-9),

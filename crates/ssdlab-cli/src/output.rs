@@ -147,6 +147,8 @@ pub(crate) fn remove_if_present(p: &Path) -> Result<()> {
 /// Wall-clock figures, kept out of results.json so that file stays deterministic.
 #[derive(Serialize)]
 pub struct Perf {
+    /// Building the simulation (the device's tables, the workload's sources).
+    pub setup_wall_s: f64,
     pub precondition_wall_s: f64,
     pub workload_wall_s: f64,
     pub host_requests_per_wall_s: f64,

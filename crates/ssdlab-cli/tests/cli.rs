@@ -139,6 +139,7 @@ fn run_writes_results_and_is_deterministic() {
         let perf: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out_dir.join("perf.json")).unwrap()).unwrap();
         assert!(perf["workload_wall_s"].as_f64().unwrap() > 0.0);
+        assert!(perf["setup_wall_s"].as_f64().unwrap() > 0.0, "{perf}");
         // The test binary is a debug build without a profile.
         assert_eq!(perf["build"], "debug", "{perf}");
         // The resolved config is itself a valid config that reproduces the run.

@@ -1,8 +1,9 @@
 //! Memory for the large per-unit arrays, and software prefetch.
 //!
 //! The mapping table and the OOB array of a large device span hundreds of MiB; with 4 KiB
-//! pages nearly every random access also misses the TLB. [`large_vec`] asks Linux for
-//! transparent huge pages on them (`madvise(MADV_HUGEPAGE)`, before the first touch).
+//! pages nearly every random access also misses the TLB. [`large_zeroed`] asks Linux for
+//! transparent huge pages on them (`madvise(MADV_HUGEPAGE)`, before the first touch) and
+//! hands them out zeroed: memory nobody writes is never faulted in.
 //!
 //! Software prefetch: a hint that `slice[i]` will be touched soon. On large devices the
 //! functional hot loops are bound by random accesses to the mapping table and the OOB
@@ -43,18 +44,47 @@ pub fn elem_bytes<T>(_: &[T]) -> u64 {
     std::mem::size_of::<T>() as u64
 }
 
-/// `vec![value; len]`, backed by transparent huge pages where the OS offers them and the
-/// array spans several of them.
-pub fn large_vec<T: Copy>(len: usize, value: T) -> Vec<T> {
-    let mut v = Vec::with_capacity(len);
-    advise_huge_pages(v.as_mut_ptr(), len * std::mem::size_of::<T>());
-    v.resize(len, value);
-    v
+/// Types whose all-zero bit pattern is a valid value: [`large_zeroed`] hands them out
+/// from zeroed memory without writing it.
+///
+/// # Safety
+///
+/// Every bit of the type is data (no padding, no niche), and all-zero bits are a value.
+pub unsafe trait Zeroable: Copy {}
+
+// SAFETY: plain integers: every bit pattern is a value.
+unsafe impl Zeroable for u8 {}
+// SAFETY: as above.
+unsafe impl Zeroable for u16 {}
+// SAFETY: as above.
+unsafe impl Zeroable for u32 {}
+// SAFETY: as above.
+unsafe impl Zeroable for u64 {}
+
+/// `len` zero values from the allocator's zeroed memory (`calloc`: a large array is fresh
+/// pages that read as zero and cost nothing until written), backed by transparent huge
+/// pages where the OS offers them and the array spans several of them. An empty device's
+/// tables are written only where it is used, so their owners choose an encoding in which
+/// the initial value is zero (e.g. `NONE` stored as 0).
+pub fn large_zeroed<T: Zeroable>(len: usize) -> Vec<T> {
+    let layout = std::alloc::Layout::array::<T>(len).expect("array size overflows");
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the layout's size is not zero.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    advise_huge_pages(ptr, layout.size());
+    // SAFETY: `ptr` comes from the global allocator with the layout of `len` `T`s, and
+    // all `len` of them are zero bits, a value of `T` (`Zeroable`).
+    unsafe { Vec::from_raw_parts(ptr, len, len) }
 }
 
-/// A copy of `src` in memory from [`large_vec`].
-pub fn large_copy<T: Copy + Default>(src: &[T]) -> Vec<T> {
-    let mut v = large_vec(src.len(), T::default());
+/// A copy of `src` in memory from [`large_zeroed`] (written once, by the copy).
+pub fn large_copy<T: Zeroable>(src: &[T]) -> Vec<T> {
+    let mut v = large_zeroed(src.len());
     v.copy_from_slice(src);
     v
 }

@@ -197,10 +197,13 @@ pub struct Checked {
 }
 
 /// What one run produced: the simulation (its configuration, derived values, latency and
-/// time series), the results and the wall seconds of preconditioning and workload.
+/// time series), the results and the wall seconds of building the device, preconditioning
+/// and workload.
 pub struct Outcome {
     pub sim: Simulation,
     pub results: Results,
+    /// Building the simulation: the device's tables, the workload's sources.
+    pub setup_wall_s: f64,
     pub precondition_wall_s: f64,
     pub workload_wall_s: f64,
 }
@@ -282,6 +285,7 @@ impl Checked {
     ) -> Result<Outcome, String> {
         let label = |e: SimError| format!("{}: {e}", self.label);
         stop::check().map_err(label)?;
+        let start = Instant::now();
         let mut sim = Simulation::new(self.config.clone()).map_err(label)?;
         sim.base_dir = self.base_dir.clone();
         // The results come back even when their audit finds a bug: the caller writes them
@@ -299,6 +303,7 @@ impl Checked {
         Ok(Outcome {
             sim,
             results,
+            setup_wall_s: (t0 - start).as_secs_f64(),
             precondition_wall_s: (t1 - t0).as_secs_f64(),
             workload_wall_s: (t2 - t1).as_secs_f64(),
         })

@@ -21,7 +21,7 @@ use ssdlab_engine::prefetch;
 pub use blocks::{BlockState, BlockTable};
 pub use bus::Channels;
 pub use data::SlotData;
-pub use oob::Oob;
+pub use oob::{Oob, OobWord};
 pub use timing::{
     split_penalty_reason, ArrayTime, CellState, CellTiming, SplitKey, TimingModel, TimingTable,
 };

@@ -7,6 +7,10 @@
 //! and copy — touches a line of a small, mostly cached array instead of a random line of
 //! the large one. The unit number of an invalid slot stays as it was (stale); readers
 //! test the bit first.
+//!
+//! The arrays start as zeroed memory ([`large_zeroed`](crate::prefetch::large_zeroed)):
+//! a unit word is stored complemented ([`OobWord`]), so zero bits read as `NONE` and an
+//! empty device's OOB costs nothing until its slots are written.
 
 use super::NONE;
 use crate::base::Version;
@@ -14,10 +18,37 @@ use crate::base::Version;
 /// Bits per bitmap word.
 const WORD_BITS: usize = 64;
 
+/// The unit word of one slot (an `Lpn`, or a translation page's or a trim record's tag;
+/// `NONE` if never written), stored as its bitwise complement so that zero bits read as
+/// `NONE`. Copying a word between slots needs no decoding.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OobWord(u32);
+
+impl OobWord {
+    /// A slot never written (or whose OOB an erase cleared).
+    pub const NONE: OobWord = OobWord(!NONE);
+
+    /// The word holding `lpn`.
+    #[inline(always)]
+    pub const fn new(lpn: u32) -> OobWord {
+        OobWord(!lpn)
+    }
+
+    /// The unit (or tag) this word holds, `NONE` if never written.
+    #[inline(always)]
+    pub const fn get(self) -> u32 {
+        !self.0
+    }
+}
+
+// SAFETY: a `u32`; zero bits are the word of `NONE`.
+unsafe impl crate::prefetch::Zeroable for OobWord {}
+
 pub struct Oob {
     /// Unit last stored in each slot (`NONE` if never); meaningful only while the slot's
     /// valid bit is set.
-    pub lpn: Vec<u32>,
+    pub lpn: Vec<OobWord>,
     /// Bit `slot % 64` of word `slot / 64`: the slot holds its unit's current data.
     valid: Vec<u64>,
     /// Version of the unit stored in each slot (integrity mode; empty otherwise).
@@ -46,10 +77,10 @@ impl Oob {
     pub fn new(slots: u64, integrity: bool) -> Oob {
         let slots = slots as usize;
         Oob {
-            lpn: crate::prefetch::large_vec(slots, NONE),
-            valid: crate::prefetch::large_vec(slots.div_ceil(WORD_BITS), 0),
+            lpn: crate::prefetch::large_zeroed(slots),
+            valid: crate::prefetch::large_zeroed(slots.div_ceil(WORD_BITS)),
             version: if integrity {
-                crate::prefetch::large_vec(slots, 0)
+                crate::prefetch::large_zeroed(slots)
             } else {
                 Vec::new()
             },
@@ -65,13 +96,13 @@ impl Oob {
     /// The unit `slot` holds, when valid.
     #[inline(always)]
     pub fn unit(&self, slot: usize) -> Option<u32> {
-        self.is_valid(slot).then(|| self.lpn[slot])
+        self.is_valid(slot).then(|| self.lpn[slot].get())
     }
 
     /// `slot` now holds the current data of `lpn`.
     #[inline(always)]
     pub fn store(&mut self, slot: usize, lpn: u32) {
-        self.lpn[slot] = lpn;
+        self.lpn[slot] = OobWord::new(lpn);
         self.valid[slot / WORD_BITS] |= 1 << (slot % WORD_BITS);
     }
 
@@ -83,7 +114,7 @@ impl Oob {
 
     /// Slots `first..first + n` all hold `lpn` (a translation page's tag), valid.
     pub fn store_range(&mut self, first: usize, n: usize, lpn: u32) {
-        self.lpn[first..first + n].fill(lpn);
+        self.lpn[first..first + n].fill(OobWord::new(lpn));
         self.set_valid(first, n);
     }
 
@@ -161,13 +192,21 @@ mod tests {
     #[test]
     fn store_clear_and_scan() {
         let mut oob = Oob::new(200, false);
+        assert!(
+            oob.lpn.iter().all(|w| w.get() == NONE),
+            "a new OOB reads as never written"
+        );
         for s in [0, 63, 64, 130, 199] {
             oob.store(s, s as u32 * 10);
         }
         oob.clear(64);
         assert_eq!(oob.unit(63), Some(630));
         assert_eq!(oob.unit(64), None);
-        assert_eq!(oob.lpn[64], 640, "an invalid slot keeps its stale unit");
+        assert_eq!(
+            oob.lpn[64].get(),
+            640,
+            "an invalid slot keeps its stale unit"
+        );
         assert_eq!(oob.valid_bits_from(1, 200), (0, 1 << 63));
         assert_eq!(
             oob.valid_bits_from(0, 63),

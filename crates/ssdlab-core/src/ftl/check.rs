@@ -20,7 +20,7 @@ impl Ftl {
     fn check_map(&self) -> Result<(), String> {
         let g = &self.media.geo;
         let mut valid = vec![0u32; g.blocks as usize];
-        for (slot, &lpn) in self.media.oob.lpn.iter().enumerate() {
+        for (slot, lpn) in self.media.oob.lpn.iter().map(|w| w.get()).enumerate() {
             if !self.media.oob.is_valid(slot) {
                 continue;
             }

@@ -276,7 +276,7 @@ impl Media {
     #[inline]
     pub fn prefetch_read_block(&self, offset_bytes: u64) {
         let lpn = self.unit_of(offset_bytes) as usize;
-        let Some(&slot) = self.table.slots().get(lpn) else {
+        let Some(slot) = self.table.slots().get(lpn).map(|e| e.get()) else {
             return;
         };
         if !slot.is_none() {
@@ -309,8 +309,8 @@ impl Media {
             crate::prefetch::prefetch(l2p, lpn as usize);
             return;
         }
-        match l2p.get(lpn as usize) {
-            Some(&old) if !old.is_none() => {
+        match l2p.get(lpn as usize).map(|e| e.get()) {
+            Some(old) if !old.is_none() => {
                 self.oob.prefetch_valid(old.idx());
                 let b = self.geo.block_of_slot(old);
                 crate::prefetch::prefetch(&self.blocks.valid_units, b.idx());

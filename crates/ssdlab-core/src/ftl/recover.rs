@@ -38,7 +38,7 @@ use super::Ftl;
 use crate::base::Version;
 use crate::config::{Config, Derived};
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, NONE};
+use crate::flash::{BlockState, OobWord, NONE};
 use crate::ids::{BlockId, Lpn, PlaneId, SlotId};
 use serde::Serialize;
 
@@ -217,7 +217,7 @@ impl Ftl {
             let first = g.first_slot_of_block(BlockId(b as u32)).0;
             for slot in first..first + dur * spp {
                 let s = slot as usize;
-                let (lpn, v) = (old.media.oob.lpn[s], old.media.oob.version[s]);
+                let (lpn, v) = (old.media.oob.lpn[s].get(), old.media.oob.version[s]);
                 if v == 0 || lpn == NONE {
                     continue; // padding, or a copy whose unit was rewritten meanwhile
                 }
@@ -230,7 +230,7 @@ impl Ftl {
                             ),
                         });
                     }
-                    ftl.media.oob.lpn[s] = lpn;
+                    ftl.media.oob.lpn[s] = OobWord::new(lpn);
                     ftl.media.oob.version[s] = v;
                     records[id].on_flash += 1;
                     record_best[id] = record_best[id].max(Some((age, slot)));
@@ -241,7 +241,7 @@ impl Ftl {
                         what: format!("recovery: slot {slot} holds unit {lpn:#x}"),
                     });
                 }
-                ftl.media.oob.lpn[s] = lpn;
+                ftl.media.oob.lpn[s] = OobWord::new(lpn);
                 ftl.media.oob.version[s] = v;
                 let e = &mut best[lpn as usize];
                 if (v, age, slot) > *e {
@@ -270,7 +270,7 @@ impl Ftl {
             if slot == NONE {
                 continue;
             }
-            let tag = ftl.media.oob.lpn[slot as usize];
+            let tag = ftl.media.oob.lpn[slot as usize].get();
             if is_record(tag) {
                 let id = tag & !TRIM_TAG;
                 records[id as usize].live += 1;

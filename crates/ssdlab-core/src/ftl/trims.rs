@@ -520,7 +520,10 @@ impl Ftl {
             return;
         };
         let first = self.media.geo.first_slot_of_block(block).idx();
-        for &lpn in &self.media.oob.lpn[first..first + self.media.geo.units_per_block as usize] {
+        for lpn in self.media.oob.lpn[first..first + self.media.geo.units_per_block as usize]
+            .iter()
+            .map(|w| w.get())
+        {
             if is_record(lpn) {
                 let id = lpn & !TRIM_TAG;
                 t.records[id as usize].on_flash -= 1;

@@ -446,7 +446,11 @@ fn a_flushed_version_survives_an_in_flight_rewrite_only_with_the_hold() {
         .find(|&b| ftl.media().blocks().state[b] == BlockState::Erasing)
         .unwrap();
     let first = old_block * ftl.geometry().units_per_block as usize;
-    let erasing = &ftl.media().oob().lpn[first..first + ftl.geometry().units_per_block as usize];
+    let erasing: Vec<u32> = ftl.media().oob().lpn
+        [first..first + ftl.geometry().units_per_block as usize]
+        .iter()
+        .map(|w| w.get())
+        .collect();
     // The unit: flushed, its newest version in flight, its flushed copy being erased.
     let lost = *in_flight
         .iter()

@@ -340,7 +340,7 @@ fn fdp_handles_never_share_a_block_in_both_modes() {
             let lanes: std::collections::BTreeSet<bool> = (first
                 ..first + ftl.geometry().units_per_block)
                 .filter(|&s| ftl.media().oob().is_valid(s as usize))
-                .map(|s| (ftl.media().oob().lpn[s as usize] as u64) < hot)
+                .map(|s| (ftl.media().oob().lpn[s as usize].get() as u64) < hot)
                 .collect();
             if lanes.len() > 1 {
                 mixed += 1;

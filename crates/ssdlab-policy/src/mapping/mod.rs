@@ -163,9 +163,36 @@ impl MappingConfig {
 }
 
 /// The ground truth: one slot id per mapping unit (`SlotId::NONE` when unmapped).
+///
+/// Entries are [`MapEntry`]s (a slot stored as its complement): the table starts as
+/// zeroed memory ([`large_zeroed`](crate::prefetch::large_zeroed)) that reads as all
+/// unmapped, so an empty device's table costs nothing until units are written.
 pub struct MappingTable {
-    l2p: Vec<SlotId>,
+    l2p: Vec<MapEntry>,
 }
+
+/// One entry of [`MappingTable`]: a slot stored as its bitwise complement, so that zero
+/// bits are [`SlotId::NONE`].
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapEntry(u32);
+
+impl MapEntry {
+    /// The slot this entry names (`SlotId::NONE` when unmapped).
+    #[inline(always)]
+    pub const fn get(self) -> SlotId {
+        SlotId(!self.0)
+    }
+
+    /// Name `slot` (or `SlotId::NONE`).
+    #[inline(always)]
+    pub fn set(&mut self, slot: SlotId) {
+        self.0 = !slot.0;
+    }
+}
+
+// SAFETY: a `u32`; zero bits are the entry of `SlotId::NONE`.
+unsafe impl crate::prefetch::Zeroable for MapEntry {}
 
 impl Clone for MappingTable {
     fn clone(&self) -> Self {
@@ -181,38 +208,42 @@ impl MappingTable {
         crate::prefetch::elem_bytes(&MappingTable::new(0).l2p)
     }
 
+    /// Every unit unmapped.
     pub fn new(logical_units: u32) -> MappingTable {
         MappingTable {
-            l2p: crate::prefetch::large_vec(logical_units as usize, SlotId::NONE),
+            l2p: crate::prefetch::large_zeroed(logical_units as usize),
         }
     }
 
     /// Slot holding `lpn`, or `SlotId::NONE` when unmapped.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> SlotId {
-        self.l2p[lpn.idx()]
+        self.l2p[lpn.idx()].get()
     }
 
     /// Point `lpn` at `slot` (or `SlotId::NONE`); returns the previous slot.
     #[inline]
     pub fn update(&mut self, lpn: Lpn, slot: SlotId) -> SlotId {
-        std::mem::replace(&mut self.l2p[lpn.idx()], slot)
+        let e = &mut self.l2p[lpn.idx()];
+        let old = e.get();
+        e.set(slot);
+        old
     }
 
-    /// The table, slot by unit (index: `Lpn::idx`).
+    /// The table, entry by unit (index: `Lpn::idx`).
     #[inline]
-    pub fn slots(&self) -> &[SlotId] {
+    pub fn slots(&self) -> &[MapEntry] {
         &self.l2p
     }
 
-    /// The table itself, slot by unit (bulk re-mapping of relocated units).
+    /// The table itself, entry by unit (bulk re-mapping of relocated units).
     #[inline]
-    pub fn slots_mut(&mut self) -> &mut [SlotId] {
+    pub fn slots_mut(&mut self) -> &mut [MapEntry] {
         &mut self.l2p
     }
 
     /// Units currently mapped (a scan; tests and summaries).
     pub fn mapped_units(&self) -> u64 {
-        self.l2p.iter().filter(|s| !s.is_none()).count() as u64
+        self.l2p.iter().filter(|e| !e.get().is_none()).count() as u64
     }
 }

@@ -12,6 +12,7 @@ use crate::ftl::region::Stream;
 use crate::ftl::translation::TRANS_TAG;
 use crate::ftl::{Ftl, FtlCounters, Media, NandSink};
 use crate::ids::{BlockId, JobId, Lpn, SlotId};
+use crate::policy::mapping::MapEntry;
 
 /// The source slots of a job's copies whose program has not completed: a bit per slot
 /// offset of the source block (a job scans its source forward and its copies complete in
@@ -124,7 +125,7 @@ impl Gathered {
                 let s = Oob::slot_of(w, bits.trailing_zeros());
                 bits &= bits - 1;
                 self.offsets[self.n] = (s - base) as u32;
-                self.lpns[self.n] = Lpn(oob.lpn[s]);
+                self.lpns[self.n] = Lpn(oob.lpn[s].get());
                 self.n += 1;
                 if self.n == spp {
                     return (s + 1 - base) as u32;
@@ -216,7 +217,7 @@ impl PlainRun {
     /// source page is read once, when its first unit is taken. Not inlined into the job
     /// step: measured faster that way (functional bench, alternating runs).
     #[inline(never)]
-    fn copy(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
+    fn copy(&mut self, oob: &mut Oob, l2p: &mut [MapEntry], dst: usize, n: usize) {
         if self.prefetch {
             self.copy_prefetching(oob, l2p, dst, n);
         } else {
@@ -229,7 +230,7 @@ impl PlainRun {
     /// time, taking its set bits in order (no test per slot; a branch per valid unit
     /// that the CPU predicts but for a word's last).
     #[inline(always)]
-    fn copy_words(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
+    fn copy_words(&mut self, oob: &mut Oob, l2p: &mut [MapEntry], dst: usize, n: usize) {
         // The loop state in locals (registers), written back once.
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
         let (base, src_end, spp, spp_div) = (self.base, self.end, self.spp, self.spp_div);
@@ -243,7 +244,7 @@ impl PlainRun {
                 let s = Oob::slot_of(w, bits.trailing_zeros());
                 bits &= bits - 1;
                 let lpn = oob.lpn[s];
-                l2p[lpn as usize] = SlotId(d as u32);
+                l2p[lpn.get() as usize].set(SlotId(d as u32));
                 oob.lpn[d] = lpn;
                 let page = if spp == 1 {
                     (s - base) as u32
@@ -267,7 +268,7 @@ impl PlainRun {
     /// mapping entries of the units a few slots on (the loop waits on memory, not on
     /// branches).
     #[inline(always)]
-    fn copy_prefetching(&mut self, oob: &mut Oob, l2p: &mut [SlotId], dst: usize, n: usize) {
+    fn copy_prefetching(&mut self, oob: &mut Oob, l2p: &mut [MapEntry], dst: usize, n: usize) {
         let (mut slot, mut reads, mut read_page) = (self.scan, self.reads, self.read_page);
         let (base, spp, spp_div) = (self.base, self.spp, self.spp_div);
         let end = dst + n;
@@ -275,14 +276,14 @@ impl PlainRun {
         while d < end {
             let ahead = slot + Self::PREFETCH_SLOTS;
             if ahead < self.end && oob.is_valid(ahead) {
-                crate::prefetch::prefetch(l2p, oob.lpn[ahead] as usize);
+                crate::prefetch::prefetch(l2p, oob.lpn[ahead].get() as usize);
             }
             if oob.is_valid(slot) {
                 let lpn = oob.lpn[slot];
                 let page = spp_div.div((slot - base) as u32);
                 reads += (spp == 1 || page != read_page) as u64;
                 read_page = page;
-                l2p[lpn as usize] = SlotId(d as u32);
+                l2p[lpn.get() as usize].set(SlotId(d as u32));
                 oob.clear(slot);
                 oob.lpn[d] = lpn;
                 d += 1;
@@ -588,7 +589,7 @@ impl Ftl {
     #[cold]
     fn count_journal_migration(&mut self, slot: SlotId) {
         if let Some((lo, hi)) = self.placer.journal_truth {
-            let lpn = self.media.oob.lpn[slot.idx()];
+            let lpn = self.media.oob.lpn[slot.idx()].get();
             if lpn >= lo && lpn < hi {
                 self.counters.journal.journal_units_migrated += 1;
             }
@@ -717,7 +718,7 @@ impl Relocation {
                 return;
             }
             // A data unit (`NONE` carries the tag bit too); a stale one only wastes a prefetch.
-            let lpn = oob[src];
+            let lpn = oob[src].get();
             if lpn & TRANS_TAG == 0 {
                 crate::prefetch::prefetch(l2p, lpn as usize);
             }

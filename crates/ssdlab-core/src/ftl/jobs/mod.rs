@@ -48,7 +48,7 @@ use super::region::Stream;
 use super::wear::{WearAction, WearCtx};
 use super::{Ftl, Media, NandSink};
 use crate::error::{Result, SimError};
-use crate::flash::{BlockState, Cause, NandOp, OpKind, Owner, NONE, OP_FAILS};
+use crate::flash::{BlockState, Cause, NandOp, OobWord, OpKind, Owner, NONE, OP_FAILS};
 use crate::ids::{BlockId, JobId, PlaneId};
 
 mod copy;
@@ -748,7 +748,7 @@ impl Ftl {
             let first = self.media.geo.first_slot_of_block(block).idx();
             let n = self.media.geo.units_per_block as usize;
             self.media.oob.version[first..first + n].fill(0);
-            self.media.oob.lpn[first..first + n].fill(NONE);
+            self.media.oob.lpn[first..first + n].fill(OobWord::NONE);
         }
         let Owner::Job { job } = op.owner else {
             return Err(SimError::Internal {
