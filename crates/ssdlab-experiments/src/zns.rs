@@ -1016,7 +1016,7 @@ impl Experiment for Zns {
             "{}",
             crate::experiment::gc_planes_line(
                 c.scheduler.multi_plane_gc,
-                "a real conventional SSD runs device GC multi-plane, as the host layer's relocations already were (host programs); single-plane GC tilted the comparison to ZNS (issue 48)."
+                "a real conventional SSD runs device GC multi-plane, as the host layer's relocations already were (host programs); single-plane GC tilted the comparison to ZNS."
             )
         );
         if let Some(z) = &c.device.zns {
