@@ -798,6 +798,17 @@ mod tests {
         );
     }
 
+    /// Every batch die 0 starts until its queues are empty (each finishing at once), as
+    /// (kind, block) per operation.
+    fn started_batches(s: &mut Scheduler) -> Vec<Vec<(OpKind, u32)>> {
+        let mut out = Vec::new();
+        while let Some(b) = s.start_next(0, || GcPressure::Normal, false) {
+            out.push(b.ops().iter().map(|o| (o.kind, o.block.0)).collect());
+            s.finish(0, 1);
+        }
+        out
+    }
+
     /// Look-ahead (issue 36): each other plane's first queued operation of the head's kind
     /// and cell mode joins the head's batch, past operations of the head's plane; a plane
     /// whose first operation is of another kind adds nothing, so each plane keeps its order.
@@ -810,17 +821,7 @@ mod tests {
             for &(kind, cause, block) in ops {
                 s.enqueue(0, op(kind, cause, block));
             }
-            let mut out = Vec::new();
-            while let Some(b) = s.start_next(0, || GcPressure::Normal, false) {
-                out.push(
-                    b.ops()
-                        .iter()
-                        .map(|o| (o.kind, o.block.0))
-                        .collect::<Vec<_>>(),
-                );
-                s.finish(0, 1);
-            }
-            out
+            started_batches(s)
         };
         use Cause::Host;
         use OpKind::Program as P;
@@ -864,17 +865,7 @@ mod tests {
             for (i, &(kind, block)) in plane1.iter().enumerate() {
                 s.enqueue(0, op(kind, if i == 3 { Wl } else { Gc }, block));
             }
-            let mut out = Vec::new();
-            while let Some(b) = s.start_next(0, || GcPressure::Normal, false) {
-                out.push(
-                    b.ops()
-                        .iter()
-                        .map(|o| (o.kind, o.block.0))
-                        .collect::<Vec<_>>(),
-                );
-                s.finish(0, 1);
-            }
-            (out, s.gc_batches())
+            (started_batches(&mut s), s.gc_batches())
         };
         let (on, counts) = run(true);
         assert_eq!(
