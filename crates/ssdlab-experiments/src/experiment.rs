@@ -27,9 +27,8 @@ pub const ALL: &[&dyn Registered] = &[
     &crate::fdp::Fdp,
 ];
 
-/// The experiment called `name`.
 /// The report line saying whether the experiment's GC runs multi-plane
-/// (`[scheduler] multi_plane_gc`) and why (issue 48).
+/// (`[scheduler] multi_plane_gc`) and why.
 pub fn gc_planes_line(multi_plane_gc: bool, why: &str) -> String {
     format!(
         "* GC: {} (`[scheduler] multi_plane_gc = {multi_plane_gc}`): {why}",
@@ -41,6 +40,42 @@ pub fn gc_planes_line(multi_plane_gc: bool, why: &str) -> String {
     )
 }
 
+/// A fresh block's operation times in `c`'s cell mode, from the NAND timing model (the
+/// one home of array time), for the reports' "Timing" lines.
+#[derive(Clone, Copy, Debug)]
+pub struct FreshTimes {
+    pub read_ns: u64,
+    pub program_ns: u64,
+    /// Loops of a fresh block's erase, and the time of each.
+    pub erase_loops: u32,
+    pub erase_loop_ns: u64,
+    pub erase_suspend_penalty_ns: u64,
+    pub resume_penalty_ns: u64,
+}
+
+impl FreshTimes {
+    pub fn of(c: &ssdlab_core::Config) -> FreshTimes {
+        use ssdlab_core::flash::{CellState, OpKind};
+        let (m, mode) = (c.device.timing_model(), c.device.cell_mode);
+        let fresh = CellState::fresh(mode);
+        let erase = m.array(OpKind::Erase, fresh);
+        FreshTimes {
+            read_ns: m.array_ns(OpKind::Read, fresh),
+            program_ns: m.array_ns(OpKind::Program, fresh),
+            erase_loops: erase.loops,
+            erase_loop_ns: erase.loop_ns,
+            erase_suspend_penalty_ns: m.suspend_penalty_ns(OpKind::Erase, mode),
+            resume_penalty_ns: m.resume_penalty_ns(mode),
+        }
+    }
+
+    /// A fresh block's whole erase.
+    pub fn erase_ns(&self) -> u64 {
+        self.erase_loop_ns * self.erase_loops as u64
+    }
+}
+
+/// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Registered> {
     ALL.iter().copied().find(|e| e.name() == name)
 }

@@ -939,7 +939,7 @@ impl Experiment for Mq {
     fn markdown(r: &MqReport, p: &MqParams, _wall_s: f64) -> String {
         let c = &p.base;
         let g = &c.device.geometry;
-        let t = c.device.timing.get(c.device.cell_mode);
+        let t = crate::experiment::FreshTimes::of(c);
         let mut o = String::new();
         let _ = writeln!(o, "# Multi-queue interference (MQSim, FAST 2018)\n");
         let _ = writeln!(

@@ -1277,7 +1277,7 @@ impl Experiment for Op {
     fn markdown(s: &OpSweep, r: &OpReproduce, _wall_s: f64) -> String {
         let p = &r.sweep;
         let g = &p.base.device.geometry;
-        let t = p.base.device.timing.get(p.base.device.cell_mode);
+        let t = crate::experiment::FreshTimes::of(&p.base);
         let zero = &s.points[0];
         let gc_hard = p.base.ftl.gc_hard_free_blocks;
         let mut o = String::new();
@@ -1308,7 +1308,7 @@ impl Experiment for Op {
             "* Cost read : program : erase = {} : {} : {} us.",
             t.read_ns as f64 / 1e3,
             t.program_ns as f64 / 1e3,
-            (t.erase_loop_ns * t.erase_loops.first().map_or(1, |e| e.1) as u64) as f64 / 1e3
+            t.erase_ns() as f64 / 1e3
         );
         let _ = writeln!(
             o,

@@ -142,8 +142,7 @@ pub fn suspend_cycle_ns(c: &Config) -> u64 {
 /// Time a die takes to serve one 4 KiB read (array read + channel transfer): the read
 /// ceiling of the axis is ρ = cycle / this.
 pub fn read_service_ns(c: &Config) -> u64 {
-    let t = c.device.timing.get(c.device.cell_mode);
-    t.read_ns + (4096.0 * 1e3 / c.device.channel_rate_mb_per_s as f64).round() as u64
+    crate::experiment::FreshTimes::of(c).read_ns + c.device.timing_model().transfer_ns(4096)
 }
 
 impl SsrParams {
@@ -1262,7 +1261,7 @@ impl Experiment for Ssr {
     fn markdown(r: &SsrReport, p: &SsrParams, total_wall_s: f64) -> String {
         let c = &p.base;
         let g = &c.device.geometry;
-        let t = c.device.timing.get(c.device.cell_mode);
+        let t = crate::experiment::FreshTimes::of(c);
         let s = &c.scheduler;
         // The SSR policies' own parameters (`scheduler.erase_suspend` tables).
         let (mut ssr_n, mut ssr_table) = (0, Vec::new());
@@ -1294,7 +1293,7 @@ impl Experiment for Ssr {
             "* Timing: read {} us, program {} us, erase {} loops x {} ms, erase-suspend penalty {} us, resume penalty {} us.",
             t.read_ns as f64 / 1e3,
             t.program_ns as f64 / 1e3,
-            t.erase_loops.first().map_or(0, |e| e.1),
+            t.erase_loops,
             t.erase_loop_ns as f64 / 1e6,
             t.erase_suspend_penalty_ns as f64 / 1e3,
             t.resume_penalty_ns as f64 / 1e3
