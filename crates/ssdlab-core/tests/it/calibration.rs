@@ -135,3 +135,46 @@ fn nvme_preset_writes_fast_while_its_slc_cache_lasts_then_at_tlc_speed() {
         mean(&slow)
     );
 }
+
+/// The preset's cache drains when the host is idle (`drain_when_idle`, after
+/// `ftl.idle_gc_after_ns` = 100 ms), as TurboWrite does: two bursts of 2.5 GB of 128 KiB
+/// sequential writes (each below the 3.05 GB cache, together above it) with 4 s of idle time
+/// between them. The first burst's data is drained to TLC during the gap, so the second burst
+/// is cached too: no page goes past the cache. Without the drain the second burst would
+/// overflow the cache after 0.55 GB.
+#[test]
+fn nvme_preset_drains_its_slc_cache_when_idle() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/nvme-pcie3-tlc.toml"
+    );
+    let dir = std::env::temp_dir().join(format!("ssdlab-turbowrite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("bursts.csv");
+    let (burst, size, gap_ns) = (19_000u64, 131_072u64, 40_000u64);
+    let mut csv = String::from("time_ns,op,offset_bytes,size_bytes\n");
+    for i in 0..2 * burst {
+        let t = i * gap_ns + if i >= burst { 4_000_000_000 } else { 0 };
+        csv.push_str(&format!("{t},W,{},{size}\n", (i % burst) * size));
+    }
+    std::fs::write(&trace, csv).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let sets = [
+        "precondition.enabled=false".to_string(),
+        format!(
+            "workload={{ kind = \"trace\", path = \"{}\", format = \"ssdlab\", replay = \"open\" }}",
+            trace.display()
+        ),
+    ];
+    let t = ssdlab_core::config::apply_overrides(&text, &sets).unwrap();
+    let mut sim = ssdlab_core::Simulation::new(Config::from_toml_str(&t, path).unwrap()).unwrap();
+    let r = sim.run_workload(&mut NoProgress).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let cache = r.journal.as_ref().unwrap().slc_cache.clone().unwrap();
+    let written = 2 * burst * size;
+    assert!(written > cache.size_bytes + cache.size_bytes / 2);
+    assert_eq!(cache.bypassed_pages, 0, "{cache:?}");
+    assert_eq!(cache.cached_bytes, written, "{cache:?}");
+    // The first burst (overwritten in place by the second) drained during the gap.
+    assert!(cache.drained_bytes >= burst * size * 9 / 10, "{cache:?}");
+}
