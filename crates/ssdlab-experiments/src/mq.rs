@@ -27,6 +27,8 @@ use ssdlab_workload::{Workload, WorkloadConfig};
 use std::fmt::Write as _;
 use std::time::Instant;
 
+pub mod qd;
+
 pub const NVME_TOML: &str = include_str!("../../../configs/nvme-pcie3-tlc.toml");
 
 /// Simulated time of each run at scale 1.
@@ -110,6 +112,8 @@ pub struct MqParams {
     pub duration_ns: u64,
     /// `reads` then `writes`.
     pub flows: [FlowSpec; 2],
+    /// MQSim's flow study ([`qd`]), run beside the rest (`None`: not run).
+    pub qd: Option<qd::QdParams>,
 }
 
 impl MqParams {
@@ -136,6 +140,7 @@ impl MqParams {
         hi.flow_priority = Vec::new();
         base.device.host_interface = Some(hi);
         base.validate()?;
+        let base_seed = base.seed;
         Ok(MqParams {
             base,
             scale,
@@ -158,6 +163,7 @@ impl MqParams {
                     priority: Priority::Low,
                 },
             ],
+            qd: Some(qd::QdParams::paper(scale, base_seed)?),
         })
     }
 
@@ -375,6 +381,8 @@ pub struct MqReport {
     pub overwrite_wall_s: f64,
     pub runs: Vec<MqRun>,
     pub rows: Vec<MqRow>,
+    /// MQSim's flow study ([`qd`]).
+    pub qd: Option<qd::QdReport>,
     pub wall_s: f64,
 }
 
@@ -469,19 +477,25 @@ pub fn run(p: &MqParams, on_run: &(dyn Fn(&MqRun) + Sync)) -> Result<MqReport> {
             })
             .collect()
     };
-    let (no_gc, with_gc) = rayon::join(
-        || runs_of(&filled, false),
-        || -> Result<(f64, Vec<MqRun>)> {
-            let t = Instant::now();
-            let mut aged = filled.clone();
-            aged.config.precondition.enabled = true;
-            aged.config.precondition.sequential_fill = false;
-            aged.config.precondition.random_overwrite_capacity_multiple = 1.0;
-            aged.precondition(&mut NoProgress)?;
-            let wall = t.elapsed().as_secs_f64();
-            Ok((wall, runs_of(&aged, true)?))
+    let ((no_gc, with_gc), flow_study) = rayon::join(
+        || {
+            rayon::join(
+                || runs_of(&filled, false),
+                || -> Result<(f64, Vec<MqRun>)> {
+                    let t = Instant::now();
+                    let mut aged = filled.clone();
+                    aged.config.precondition.enabled = true;
+                    aged.config.precondition.sequential_fill = false;
+                    aged.config.precondition.random_overwrite_capacity_multiple = 1.0;
+                    aged.precondition(&mut NoProgress)?;
+                    let wall = t.elapsed().as_secs_f64();
+                    Ok((wall, runs_of(&aged, true)?))
+                },
+            )
         },
+        || p.qd.as_ref().map(qd::run).transpose(),
     );
+    let flow_study = flow_study?;
     let (overwrite_wall_s, with_gc) = with_gc?;
     let runs: Vec<MqRun> = no_gc?.into_iter().chain(with_gc).collect();
     let rows = rows(p, &runs);
@@ -500,6 +514,7 @@ pub fn run(p: &MqParams, on_run: &(dyn Fn(&MqRun) + Sync)) -> Result<MqReport> {
         overwrite_wall_s,
         runs,
         rows,
+        qd: flow_study,
         wall_s: t0.elapsed().as_secs_f64(),
     })
 }
@@ -851,6 +866,9 @@ impl MqReport {
             }
             _ => out.push(Check::missing(group, "GC makes interference worse")),
         }
+        if let Some(q) = &self.qd {
+            out.extend(q.checks());
+        }
         out
     }
 }
@@ -880,6 +898,7 @@ impl Experiment for Mq {
         from: "### ",
         to: None,
     }];
+    const EXTRA_FILES: &'static [&'static str] = &["mq-qd.csv", "mq-qd.svg"];
     type Args = MqArgs;
     type Params = MqParams;
     type Report = MqReport;
@@ -893,6 +912,9 @@ impl Experiment for Mq {
         )?;
         if let Some(s) = common.seed {
             p.base.seed = s;
+            if let Some(q) = p.qd.as_mut() {
+                q.base.seed = s;
+            }
         }
         if let Some(ms) = a.duration_ms {
             if !(ms > 0.0 && ms.is_finite()) {
@@ -930,6 +952,18 @@ impl Experiment for Mq {
 
     fn csv(r: &MqReport) -> String {
         r.csv()
+    }
+
+    fn extra_files(r: &MqReport) -> Result<Vec<(&'static str, String)>> {
+        let Some(q) = &r.qd else {
+            return Ok(Vec::new());
+        };
+        let mut svg = String::new();
+        qd::plot(q, &mut svg).map_err(|e| ExperimentError::Output {
+            what: "drawing mq-qd.svg".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(vec![("mq-qd.csv", q.csv()), ("mq-qd.svg", svg)])
     }
 
     fn checks(r: &MqReport) -> Vec<Check> {
@@ -1011,13 +1045,16 @@ impl Experiment for Mq {
             r.fill_wall_s, r.overwrite_wall_s
         );
         o += &r.markdown();
+        if let Some(q) = &r.qd {
+            o += &q.markdown();
+        }
         o += &crate::experiment::shape_section(
             Shape {
                 title: "MQSim, FAST 2018",
                 group: Some("device state"),
             },
             &r.checks(),
-            r.runs.len(),
+            r.runs.len() + r.qd.as_ref().map_or(0, |q| 1 + 2 * q.points.len()),
             r.wall_s,
         );
         o
