@@ -42,6 +42,11 @@ pub const MATERIAL: f64 = 0.01;
 /// 32 outstanding commands, so the arbiter decides.
 pub const SLOTS: u32 = 16;
 
+/// Command slots of the control runs ([`Sharing::RoundRobinAllSlots`]): the preset's
+/// 1024, more than both flows' commands, so nothing waits for a slot and what is left of
+/// the interference is the back end's (and the link's).
+pub const ALL_SLOTS: u32 = 1024;
+
 /// One flow of the study.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowSpec {
@@ -75,19 +80,23 @@ pub enum Sharing {
     RoundRobin,
     /// Both flows, NVMe weighted round robin.
     WeightedRoundRobin,
+    /// Both flows, round robin with [`ALL_SLOTS`] command slots: no wait for a slot.
+    RoundRobinAllSlots,
 }
 
 impl Sharing {
-    pub const ALL: [Sharing; 3] = [
+    pub const ALL: [Sharing; 4] = [
         Sharing::Alone,
         Sharing::RoundRobin,
         Sharing::WeightedRoundRobin,
+        Sharing::RoundRobinAllSlots,
     ];
     pub fn name(self) -> &'static str {
         match self {
             Sharing::Alone => "alone",
             Sharing::RoundRobin => "round-robin",
             Sharing::WeightedRoundRobin => "weighted-round-robin",
+            Sharing::RoundRobinAllSlots => "round-robin-all-slots",
         }
     }
     /// Short label for tables.
@@ -96,6 +105,7 @@ impl Sharing {
             Sharing::Alone => "alone",
             Sharing::RoundRobin => "RR",
             Sharing::WeightedRoundRobin => "WRR",
+            Sharing::RoundRobinAllSlots => "RR, all slots",
         }
     }
 }
@@ -183,7 +193,7 @@ impl MqParams {
         let mut c = self.base.clone();
         let mut hi = self.host_interface()?.clone();
         match sharing {
-            Sharing::Alone | Sharing::RoundRobin => {
+            Sharing::Alone | Sharing::RoundRobin | Sharing::RoundRobinAllSlots => {
                 // The study's two arbitration policies, by name: the preset's burst when it
                 // has one of them, else round robin's default (a policy registered later
                 // neither breaks the study nor joins it).
@@ -204,6 +214,9 @@ impl MqParams {
                 }
                 hi.flow_priority = self.flows.iter().map(|f| f.priority).collect();
             }
+        }
+        if sharing == Sharing::RoundRobinAllSlots {
+            hi.max_commands_in_flight = ALL_SLOTS;
         }
         c.device.host_interface = Some(hi);
         c.precondition.enabled = false;
@@ -393,6 +406,7 @@ fn jobs() -> Vec<(Sharing, Vec<usize>)> {
         (Sharing::Alone, vec![1]),
         (Sharing::RoundRobin, vec![0, 1]),
         (Sharing::WeightedRoundRobin, vec![0, 1]),
+        (Sharing::RoundRobinAllSlots, vec![0, 1]),
     ]
 }
 
@@ -856,6 +870,17 @@ impl MqReport {
                 if !ok {
                     d += "; GC did not add to the reads' slowdown";
                 }
+                // What the gap measures: with every command given a slot it is gone.
+                if let (Some(a), Some(b)) = (
+                    self.slowdown(false, Sharing::RoundRobinAllSlots, "reads"),
+                    self.slowdown(true, Sharing::RoundRobinAllSlots, "reads"),
+                ) {
+                    d += &format!(
+                        "; with {ALL_SLOTS} slots {}× vs {}×: the gap is the {SLOTS} command slots (a write holds its slot for its whole latency, longer with GC), not the back end",
+                        f3(b),
+                        f3(a)
+                    );
+                }
                 out.push(Check {
                     group: group.into(),
                     claim: "GC makes interference worse: the reads' RR slowdown with GC > without"
@@ -865,6 +890,35 @@ impl MqReport {
                 });
             }
             _ => out.push(Check::missing(group, "GC makes interference worse")),
+        }
+        // 5: GC through the back end alone: the read tail with every command in a slot.
+        let claim = format!(
+            "back end ({ALL_SLOTS} slots): GC lengthens the reads' tail: their RR p99 with GC > without (by > {:.0} %)",
+            MATERIAL * 100.0
+        );
+        match (
+            self.row(false, Sharing::RoundRobinAllSlots, "reads"),
+            self.row(true, Sharing::RoundRobinAllSlots, "reads"),
+        ) {
+            (Some(off), Some(on)) => {
+                let (a, b) = (off.latency.p99 as f64, on.latency.p99 as f64);
+                let ok = b > a * (1.0 + MATERIAL);
+                let mut d = format!(
+                    "reads' p99 {:.0} µs with GC vs {:.0} µs without ({:.2}×; p99.99 {:.0} vs {:.0} µs); mean slowdown {}× vs {}×",
+                    b / 1e3,
+                    a / 1e3,
+                    b / a.max(1.0),
+                    on.latency.p99_99 as f64 / 1e3,
+                    off.latency.p99_99 as f64 / 1e3,
+                    on.slowdown.map_or("–".into(), f3),
+                    off.slowdown.map_or("–".into(), f3)
+                );
+                if !ok {
+                    d += "; the reads never waited behind a GC copy or erase on their die";
+                }
+                out.push(Check::new(group, claim, Some(ok), d));
+            }
+            _ => out.push(Check::missing(group, claim)),
         }
         if let Some(q) = &self.qd {
             out.extend(q.checks());

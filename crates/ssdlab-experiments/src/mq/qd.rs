@@ -12,7 +12,8 @@
 //! 75 µs, tPROG 750 µs, erase 3.8 ms, 7 % OP, PCIe 3.0 x4; the flows there read chips 0
 //! and 1 of each channel's 4 (`Chip_IDs`), so the device here has those 2 chips per
 //! channel (the other two idle in MQSim's runs); blocks per plane 2048 → 128 (the reads
-//! need a filled device, not a large one). MQSim fetches up to 512 commands per queue
+//! need a filled device, not a large one; `--scale N` divides the 8 channels too, down to
+//! one). MQSim fetches up to 512 commands per queue
 //! (`Queue_Fetch_Size`); here the controller holds 1024 at once: no flow waits for a slot.
 
 use crate::experiment::Check;
@@ -95,10 +96,13 @@ pub struct QdParams {
 }
 
 impl QdParams {
-    /// The study at `scale` (it divides the duration), with the mq study's seed.
+    /// The study at `scale` (a power of two: it divides the duration and the 8 channels,
+    /// down to one), with the mq study's seed.
     pub fn paper(scale: u32, seed: u64) -> Result<QdParams> {
         let mut base = Config::from_toml_str(MQSIM_TOML, "the MQSim device (mq::qd)")?;
         base.seed = seed;
+        let g = &mut base.device.geometry;
+        g.channels = (g.channels / scale.max(1)).max(1);
         base.validate()?;
         Ok(QdParams {
             base,

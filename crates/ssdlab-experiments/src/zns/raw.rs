@@ -46,7 +46,7 @@ pub const MEASURE_CAPACITY_MULTIPLE: f64 = 1.0;
 /// row's (paper: 5 % and 15 %).
 pub const WRITE_LOADS: [f64; 2] = [0.05, 0.15];
 /// Simulated time of each latency row at scale 1 (divided by the scale).
-pub const LATENCY_DURATION_NS: u64 = 2_000_000_000;
+pub const LATENCY_DURATION_NS: u64 = 8_000_000_000;
 /// `[device.zns] zone_dies` of the raw rows: 0, a zone over every die, as the paper's
 /// device (a WD Ultrastar DC ZN540: 1077 MiB zones, far more than one die's erase block).
 pub const ZONE_DIES: u32 = 0;
@@ -215,13 +215,17 @@ impl RequestSource for Reader {
 }
 
 /// One phase's workload over the shared zones: the writers (closed loop, QD 1, or open
-/// loop at `interval_ns` each from time 0) and, with `reader`, the reader.
+/// loop at `interval_ns` each, staggered) and, with `reader`, the reader.
 fn phase(z: &Arc<Mutex<Zoned>>, budget: u64, interval_ns: Option<u64>, reader: bool) -> Workload {
     {
         let mut s = z.lock().unwrap_or_else(|p| p.into_inner());
         s.budget = budget.min(i64::MAX as u64) as i64;
         s.interval_ns = interval_ns;
-        s.next_ns.iter_mut().for_each(|t| *t = 0);
+        // Open loop: the writers staggered evenly over one interval.
+        let i = interval_ns.unwrap_or(0);
+        for (w, t) in s.next_ns.iter_mut().enumerate() {
+            *t = i * w as u64 / WRITERS as u64;
+        }
     }
     let mut flows: Vec<Flow> = (0..WRITERS)
         .map(|w| Flow {
@@ -622,4 +626,183 @@ pub fn checks(rows: &[RawRun]) -> Vec<Check> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(mean: f64) -> LatencySummary {
+        LatencySummary {
+            count: 1000,
+            mean,
+            min: 0,
+            p50: 0,
+            p90: 0,
+            p95: 0,
+            p99: 0,
+            p99_9: 0,
+            p99_99: 0,
+            p99_999: 0,
+            p99_9999: 0,
+            max: 0,
+        }
+    }
+
+    fn row(kind: Kind, device: Device, spare: f64, mib_s: f64, waf: f64, read: f64) -> RawRun {
+        RawRun {
+            kind,
+            device,
+            spare,
+            zones: 10,
+            zone_capacity_bytes: 1 << 20,
+            write_bytes: 0,
+            sim_time_ns: 1,
+            write_mib_per_s: mib_s,
+            device_waf: waf,
+            zone_resets: None,
+            request_errors: 0,
+            write: lat(0.0),
+            read: matches!(kind, Kind::Latency(_)).then(|| lat(read)),
+            wall_s: 0.0,
+            audit_warnings: Vec::new(),
+        }
+    }
+
+    /// Rows shaped like the paper's: ZNS 1010, conventional 370 / 590 MiB/s; ZNS reads
+    /// faster under both loads.
+    fn paper_rows() -> Vec<RawRun> {
+        let mut v = vec![
+            row(Kind::Throughput, Device::Zns, 0.0, 1010.0, 1.0, 0.0),
+            row(
+                Kind::Throughput,
+                Device::Conventional,
+                0.07,
+                370.0,
+                3.0,
+                0.0,
+            ),
+            row(
+                Kind::Throughput,
+                Device::Conventional,
+                0.28,
+                590.0,
+                1.6,
+                0.0,
+            ),
+        ];
+        for (l, _, _) in PAPER_READ_GAIN {
+            v.push(row(Kind::Latency(l), Device::Zns, 0.0, 10.0, 1.0, 80.0));
+            v.push(row(
+                Kind::Latency(l),
+                Device::Conventional,
+                0.07,
+                10.0,
+                3.0,
+                120.0,
+            ));
+            v.push(row(
+                Kind::Latency(l),
+                Device::Conventional,
+                0.28,
+                10.0,
+                1.6,
+                90.0,
+            ));
+        }
+        v
+    }
+
+    fn holds(rows: &[RawRun]) -> Vec<Option<bool>> {
+        checks(rows).iter().map(|c| c.holds).collect()
+    }
+
+    /// Every check holds on the paper's shape and each fails on its own perturbation,
+    /// saying why; a missing row leaves its checks undecided.
+    #[test]
+    fn raw_checks_hold_on_the_papers_shape_and_fail_when_perturbed() {
+        let good = paper_rows();
+        assert_eq!(holds(&good), vec![Some(true); 6]);
+        let perturb = |f: &dyn Fn(&mut Vec<RawRun>), failing: usize| {
+            let mut r = paper_rows();
+            f(&mut r);
+            let c = checks(&r);
+            for (i, c) in c.iter().enumerate() {
+                assert_eq!(c.holds, Some(i != failing), "{c:?}");
+                if i == failing {
+                    assert!(c.detail.contains("; "), "{c:?}");
+                }
+            }
+        };
+        // ZNS copied: device WAF 1.05.
+        perturb(&|r| r[0].device_waf = 1.05, 0);
+        // ZNS slower than the conventional device at 28 % OP.
+        perturb(&|r| r[0].write_mib_per_s = 500.0, 1);
+        // More OP, less throughput.
+        perturb(&|r| r[2].write_mib_per_s = 300.0, 1);
+        // Conventional 7 % reads faster than ZNS's at 5 % write load.
+        perturb(&|r| r[4].read = Some(lat(70.0)), 2);
+        // Conventional 28 % reads faster at 15 % write load.
+        perturb(&|r| r[8].read = Some(lat(75.0)), 5);
+        assert!(checks(&[]).is_empty());
+        let mut missing = paper_rows();
+        missing.retain(|r| r.device == Device::Zns);
+        assert_eq!(holds(&missing)[1..], [None; 5]);
+    }
+
+    /// The writers fill the empty zones in order, then rewrite full ones drawn among all
+    /// but the youngest; on ZNS each rewrite starts with a reset of its zone.
+    #[test]
+    fn writers_fill_then_reset_and_rewrite() {
+        let zones = 2 * WRITERS as u32 + YOUNG_ZONES as u32;
+        let cap = 2 * WRITE_BYTES;
+        let mut z = Zoned {
+            zone_stride: 4 * WRITE_BYTES,
+            zone_cap: cap,
+            reset: true,
+            empty: (0..zones).collect(),
+            full: Vec::new(),
+            cursor: vec![None; WRITERS],
+            next_ns: vec![0; WRITERS],
+            interval_ns: None,
+            budget: (zones as u64 * cap) as i64,
+            rng: stream(1, tag::ZNS_RAW),
+        };
+        // The fill: writer w's first write opens zone w, its third zone w + WRITERS, …
+        let mut first = Vec::new();
+        while let Some(r) = z.write(first.len() % WRITERS).unwrap() {
+            assert_eq!((r.op, r.size_bytes), (HostOp::Write, WRITE_BYTES));
+            first.push(r.offset_bytes);
+        }
+        assert_eq!(first.len() as u64, zones as u64 * 2);
+        assert_eq!(
+            &first[..WRITERS],
+            &[0, 4 * WRITE_BYTES, 8 * WRITE_BYTES, 12 * WRITE_BYTES]
+        );
+        assert!(z.empty.is_empty());
+        // Device full: the next write of writer 0 is a reset of an old zone, then writes
+        // at its start.
+        z.budget = i64::MAX;
+        // Writer 0's zone is full: it goes to the full list, a reset follows.
+        let r = z.write(0).unwrap().unwrap();
+        assert_eq!(r.op, HostOp::ZoneReset);
+        let zone = r.offset_bytes / z.zone_stride;
+        assert!(zone < zones as u64);
+        let young: Vec<u32> = z.full[z.full.len() - YOUNG_ZONES..].to_vec();
+        assert!(
+            !young.contains(&(zone as u32)),
+            "{zone} is young: {young:?}"
+        );
+        let w = z.write(0).unwrap().unwrap();
+        assert_eq!(
+            (w.op, w.offset_bytes),
+            (HostOp::Write, zone * z.zone_stride)
+        );
+        // The reader reads only full zones, one unit at a time.
+        for _ in 0..100 {
+            let r = z.read().unwrap();
+            assert!(z.full.contains(&((r.offset_bytes / z.zone_stride) as u32)));
+            assert_eq!(r.size_bytes, READ_BYTES);
+        }
+    }
 }
