@@ -1074,6 +1074,10 @@ impl Experiment for Mq {
         );
         let _ = writeln!(
             o,
+            "* Control runs `RR, all slots`: round robin with {ALL_SLOTS} command slots (more than the flows' commands: nothing waits for a slot), so what is left of the interference and of GC's effect is the back end's and the link's."
+        );
+        let _ = writeln!(
+            o,
             "* Flows: {}; each run {:.0} ms of simulated time, both flows issuing the whole time.",
             r.flows
                 .iter()
