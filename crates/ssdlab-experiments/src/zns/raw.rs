@@ -334,7 +334,7 @@ fn measure(
             sim.run_workload_with(phase(&z, meas, None, false), &mut NoProgress)?
         }
         Kind::Latency(load) => {
-            if !(ref_mib_s > 0.0) {
+            if ref_mib_s.is_nan() || ref_mib_s <= 0.0 {
                 return Err(ExperimentError::invalid(
                     "raw",
                     "the latency rows need the throughput row's rate",
