@@ -726,7 +726,7 @@ fn reproduce_mq_writes_its_table_csv_and_plot() {
         "gc,sharing,flow,priority,requests,iops,mb_per_s,mean_ns,p50_ns,p99_ns,p99_99_ns,max_ns,slowdown,fairness"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 12);
+    assert_eq!(rows.len(), 16);
     for r in &rows {
         assert_eq!(r.len(), 14, "{r:?}");
         let shared = r[1] != "alone";
@@ -749,7 +749,17 @@ fn reproduce_mq_writes_its_table_csv_and_plot() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("mq.json")).unwrap()).unwrap();
     assert_eq!(json["slots"], 16);
-    assert_eq!(json["runs"].as_array().unwrap().len(), 8);
+    assert_eq!(json["runs"].as_array().unwrap().len(), 10);
+    // The flow study: its CSV (one row per depth of the other flow) and plot.
+    let qd = std::fs::read_to_string(out.join("mq-qd.csv")).unwrap();
+    assert!(
+        qd.starts_with("other_qd,victim_slowdown,other_slowdown,fairness,"),
+        "{qd}"
+    );
+    assert_eq!(qd.lines().count(), 10);
+    assert!(md.contains("### Flow study (MQSim Fig. 8)"), "{md}");
+    let qsvg = std::fs::read_to_string(out.join("mq-qd.svg")).unwrap();
+    assert!(qsvg.contains("fairness"), "mq-qd.svg");
     // Bars per arbitration (categories), no line joining RR to WRR (the series' lines
     // were 2 px wide).
     let svg = std::fs::read_to_string(out.join("mq.svg")).unwrap();
@@ -818,6 +828,13 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("zns.json")).unwrap()).unwrap();
     assert_eq!(json["runs"].as_array().unwrap().len(), 12);
+    // The §5.1 raw workload's rows: throughput then latency under two write loads, on
+    // ZNS and the conventional device at two OPs.
+    assert_eq!(json["raw"].as_array().unwrap().len(), 9);
+    let raw = std::fs::read_to_string(out.join("zns-raw.csv")).unwrap();
+    assert!(raw.starts_with("kind,write_load,device,spare,"), "{raw}");
+    assert_eq!(raw.lines().count(), 10);
+    assert!(md.contains("### §5.1 raw workload"), "{md}");
     // Device, host and total WAF, for each workload.
     let svg = std::fs::read_to_string(out.join("zns.svg")).unwrap();
     for f in ["device WAF", "host WAF", "total WAF"] {

@@ -27,6 +27,8 @@ use ssdlab_workload::{Workload, WorkloadConfig};
 use std::fmt::Write as _;
 use std::time::Instant;
 
+pub mod qd;
+
 pub const NVME_TOML: &str = include_str!("../../../configs/nvme-pcie3-tlc.toml");
 
 /// Simulated time of each run at scale 1.
@@ -39,6 +41,11 @@ pub const MATERIAL: f64 = 0.01;
 /// Controller command slots (`max_commands_in_flight`) of the study: below the flows' 8 +
 /// 32 outstanding commands, so the arbiter decides.
 pub const SLOTS: u32 = 16;
+
+/// Command slots of the control runs ([`Sharing::RoundRobinAllSlots`]): the preset's
+/// 1024, more than both flows' commands, so nothing waits for a slot and what is left of
+/// the interference is the back end's (and the link's).
+pub const ALL_SLOTS: u32 = 1024;
 
 /// One flow of the study.
 #[derive(Clone, Debug, Serialize)]
@@ -73,19 +80,23 @@ pub enum Sharing {
     RoundRobin,
     /// Both flows, NVMe weighted round robin.
     WeightedRoundRobin,
+    /// Both flows, round robin with [`ALL_SLOTS`] command slots: no wait for a slot.
+    RoundRobinAllSlots,
 }
 
 impl Sharing {
-    pub const ALL: [Sharing; 3] = [
+    pub const ALL: [Sharing; 4] = [
         Sharing::Alone,
         Sharing::RoundRobin,
         Sharing::WeightedRoundRobin,
+        Sharing::RoundRobinAllSlots,
     ];
     pub fn name(self) -> &'static str {
         match self {
             Sharing::Alone => "alone",
             Sharing::RoundRobin => "round-robin",
             Sharing::WeightedRoundRobin => "weighted-round-robin",
+            Sharing::RoundRobinAllSlots => "round-robin-all-slots",
         }
     }
     /// Short label for tables.
@@ -94,6 +105,7 @@ impl Sharing {
             Sharing::Alone => "alone",
             Sharing::RoundRobin => "RR",
             Sharing::WeightedRoundRobin => "WRR",
+            Sharing::RoundRobinAllSlots => "RR, all slots",
         }
     }
 }
@@ -110,6 +122,8 @@ pub struct MqParams {
     pub duration_ns: u64,
     /// `reads` then `writes`.
     pub flows: [FlowSpec; 2],
+    /// MQSim's flow study ([`qd`]), run beside the rest (`None`: not run).
+    pub qd: Option<qd::QdParams>,
 }
 
 impl MqParams {
@@ -136,6 +150,7 @@ impl MqParams {
         hi.flow_priority = Vec::new();
         base.device.host_interface = Some(hi);
         base.validate()?;
+        let base_seed = base.seed;
         Ok(MqParams {
             base,
             scale,
@@ -158,6 +173,7 @@ impl MqParams {
                     priority: Priority::Low,
                 },
             ],
+            qd: Some(qd::QdParams::paper(scale, base_seed)?),
         })
     }
 
@@ -177,7 +193,7 @@ impl MqParams {
         let mut c = self.base.clone();
         let mut hi = self.host_interface()?.clone();
         match sharing {
-            Sharing::Alone | Sharing::RoundRobin => {
+            Sharing::Alone | Sharing::RoundRobin | Sharing::RoundRobinAllSlots => {
                 // The study's two arbitration policies, by name: the preset's burst when it
                 // has one of them, else round robin's default (a policy registered later
                 // neither breaks the study nor joins it).
@@ -198,6 +214,9 @@ impl MqParams {
                 }
                 hi.flow_priority = self.flows.iter().map(|f| f.priority).collect();
             }
+        }
+        if sharing == Sharing::RoundRobinAllSlots {
+            hi.max_commands_in_flight = ALL_SLOTS;
         }
         c.device.host_interface = Some(hi);
         c.precondition.enabled = false;
@@ -375,6 +394,8 @@ pub struct MqReport {
     pub overwrite_wall_s: f64,
     pub runs: Vec<MqRun>,
     pub rows: Vec<MqRow>,
+    /// MQSim's flow study ([`qd`]).
+    pub qd: Option<qd::QdReport>,
     pub wall_s: f64,
 }
 
@@ -385,6 +406,7 @@ fn jobs() -> Vec<(Sharing, Vec<usize>)> {
         (Sharing::Alone, vec![1]),
         (Sharing::RoundRobin, vec![0, 1]),
         (Sharing::WeightedRoundRobin, vec![0, 1]),
+        (Sharing::RoundRobinAllSlots, vec![0, 1]),
     ]
 }
 
@@ -469,19 +491,25 @@ pub fn run(p: &MqParams, on_run: &(dyn Fn(&MqRun) + Sync)) -> Result<MqReport> {
             })
             .collect()
     };
-    let (no_gc, with_gc) = rayon::join(
-        || runs_of(&filled, false),
-        || -> Result<(f64, Vec<MqRun>)> {
-            let t = Instant::now();
-            let mut aged = filled.clone();
-            aged.config.precondition.enabled = true;
-            aged.config.precondition.sequential_fill = false;
-            aged.config.precondition.random_overwrite_capacity_multiple = 1.0;
-            aged.precondition(&mut NoProgress)?;
-            let wall = t.elapsed().as_secs_f64();
-            Ok((wall, runs_of(&aged, true)?))
+    let ((no_gc, with_gc), flow_study) = rayon::join(
+        || {
+            rayon::join(
+                || runs_of(&filled, false),
+                || -> Result<(f64, Vec<MqRun>)> {
+                    let t = Instant::now();
+                    let mut aged = filled.clone();
+                    aged.config.precondition.enabled = true;
+                    aged.config.precondition.sequential_fill = false;
+                    aged.config.precondition.random_overwrite_capacity_multiple = 1.0;
+                    aged.precondition(&mut NoProgress)?;
+                    let wall = t.elapsed().as_secs_f64();
+                    Ok((wall, runs_of(&aged, true)?))
+                },
+            )
         },
+        || p.qd.as_ref().map(qd::run).transpose(),
     );
+    let flow_study = flow_study?;
     let (overwrite_wall_s, with_gc) = with_gc?;
     let runs: Vec<MqRun> = no_gc?.into_iter().chain(with_gc).collect();
     let rows = rows(p, &runs);
@@ -500,6 +528,7 @@ pub fn run(p: &MqParams, on_run: &(dyn Fn(&MqRun) + Sync)) -> Result<MqReport> {
         overwrite_wall_s,
         runs,
         rows,
+        qd: flow_study,
         wall_s: t0.elapsed().as_secs_f64(),
     })
 }
@@ -841,6 +870,17 @@ impl MqReport {
                 if !ok {
                     d += "; GC did not add to the reads' slowdown";
                 }
+                // What the gap measures: with every command given a slot it is gone.
+                if let (Some(a), Some(b)) = (
+                    self.slowdown(false, Sharing::RoundRobinAllSlots, "reads"),
+                    self.slowdown(true, Sharing::RoundRobinAllSlots, "reads"),
+                ) {
+                    d += &format!(
+                        "; with {ALL_SLOTS} slots {}× vs {}×: the gap is the {SLOTS} command slots (a write holds its slot for its whole latency, longer with GC), not the back end",
+                        f3(b),
+                        f3(a)
+                    );
+                }
                 out.push(Check {
                     group: group.into(),
                     claim: "GC makes interference worse: the reads' RR slowdown with GC > without"
@@ -850,6 +890,38 @@ impl MqReport {
                 });
             }
             _ => out.push(Check::missing(group, "GC makes interference worse")),
+        }
+        // 5: GC through the back end alone: the read tail with every command in a slot.
+        let claim = format!(
+            "back end ({ALL_SLOTS} slots): GC lengthens the reads' tail: their RR p99 with GC > without (by > {:.0} %)",
+            MATERIAL * 100.0
+        );
+        match (
+            self.row(false, Sharing::RoundRobinAllSlots, "reads"),
+            self.row(true, Sharing::RoundRobinAllSlots, "reads"),
+        ) {
+            (Some(off), Some(on)) => {
+                let (a, b) = (off.latency.p99 as f64, on.latency.p99 as f64);
+                let ok = b > a * (1.0 + MATERIAL);
+                let mut d = format!(
+                    "reads' p99 {:.0} µs with GC vs {:.0} µs without ({:.2}×; p99.99 {:.0} vs {:.0} µs); mean slowdown {}× vs {}×",
+                    b / 1e3,
+                    a / 1e3,
+                    b / a.max(1.0),
+                    on.latency.p99_99 as f64 / 1e3,
+                    off.latency.p99_99 as f64 / 1e3,
+                    on.slowdown.map_or("–".into(), f3),
+                    off.slowdown.map_or("–".into(), f3)
+                );
+                if !ok {
+                    d += "; the reads never waited behind a GC copy or erase on their die";
+                }
+                out.push(Check::new(group, claim, Some(ok), d));
+            }
+            _ => out.push(Check::missing(group, claim)),
+        }
+        if let Some(q) = &self.qd {
+            out.extend(q.checks());
         }
         out
     }
@@ -880,6 +952,7 @@ impl Experiment for Mq {
         from: "### ",
         to: None,
     }];
+    const EXTRA_FILES: &'static [&'static str] = &["mq-qd.csv", "mq-qd.svg"];
     type Args = MqArgs;
     type Params = MqParams;
     type Report = MqReport;
@@ -893,6 +966,9 @@ impl Experiment for Mq {
         )?;
         if let Some(s) = common.seed {
             p.base.seed = s;
+            if let Some(q) = p.qd.as_mut() {
+                q.base.seed = s;
+            }
         }
         if let Some(ms) = a.duration_ms {
             if !(ms > 0.0 && ms.is_finite()) {
@@ -930,6 +1006,18 @@ impl Experiment for Mq {
 
     fn csv(r: &MqReport) -> String {
         r.csv()
+    }
+
+    fn extra_files(r: &MqReport) -> Result<Vec<(&'static str, String)>> {
+        let Some(q) = &r.qd else {
+            return Ok(Vec::new());
+        };
+        let mut svg = String::new();
+        qd::plot(q, &mut svg).map_err(|e| ExperimentError::Output {
+            what: "drawing mq-qd.svg".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(vec![("mq-qd.csv", q.csv()), ("mq-qd.svg", svg)])
     }
 
     fn checks(r: &MqReport) -> Vec<Check> {
@@ -986,6 +1074,10 @@ impl Experiment for Mq {
         );
         let _ = writeln!(
             o,
+            "* Control runs `RR, all slots`: round robin with {ALL_SLOTS} command slots (more than the flows' commands: nothing waits for a slot), so what is left of the interference and of GC's effect is the back end's and the link's."
+        );
+        let _ = writeln!(
+            o,
             "* Flows: {}; each run {:.0} ms of simulated time, both flows issuing the whole time.",
             r.flows
                 .iter()
@@ -1011,13 +1103,16 @@ impl Experiment for Mq {
             r.fill_wall_s, r.overwrite_wall_s
         );
         o += &r.markdown();
+        if let Some(q) = &r.qd {
+            o += &q.markdown();
+        }
         o += &crate::experiment::shape_section(
             Shape {
                 title: "MQSim, FAST 2018",
                 group: Some("device state"),
             },
             &r.checks(),
-            r.runs.len(),
+            r.runs.len() + r.qd.as_ref().map_or(0, |q| 1 + 2 * q.points.len()),
             r.wall_s,
         );
         o

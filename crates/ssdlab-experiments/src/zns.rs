@@ -35,6 +35,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+pub mod raw;
+
 pub const ZNS_TOML: &str = include_str!("../../../configs/zns.toml");
 
 /// User writes of the functional warm-up (after the fill), in multiples of the user space.
@@ -118,6 +120,8 @@ pub struct ZnsParams {
     pub fdp: FdpConfig,
     pub warmup_capacity_multiple: f64,
     pub measure_capacity_multiple: f64,
+    /// Run the §5.1 raw workload's rows too ([`raw`]).
+    pub raw: bool,
 }
 
 impl ZnsParams {
@@ -146,6 +150,7 @@ impl ZnsParams {
             },
             warmup_capacity_multiple: WARMUP_CAPACITY_MULTIPLE,
             measure_capacity_multiple: MEASURE_CAPACITY_MULTIPLE,
+            raw: true,
         })
     }
 
@@ -544,6 +549,8 @@ pub struct ZnsReport {
     pub hot_io_percent: f64,
     pub hot_space_percent: f64,
     pub runs: Vec<ZnsRun>,
+    /// The §5.1 raw workload's rows ([`raw`]; empty when not run).
+    pub raw: Vec<raw::RawRun>,
     pub wall_s: f64,
 }
 
@@ -621,17 +628,34 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
 /// Every run, in parallel on the caller's rayon pool; `on_run` is called after each
 /// (progress).
 pub fn run(p: &ZnsParams, on_run: &(dyn Fn(&ZnsRun) + Sync)) -> Result<ZnsReport> {
+    run_with(p, on_run, &|_| {})
+}
+
+/// [`run`], with `on_raw` called after each raw row.
+pub fn run_with(
+    p: &ZnsParams,
+    on_run: &(dyn Fn(&ZnsRun) + Sync),
+    on_raw: &(dyn Fn(&raw::RawRun) + Sync),
+) -> Result<ZnsReport> {
     let t0 = Instant::now();
     p.check()?;
-    let runs: Vec<ZnsRun> = p
-        .jobs()
-        .par_iter()
-        .map(|&(d, m, s)| {
-            let r = measure(p, d, m, s)?;
-            on_run(&r);
-            Ok(r)
-        })
-        .collect::<Result<_>>()?;
+    let (runs, raw_rows) = rayon::join(
+        || -> Result<Vec<ZnsRun>> {
+            p.jobs()
+                .par_iter()
+                .map(|&(d, m, s)| {
+                    let r = measure(p, d, m, s)?;
+                    on_run(&r);
+                    Ok(r)
+                })
+                .collect()
+        },
+        || match p.raw {
+            true => raw::run(p, on_raw),
+            false => Ok(Vec::new()),
+        },
+    );
+    let (runs, raw_rows) = (runs?, raw_rows?);
     let g = &p.base.device.geometry;
     let planes = (g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die) as u64;
     let block = g.pages_per_block as u64 * g.page_size_bytes as u64;
@@ -659,6 +683,7 @@ pub fn run(p: &ZnsParams, on_run: &(dyn Fn(&ZnsRun) + Sync)) -> Result<ZnsReport
         hot_io_percent: HOT_IO_PERCENT,
         hot_space_percent: HOT_SPACE_PERCENT,
         runs,
+        raw: raw_rows,
         wall_s: t0.elapsed().as_secs_f64(),
     })
 }
@@ -892,6 +917,7 @@ impl ZnsReport {
                 }
             }
         }
+        out.extend(raw::checks(&self.raw));
         out
     }
 }
@@ -924,6 +950,7 @@ impl Experiment for Zns {
         from: "### ",
         to: None,
     }];
+    const EXTRA_FILES: &'static [&'static str] = &["zns-raw.csv"];
     type Args = ZnsArgs;
     type Params = ZnsParams;
     type Report = ZnsReport;
@@ -963,16 +990,44 @@ impl Experiment for Zns {
     }
 
     fn run(p: &ZnsParams, say: &dyn Say) -> Result<ZnsReport> {
-        run(p, &|r: &ZnsRun| {
-            say.progress(&format!(
-                "  {:<8} {:>3.0} % {:<12}: total WAF {:.3}, {:.1} s wall",
-                r.mix.name(),
-                r.spare * 100.0,
-                r.device.name(),
-                r.total_waf,
-                r.wall_s
-            ));
-            say.audit(&r.audit_warnings);
+        run_with(
+            p,
+            &|r: &ZnsRun| {
+                say.progress(&format!(
+                    "  {:<8} {:>3.0} % {:<12}: total WAF {:.3}, {:.1} s wall",
+                    r.mix.name(),
+                    r.spare * 100.0,
+                    r.device.name(),
+                    r.total_waf,
+                    r.wall_s
+                ));
+                say.audit(&r.audit_warnings);
+            },
+            &|r: &raw::RawRun| {
+                say.progress(&format!(
+                    "  raw §5.1 {:<18} {:<16}: {:.1} MiB/s written, device WAF {:.3}{}, {:.1} s wall",
+                    match r.kind {
+                        raw::Kind::Throughput => "throughput".to_string(),
+                        raw::Kind::Latency(l) => format!("{:.0} % write load", l * 100.0),
+                    },
+                    r.label(),
+                    r.write_mib_per_s,
+                    r.device_waf,
+                    r.read
+                        .as_ref()
+                        .map_or(String::new(), |x| format!(", read mean {:.1} µs", x.mean / 1e3)),
+                    r.wall_s
+                ));
+                say.audit(&r.audit_warnings);
+            },
+        )
+    }
+
+    fn extra_files(r: &ZnsReport) -> Result<Vec<(&'static str, String)>> {
+        Ok(if r.raw.is_empty() {
+            Vec::new()
+        } else {
+            vec![("zns-raw.csv", raw::csv(&r.raw))]
         })
     }
 
@@ -1042,13 +1097,14 @@ impl Experiment for Zns {
             r.measure_capacity_multiple
         );
         o += &r.markdown();
+        o += &raw::markdown(&r.raw);
         o += &crate::experiment::shape_section(
             Shape {
                 title: "ZNS, USENIX ATC 2021; FDP",
                 group: Some("workload"),
             },
             &r.checks(),
-            r.runs.len(),
+            r.runs.len() + r.raw.len(),
             r.wall_s,
         );
         o

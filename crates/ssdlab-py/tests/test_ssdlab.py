@@ -220,7 +220,7 @@ def test_reproduce_mq_returns_its_table():
         "gc", "sharing", "flow", "priority", "requests", "iops", "mb_per_s", "mean_ns", "p50_ns", "p99_ns",
         "p99_99_ns", "max_ns", "slowdown", "fairness",
     ]
-    assert len(df) == 12
+    assert len(df) == 16
     shared = df[df.sharing != "alone"]
     assert shared.slowdown.notna().all() and df[df.sharing == "alone"].slowdown.isna().all()
     rr = shared[(shared.sharing == "round-robin") & (shared.flow == "reads")]

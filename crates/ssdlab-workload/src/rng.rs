@@ -46,6 +46,8 @@ pub mod tag {
     /// Functional mode's stripe orders: the shared stripe `STRIPE`, region `r`'s own
     /// `STRIPE + 1 + r`.
     pub const STRIPE: u64 = 0x5374_0000;
+    /// `reproduce zns`'s raw §5.1 workload (the zone its writers rewrite, its reads).
+    pub const ZNS_RAW: u64 = 0x7a72_6177;
 
     /// Every tag with how many consecutive streams it spans (for the distinctness test).
     pub const ALL: &[(&str, u64, u64)] = &[
@@ -62,6 +64,7 @@ pub mod tag {
         ("PRECONDITION", PRECONDITION, 1),
         ("OP_SWEEP", OP_SWEEP, 1),
         ("STRIPE", STRIPE, 257),
+        ("ZNS_RAW", ZNS_RAW, 1),
     ];
 }
 

@@ -33,8 +33,8 @@ fn mq_study_rows_arithmetic_and_shape() {
         );
     }
 
-    // 8 runs, 12 rows in (GC state, sharing, flow) order.
-    assert_eq!(r.runs.len(), 8);
+    // 10 runs, 16 rows in (GC state, sharing, flow) order.
+    assert_eq!(r.runs.len(), 10);
     let order: Vec<(bool, Sharing, &str)> =
         r.rows.iter().map(|x| (x.gc, x.sharing, x.flow)).collect();
     let mut want = Vec::new();
@@ -48,7 +48,43 @@ fn mq_study_rows_arithmetic_and_shape() {
     assert_eq!(order, want);
     let csv = r.csv();
     assert_eq!(csv.lines().next().unwrap(), mq::CSV_HEADER);
-    assert_eq!(csv.lines().count(), 13);
+    assert_eq!(csv.lines().count(), 17);
+    // The control runs: round robin with every command in a slot.
+    for gc in [false, true] {
+        let run = r
+            .run_of(gc, Sharing::RoundRobinAllSlots, &["reads", "writes"])
+            .unwrap();
+        assert!(run.sim_time_ns >= p.duration_ns);
+    }
+    assert_eq!(
+        p.config(Sharing::RoundRobinAllSlots)
+            .unwrap()
+            .device
+            .host_interface
+            .unwrap()
+            .max_commands_in_flight,
+        mq::ALL_SLOTS
+    );
+
+    // The flow study: one point per depth, each slowdown the ratio of its means, the
+    // victim alone the same run for every point.
+    let q = r.qd.as_ref().unwrap();
+    let depths: Vec<u32> = q.points.iter().map(|x| x.other_qd).collect();
+    assert_eq!(depths, mq::qd::OTHER_QDS.to_vec());
+    for x in &q.points {
+        assert_eq!(x.victim_alone_mean_ns, q.points[0].victim_alone_mean_ns);
+        assert!(
+            (x.victim_slowdown - x.victim_shared_mean_ns / x.victim_alone_mean_ns).abs() < 1e-9
+        );
+        assert!((x.other_slowdown - x.other_shared_mean_ns / x.other_alone_mean_ns).abs() < 1e-9);
+        let (a, b) = (1.0 / x.victim_slowdown, 1.0 / x.other_slowdown);
+        assert!((x.fairness - a.min(b) / a.max(b)).abs() < 1e-9);
+        assert!(x.victim_requests > 0 && x.other_requests > 0, "{x:?}");
+    }
+    let qcsv = q.csv();
+    assert_eq!(qcsv.lines().next().unwrap(), mq::qd::CSV_HEADER);
+    assert!(mq::qd::CSV_HEADER.starts_with("other_qd,victim_slowdown,other_slowdown,fairness,"));
+    assert_eq!(qcsv.lines().count(), 1 + mq::qd::OTHER_QDS.len());
 
     for run in &r.runs {
         // Every flow issued until the end of the run.
@@ -142,6 +178,14 @@ fn every_check_can_hold_and_fail(r: &MqReport) {
             .unwrap();
         row.slowdown = Some(x);
     }
+    fn p99(r: &mut MqReport, gc: bool, ns: u64) {
+        let row = r
+            .rows
+            .iter_mut()
+            .find(|w| w.gc == gc && w.sharing == Sharing::RoundRobinAllSlots && w.flow == "reads")
+            .unwrap();
+        row.latency.p99 = ns;
+    }
     fn victims(r: &mut MqReport, gc: bool, n: u64) {
         for run in r.runs.iter_mut().filter(|x| x.gc == gc) {
             run.gc_victims = n;
@@ -194,6 +238,35 @@ fn every_check_can_hold_and_fail(r: &MqReport) {
             sd(r, false, Sharing::RoundRobin, "reads", 3.0);
             sd(r, true, Sharing::RoundRobin, "reads", 3.0);
         }),
+    ));
+    cases.push((
+        "GC vs no GC: back end".into(),
+        Box::new(|r| {
+            p99(r, false, 1_000_000);
+            p99(r, true, 3_000_000);
+        }),
+        Box::new(|r| {
+            p99(r, false, 1_000_000);
+            p99(r, true, 1_005_000);
+        }),
+    ));
+    fn qd(r: &mut MqReport, f: impl Fn(&mut mq::qd::QdPoint)) {
+        r.qd.as_mut().unwrap().points.iter_mut().for_each(f);
+    }
+    cases.push((
+        "flow study: the victim's slowdown rises".into(),
+        Box::new(|r| qd(r, |x| x.victim_slowdown = x.other_qd as f64)),
+        Box::new(|r| qd(r, |x| x.victim_slowdown = 100.0 / x.other_qd as f64)),
+    ));
+    cases.push((
+        "flow study: the victim at least".into(),
+        Box::new(|r| qd(r, |x| x.victim_slowdown = 4.5)),
+        Box::new(|r| qd(r, |x| x.victim_slowdown = 3.5)),
+    ));
+    cases.push((
+        "flow study: the other flow at most".into(),
+        Box::new(|r| qd(r, |x| x.other_slowdown = 1.1)),
+        Box::new(|r| qd(r, |x| x.other_slowdown = 1.3)),
     ));
     assert_each_can_hold_and_fail(r, r.checks().len(), holds, cases);
 }

@@ -210,6 +210,7 @@ fn zns_every_shape_check_can_hold_and_fail() {
         hot_io_percent: 80.0,
         hot_space_percent: 20.0,
         runs,
+        raw: Vec::new(),
         wall_s: 0.0,
     };
     // A run's figures set: device WAF and host WAF (total = their product).
@@ -258,4 +259,65 @@ fn zns_every_shape_check_can_hold_and_fail() {
             assert_eq!(holds(&r, group, check), Some(want), "{group}: {check}");
         }
     }
+}
+
+/// The §5.1 raw workload at scale 4 (one die): its rows in order, their arithmetic, and
+/// the paper's shape (ZNS WAF 1, throughput 7 % < 28 % < ZNS, ZNS reads faster under a
+/// write load), each check holding here.
+#[test]
+fn zns_raw_workload_rows_and_shape() {
+    use zns::raw::{self, Kind};
+    let p = ZnsParams::paper(SCALE).unwrap();
+    let rows = raw::run(&p, &|_| {}).unwrap();
+    let order: Vec<(Kind, Device, f64)> =
+        rows.iter().map(|r| (r.kind, r.device, r.spare)).collect();
+    let mut want = Vec::new();
+    for k in [Kind::Throughput]
+        .into_iter()
+        .chain(raw::WRITE_LOADS.iter().map(|&l| Kind::Latency(l)))
+    {
+        want.push((k, Device::Zns, 0.0));
+        for s in zns::SPARE {
+            want.push((k, Device::Conventional, s));
+        }
+    }
+    assert_eq!(order, want);
+    let zns_rate = rows[0].write_mib_per_s;
+    for r in &rows {
+        assert_eq!(r.request_errors, 0, "{r:?}");
+        let rate = r.write_bytes as f64 / (1u64 << 20) as f64 / (r.sim_time_ns as f64 / 1e9);
+        assert!((r.write_mib_per_s - rate).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.zone_resets.is_some(), r.device == Device::Zns, "{r:?}");
+        match r.kind {
+            Kind::Throughput => {
+                assert!(r.read.is_none());
+                // The measured phase wrote one capacity of the zones (the last writes
+                // may overshoot by a request each).
+                let total = r.zones as u64 * r.zone_capacity_bytes;
+                assert!(
+                    r.write_bytes >= total && r.write_bytes < total + (1 << 20),
+                    "{r:?}"
+                );
+            }
+            Kind::Latency(l) => {
+                assert!(r.read.as_ref().unwrap().count > 1000, "{r:?}");
+                // The writers kept their rate: the load's share of the ZNS row's.
+                assert!(
+                    (r.write_mib_per_s / (l * zns_rate) - 1.0).abs() < 0.05,
+                    "{r:?}"
+                );
+            }
+        }
+        if r.device == Device::Zns {
+            assert!(r.zone_resets.unwrap() > 0, "{r:?}");
+        }
+    }
+    let checks = raw::checks(&rows);
+    assert_eq!(checks.len(), 6);
+    for c in &checks {
+        assert_eq!(c.holds, Some(true), "{c:?}");
+    }
+    let md = raw::markdown(&rows);
+    assert!(md.contains("### §5.1 raw workload"), "{md}");
+    assert_eq!(raw::csv(&rows).lines().count(), 1 + rows.len());
 }
