@@ -731,6 +731,12 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     f.wear_leveling
         .check()
         .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
+    f.read_reclaim
+        .check()
+        .map_err(|(k, why)| err(&format!("ftl.read_reclaim.{k}"), why))?;
+    f.refresh
+        .check()
+        .map_err(|(k, why)| err(&format!("ftl.refresh.{k}"), why))?;
     let wear = f.wear_leveling.migrates();
     // Write lanes (FDP: every reclaim-unit handle; else the placement policy's own): each
     // has a host stream of its own in each region host pages reach, and a GC stream of its
@@ -866,6 +872,17 @@ fn zoned_capacity(
     }
     if c.ftl.mapping.is_demand() {
         return refuse("ftl.mapping", "is modelled with `page-map` only");
+    }
+    for (key, on) in [
+        ("ftl.read_reclaim", c.ftl.read_reclaim.relocates()),
+        ("ftl.refresh", c.ftl.refresh.relocates()),
+    ] {
+        if on {
+            return refuse(
+                key,
+                "moves no data on its own (no device GC): use policy = \"none\"",
+            );
+        }
     }
     if !c.ftl.placement.params().is_direct() {
         return refuse("ftl.placement", "places by zone: use `direct`");

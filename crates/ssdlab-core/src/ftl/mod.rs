@@ -28,6 +28,7 @@ mod media;
 mod pressure;
 mod recover;
 pub mod region;
+mod reliability;
 pub mod translation;
 mod trims;
 pub mod zones;
@@ -201,6 +202,11 @@ pub struct FtlCounters {
     pub wear_leveling_migrations: u64,
     /// Units moved out of blocks retired after a failed program.
     pub retired_units_moved: u64,
+    /// Read reclaim and retention refresh (`reliability.rs`): blocks taken, units moved.
+    pub reclaimed_blocks: u64,
+    pub reclaimed_units: u64,
+    pub refreshed_blocks: u64,
+    pub refreshed_units: u64,
     /// Failed page programs and erases (injected).
     pub program_failures: u64,
     pub erase_failures: u64,
@@ -231,6 +237,10 @@ impl FtlCounters {
             wear_leveling_units: self.wear_leveling_units - b.wear_leveling_units,
             wear_leveling_migrations: self.wear_leveling_migrations - b.wear_leveling_migrations,
             retired_units_moved: self.retired_units_moved - b.retired_units_moved,
+            reclaimed_blocks: self.reclaimed_blocks - b.reclaimed_blocks,
+            reclaimed_units: self.reclaimed_units - b.reclaimed_units,
+            refreshed_blocks: self.refreshed_blocks - b.refreshed_blocks,
+            refreshed_units: self.refreshed_units - b.refreshed_units,
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
@@ -260,6 +270,8 @@ pub struct Ftl {
     /// Per die: the GC pressure rank of its most pressing plane ([`PressureView::die_gc_pressure`]).
     pressure: Pressure,
     jobs: Jobs,
+    /// Read reclaim and retention refresh: their policies and the blocks due.
+    reliab: reliability::Reliability,
     health: Health,
     /// How host writes are laned: plain, FDP placement handles or zones, decided at build.
     lanes: Lanes,
@@ -537,6 +549,7 @@ impl Ftl {
             placer,
             pressure: Pressure::new(g.dies),
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
+            reliab: reliability::Reliability::new(cfg, g.blocks),
             health: Health::new(cfg),
             lanes: match &cfg.device.fdp {
                 Some(f) => Lanes::Fdp(Box::new(fdp::Fdp::new(f))),
@@ -778,6 +791,9 @@ impl Ftl {
         self.media.timing.stamp(&mut op, cell);
         if op.kind == OpKind::Read {
             self.media.blocks.count_reads(op.block, 1);
+            if self.media.blocks.reads_since_erase[op.block.idx()] >= self.reliab.read_limit {
+                self.read_limit_reached(op.block, sink.now_ns());
+            }
             if !S::IMMEDIATE {
                 self.media.pin(&mut self.internal, op.block);
             }
@@ -802,6 +818,9 @@ impl Ftl {
         if op.kind == OpKind::Read {
             let t = u32::try_from(times).unwrap_or(u32::MAX);
             self.media.blocks.count_reads(op.block, t);
+            if self.media.blocks.reads_since_erase[op.block.idx()] >= self.reliab.read_limit {
+                self.read_limit_reached(op.block, sink.now_ns());
+            }
         }
         op.mode = self.media.blocks.cell_mode[op.block.idx()];
         sink.issue_times(op, times);
@@ -852,6 +871,7 @@ impl Ftl {
     /// programmed at time 0 ([`BlockTable::restart_program_clock`]).
     pub fn restart_program_clock(&mut self) {
         self.media.blocks.restart_program_clock();
+        self.reliab.restart_clock();
     }
 
     /// Test hook: the block table and the OOB, writable, for tests that break them on
@@ -975,9 +995,15 @@ impl Ftl {
     #[inline(always)]
     fn close_if_full(&mut self, block: BlockId) {
         let zoned = self.lanes.is_zoned();
-        if self.media.close_if_full(&mut self.internal, block, zoned) && zoned {
-            if let Some(mut zv) = self.zoned() {
-                zv.block_closed(block);
+        if self.media.close_if_full(&mut self.internal, block, zoned) {
+            if zoned {
+                if let Some(mut zv) = self.zoned() {
+                    zv.block_closed(block);
+                }
+            }
+            // Read while it was being written: asked now that it is full.
+            if self.media.blocks.reads_since_erase[block.idx()] >= self.reliab.read_limit {
+                self.read_limit_reached(block, 0);
             }
         }
     }

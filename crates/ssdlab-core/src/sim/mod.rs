@@ -343,6 +343,10 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
         copied_units: c.gc_copied_units,
         padding_units: c.padding_units,
         partial_programs: c.partial_programs,
+        reclaimed_blocks: c.reclaimed_blocks,
+        reclaimed_units: c.reclaimed_units,
+        refreshed_blocks: c.refreshed_blocks,
+        refreshed_units: c.refreshed_units,
     }
 }
 

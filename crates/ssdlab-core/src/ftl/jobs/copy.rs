@@ -185,6 +185,8 @@ impl Cursor {
             JobKind::Gc => counters.gc_copied_units += n as u64,
             JobKind::WearLeveling => counters.wear_leveling_units += n as u64,
             JobKind::Retire => counters.retired_units_moved += n as u64,
+            JobKind::Reclaim => counters.reclaimed_units += n as u64,
+            JobKind::Refresh => counters.refreshed_units += n as u64,
         }
         counters.padding_units += (spp - n) as u64;
     }
@@ -442,6 +444,8 @@ impl Ftl {
             JobKind::Gc => self.counters.gc_copied_units += units,
             JobKind::WearLeveling => self.counters.wear_leveling_units += units,
             JobKind::Retire => self.counters.retired_units_moved += units,
+            JobKind::Reclaim => self.counters.reclaimed_units += units,
+            JobKind::Refresh => self.counters.refreshed_units += units,
         }
         let rp = self.media.blocks.rp[src.idx()] as usize;
         self.media.ps[rp].relocated_units += units;

@@ -8,6 +8,7 @@
 //! | GC | the region's victim (its policy's choice) | `relocate_to` region: `gc` stream (same region) or `inbound` stream | erase |
 //! | wear leveling | the cold block the policy names | the block just erased, or the `wear` stream | erase |
 //! | retirement | a block whose program failed | the region's `gc` stream | retire |
+//! | read reclaim, retention refresh | a full block its policy finds due (`reliability.rs`) | as GC | erase |
 //! | zone reset | a reset zone's block (no valid unit) | — | erase |
 //!
 //! A [`Job`] is what every kind shares (source, plane, region, erase issued, woken) and
@@ -62,6 +63,10 @@ pub enum JobKind {
     Gc,
     WearLeveling,
     Retire,
+    /// Read reclaim: a block read too often since its erase.
+    Reclaim,
+    /// Retention refresh: a block whose data is too old.
+    Refresh,
 }
 
 impl JobKind {
@@ -69,6 +74,8 @@ impl JobKind {
         match self {
             JobKind::Gc | JobKind::Retire => Cause::Gc,
             JobKind::WearLeveling => Cause::WearLeveling,
+            JobKind::Reclaim => Cause::Reclaim,
+            JobKind::Refresh => Cause::Refresh,
         }
     }
 }
@@ -567,6 +574,9 @@ impl Ftl {
 
     /// Start GC on (region, plane) if it needs it, and advance its job.
     fn step_plane<S: NandSink>(&mut self, r: u8, plane: PlaneId, sink: &mut S) -> Result<()> {
+        if self.reliability_on() {
+            self.start_reliability_job(r, plane, sink.now_ns());
+        }
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if !ps.gc_job.is_none() {
             return self.advance(ps.gc_job, sink);
