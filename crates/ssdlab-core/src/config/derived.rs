@@ -738,6 +738,7 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
         .check()
         .map_err(|(k, why)| err(&format!("ftl.refresh.{k}"), why))?;
     let wear = f.wear_leveling.migrates();
+    let reliability = f.read_reclaim.relocates() || f.refresh.relocates();
     // Write lanes (FDP: every reclaim-unit handle; else the placement policy's own): each
     // has a host stream of its own in each region host pages reach, and a GC stream of its
     // own wherever its blocks are collected into their own region (GC never mixes lanes).
@@ -759,7 +760,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             .iter()
             .enumerate()
             .any(|(j, &t)| j != i && t == r.id);
-        let wl = wear && r.content == RegionContent::Data;
+        // Read reclaim and retention refresh copy into the data region's wear stream too.
+        let wl = (wear || reliability) && r.content == RegionContent::Data;
         // Translation pages take lane 0's streams only.
         let lanes = if r.content == RegionContent::Translation {
             1

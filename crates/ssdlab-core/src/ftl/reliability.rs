@@ -17,9 +17,11 @@
 //! path's decode) calls it with a [`Trigger`] (a new variant for a new reason, mapped to
 //! its cause by [`Trigger::cause`]).
 //!
-//! **How many.** One reliability job per (region, plane) at a time, started when the
-//! plane is above its hard free-block threshold (GC not urgent): the job needs at most one
-//! block of room in the GC stream and gives its source back.
+//! **How many, where.** Data-region blocks only. Like a wear-leveling migration, a job
+//! copies into the plane's `wear` stream (validation keeps a block per plane for it),
+//! one such job (migration or reliability) per plane at a time, started when the plane
+//! has more free blocks than its GC reserve; it never opens a block from the reserve (it
+//! waits for GC to free one), so GC's guarantee of room holds beside it.
 
 use super::jobs::JobKind;
 use super::Ftl;
@@ -118,9 +120,9 @@ impl Ftl {
     }
 
     /// Full `block` must be relocated for `why`: queue it (once) and wake its plane. A
-    /// block of no region with device GC, of the translation region, or not full is left
-    /// alone (a block being written is asked again when it fills; a GC victim is erased
-    /// anyway).
+    /// block not full is left alone (a block being written is asked again when it fills;
+    /// a GC victim is erased anyway), and so is one outside the data region (translation
+    /// pages, an SLC cache or journal: not modelled) or of a zoned device (no device GC).
     pub(super) fn relocation_due(&mut self, block: BlockId, why: Trigger) {
         let b = block.idx();
         if !self.reliab.on
@@ -130,7 +132,7 @@ impl Ftl {
             return;
         }
         let r = self.media.blocks.region[b];
-        if !self.media.regions[r as usize].device_gc || r == self.trans.region {
+        if r != self.media.data_region || !self.media.regions[r as usize].device_gc {
             return;
         }
         self.reliab.queued[b] = true;
@@ -166,19 +168,17 @@ impl Ftl {
     }
 
     /// (Region `r`, `plane`) is stepped: start a reliability job on its first due block
-    /// when it has none and is above its hard free-block threshold. A queued block no
-    /// longer full (collected meanwhile) or no longer due is dropped.
+    /// when no other job copies into its `wear` stream and it has more free blocks than
+    /// its GC reserve. A queued block no longer full (collected meanwhile) or no longer
+    /// due is dropped.
     #[cold]
     #[inline(never)]
     pub(super) fn start_reliability_job(&mut self, r: u8, plane: PlaneId, now_ns: u64) {
-        let busy = self.jobs.live().iter().any(|&j| {
-            let job = self.jobs.get(j);
-            job.plane == plane
-                && job.src_region == r
-                && (job.is(JobKind::Reclaim) || job.is(JobKind::Refresh))
-        });
         let ps = &self.media.ps[self.media.rp(r, plane)];
-        if busy || ps.free.len() + ps.erasing <= ps.gc_hard_free_blocks || self.worn_out() {
+        if self.jobs.migrating(r, plane, crate::ids::JobId::NONE)
+            || ps.free.len() + ps.erasing <= ps.gc_hard_free_blocks
+            || self.worn_out()
+        {
             return;
         }
         let geo = &self.media.geo;

@@ -40,17 +40,20 @@ fn ops(c: &ssdlab_core::ftl::NandCounts, cause: Cause) -> (u64, u64, u64) {
     )
 }
 
-/// 1 plane × 6 blocks × 4 pages, a unit per page, 8 logical units, reclaim after 3 reads.
+/// 1 plane × 7 blocks × 4 pages, a unit per page, 8 logical units (OP 2.5: the wear-stream
+/// block the jobs copy into is kept back), reclaim after 3 reads.
 /// fill 0..8 → blocks 0 {0,1,2,3} and 1 {4..7} full; write 0 → block 2 page 0, block 0
 /// holds V = 3 valid units {1,2,3}. Reads of unit 1: the third makes block 0 due, and its
-/// reclaim copies its 3 units (3 reads, 3 programs into GC block 3) and erases it; no GC
-/// (free blocks: 3, then 2 with the GC block open, 3 after the erase). A fourth read (of
-/// unit 1's new copy, in open block 3) and reads of block 1 below the count do nothing.
+/// reclaim copies its 3 units (3 reads, 3 programs into wear-stream block 3) and erases
+/// it; no GC (free blocks: 4, then 3 with block 3 open, 4 after the erase). A fourth read
+/// (of unit 1's new copy, in open block 3) and reads of block 1 below the count do
+/// nothing.
 #[test]
 fn a_block_read_n_times_is_reclaimed_once_with_its_valid_units() {
-    let mut c = tiny(1, 6, 4, 1, 2.0);
+    let mut c = tiny(1, 7, 4, 1, 2.5);
     c.ftl.read_reclaim = reclaim_after(3);
     let mut sim = Simulation::new(c).unwrap();
+    assert_eq!(sim.derived.logical_units, 8);
     let mut d = FunctionalDriver::new(&mut sim.ftl);
     for lpn in [0, 1, 2, 3, 4, 5, 6, 7, 0] {
         d.write_unit(lpn).unwrap();
@@ -73,7 +76,7 @@ fn a_block_read_n_times_is_reclaimed_once_with_its_valid_units() {
     for (u, slot) in [(1, 12), (2, 13), (3, 14)] {
         assert_eq!(d.ftl.media().slot_of(Lpn(u)).0, slot, "unit {u} in block 3");
     }
-    assert_eq!(d.ftl.media().free_blocks(0, PlaneId(0)), 3);
+    assert_eq!(d.ftl.media().free_blocks(0, PlaneId(0)), 4);
     d.submit(&read(1)).unwrap();
     d.submit(&read(4)).unwrap();
     d.submit(&read(5)).unwrap();
@@ -90,7 +93,7 @@ fn a_block_read_n_times_is_reclaimed_once_with_its_valid_units() {
 /// operations count in the measured phase's `nand` and WAF.
 #[test]
 fn timed_reclaim_counts_by_cause_and_in_waf() {
-    let mut c = tiny(1, 6, 4, 1, 2.0);
+    let mut c = tiny(1, 7, 4, 1, 2.5);
     c.mode = Mode::Timed;
     c.ftl.read_reclaim = reclaim_after(3);
     let mut sim = Simulation::new(c).unwrap();
@@ -132,7 +135,7 @@ fn timed_reclaim_counts_by_cause_and_in_waf() {
 #[test]
 fn timed_refresh_moves_old_blocks_once() {
     let run = |age_ms| {
-        let mut c = tiny(1, 6, 4, 1, 2.0);
+        let mut c = tiny(1, 7, 4, 1, 2.5);
         c.mode = Mode::Timed;
         c.ftl.refresh = refresh_at(age_ms, 10);
         let mut sim = Simulation::new(c).unwrap();
@@ -165,7 +168,7 @@ fn timed_refresh_moves_old_blocks_once() {
 /// The keys are validated with errors naming them, and refused on a zoned device.
 #[test]
 fn reliability_keys_are_validated() {
-    let base = common::tiny(1, 6, 4, 1, 2.0);
+    let base = common::tiny(1, 7, 4, 1, 2.5);
     let err = |edit: &dyn Fn(&mut Config)| {
         let mut c = base.clone();
         edit(&mut c);

@@ -43,12 +43,13 @@ impl crate::PolicyParams for Params {
         Ok(())
     }
 
-    /// Ages of a few ms, so the swarm's short timed runs refresh.
+    /// Ages of 50 ms to 10 min, so the swarm's runs (ms to tens of simulated minutes) refresh
+    /// some blocks, not all at every scan (which wears a tiny device out).
     fn swarm(rng: &mut SimRng, _: &crate::SwarmCtx) -> Self {
         use rand::Rng;
         Params {
-            age_ms: [1, 2, 5, 20][rng.gen_range(0..4)],
-            scan_interval_ms: [1, 3][rng.gen_range(0..2)],
+            age_ms: [50, 10_000, 600_000][rng.gen_range(0..3)],
+            scan_interval_ms: [10, 1000][rng.gen_range(0..2)],
         }
     }
 }

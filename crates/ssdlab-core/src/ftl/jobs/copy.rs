@@ -379,7 +379,8 @@ impl Ftl {
     /// migration counts its units); [`Ftl::copy_run_plain`] applies.
     #[inline]
     fn plain_copies(&self, j: JobId) -> bool {
-        self.bulk && self.jobs.get(j).src_region == self.jobs.reloc(j).dst_region
+        let reloc = self.jobs.reloc(j);
+        self.bulk && self.jobs.get(j).src_region == reloc.dst_region && !reloc.kind.yields()
     }
 
     /// `copy_run` for an immediate sink and a plain job ([`Ftl::plain_copies`]): the same
@@ -606,6 +607,14 @@ impl Ftl {
         let (plane, src_region) = (self.jobs.get(j).plane, self.jobs.get(j).src_region);
         let job = self.jobs.reloc(j);
         let (dst, stream) = (job.dst_region, job.dst_stream);
+        if job.kind.yields() {
+            // A reliability job leaves the GC reserve alone: it opens no block when only
+            // the reserve is left, and waits until a block is freed (`end_job` wakes it).
+            let ps = &self.media.ps[self.media.rp(dst, plane)];
+            if ps.open.get(stream).is_none() && ps.free.len() <= ps.gc_hard_free_blocks {
+                return Ok(None);
+            }
+        }
         match self.take_page(dst, plane, stream) {
             Some(p) => Ok(Some(p)),
             None if dst != src_region => {

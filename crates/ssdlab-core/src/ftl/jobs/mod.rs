@@ -70,6 +70,15 @@ pub enum JobKind {
 }
 
 impl JobKind {
+    /// A reliability job (read reclaim, retention refresh): like a wear-leveling
+    /// migration it copies into the plane's `wear` stream (never GC's), one such job per
+    /// plane at a time, and it never opens a block from the GC reserve — so GC's
+    /// guarantee of room (a victim's copies fit the reserve) holds beside it.
+    #[inline]
+    pub(super) fn yields(self) -> bool {
+        matches!(self, JobKind::Reclaim | JobKind::Refresh)
+    }
+
     fn cause(self) -> Cause {
         match self {
             JobKind::Gc | JobKind::Retire => Cause::Gc,
@@ -157,6 +166,13 @@ impl Job {
     #[inline]
     pub fn is(&self, kind: JobKind) -> bool {
         matches!(&self.work, Work::Relocation(r) if r.kind == kind)
+    }
+
+    /// Whether it copies into the plane's `wear` stream (a wear-leveling migration, a
+    /// reliability job): one at a time per plane.
+    #[inline]
+    pub(in crate::ftl) fn moves_cold(&self) -> bool {
+        matches!(&self.work, Work::Relocation(r) if r.dst_stream == Stream::WEAR)
     }
 
     /// Whether it has nothing left to copy (only its copies in flight or reads of its
@@ -372,16 +388,14 @@ impl Jobs {
             .saturating_sub(self.reloc(j).copies_in_flight)
     }
 
-    /// Whether a wear-leveling migration other than job `except` is under way in (region
-    /// `r`, `plane`). One at a time: the plane's reserve holds one wear-stream block, and
-    /// each migration keeps its source (full of data) out of GC's reach until it is done.
-    fn migrating(&self, r: u8, plane: PlaneId, except: JobId) -> bool {
+    /// Whether a wear-leveling migration or reliability job other than job `except` is
+    /// under way in (region `r`, `plane`). One at a time: the plane's reserve holds one
+    /// wear-stream block, and each keeps its source (full of data) out of GC's reach until
+    /// it is done.
+    pub(in crate::ftl) fn migrating(&self, r: u8, plane: PlaneId, except: JobId) -> bool {
         self.live.iter().any(|&o| {
             let job = self.get(o);
-            o != except
-                && job.is(JobKind::WearLeveling)
-                && job.plane == plane
-                && job.src_region == r
+            o != except && job.moves_cold() && job.plane == plane && job.src_region == r
         })
     }
 
@@ -396,8 +410,7 @@ impl Jobs {
                 o != except
                     && job.plane == plane
                     && job.src_region == r
-                    && (job.scanned()
-                        || job.is(JobKind::WearLeveling) && job.migration_fits(media, 0))
+                    && (job.scanned() || job.moves_cold() && job.migration_fits(media, 0))
             })
     }
 
@@ -446,7 +459,7 @@ impl Jobs {
         };
         media.set_block_state(internal, src, from, BlockState::Victim);
         let dst_stream = match kind {
-            JobKind::WearLeveling => Stream::WEAR,
+            JobKind::WearLeveling | JobKind::Reclaim | JobKind::Refresh => Stream::WEAR,
             _ if dst == r => Stream::gc(media.blocks.lane[src.idx()]),
             _ => Stream::INBOUND,
         };
