@@ -196,3 +196,52 @@ fn reliability_keys_are_validated() {
     let text = toml::to_string(&base.ftl).unwrap();
     assert!(!text.contains("read_reclaim") && !text.contains("refresh"));
 }
+
+/// Read disturb bounded at a WAF cost (functional, 2 planes × 16 blocks × 8 pages, 2 units a
+/// page): a read-hot workload (9 reads of 4 hot units per write of a random unit) after
+/// a fill. Without reclaim the hot units' blocks gather thousands of reads since their
+/// erase; with `read_count = 64` no full block holds more than the count plus the reads of
+/// one request past it (a block is relocated by the background turn of the read that made
+/// it due), and the relocations cost programs (WAF above the run without).
+#[test]
+fn read_reclaim_bounds_reads_since_erase_at_a_waf_cost() {
+    let run = |reclaim: Option<u32>| {
+        let mut c = tiny(2, 16, 8, 2, 1.0);
+        if let Some(n) = reclaim {
+            c.ftl.read_reclaim = reclaim_after(n);
+        }
+        let mut sim = Simulation::new(c).unwrap();
+        let units = sim.derived.logical_units as u64;
+        let mut d = FunctionalDriver::new(&mut sim.ftl);
+        for u in 0..units {
+            d.write_unit(u as u32).unwrap();
+        }
+        let mut rng = common::Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut writes, mut max_reads) = (0u64, 0u32);
+        for i in 0..20_000u64 {
+            if i % 10 == 9 {
+                d.submit(&req(HostOp::Write, rng.below(units), 1)).unwrap();
+                writes += 1;
+            } else {
+                d.submit(&req(HostOp::Read, rng.below(4), 1)).unwrap();
+            }
+            let b = d.ftl.media().blocks();
+            let full = (0..b.len()).filter(|&x| b.state[x] == ssdlab_core::flash::BlockState::Full);
+            max_reads = max_reads.max(full.map(|x| b.reads_since_erase[x]).max().unwrap_or(0));
+        }
+        let c = *d.ftl.counters();
+        let waf = c.nand.total(OpKind::Program) as f64 * 2.0 / (units + writes) as f64;
+        (max_reads, c.reclaimed_blocks, waf)
+    };
+    let (off_reads, off_blocks, off_waf) = run(None);
+    let (on_reads, on_blocks, on_waf) = run(Some(64));
+    eprintln!(
+        "read-hot: without reclaim max {off_reads} reads since erase, WAF {off_waf:.3}; \
+         with read_count 64: max {on_reads}, {on_blocks} blocks reclaimed, WAF {on_waf:.3}"
+    );
+    assert_eq!(off_blocks, 0);
+    assert!(off_reads > 1000, "{off_reads}");
+    assert!(on_reads <= 64, "{on_reads}");
+    assert!(on_blocks > 50, "{on_blocks}");
+    assert!(on_waf > off_waf, "{on_waf} vs {off_waf}");
+}

@@ -101,12 +101,9 @@ pub(crate) fn draw(seed: u64) -> String {
 
 /// `ftl.read_reclaim` and `ftl.refresh`, each policy drawn by the registry from its
 /// family's stream (so about half the cases reclaim, half refresh; small read counts and
-/// ages of a few ms, so the short runs move data); none on a zoned device.
+/// ages from 50 ms, so the short runs move data); none on a zoned device.
 fn reliability_jobs(seed: u64, text: String, ctx: SwarmCtx) -> String {
-    if std::env::var("NORELIAB").is_ok()
-        || text.contains("[device.zns]")
-        || !text.contains("[ftl]\n")
-    {
+    if text.contains("[device.zns]") || !text.contains("[ftl]\n") {
         return text;
     }
     let reclaim = ReclaimConfig::swarm_any(seed, &ctx);
