@@ -47,19 +47,33 @@ pub enum Cause {
     WearLeveling = 2,
     Mapping = 3,
     Migration = 4,
+    /// Read reclaim: a block relocated for its reads since its erase (read disturb).
+    Reclaim = 5,
+    /// Retention refresh: a block relocated for its data's age.
+    Refresh = 6,
 }
 
 impl Cause {
-    pub const COUNT: usize = 5;
-    pub const ALL: [Cause; 5] = [
+    pub const COUNT: usize = 7;
+    pub const ALL: [Cause; 7] = [
         Cause::Host,
         Cause::Gc,
         Cause::WearLeveling,
         Cause::Mapping,
         Cause::Migration,
+        Cause::Reclaim,
+        Cause::Refresh,
     ];
     pub fn name(self) -> &'static str {
-        ["host", "gc", "wear_leveling", "mapping", "migration"][self as usize]
+        [
+            "host",
+            "gc",
+            "wear_leveling",
+            "mapping",
+            "migration",
+            "reclaim",
+            "refresh",
+        ][self as usize]
     }
 }
 

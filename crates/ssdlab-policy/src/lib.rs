@@ -1,7 +1,8 @@
 //! The policy families, one directory each: GC victim selection ([`gc`]), free-block
 //! allocation ([`alloc`]), wear leveling ([`wear`]), host-page placement ([`placement`]),
-//! mapping ([`mapping`]), erase suspension ([`suspend`]) and NVMe command arbitration
-//! ([`arbitration`]). A policy is one file (its
+//! mapping ([`mapping`]), erase suspension ([`suspend`]), NVMe command arbitration
+//! ([`arbitration`]) and the reliability jobs, read reclaim ([`reclaim`]) and retention
+//! refresh ([`refresh`]) (what they share: [`reliability`]). A policy is one file (its
 //! `Params`, their checks and capabilities, and the policy itself) plus one registration
 //! line in its family's `policy_registry!` list (`registry.rs`).
 //!
@@ -21,6 +22,9 @@ pub mod arbitration;
 pub mod gc;
 pub mod mapping;
 pub mod placement;
+pub mod reclaim;
+pub mod refresh;
+pub mod reliability;
 pub mod suspend;
 pub mod wear;
 
@@ -143,6 +147,18 @@ pub fn families() -> Vec<FamilyInfo> {
             policies: mapping::MappingConfig::describe(),
         },
         FamilyInfo {
+            what: "read reclaim",
+            table: "ftl.read_reclaim",
+            default: reclaim::ReclaimConfig::default().name(),
+            policies: reclaim::ReclaimConfig::describe(),
+        },
+        FamilyInfo {
+            what: "retention refresh",
+            table: "ftl.refresh",
+            default: refresh::RefreshConfig::default().name(),
+            policies: refresh::RefreshConfig::describe(),
+        },
+        FamilyInfo {
             what: "erase suspension",
             table: "scheduler.erase_suspend",
             default: suspend::SuspendConfig::default().name(),
@@ -253,6 +269,8 @@ mod tests {
         family!(MappingConfig);
         family!(super::suspend::SuspendConfig);
         family!(ArbitrationConfig);
+        family!(super::reclaim::ReclaimConfig);
+        family!(super::refresh::RefreshConfig);
         // Different policies, different streams: ssr-static's points and des's guard are
         // not the same draws.
         let draws = |n: &str| {

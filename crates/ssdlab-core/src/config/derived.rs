@@ -731,7 +731,14 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
     f.wear_leveling
         .check()
         .map_err(|(k, why)| err(&format!("ftl.wear_leveling.{k}"), why))?;
+    f.read_reclaim
+        .check()
+        .map_err(|(k, why)| err(&format!("ftl.read_reclaim.{k}"), why))?;
+    f.refresh
+        .check()
+        .map_err(|(k, why)| err(&format!("ftl.refresh.{k}"), why))?;
     let wear = f.wear_leveling.migrates();
+    let reliability = f.read_reclaim.relocates() || f.refresh.relocates();
     // Write lanes (FDP: every reclaim-unit handle; else the placement policy's own): each
     // has a host stream of its own in each region host pages reach, and a GC stream of its
     // own wherever its blocks are collected into their own region (GC never mixes lanes).
@@ -753,7 +760,8 @@ fn regions(c: &Config, g: &Geometry) -> Result<Vec<RegionGeometry>> {
             .iter()
             .enumerate()
             .any(|(j, &t)| j != i && t == r.id);
-        let wl = wear && r.content == RegionContent::Data;
+        // Read reclaim and retention refresh copy into the data region's wear stream too.
+        let wl = (wear || reliability) && r.content == RegionContent::Data;
         // Translation pages take lane 0's streams only.
         let lanes = if r.content == RegionContent::Translation {
             1
@@ -866,6 +874,17 @@ fn zoned_capacity(
     }
     if c.ftl.mapping.is_demand() {
         return refuse("ftl.mapping", "is modelled with `page-map` only");
+    }
+    for (key, on) in [
+        ("ftl.read_reclaim", c.ftl.read_reclaim.relocates()),
+        ("ftl.refresh", c.ftl.refresh.relocates()),
+    ] {
+        if on {
+            return refuse(
+                key,
+                "moves no data on its own (no device GC): use policy = \"none\"",
+            );
+        }
     }
     if !c.ftl.placement.params().is_direct() {
         return refuse("ftl.placement", "places by zone: use `direct`");

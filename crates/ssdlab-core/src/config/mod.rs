@@ -19,6 +19,8 @@ pub use crate::policy::alloc::AllocConfig;
 pub use crate::policy::gc::GcConfig;
 pub use crate::policy::mapping::MappingConfig;
 pub use crate::policy::placement::PlacementConfig;
+pub use crate::policy::reclaim::ReclaimConfig;
+pub use crate::policy::refresh::RefreshConfig;
 pub use crate::policy::suspend::SuspendConfig;
 pub use crate::policy::wear::WearConfig;
 
@@ -268,6 +270,14 @@ pub struct FtlConfig {
     pub wear_leveling: WearConfig,
     /// `[ftl.placement]`: which region host pages go to (`direct`, `cache-first`).
     pub placement: PlacementConfig,
+    /// `[ftl.read_reclaim]`: relocate a block read too often since its erase (`none`, the
+    /// default; `threshold` with `read_count`). Its operations count under cause `reclaim`.
+    #[serde(skip_serializing_if = "ReclaimConfig::is_default")]
+    pub read_reclaim: ReclaimConfig,
+    /// `[ftl.refresh]`: relocate a block whose data is old (`none`, the default; `age` with
+    /// `age_ms` and `scan_interval_ms`). Its operations count under cause `refresh`.
+    #[serde(skip_serializing_if = "RefreshConfig::is_default")]
+    pub refresh: RefreshConfig,
     /// `[[ftl.regions]]`; empty = one data region over every block.
     pub regions: Vec<RegionConfig>,
     /// Order in which consecutive pages stripe over the parallel units, fastest first:
@@ -316,6 +326,8 @@ impl Default for FtlConfig {
             allocation: AllocConfig::default(),
             wear_leveling: WearConfig::default(),
             placement: PlacementConfig::default(),
+            read_reclaim: ReclaimConfig::default(),
+            refresh: RefreshConfig::default(),
             regions: Vec::new(),
             stripe_order: "CWDP".into(),
             die_affine_group_dies: 0,

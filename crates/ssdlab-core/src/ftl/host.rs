@@ -233,6 +233,7 @@ impl Ftl {
         accept: A,
     ) -> Result<Option<u32>> {
         debug_assert!(!lpns.is_empty() && lpns.len() <= self.media.geo.slots_per_page as usize);
+        self.host_turn(sink);
         // A failed device takes no new host pages (its drivers stop submitting), but a
         // power-loss-protected one still programs what its buffer acknowledged as durable
         // (with its capacitors at a cut: the buffer is durable by its promise), while
@@ -615,7 +616,7 @@ impl Ftl {
         self.media.program_seq += 1;
         let op = self.fill_host_page(r, plane, (block, page), lpns, &[], token);
         self.issue_times(sink, op, 1);
-        self.pages_programmed(block, 1);
+        self.pages_programmed(block, 1, sink.now_ns());
         true
     }
 
@@ -713,6 +714,10 @@ impl Ftl {
         }
         if demand {
             self.count_read_path(&out);
+            self.run_background(sink)?;
+        } else if self.reliability_on() {
+            // A read may have made its block due for reclaim, or a refresh scan be due.
+            self.host_turn(sink);
             self.run_background(sink)?;
         }
         self.check_due()?;

@@ -25,7 +25,6 @@
 //! * Recovery (`recover.rs`): the newest of a unit's copies and of the record ranges
 //!   covering it wins; a record winning leaves the unit unmapped.
 
-use super::jobs::JobKind;
 use super::region::Stream;
 use super::translation::TRANS_TAG;
 use super::{Ftl, NandSink};
@@ -420,7 +419,7 @@ impl Ftl {
             // 1303903: a full cold block and a record overflowed it, GC had no block).
             let via_job = job.filter(|&j| {
                 let job = self.jobs.get(j);
-                !job.is(JobKind::WearLeveling) || job.migration_fits(&self.media, 1)
+                !job.moves_cold() || job.migration_fits(&self.media, 1)
             });
             let (page, cause) = match via_job {
                 Some(j) => {

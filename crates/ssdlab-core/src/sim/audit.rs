@@ -676,32 +676,71 @@ fn host_units_reach_nand(r: &Results, f: &Facts) -> Check {
     })
 }
 
-/// `nand.<kind>`: the causes add up to the total.
-fn nand_by_cause(r: &Results, _: &Facts) -> Check {
+/// `nand.<kind>`: the causes add up to the total. Read reclaim and retention refresh
+/// (`nand.*.reclaim`, `nand.*.refresh`, `gc.reclaimed_units`, `gc.refreshed_units`; their
+/// figures shown when they moved data): a job reads a source page only for the units it
+/// moves out of it (reads ≤ units) and its programs hold the units it moved (units ≤
+/// programs × slots per page).
+fn nand_by_cause(r: &Results, f: &Facts) -> Check {
     let n = &r.nand;
-    let sum = |b: &crate::stats::ByCause| b.host + b.gc + b.wear_leveling + b.mapping + b.migration;
+    let sum = |b: &crate::stats::ByCause| b.sum_of_causes();
     let kinds = [
         ("reads", &n.reads),
         ("programs", &n.programs),
         ("erases", &n.erases),
     ];
     let bad = kinds.iter().find(|(_, b)| sum(b) != b.total);
-    Check::new(
-        "nand_by_cause",
-        Kind::Conservation,
-        vec![
-            ("nand.reads.total", U(n.reads.total)),
-            ("nand.reads by cause", U(sum(&n.reads))),
-            ("nand.programs.total", U(n.programs.total)),
-            ("nand.programs by cause", U(sum(&n.programs))),
-            ("nand.erases.total", U(n.erases.total)),
-            ("nand.erases by cause", U(sum(&n.erases))),
-        ],
-    )
-    .fail_if(bad.is_some(), || {
-        let (k, b) = bad.copied().unwrap_or(kinds[0]);
-        format!("nand.{k}: causes sum to {}, total {}", sum(b), b.total)
-    })
+    let mut figures = vec![
+        ("nand.reads.total", U(n.reads.total)),
+        ("nand.reads by cause", U(sum(&n.reads))),
+        ("nand.programs.total", U(n.programs.total)),
+        ("nand.programs by cause", U(sum(&n.programs))),
+        ("nand.erases.total", U(n.erases.total)),
+        ("nand.erases by cause", U(sum(&n.erases))),
+    ];
+    let g = &r.gc;
+    let spp = f.slots_per_page as u64;
+    let jobs = [
+        (
+            "reclaim",
+            n.reads.reclaim,
+            n.programs.reclaim,
+            g.reclaimed_units,
+        ),
+        (
+            "refresh",
+            n.reads.refresh,
+            n.programs.refresh,
+            g.refreshed_units,
+        ),
+    ];
+    if jobs
+        .iter()
+        .any(|&(_, reads, programs, units)| reads + programs + units > 0)
+    {
+        figures.extend([
+            ("nand.reads.reclaim", U(n.reads.reclaim)),
+            ("nand.programs.reclaim", U(n.programs.reclaim)),
+            ("gc.reclaimed_units", U(g.reclaimed_units)),
+            ("nand.reads.refresh", U(n.reads.refresh)),
+            ("nand.programs.refresh", U(n.programs.refresh)),
+            ("gc.refreshed_units", U(g.refreshed_units)),
+        ]);
+    }
+    let moved = jobs
+        .iter()
+        .find(|&&(_, reads, programs, units)| reads > units || units > programs * spp);
+    Check::new("nand_by_cause", Kind::Conservation, figures)
+        .fail_if(bad.is_some(), || {
+            let (k, b) = bad.copied().unwrap_or(kinds[0]);
+            format!("nand.{k}: causes sum to {}, total {}", sum(b), b.total)
+        })
+        .fail_if(moved.is_some(), || {
+            let (what, reads, programs, units) = moved.copied().unwrap_or(jobs[0]);
+            format!(
+                "{what}: {reads} page reads and {programs} programs of {spp} slots moved {units} units"
+            )
+        })
 }
 
 const NO_HOST_LAYER: &str = "no host layer: the user's figures are the device's";
@@ -1469,6 +1508,53 @@ mod tests {
             let (mut r, mut f) = (r.clone(), f.clone());
             perturb(&mut r, &mut f);
             assert_eq!(verdict_of(&r, &f, name).0, Verdict::Error, "{name}");
+        }
+    }
+
+    /// Read reclaim's and retention refresh's figures: consistent ones pass `nand_by_cause`
+    /// (and appear in its figures), and each way of breaking them fails it.
+    #[test]
+    fn reliability_job_figures_add_up_and_broken_ones_fail() {
+        let mut r = clean_run(Mode::Timed);
+        let f = r.audit.facts.clone();
+        let shown = |r: &Results| {
+            let c = audit(r, &f);
+            let c = c.checks.iter().find(|c| c.name == "nand_by_cause").unwrap();
+            c.figures.0.iter().any(|(k, _)| *k == "gc.reclaimed_units")
+        };
+        assert!(!shown(&r), "no figures while no job ran");
+        // A reclaim of a block read twice for 3 units (one per page on this device), a
+        // refresh of 1 unit.
+        (
+            r.nand.reads.reclaim,
+            r.nand.programs.reclaim,
+            r.gc.reclaimed_units,
+        ) = (2, 3, 3);
+        (
+            r.nand.reads.refresh,
+            r.nand.programs.refresh,
+            r.gc.refreshed_units,
+        ) = (1, 1, 1);
+        r.nand.reads.total += 3;
+        r.nand.programs.total += 4;
+        assert_eq!(verdict_of(&r, &f, "nand_by_cause"), (Verdict::Ok, None));
+        assert!(shown(&r));
+        let broken: [Perturb; 4] = [
+            // A reclaim reading a page it moved nothing from.
+            |r, _| {
+                r.nand.reads.reclaim += 2;
+                r.nand.reads.total += 2;
+            },
+            // Refreshed units no program holds.
+            |r, _| r.gc.refreshed_units += 1,
+            // Operations of a cause counted in no total.
+            |r, _| r.nand.erases.reclaim = 1,
+            |r, _| r.nand.programs.refresh += 1,
+        ];
+        for (i, perturb) in broken.iter().enumerate() {
+            let (mut r, mut f) = (r.clone(), f.clone());
+            perturb(&mut r, &mut f);
+            assert_eq!(verdict_of(&r, &f, "nand_by_cause").0, Verdict::Error, "{i}");
         }
     }
 

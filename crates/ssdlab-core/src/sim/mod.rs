@@ -343,6 +343,10 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
         copied_units: c.gc_copied_units,
         padding_units: c.padding_units,
         partial_programs: c.partial_programs,
+        reclaimed_blocks: c.reclaimed_blocks,
+        reclaimed_units: c.reclaimed_units,
+        refreshed_blocks: c.refreshed_blocks,
+        refreshed_units: c.refreshed_units,
     }
 }
 
@@ -569,6 +573,8 @@ impl Simulation {
         }
         d.flush()?;
         let time = d.clock.time_ns;
+        // The measured phase's clock starts at 0: preconditioned data is programmed then.
+        self.ftl.restart_program_clock();
         let c = diff(self.ftl.counters(), &before);
         self.precondition = Some(PreconditionSummary {
             sequential_fill_units: seq,

@@ -296,7 +296,26 @@ pub struct ByCause {
     pub wear_leveling: u64,
     pub mapping: u64,
     pub migration: u64,
+    /// Read reclaim (`ftl.read_reclaim`; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaim: u64,
+    /// Retention refresh (`ftl.refresh`; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refresh: u64,
     pub total: u64,
+}
+
+impl ByCause {
+    /// The causes added up (the audit holds it to `total`).
+    pub fn sum_of_causes(&self) -> u64 {
+        self.host
+            + self.gc
+            + self.wear_leveling
+            + self.mapping
+            + self.migration
+            + self.reclaim
+            + self.refresh
+    }
 }
 
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
@@ -314,6 +333,8 @@ impl NandSummary {
             wear_leveling: c.get(k, Cause::WearLeveling),
             mapping: c.get(k, Cause::Mapping),
             migration: c.get(k, Cause::Migration),
+            reclaim: c.get(k, Cause::Reclaim),
+            refresh: c.get(k, Cause::Refresh),
             total: c.total(k),
         };
         NandSummary {
@@ -370,6 +391,18 @@ pub struct GcSummary {
     /// (`partial_programs_per_page` > 1; absent when 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub partial_programs: u64,
+    /// Blocks relocated by read reclaim (`ftl.read_reclaim`) and the units they moved
+    /// (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaimed_blocks: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaimed_units: u64,
+    /// Blocks relocated by retention refresh (`ftl.refresh`) and the units they moved
+    /// (absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refreshed_blocks: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refreshed_units: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -221,6 +221,9 @@ fn agreement_config(seed: u64) -> Option<Config> {
     }
     text = set_line(&text, "program_fail_rate", "program_fail_rate = 0.0");
     text = set_line(&text, "erase_fail_rate", "erase_fail_rate = 0.0");
+    // Read reclaim and retention refresh are background work on each mode's own clock.
+    text = set_line(&text, "read_reclaim = ", "");
+    text = set_line(&text, "refresh = ", "");
     let rng = &mut rand_pcg::Pcg64::seed_from_u64(seed ^ 0x6167_7265);
     let zoned = !text.contains("[device.fdp]") && rng.gen_bool(0.25);
     if zoned {

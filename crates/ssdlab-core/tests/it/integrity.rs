@@ -75,47 +75,126 @@ fn oracle(ops: &[Op]) -> HashMap<u32, u64> {
     m
 }
 
+/// Functional mode: `seq` (its spans within the device) through `sim`, then every unit
+/// holds the oracle's version.
+fn functional_matches(mut sim: Simulation, seq: Vec<Op>) -> Result<(), TestCaseError> {
+    let units = sim.derived.logical_units;
+    let seq: Vec<Op> = seq
+        .into_iter()
+        .filter(|o| match o {
+            Op::Write(a, n) | Op::Read(a, n) | Op::Trim(a, n) => a + n <= units,
+            Op::Flush => true,
+        })
+        .collect();
+    let mut d = FunctionalDriver::new(&mut sim.ftl);
+    for op in &seq {
+        d.submit(&to_request(op)).unwrap();
+    }
+    let want = oracle(&seq);
+    for lpn in 0..units {
+        prop_assert_eq!(
+            d.stored_version(lpn),
+            want.get(&lpn).copied(),
+            "unit {}",
+            lpn
+        );
+    }
+    d.ftl.check_invariants().unwrap();
+    Ok(())
+}
+
+/// Timed mode at depth `qd`: every request completes, every read is checked, and every
+/// unit holds the oracle's version.
+fn timed_matches(mut sim: Simulation, seq: Vec<Op>, qd: u32) -> Result<(), TestCaseError> {
+    let units = sim.derived.logical_units;
+    let mut seq: Vec<Op> = seq
+        .into_iter()
+        .filter(|o| match o {
+            Op::Write(a, n) | Op::Read(a, n) | Op::Trim(a, n) => a + n <= units,
+            Op::Flush => true,
+        })
+        .collect();
+    // Aligned writes enter the buffer in submission order, so versions follow the
+    // oracle at any depth; a trim applies at submission and may overtake a write still
+    // waiting for buffer space, so trims run at depth 1 only.
+    if qd > 1 {
+        seq.retain(|o| !matches!(o, Op::Trim(..)));
+    }
+    seq.push(Op::Flush);
+    let reqs: Vec<HostRequest> = seq.iter().map(to_request).collect();
+    let r = sim
+        .run_workload_with(closed(reqs.clone(), qd), &mut NoProgress)
+        .unwrap();
+    common::assert_all_completed(&r, &reqs);
+    let reads: u64 = seq
+        .iter()
+        .map(|o| if let Op::Read(_, n) = o { *n as u64 } else { 0 })
+        .sum();
+    prop_assert_eq!(r.integrity.unwrap().checked_reads, reads);
+    let want = oracle(&seq);
+    for lpn in 0..units {
+        prop_assert_eq!(
+            sim.ftl.flash_version(lpn),
+            want.get(&lpn).copied(),
+            "unit {}",
+            lpn
+        );
+    }
+    sim.ftl.check_invariants().unwrap();
+    Ok(())
+}
+
+/// `sim` with read reclaim after `read_count` reads and retention refresh at `age_ms`
+/// (scanned every ms): both modes' clocks reach a few ms in these runs.
+fn with_reliability_jobs(
+    planes: u32,
+    spp: u32,
+    mode: Mode,
+    read_count: u32,
+    age_ms: u64,
+) -> Simulation {
+    // 12 blocks a plane: their wear-stream block raises the minimum OP (then 1.3 x it).
+    let mut c = common::tiny(planes, 12, 4, spp, 3.0);
+    c.integrity = true;
+    c.mode = mode;
+    c.ftl.read_reclaim = crate::reliability::reclaim_after(read_count);
+    c.ftl.refresh = crate::reliability::refresh_at(age_ms, 1);
+    let min = [1.0, 2.0, 3.0, 4.0, 6.0]
+        .iter()
+        .find_map(|&op| {
+            c.device.over_provisioning_ratio = op;
+            c.validate().ok()
+        })
+        .expect("a valid OP")
+        .min_over_provisioning_ratio;
+    c.device.over_provisioning_ratio = min * 1.3;
+    Simulation::new(c).unwrap()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
     fn functional_matches_oracle(planes in 1..3u32, spp in prop::sample::select(vec![1u32, 2, 4]), seq in ops(10)) {
-        let mut sim = integrity_sim(planes, spp, Mode::Functional);
-        let units = sim.derived.logical_units;
-        let seq: Vec<Op> = seq.into_iter().filter(|o| match o { Op::Write(a, n) | Op::Read(a, n) | Op::Trim(a, n) => a + n <= units, Op::Flush => true }).collect();
-        let mut d = FunctionalDriver::new(&mut sim.ftl);
-        for op in &seq {
-            d.submit(&to_request(op)).unwrap();
-        }
-        let want = oracle(&seq);
-        for lpn in 0..units {
-            prop_assert_eq!(d.stored_version(lpn), want.get(&lpn).copied(), "unit {}", lpn);
-        }
-        d.ftl.check_invariants().unwrap();
+        functional_matches(integrity_sim(planes, spp, Mode::Functional), seq)?;
     }
 
     #[test]
     fn timed_matches_oracle(planes in 1..3u32, spp in prop::sample::select(vec![1u32, 2]), qd in 1..6u32, seq in ops(10)) {
-        let mut sim = integrity_sim(planes, spp, Mode::Timed);
-        let units = sim.derived.logical_units;
-        let mut seq: Vec<Op> = seq.into_iter().filter(|o| match o { Op::Write(a, n) | Op::Read(a, n) | Op::Trim(a, n) => a + n <= units, Op::Flush => true }).collect();
-        // Aligned writes enter the buffer in submission order, so versions follow the
-        // oracle at any depth; a trim applies at submission and may overtake a write still
-        // waiting for buffer space, so trims run at depth 1 only.
-        if qd > 1 {
-            seq.retain(|o| !matches!(o, Op::Trim(..)));
-        }
-        seq.push(Op::Flush);
-        let reqs: Vec<HostRequest> = seq.iter().map(to_request).collect();
-        let r = sim.run_workload_with(closed(reqs.clone(), qd), &mut NoProgress).unwrap();
-        common::assert_all_completed(&r, &reqs);
-        let reads: u64 = seq.iter().map(|o| if let Op::Read(_, n) = o { *n as u64 } else { 0 }).sum();
-        prop_assert_eq!(r.integrity.unwrap().checked_reads, reads);
-        let want = oracle(&seq);
-        for lpn in 0..units {
-            prop_assert_eq!(sim.ftl.flash_version(lpn), want.get(&lpn).copied(), "unit {}", lpn);
-        }
-        sim.ftl.check_invariants().unwrap();
+        timed_matches(integrity_sim(planes, spp, Mode::Timed), seq, qd)?;
+    }
+
+    /// Read reclaim and retention refresh move blocks under the same random sequences
+    /// (reads count towards reclaim; the clocks age the data): still every unit as the
+    /// oracle says.
+    #[test]
+    fn functional_matches_oracle_with_reliability_jobs(planes in 1..3u32, spp in prop::sample::select(vec![1u32, 2, 4]), read_count in 1..6u32, age_ms in prop::sample::select(vec![2u64, 10, 50]), seq in ops(10)) {
+        functional_matches(with_reliability_jobs(planes, spp, Mode::Functional, read_count, age_ms), seq)?;
+    }
+
+    #[test]
+    fn timed_matches_oracle_with_reliability_jobs(planes in 1..3u32, spp in prop::sample::select(vec![1u32, 2]), qd in 1..6u32, read_count in 1..6u32, age_ms in prop::sample::select(vec![2u64, 10, 50]), seq in ops(10)) {
+        timed_matches(with_reliability_jobs(planes, spp, Mode::Timed, read_count, age_ms), seq, qd)?;
     }
 }
 
@@ -143,6 +222,47 @@ fn timed_integrity_through_gc_at_depth() {
         .unwrap();
     assert!(r.gc.invocations > 10);
     assert!(r.integrity.unwrap().checked_reads > units * 10);
+}
+
+/// The same at depth 8 with read reclaim (after 4 reads) and retention refresh (5 ms):
+/// blocks are reclaimed and refreshed while reads and GC run, and every read is checked
+/// (a read served by a block under relocation, or by the copy, sees its version); then
+/// every unit holds its last write's version.
+#[test]
+fn timed_integrity_through_reclaim_and_refresh_at_depth() {
+    let mut sim = with_reliability_jobs(2, 2, Mode::Timed, 4, 5);
+    let units = sim.derived.logical_units as u64;
+    let mut reqs = Vec::new();
+    let mut seq = Vec::new();
+    for i in 0..units * 40 {
+        let lpn = (i * 7919) % units;
+        let read = i % 2 == 0;
+        reqs.push(req(if read { HostOp::Read } else { HostOp::Write }, lpn, 1));
+        seq.push(if read {
+            Op::Read(lpn as u32, 1)
+        } else {
+            Op::Write(lpn as u32, 1)
+        });
+    }
+    reqs.push(flush());
+    let reads = reqs.iter().filter(|r| r.op == HostOp::Read).count() as u64;
+    let r = sim
+        .run_workload_with(closed(reqs.clone(), 8), &mut NoProgress)
+        .unwrap();
+    common::assert_all_completed(&r, &reqs);
+    assert!(r.gc.reclaimed_blocks > 10, "{}", r.gc.reclaimed_blocks);
+    assert!(r.gc.refreshed_blocks > 10, "{}", r.gc.refreshed_blocks);
+    assert!(r.nand.programs.reclaim > 0 && r.nand.programs.refresh > 0);
+    assert_eq!(r.integrity.unwrap().checked_reads, reads);
+    let want = oracle(&seq);
+    for lpn in 0..units as u32 {
+        assert_eq!(
+            sim.ftl.flash_version(lpn),
+            want.get(&lpn).copied(),
+            "unit {lpn}"
+        );
+    }
+    sim.ftl.check_invariants().unwrap();
 }
 
 #[test]

@@ -21,7 +21,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use ssdlab_core::config::{
-    AllocConfig, GcConfig, MappingConfig, PlacementConfig, SuspendConfig, WearConfig,
+    AllocConfig, GcConfig, MappingConfig, PlacementConfig, ReclaimConfig, RefreshConfig,
+    SuspendConfig, WearConfig,
 };
 use ssdlab_core::policy::arbitration::ArbitrationConfig;
 use ssdlab_core::policy::placement::RegionNeed;
@@ -93,8 +94,28 @@ fn host_interface_toml(seed: u64, text: &str, ctx: SwarmCtx) -> String {
 pub(crate) fn draw(seed: u64) -> String {
     let (t, ctx) = draw_device_and_work(seed);
     let t = die_affine(seed, fdp(seed, hold_overwrites(seed, t)));
+    let t = reliability_jobs(seed, t, ctx);
     let hi = host_interface_toml(seed, &t, ctx);
     t + &hi
+}
+
+/// `ftl.read_reclaim` and `ftl.refresh`, each policy drawn by the registry from its
+/// family's stream (so about half the cases reclaim, half refresh; small read counts and
+/// ages from 50 ms, so the short runs move data); none on a zoned device.
+fn reliability_jobs(seed: u64, text: String, ctx: SwarmCtx) -> String {
+    if text.contains("[device.zns]") || !text.contains("[ftl]\n") {
+        return text;
+    }
+    let reclaim = ReclaimConfig::swarm_any(seed, &ctx);
+    let refresh = RefreshConfig::swarm_any(seed, &ctx);
+    let mut lines = String::new();
+    if reclaim.relocates() {
+        let _ = writeln!(lines, "read_reclaim = {}", inline(&reclaim));
+    }
+    if refresh.relocates() {
+        let _ = writeln!(lines, "refresh = {}", inline(&refresh));
+    }
+    text.replacen("[ftl]\n", &format!("[ftl]\n{lines}"), 1)
 }
 
 /// `ftl.die_affine_group_dies` in half of the cases (a group per die, or two dies a group
@@ -391,8 +412,8 @@ timeseries_interval_ns = 0
 
 thread_local! {
     /// Totals over the cases run: host requests, GC victims, checked reads, worn-out runs,
-    /// power-cut cases, recoveries checked.
-    static STATS: std::cell::RefCell<[u64; 6]> = const { std::cell::RefCell::new([0; 6]) };
+    /// power-cut cases, recoveries checked, blocks reclaimed and refreshed.
+    static STATS: std::cell::RefCell<[u64; 8]> = const { std::cell::RefCell::new([0; 8]) };
 }
 
 /// How a case ended.
@@ -594,6 +615,8 @@ pub(crate) fn run_prepared(case: Case) -> Outcome {
             t[1] += r.gc.invocations;
             t[2] += r.integrity.map_or(0, |i| i.checked_reads);
             t[3] += (r.status == RunStatus::WornOut) as u64;
+            t[6] += r.gc.reclaimed_blocks;
+            t[7] += r.gc.refreshed_blocks;
         });
         Ok(None)
     }));
@@ -925,8 +948,8 @@ fn swarm() {
     STATS.with(|t| {
         let t = t.borrow();
         eprintln!(
-            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out; {} cases cut power, {} recoveries checked",
-            t[0], t[1], t[2], t[3], t[4], t[5]
+            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out; {} cases cut power, {} recoveries checked; {} blocks reclaimed, {} refreshed",
+            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
         )
     });
     let list = |v: &[(u64, String)]| {
@@ -940,6 +963,14 @@ fn swarm() {
         "{} failed:\n{}",
         failed.len(),
         list(&failed)
+    );
+    // Read reclaim and retention refresh are drawn (about half the cases each) and move
+    // blocks.
+    let [reclaimed, refreshed] = STATS.with(|t| [t.borrow()[6], t.borrow()[7]]);
+    assert!(
+        seeds.len() < 100 || reclaimed > 0 && refreshed > 0,
+        "{reclaimed} blocks reclaimed, {refreshed} refreshed in {} cases",
+        seeds.len()
     );
     // The host interface is drawn (about a sixth of all cases): its paths are exercised.
     let with_link = seeds

@@ -185,6 +185,8 @@ impl Cursor {
             JobKind::Gc => counters.gc_copied_units += n as u64,
             JobKind::WearLeveling => counters.wear_leveling_units += n as u64,
             JobKind::Retire => counters.retired_units_moved += n as u64,
+            JobKind::Reclaim => counters.reclaimed_units += n as u64,
+            JobKind::Refresh => counters.refreshed_units += n as u64,
         }
         counters.padding_units += (spp - n) as u64;
     }
@@ -377,7 +379,8 @@ impl Ftl {
     /// migration counts its units); [`Ftl::copy_run_plain`] applies.
     #[inline]
     fn plain_copies(&self, j: JobId) -> bool {
-        self.bulk && self.jobs.get(j).src_region == self.jobs.reloc(j).dst_region
+        let reloc = self.jobs.reloc(j);
+        self.bulk && self.jobs.get(j).src_region == reloc.dst_region && !reloc.kind.yields()
     }
 
     /// `copy_run` for an immediate sink and a plain job ([`Ftl::plain_copies`]): the same
@@ -434,7 +437,7 @@ impl Ftl {
                 Owner::Job { job: j },
             );
             self.issue_times(sink, op, pages as u64);
-            self.pages_programmed(db, pages);
+            self.pages_programmed(db, pages, sink.now_ns());
         };
         let read = NandOp::new(OpKind::Read, kind.cause(), src, 0, 0, Owner::Job { job: j });
         self.issue_times(sink, read, run.reads);
@@ -442,6 +445,8 @@ impl Ftl {
             JobKind::Gc => self.counters.gc_copied_units += units,
             JobKind::WearLeveling => self.counters.wear_leveling_units += units,
             JobKind::Retire => self.counters.retired_units_moved += units,
+            JobKind::Reclaim => self.counters.reclaimed_units += units,
+            JobKind::Refresh => self.counters.refreshed_units += units,
         }
         let rp = self.media.blocks.rp[src.idx()] as usize;
         self.media.ps[rp].relocated_units += units;
@@ -602,6 +607,14 @@ impl Ftl {
         let (plane, src_region) = (self.jobs.get(j).plane, self.jobs.get(j).src_region);
         let job = self.jobs.reloc(j);
         let (dst, stream) = (job.dst_region, job.dst_stream);
+        if job.kind.yields() {
+            // A reliability job leaves the GC reserve alone: it opens no block when only
+            // the reserve is left, and waits until a block is freed (`end_job` wakes it).
+            let ps = &self.media.ps[self.media.rp(dst, plane)];
+            if ps.open.get(stream).is_none() && ps.free.len() <= ps.gc_hard_free_blocks {
+                return Ok(None);
+            }
+        }
         match self.take_page(dst, plane, stream) {
             Some(p) => Ok(Some(p)),
             None if dst != src_region => {

@@ -8,6 +8,7 @@
 //! | GC | the region's victim (its policy's choice) | `relocate_to` region: `gc` stream (same region) or `inbound` stream | erase |
 //! | wear leveling | the cold block the policy names | the block just erased, or the `wear` stream | erase |
 //! | retirement | a block whose program failed | the region's `gc` stream | retire |
+//! | read reclaim, retention refresh | a full block its policy finds due (`reliability.rs`) | as GC | erase |
 //! | zone reset | a reset zone's block (no valid unit) | — | erase |
 //!
 //! A [`Job`] is what every kind shares (source, plane, region, erase issued, woken) and
@@ -62,13 +63,28 @@ pub enum JobKind {
     Gc,
     WearLeveling,
     Retire,
+    /// Read reclaim: a block read too often since its erase.
+    Reclaim,
+    /// Retention refresh: a block whose data is too old.
+    Refresh,
 }
 
 impl JobKind {
+    /// A reliability job (read reclaim, retention refresh): like a wear-leveling
+    /// migration it copies into the plane's `wear` stream (never GC's), one such job per
+    /// plane at a time, and it never opens a block from the GC reserve — so GC's
+    /// guarantee of room (a victim's copies fit the reserve) holds beside it.
+    #[inline]
+    pub(super) fn yields(self) -> bool {
+        matches!(self, JobKind::Reclaim | JobKind::Refresh)
+    }
+
     fn cause(self) -> Cause {
         match self {
             JobKind::Gc | JobKind::Retire => Cause::Gc,
             JobKind::WearLeveling => Cause::WearLeveling,
+            JobKind::Reclaim => Cause::Reclaim,
+            JobKind::Refresh => Cause::Refresh,
         }
     }
 }
@@ -150,6 +166,13 @@ impl Job {
     #[inline]
     pub fn is(&self, kind: JobKind) -> bool {
         matches!(&self.work, Work::Relocation(r) if r.kind == kind)
+    }
+
+    /// Whether it copies into the plane's `wear` stream (a wear-leveling migration, a
+    /// reliability job): one at a time per plane.
+    #[inline]
+    pub(in crate::ftl) fn moves_cold(&self) -> bool {
+        matches!(&self.work, Work::Relocation(r) if r.dst_stream == Stream::WEAR)
     }
 
     /// Whether it has nothing left to copy (only its copies in flight or reads of its
@@ -365,16 +388,14 @@ impl Jobs {
             .saturating_sub(self.reloc(j).copies_in_flight)
     }
 
-    /// Whether a wear-leveling migration other than job `except` is under way in (region
-    /// `r`, `plane`). One at a time: the plane's reserve holds one wear-stream block, and
-    /// each migration keeps its source (full of data) out of GC's reach until it is done.
-    fn migrating(&self, r: u8, plane: PlaneId, except: JobId) -> bool {
+    /// Whether a wear-leveling migration or reliability job other than job `except` is
+    /// under way in (region `r`, `plane`). One at a time: the plane's reserve holds one
+    /// wear-stream block, and each keeps its source (full of data) out of GC's reach until
+    /// it is done.
+    pub(in crate::ftl) fn migrating(&self, r: u8, plane: PlaneId, except: JobId) -> bool {
         self.live.iter().any(|&o| {
             let job = self.get(o);
-            o != except
-                && job.is(JobKind::WearLeveling)
-                && job.plane == plane
-                && job.src_region == r
+            o != except && job.moves_cold() && job.plane == plane && job.src_region == r
         })
     }
 
@@ -389,8 +410,7 @@ impl Jobs {
                 o != except
                     && job.plane == plane
                     && job.src_region == r
-                    && (job.scanned()
-                        || job.is(JobKind::WearLeveling) && job.migration_fits(media, 0))
+                    && (job.scanned() || job.moves_cold() && job.migration_fits(media, 0))
             })
     }
 
@@ -439,7 +459,7 @@ impl Jobs {
         };
         media.set_block_state(internal, src, from, BlockState::Victim);
         let dst_stream = match kind {
-            JobKind::WearLeveling => Stream::WEAR,
+            JobKind::WearLeveling | JobKind::Reclaim | JobKind::Refresh => Stream::WEAR,
             _ if dst == r => Stream::gc(media.blocks.lane[src.idx()]),
             _ => Stream::INBOUND,
         };
@@ -567,6 +587,9 @@ impl Ftl {
 
     /// Start GC on (region, plane) if it needs it, and advance its job.
     fn step_plane<S: NandSink>(&mut self, r: u8, plane: PlaneId, sink: &mut S) -> Result<()> {
+        if self.reliability_on() {
+            self.start_reliability_job(r, plane, sink.now_ns());
+        }
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if !ps.gc_job.is_none() {
             return self.advance(ps.gc_job, sink);
@@ -736,6 +759,7 @@ impl Ftl {
         self.media.blocks.valid_units[b] = 0;
         self.media.blocks.next_page[b] = 0;
         self.media.blocks.programmed[b] = 0;
+        self.media.blocks.note_erased(block);
         self.media.blocks.doomed[b] = false;
         self.media.blocks.sealed[b] = false;
         if self.durable.trims.is_some() {
