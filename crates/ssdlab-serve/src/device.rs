@@ -755,7 +755,9 @@ impl<'r> DeviceLoop<'r> {
         let idle = served.next_event_ns().is_none() || served.in_flight() == 0;
         // The sockets are read when a client may have sent: replies are owed requests (a
         // closed-loop client answers each), and at least every few steps otherwise.
-        let owed_sent = self.owed > self.unflushed;
+        // Without the grace nothing is counted owed: read at every turn (a reply may have
+        // gone out at the last).
+        let owed_sent = self.owed > self.unflushed || self.opts.grace.is_zero();
         if idle || owed_sent || self.steps_since_intake >= INTAKE_EVERY_STEPS {
             self.intake(served)?;
         }
