@@ -12,7 +12,7 @@
 //! # Time
 //! * **virtual** (default): simulated time advances only by handling events. A request
 //!   arrives at the simulated time it is read from the socket (the time of the last event
-//!   handled). Replies leave in batches of up to `owed_slack` (at most [`MAX_BATCH`]) and
+//!   handled). Replies leave in batches of up to `owed_slack` (at most 8) and
 //!   whenever the loop is about to wait. After replies leave, the loop waits (in `poll`)
 //!   up to `grace` of wall time for the clients to send as many new requests as it
 //!   answered (a closed-loop client such as
@@ -22,7 +22,7 @@
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
 //!   simulated time that corresponds to its wall-clock arrival. It sleeps until
-//!   [`SPIN_MARGIN_US`] before the next event's due time, then spins. A reply more than
+//!   200 µs before the next event's due time, then spins. A reply more than
 //!   [`LATE_NS`] after its due time is counted late (and said on the log).
 //!
 //! # The end
@@ -830,7 +830,16 @@ impl<'r> DeviceLoop<'r> {
         }
         self.flush();
         served.advance_to(target.max(served.now_ns()));
-        if self.intake(served)? {
+        // Requests arrive at the wall time they are read (the events above may have taken
+        // a while), no later than the next event.
+        self.steps_since_intake = 0;
+        self.wire.read(&mut self.events);
+        if !self.events.is_empty() {
+            let t = self.sim_now_from_wall(dilation);
+            let t = served.next_event_ns().map_or(t, |next| t.min(next));
+            served.advance_to(t.max(served.now_ns()));
+        }
+        if self.take_events(served)? {
             self.answer(served)?;
             self.flush();
             return Ok(());
