@@ -238,6 +238,22 @@ pub fn run(a: &Args) -> Result<()> {
         c.errors,
         s.power_cycle - 1
     );
+    if s.time_mode == "realtime" {
+        // Replies later than 20 µs after their due time: over 1 %, realtime did not keep
+        // time (said while serving too, every 10 s).
+        let replies = c.ok + c.errors;
+        let share = 100.0 * a.late_replies as f64 / replies.max(1) as f64;
+        eprintln!(
+            "serve: realtime: {} of {replies} replies late ({share:.2} %, up to {:.3} ms){}",
+            a.late_replies,
+            a.max_late_ns as f64 / 1e6,
+            if share > 1.0 {
+                ": WARNING: over 1 %, the simulation did not keep time (raise --dilation)"
+            } else {
+                ""
+            }
+        );
+    }
     // The final results.json's audit, as `ssdlab run`'s summary ends with it.
     eprint!("serve: {}", crate::output::audit_lines(&s.audit));
     println!("results: {}", out.join("results.json").display());

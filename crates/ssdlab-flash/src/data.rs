@@ -40,7 +40,21 @@ pub struct SlotData {
     blocks_held: u64,
     /// A unit's bytes on their way from one slot to another.
     scratch: Vec<u8>,
+    /// Unit buffers no longer staged, reused by the next [`SlotData::stage`] (no
+    /// allocation per unit once the buffer has filled once).
+    spare_units: Vec<Box<[u8]>>,
+    /// Payloads of completed writes, for the server to reuse
+    /// ([`SlotData::take_spent_payload`]).
+    spent: Vec<Vec<u8>>,
+    /// Erased blocks' buffers, reused by the next block's first program.
+    spare_blocks: Vec<Box<[u8]>>,
 }
+
+/// Erased blocks' buffers kept at most (GC erases a block as another fills).
+const KEEP_SPARE_BLOCKS: usize = 4;
+
+/// Spare unit buffers and spent payloads kept at most.
+const KEEP_SPARE: usize = 1024;
 
 impl SlotData {
     pub fn new(blocks: u32, slots_per_block: u32, unit_bytes: u32) -> SlotData {
@@ -52,6 +66,9 @@ impl SlotData {
             payloads: HashMap::new(),
             blocks_held: 0,
             scratch: vec![0; unit_bytes as usize],
+            spare_units: Vec::new(),
+            spent: Vec::new(),
+            spare_blocks: Vec::new(),
         }
     }
 
@@ -88,7 +105,29 @@ impl SlotData {
 
     /// Forget the payload of `tag` (the write completed: every unit is in the buffer).
     pub fn drop_payload(&mut self, tag: u32) {
-        self.payloads.remove(&tag);
+        if let Some(p) = self.payloads.remove(&tag) {
+            if p.bytes.capacity() > 0 && self.spent.len() < KEEP_SPARE {
+                self.spent.push(p.bytes);
+            }
+        }
+    }
+
+    /// A payload buffer of a completed write, to reuse for another.
+    pub fn take_spent_payload(&mut self) -> Option<Vec<u8>> {
+        self.spent.pop()
+    }
+
+    /// A unit buffer (contents unspecified): a spare one, else a new one.
+    fn unit_buffer(&mut self) -> Box<[u8]> {
+        self.spare_units
+            .pop()
+            .unwrap_or_else(|| vec![0u8; self.unit_bytes].into_boxed_slice())
+    }
+
+    fn spare(&mut self, unit: Box<[u8]>) {
+        if self.spare_units.len() < KEEP_SPARE {
+            self.spare_units.push(unit);
+        }
     }
 
     fn block_and_offset(&self, slot: u32) -> (usize, usize) {
@@ -113,7 +152,19 @@ impl SlotData {
         if self.blocks[b].is_none() {
             self.blocks_held += 1;
         }
-        let d = self.blocks[b].get_or_insert_with(|| vec![0u8; len].into_boxed_slice());
+        if self.blocks[b].is_none() {
+            // An erased block's buffer, zeroed, costs a memset; a new one a page fault per
+            // page as it fills.
+            let fresh = match self.spare_blocks.pop() {
+                Some(mut d) => {
+                    d.fill(0);
+                    d
+                }
+                None => vec![0u8; len].into_boxed_slice(),
+            };
+            self.blocks[b] = Some(fresh);
+        }
+        let d = self.blocks[b].as_mut().expect("just made");
         &mut d[off..off + self.unit_bytes]
     }
 
@@ -132,13 +183,17 @@ impl SlotData {
         let u = self.unit_bytes;
         let mut unit = match self.staged.remove(&lpn) {
             Some((_, d)) => d,
-            None => match (mapped_slot != super::NONE)
-                .then(|| self.slot_bytes(mapped_slot))
-                .flatten()
-            {
-                Some(c) => c.to_vec().into_boxed_slice(),
-                None => vec![0u8; u].into_boxed_slice(),
-            },
+            None => {
+                let mut unit = self.unit_buffer();
+                match (mapped_slot != super::NONE)
+                    .then(|| self.slot_bytes(mapped_slot))
+                    .flatten()
+                {
+                    Some(c) => unit.copy_from_slice(c),
+                    None => unit.fill(0),
+                }
+                unit
+            }
         };
         if let Some(p) = self.payloads.get(&tag) {
             let start = lpn as u64 * u as u64;
@@ -167,6 +222,7 @@ impl SlotData {
         match self.staged.remove(&lpn) {
             Some((v, d)) if v == version => {
                 self.slot_bytes_mut(slot).copy_from_slice(&d);
+                self.spare(d);
                 Ok(())
             }
             Some((v, d)) => {
@@ -194,13 +250,18 @@ impl SlotData {
 
     /// `lpn` was trimmed: its buffered bytes go.
     pub fn unstage(&mut self, lpn: u32) {
-        self.staged.remove(&lpn);
+        if let Some((_, d)) = self.staged.remove(&lpn) {
+            self.spare(d);
+        }
     }
 
     /// `block` was erased: its bytes go.
     pub fn erase(&mut self, block: u32) {
-        if self.blocks[block as usize].take().is_some() {
+        if let Some(d) = self.blocks[block as usize].take() {
             self.blocks_held -= 1;
+            if self.spare_blocks.len() < KEEP_SPARE_BLOCKS {
+                self.spare_blocks.push(d);
+            }
         }
     }
 

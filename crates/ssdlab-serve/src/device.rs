@@ -1,7 +1,9 @@
 //! The device loop: the simulation behind the NBD server.
 //!
-//! Commands from every connection arrive on one channel; each becomes one or more host
-//! requests (parts) of the served phase ([`ssdlab_core::sim::serve`]), tagged by part.
+//! Commands from every connection come from the [`Wire`] this loop polls on its own
+//! thread (sockets read, requests parsed, replies batched per connection and sent at
+//! each flush); each becomes one or more host requests (parts) of the served phase
+//! ([`ssdlab_core::sim::serve`]), tagged by part.
 //! When a command's last part completes it is answered on its connection (a read with
 //! the bytes the device returns at that moment). A FUA write is answered after a flush
 //! that follows its write completes. In functional mode every request completes as it is
@@ -10,14 +12,17 @@
 //! # Time
 //! * **virtual** (default): simulated time advances only by handling events. A request
 //!   arrives at the simulated time it is read from the socket (the time of the last event
-//!   handled). After replies leave, the loop waits up to `grace` of wall time for the
-//!   clients to send as many new requests as it answered (a closed-loop client such as
+//!   handled). Replies leave in batches of up to `owed_slack` (at most 8) and
+//!   whenever the loop is about to wait. After replies leave, the loop waits (in `poll`)
+//!   up to `grace` of wall time for the clients to send as many new requests as it
+//!   answered (a closed-loop client such as
 //!   fio resubmits at once) before it handles later events; then it goes on without
 //!   them. With no request in flight the clock stands still, background work included:
 //!   the time a client thinks costs no simulated time.
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
-//!   simulated time that corresponds to its wall-clock arrival. A reply more than
+//!   simulated time that corresponds to its wall-clock arrival. It sleeps until
+//!   200 µs before the next event's due time, then spins. A reply more than
 //!   [`LATE_NS`] after its due time is counted late (and said on the log).
 //!
 //! # The end
@@ -30,7 +35,7 @@
 use crate::counts::{Counts, ErrorCounts};
 use crate::log::Log;
 use crate::nbd::proto::{NBD_EIO, NBD_ENOSPC, NBD_ESHUTDOWN};
-use crate::nbd::{CmdKind, Command, Event, Replies, Ticket};
+use crate::nbd::{CmdKind, Command, Event, Ticket, Wire};
 use crate::trace::TraceWriter;
 use ssdlab_core::sim::audit::Verdict;
 use ssdlab_core::sim::serve::{Served, WriteData};
@@ -41,7 +46,7 @@ use ssdlab_core::{Results, RunStatus, SimError, Simulation};
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 pub use crate::counts::{CommandCounts, ServeSummary};
@@ -56,7 +61,18 @@ const ZERO_PART_BYTES: u64 = 1 << 20;
 /// `exit_on_disconnect`: how long no client may be connected before the server ends.
 const EXIT_AFTER_IDLE: Duration = Duration::from_millis(500);
 
-/// How long the loop blocks on the channel before it looks at signals and timers.
+/// Virtual time: the sockets are read at least every this many steps (more often while
+/// replies are owed requests).
+const INTAKE_EVERY_STEPS: u32 = 32;
+
+/// Virtual time: replies sent in one batch at most (besides, the loop sends what it has
+/// before it waits).
+const MAX_BATCH: u32 = 8;
+
+/// Realtime: the loop spins instead of sleeping this close to an event's due time.
+const SPIN_MARGIN_US: u64 = 200;
+
+/// How long the loop blocks on the sockets before it looks at signals and timers.
 const POLL: Duration = Duration::from_millis(20);
 
 /// Realtime: late replies are said on the log at most this often (and at the end).
@@ -143,8 +159,10 @@ struct Parent {
     flushing: bool,
     /// A part failed on the device: the command is answered `EIO`.
     failed: bool,
-    /// The read's bytes (reads are one part).
-    data: Vec<u8>,
+    /// A read's range (reads are one part: its bytes are read into the reply when it
+    /// completes).
+    offset_bytes: u64,
+    length_bytes: u64,
 }
 
 /// Slabs of parents and parts: a part's tag is its index.
@@ -202,9 +220,8 @@ impl InFlight {
     }
 }
 
-/// A connection: its replies and the power cycle it was opened in.
+/// A connection: the power cycle it was opened in.
 struct Conn {
-    replies: Replies,
     cycle: u32,
 }
 
@@ -225,7 +242,20 @@ struct Lateness {
 
 pub struct DeviceLoop<'r> {
     opts: LoopOptions,
-    rx: Receiver<Event>,
+    /// The connections' sockets: requests in, replies out (polled on this thread).
+    wire: Wire,
+    /// Events taken from the wire, being handled.
+    events: Vec<Event>,
+    /// Virtual time: steps since the sockets were last read, and replies made since the
+    /// last flush.
+    steps_since_intake: u32,
+    unflushed: u32,
+    /// A command's parts (reused).
+    parts: Vec<Part>,
+    /// Virtual time: replies sent together at most (`owed_slack`, 1 to [`MAX_BATCH`]).
+    batch: u32,
+    /// Realtime: how close to an event's due time the loop spins instead of sleeping.
+    spin_margin: Duration,
     reporter: &'r mut dyn Reporter,
     conns: BTreeMap<u32, Conn>,
     /// A client sent a command (a probe connection that sends none, as fio's first, does
@@ -259,7 +289,7 @@ pub struct DeviceLoop<'r> {
 }
 
 impl<'r> DeviceLoop<'r> {
-    pub fn new(opts: LoopOptions, rx: Receiver<Event>, reporter: &'r mut dyn Reporter) -> Self {
+    pub fn new(opts: LoopOptions, wire: Wire, reporter: &'r mut dyn Reporter) -> Self {
         let summary = ServeSummary {
             time_mode: match opts.time {
                 TimeMode::Virtual => "virtual",
@@ -274,9 +304,17 @@ impl<'r> DeviceLoop<'r> {
             ..ServeSummary::default()
         };
         let next_stats = opts.stats_interval.map(|d| Instant::now() + d);
+        let batch = opts.owed_slack.clamp(1, MAX_BATCH);
+        let spin_margin = Duration::from_micros(SPIN_MARGIN_US);
         DeviceLoop {
             opts,
-            rx,
+            wire,
+            events: Vec::new(),
+            steps_since_intake: 0,
+            unflushed: 0,
+            parts: Vec::new(),
+            batch,
+            spin_margin,
             reporter,
             conns: BTreeMap::new(),
             ever_commanded: false,
@@ -318,6 +356,14 @@ impl<'r> DeviceLoop<'r> {
     }
 
     fn run_inner(&mut self, sim: &mut Simulation) -> Result<(), SimError> {
+        if let TimeMode::Realtime { .. } = self.opts.time {
+            // Timed waits end when asked, not up to 50 µs later (the default slack): a
+            // reply is late past 20 µs.
+            // SAFETY: PR_SET_TIMERSLACK takes an integer argument; it affects this thread.
+            unsafe {
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+            }
+        }
         loop {
             {
                 let mut served = sim.serve()?;
@@ -508,10 +554,11 @@ impl<'r> DeviceLoop<'r> {
         for p in &parents {
             self.summary
                 .count(|n: &mut Counts| n.commands.failed(cause, true));
-            if let Some(c) = self.conns.get(&p.conn) {
-                c.replies.error(p.ticket, NBD_EIO);
+            if self.conns.contains_key(&p.conn) {
+                self.wire.error(p.ticket, NBD_EIO);
             }
         }
+        self.wire.flush();
         parents.len() as u64
     }
 
@@ -610,8 +657,10 @@ impl<'r> DeviceLoop<'r> {
         };
         let a = &self.summary.all_cycles;
         if a.late_replies > 0 {
+            let over = a.late_replies * 100 > self.lateness.all_replies;
             self.opts.log.say(&format!(
-                "serve: realtime: {} of {} replies ({:.1} %) left more than 20 µs after their due time, up to {:.3} ms late, at --dilation {dilation}",
+                "serve: realtime: {}{} of {} replies ({:.1} %) left more than 20 µs after their due time, up to {:.3} ms late, at --dilation {dilation}",
+                if over { "warning: " } else { "" },
                 a.late_replies,
                 self.lateness.all_replies,
                 100.0 * a.late_replies as f64 / self.lateness.all_replies.max(1) as f64,
@@ -620,22 +669,38 @@ impl<'r> DeviceLoop<'r> {
         }
     }
 
-    /// Take every event waiting on the channel; true if any came.
+    /// Send the replies made, take every request the sockets hold now; true if any
+    /// event came.
     fn intake(&mut self, served: &mut Served) -> Result<bool, SimError> {
-        let mut any = false;
-        loop {
-            match self.rx.try_recv() {
-                Ok(ev) => {
-                    self.on_event(ev, served)?;
-                    any = true;
-                }
-                Err(TryRecvError::Empty) => return Ok(any),
-                Err(TryRecvError::Disconnected) => {
-                    stop::request_stop();
-                    return Ok(any);
-                }
+        self.steps_since_intake = 0;
+        self.wire.read(&mut self.events);
+        self.take_events(served)
+    }
+
+    /// Send the replies made (one batch per connection).
+    fn flush(&mut self) {
+        self.unflushed = 0;
+        self.wire.flush();
+    }
+
+    fn take_events(&mut self, served: &mut Served) -> Result<bool, SimError> {
+        if self.events.is_empty() {
+            if self.wire.finished() {
+                stop::request_stop();
+            }
+            return Ok(false);
+        }
+        let mut events = std::mem::take(&mut self.events);
+        let mut r = Ok(());
+        for ev in events.drain(..) {
+            if r.is_ok() {
+                r = self.on_event(ev, served);
+            } else if let Event::Command(c) = ev {
+                self.wire.give_back(c.data);
             }
         }
+        self.events = events;
+        r.map(|_| true)
     }
 
     /// Wait up to `timeout` for an event and take it (and those behind it).
@@ -651,19 +716,14 @@ impl<'r> DeviceLoop<'r> {
         timeout: Duration,
         arrived: impl FnOnce(&Self, &mut Served),
     ) -> Result<bool, SimError> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(ev) => {
-                arrived(self, served);
-                self.on_event(ev, served)?;
-                self.intake(served)?;
-                Ok(true)
-            }
-            Err(RecvTimeoutError::Timeout) => Ok(false),
-            Err(RecvTimeoutError::Disconnected) => {
-                stop::request_stop();
-                Ok(false)
-            }
+        self.steps_since_intake = 0;
+        self.unflushed = 0;
+        self.wire.poll(timeout, &mut self.events);
+        if self.events.is_empty() {
+            return self.take_events(served);
         }
+        arrived(self, served);
+        self.take_events(served)
     }
 
     /// Add the requests in flight since the last call to the queue-depth average.
@@ -692,7 +752,15 @@ impl<'r> DeviceLoop<'r> {
     }
 
     fn turn_virtual(&mut self, served: &mut Served) -> Result<(), SimError> {
-        self.intake(served)?;
+        let idle = served.next_event_ns().is_none() || served.in_flight() == 0;
+        // The sockets are read when a client may have sent: replies are owed requests (a
+        // closed-loop client answers each), and at least every few steps otherwise.
+        // Without the grace nothing is counted owed: read at every turn (a reply may have
+        // gone out at the last).
+        let owed_sent = self.owed > self.unflushed || self.opts.grace.is_zero();
+        if idle || owed_sent || self.steps_since_intake >= INTAKE_EVERY_STEPS {
+            self.intake(served)?;
+        }
         if served.next_event_ns().is_none() || served.in_flight() == 0 {
             // No request in flight: the clock stands still until a client sends (background
             // work waits too), so a client's think time costs no simulated time. What
@@ -710,16 +778,13 @@ impl<'r> DeviceLoop<'r> {
             let now = Instant::now();
             let until = *self.grace_until.get_or_insert(now + self.opts.grace);
             if now < until {
-                // Clients answer within microseconds: poll the channel, spinning a few
-                // hundred nanoseconds, then yielding the CPU (a sleep and a wake-up cost
-                // more: measured, docs/serve.md).
+                // Clients answer within microseconds: wait in `poll` for their sockets
+                // (the CPU goes to the clients meanwhile), up to the grace's end.
+                if self.unflushed > 0 {
+                    self.flush();
+                }
                 if !self.intake(served)? {
-                    for _ in 0..64 {
-                        std::hint::spin_loop();
-                    }
-                    if !self.intake(served)? {
-                        std::thread::yield_now();
-                    }
+                    self.wait(served, until - now)?;
                 }
                 return Ok(());
             }
@@ -730,7 +795,14 @@ impl<'r> DeviceLoop<'r> {
             self.summary.count(|n| n.grace_waits += 1);
         }
         self.step(served)?;
+        self.steps_since_intake += 1;
         let replied = self.answer(served)?;
+        self.unflushed += replied;
+        // Replies go out in batches (a client woken per batch, not per reply); a batch
+        // is at most the replies that may be owed before the loop waits.
+        if self.unflushed >= self.batch || self.opts.grace.is_zero() {
+            self.flush();
+        }
         self.owe(served, replied);
         Ok(())
     }
@@ -756,9 +828,20 @@ impl<'r> DeviceLoop<'r> {
             self.step(served)?;
             self.answer(served)?;
         }
+        self.flush();
         served.advance_to(target.max(served.now_ns()));
-        if self.intake(served)? {
+        // Requests arrive at the wall time they are read (the events above may have taken
+        // a while), no later than the next event.
+        self.steps_since_intake = 0;
+        self.wire.read(&mut self.events);
+        if !self.events.is_empty() {
+            let t = self.sim_now_from_wall(dilation);
+            let t = served.next_event_ns().map_or(t, |next| t.min(next));
+            served.advance_to(t.max(served.now_ns()));
+        }
+        if self.take_events(served)? {
             self.answer(served)?;
+            self.flush();
             return Ok(());
         }
         let timeout = match served.next_event_ns() {
@@ -768,10 +851,15 @@ impl<'r> DeviceLoop<'r> {
             }
             None => POLL,
         };
-        if timeout < Duration::from_micros(60) {
-            std::thread::yield_now(); // closer than a timed wait can wake
-        } else if self.wait_realtime(served, dilation, timeout)? {
+        let margin = self.spin_margin;
+        if timeout <= margin {
+            // Close to the due time: spin, reading the sockets each turn, rather than
+            // sleep (a wake-up from a timed wait comes tens of µs late, more on a busy
+            // machine).
+            std::hint::spin_loop();
+        } else if self.wait_realtime(served, dilation, timeout - margin)? {
             self.answer(served)?;
+            self.flush();
         }
         Ok(())
     }
@@ -807,6 +895,10 @@ impl<'r> DeviceLoop<'r> {
     fn answer_drained(&mut self, served: &mut Served) -> Result<u32, SimError> {
         let mut replied = 0;
         let mut done = std::mem::take(&mut self.completions);
+        // Write payloads the device no longer needs go back to the wire's pool.
+        while let Some(b) = served.spent_payload() {
+            self.wire.give_back(b);
+        }
         for c in done.drain(..) {
             let pi = self.flight.take_part(c.tag);
             let Some(p) = self.flight.parents[pi as usize].as_mut() else {
@@ -814,8 +906,6 @@ impl<'r> DeviceLoop<'r> {
             };
             if c.error.is_some() {
                 p.failed = true;
-            } else if c.op == HostOp::Read {
-                served.read_data(c.offset_bytes, c.size_bytes, &mut p.data);
             }
             p.parts_left -= 1;
             if p.parts_left > 0 {
@@ -831,7 +921,7 @@ impl<'r> DeviceLoop<'r> {
                 continue;
             };
             self.note_lateness(c.complete_ns);
-            replied += self.reply(p) as u32;
+            replied += self.reply(p, served) as u32;
         }
         self.completions = done;
         Ok(replied)
@@ -839,7 +929,7 @@ impl<'r> DeviceLoop<'r> {
 
     /// A command's last part completed: count it, answer it (if its client is still
     /// there: true).
-    fn reply(&mut self, p: Parent) -> bool {
+    fn reply(&mut self, p: Parent, served: &Served) -> bool {
         let failed = p.failed;
         self.summary.count(|n| {
             if failed {
@@ -849,15 +939,18 @@ impl<'r> DeviceLoop<'r> {
                 n.commands.in_flight -= 1;
             }
         });
-        let Some(conn) = self.conns.get(&p.conn) else {
+        if !self.conns.contains_key(&p.conn) {
             return false;
-        };
+        }
         if failed {
-            conn.replies.error(p.ticket, NBD_EIO);
+            self.wire.error(p.ticket, NBD_EIO);
         } else if p.kind == CmdKind::Read {
-            conn.replies.ok_vec(p.ticket, p.data);
+            let (off, len) = (p.offset_bytes, p.length_bytes);
+            // The bytes the device returns now, straight into the reply.
+            self.wire
+                .ok_read(p.ticket, len as usize, |b| served.read_data(off, len, b));
         } else {
-            conn.replies.ok(p.ticket, &[]);
+            self.wire.ok(p.ticket);
         }
         true
     }
@@ -883,10 +976,10 @@ impl<'r> DeviceLoop<'r> {
 
     fn on_event(&mut self, ev: Event, served: &mut Served) -> Result<(), SimError> {
         match ev {
-            Event::Connected { conn, replies } => {
+            Event::Connected { conn } => {
                 self.summary.count(|n| n.connections += 1);
                 let cycle = self.summary.power_cycle;
-                self.conns.insert(conn, Conn { replies, cycle });
+                self.conns.insert(conn, Conn { cycle });
             }
             Event::Disconnected { conn, why } => {
                 if let Some(why) = why {
@@ -909,15 +1002,17 @@ impl<'r> DeviceLoop<'r> {
 
     /// Answer a command at once with error `errno` of `cause` (it never reaches the
     /// device).
-    fn refuse(&mut self, c: &Command, errno: u32, cause: fn(&mut ErrorCounts) -> &mut u64) {
+    fn refuse(&mut self, c: Command, errno: u32, cause: fn(&mut ErrorCounts) -> &mut u64) {
         self.summary.count(|n| n.commands.failed(cause, false));
-        if let Some(conn) = self.conns.get(&c.conn) {
-            conn.replies.error(c.ticket(), errno);
+        if self.conns.contains_key(&c.conn) {
+            self.wire.error(c.ticket(), errno);
         }
+        self.wire.give_back(c.data);
     }
 
     fn on_command(&mut self, c: Command, served: &mut Served) -> Result<(), SimError> {
         let Some(conn) = self.conns.get(&c.conn) else {
+            self.wire.give_back(c.data);
             return Ok(());
         };
         let len = c.length_bytes as u64;
@@ -930,24 +1025,25 @@ impl<'r> DeviceLoop<'r> {
         self.summary.count(|n| n.commands.arrived(kind, len, fua));
         if old {
             // The device this connection opened lost power: it is gone for this client.
-            self.refuse(&c, NBD_ESHUTDOWN, |e| &mut e.old_connection);
+            self.refuse(c, NBD_ESHUTDOWN, |e| &mut e.old_connection);
             return Ok(());
         }
         if self.over_stored_bytes(&c, served) {
-            self.refuse(&c, NBD_ENOSPC, |e| &mut e.no_space);
+            self.refuse(c, NBD_ENOSPC, |e| &mut e.no_space);
             return Ok(());
         }
         if refused_by_a_failed_device(kind, served) {
-            self.refuse(&c, NBD_EIO, |e| &mut e.worn_out);
+            self.refuse(c, NBD_EIO, |e| &mut e.worn_out);
             return Ok(());
         }
-        let parts = parts_of(&c, served.unit_bytes());
+        let mut parts = std::mem::take(&mut self.parts);
+        parts_of(&c, served.unit_bytes(), &mut parts);
         if parts.is_empty() {
             // Nothing to do on the device (a trim of less than a unit): answered at once.
+            self.parts = parts;
             self.summary.count(|n| n.commands.ok += 1);
-            if let Some(conn) = self.conns.get(&c.conn) {
-                conn.replies.ok(c.ticket(), &[]);
-            }
+            self.wire.ok(c.ticket());
+            self.wire.give_back(c.data);
             return Ok(());
         }
         self.summary.count(|n| n.commands.in_flight += 1);
@@ -959,21 +1055,25 @@ impl<'r> DeviceLoop<'r> {
             fua,
             flushing: false,
             failed: false,
-            data: if kind == CmdKind::Read {
-                Vec::with_capacity(len as usize)
-            } else {
-                Vec::new()
-            },
+            offset_bytes: c.offset_bytes,
+            length_bytes: len,
         });
         let mut payload = Some(c.data);
-        for (op, o, s, data) in parts {
+        let mut r = Ok(());
+        for &(op, o, s, data) in &parts {
             let data = match data {
                 PartData::None => None,
                 PartData::Payload => payload.take().map(WriteData::Bytes),
                 PartData::Zeros => Some(WriteData::Zeros),
             };
-            self.submit_part(served, pi, op, o, s, data)?;
+            r = self.submit_part(served, pi, op, o, s, data);
+            if r.is_err() {
+                break;
+            }
         }
+        parts.clear();
+        self.parts = parts;
+        r?;
         self.cycle_commands += 1;
         if self
             .opts
@@ -1030,17 +1130,20 @@ impl<'r> DeviceLoop<'r> {
                 break;
             }
             self.answer(served)?;
+            self.flush();
             steps = steps.wrapping_add(1);
             if steps.is_multiple_of(1024) && Instant::now() >= deadline {
                 break;
             }
         }
         self.answer(served)?;
+        self.flush();
         Ok(served.in_flight() == 0 && self.summary.this_cycle.commands.in_flight == 0)
     }
 }
 
 /// Where a part's bytes come from.
+#[derive(Clone, Copy)]
 enum PartData {
     None,
     /// The command's payload (a write is one part).
@@ -1048,12 +1151,15 @@ enum PartData {
     Zeros,
 }
 
-/// The host requests a command becomes: (operation, offset, size, bytes).
-fn parts_of(c: &Command, unit: u64) -> Vec<(HostOp, u64, u64, PartData)> {
+/// A command's host requests: (operation, offset, size, bytes).
+type Part = (HostOp, u64, u64, PartData);
+
+/// The host requests a command becomes, into `parts` (emptied first).
+fn parts_of(c: &Command, unit: u64, parts: &mut Vec<Part>) {
     let (off, end) = (c.offset_bytes, c.offset_bytes + c.length_bytes as u64);
     // Whole units inside the range (a trim must not touch data outside it).
     let (lo, hi) = (off.div_ceil(unit) * unit, end / unit * unit);
-    let mut parts = Vec::new();
+    parts.clear();
     match c.kind {
         CmdKind::Read => parts.push((HostOp::Read, off, end - off, PartData::None)),
         CmdKind::Write => parts.push((HostOp::Write, off, end - off, PartData::Payload)),
@@ -1085,7 +1191,6 @@ fn parts_of(c: &Command, unit: u64) -> Vec<(HostOp, u64, u64, PartData)> {
             }
         }
     }
-    parts
 }
 
 /// Power is back: say what the recovery did.

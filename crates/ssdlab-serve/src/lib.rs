@@ -1,8 +1,8 @@
 //! `ssdlab serve`: real software on the simulated SSD.
 //!
 //! * [`nbd`] — the NBD protocol (fixed newstyle handshake, simple replies) and the server's
-//!   listeners and connections, std only; it hands validated commands to the device loop
-//!   over a channel and writes the replies it gets back.
+//!   listeners and connections; its [`nbd::Wire`], polled by the device loop on its own
+//!   thread, reads and parses the requests and writes the replies (batched per connection).
 //! * [`device`] — the device loop: the simulation, its clock (virtual or real time), the
 //!   commands in flight, power cuts.
 //! * [`trace`] — `--record-trace`: the requests as a blkparse trace `ssdlab run` replays.
@@ -35,7 +35,6 @@ pub use log::Log;
 use ssdlab_core::{Config, NoProgress, Progress, Simulation};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Everything `ssdlab serve` is asked.
@@ -206,8 +205,7 @@ pub fn serve_with_progress(
     .map_err(|e| ServeError::io(format!("writing {}", opts.out_dir.display()), e))?;
     let export = export_of(&sim, opts.min_block_bytes, label)?;
     precondition(&mut sim, label, log, progress)?;
-    let (tx, rx) = mpsc::channel();
-    let server = nbd::listen(
+    let (server, wire) = nbd::listen(
         &nbd::ListenOptions {
             socket: opts.socket.clone(),
             tcp: opts.tcp,
@@ -216,7 +214,6 @@ pub fn serve_with_progress(
             log: log.clone(),
         },
         export.clone(),
-        tx,
     )
     .map_err(|e| ServeError::io("serve: listening", e))?;
     if let Some(p) = server.socket_path() {
@@ -249,7 +246,7 @@ pub fn serve_with_progress(
         drain_timeout: opts.drain_timeout,
         log: log.clone(),
     };
-    let (result, trace) = device::DeviceLoop::new(lp, rx, &mut files).run(&mut sim);
+    let (result, trace) = device::DeviceLoop::new(lp, wire, &mut files).run(&mut sim);
     server.shutdown();
     if let Some(mut t) = trace {
         t.finish()

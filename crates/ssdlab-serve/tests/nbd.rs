@@ -1,7 +1,7 @@
 //! The NBD server against raw std clients (byte-exact protocol checks, bad clients) and a
 //! tiny in-memory device loop; plus nbdinfo / qemu-io when they are installed.
 
-use std::collections::HashMap;
+use ssdlab_serve::nbd::Wire;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -11,9 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ssdlab_serve::nbd::proto::*;
-use ssdlab_serve::nbd::{
-    listen, CmdKind, Command, Event, Export, Limits, ListenOptions, Replies, Server,
-};
+use ssdlab_serve::nbd::{listen, CmdKind, Command, Event, Export, Limits, ListenOptions, Server};
 
 const SIZE: u64 = 1 << 20;
 const MAX_BLOCK: u32 = 64 * 1024;
@@ -67,12 +65,10 @@ impl Harness {
         init: impl FnOnce(&mut Vec<u8>),
     ) -> Harness {
         let path = socket_path();
-        let (tx, rx) = mpsc::channel();
         let log: Log = Arc::default();
         let mut data = vec![0u8; SIZE as usize];
         init(&mut data);
         let log2 = Arc::clone(&log);
-        std::thread::spawn(move || device(rx, data, mode, log2));
         let said: Log = Arc::default();
         let said2 = Arc::clone(&said);
         let opts = ListenOptions {
@@ -82,7 +78,8 @@ impl Harness {
             limits,
             log: ssdlab_serve::Log::new(move |l| said2.lock().unwrap().push(l.to_string())),
         };
-        let server = listen(&opts, export(), tx).expect("listen");
+        let (server, wire) = listen(&opts, export()).expect("listen");
+        std::thread::spawn(move || device(wire, data, mode, log2));
         assert_eq!(server.socket_path(), Some(path.as_path()));
         Harness {
             server: Some(server),
@@ -147,75 +144,75 @@ fn socket_path() -> PathBuf {
     ))
 }
 
-/// The in-memory device loop: bytes in a Vec, every event logged.
-fn device(rx: Receiver<Event>, mut data: Vec<u8>, mode: Mode, log: Log) {
-    let mut conns: HashMap<u32, Replies> = HashMap::new();
+/// The in-memory device loop: bytes in a Vec, every event logged; it polls the wire on
+/// its own thread, as the simulation's device loop does.
+fn device(mut wire: Wire, mut data: Vec<u8>, mode: Mode, log: Log) {
+    let mut conns: std::collections::HashSet<u32> = Default::default();
     let mut held: Vec<Command> = Vec::new();
-    let exec = |c: Command, data: &mut Vec<u8>, conns: &HashMap<u32, Replies>| {
-        let r = &conns[&c.conn];
+    let exec = |c: Command, data: &mut Vec<u8>, wire: &mut Wire| {
         let range = c.offset_bytes as usize..(c.offset_bytes + u64::from(c.length_bytes)) as usize;
         match c.kind {
-            CmdKind::Read => r.ok(c.ticket(), &data[range]),
+            CmdKind::Read => wire.ok_data(c.ticket(), &data[range]),
             CmdKind::Write => {
                 data[range].copy_from_slice(&c.data);
-                r.ok(c.ticket(), &[]);
+                wire.ok(c.ticket());
             }
             CmdKind::WriteZeroes => {
                 data[range].fill(0);
-                r.ok(c.ticket(), &[]);
+                wire.ok(c.ticket());
             }
-            CmdKind::Flush | CmdKind::Trim => r.ok(c.ticket(), &[]),
+            CmdKind::Flush | CmdKind::Trim => wire.ok(c.ticket()),
         }
+        wire.give_back(c.data);
     };
     let mut gated: std::collections::VecDeque<Command> = Default::default();
-    loop {
-        let ev = match rx.recv_timeout(Duration::from_millis(2)) {
-            Ok(ev) => Some(ev),
-            Err(mpsc::RecvTimeoutError::Timeout) => None,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        match ev {
-            None => {}
-            Some(Event::Connected { conn, replies }) => {
-                log.lock().unwrap().push(format!("connected {conn}"));
-                conns.insert(conn, replies);
-            }
-            Some(Event::Command(c)) => {
-                log.lock().unwrap().push(format!(
-                    "cmd {} {:?} cookie={} off={} len={} fua={} no_hole={} data={}",
-                    c.conn,
-                    c.kind,
-                    c.cookie,
-                    c.offset_bytes,
-                    c.length_bytes,
-                    c.fua,
-                    c.no_hole,
-                    c.data.len()
-                ));
-                match &mode {
-                    Mode::Immediate => exec(c, &mut data, &conns),
-                    Mode::Reverse(n) => {
-                        held.push(c);
-                        if held.len() == *n {
-                            for c in held.drain(..).rev() {
-                                exec(c, &mut data, &conns);
+    let mut events = Vec::new();
+    while !wire.finished() {
+        wire.poll(Duration::from_millis(2), &mut events);
+        for ev in events.drain(..) {
+            match ev {
+                Event::Connected { conn } => {
+                    log.lock().unwrap().push(format!("connected {conn}"));
+                    conns.insert(conn);
+                }
+                Event::Command(c) => {
+                    log.lock().unwrap().push(format!(
+                        "cmd {} {:?} cookie={} off={} len={} fua={} no_hole={} data={}",
+                        c.conn,
+                        c.kind,
+                        c.cookie,
+                        c.offset_bytes,
+                        c.length_bytes,
+                        c.fua,
+                        c.no_hole,
+                        c.data.len()
+                    ));
+                    assert!(conns.contains(&c.conn));
+                    match &mode {
+                        Mode::Immediate => exec(c, &mut data, &mut wire),
+                        Mode::Reverse(n) => {
+                            held.push(c);
+                            if held.len() == *n {
+                                for c in held.drain(..).rev() {
+                                    exec(c, &mut data, &mut wire);
+                                }
                             }
                         }
+                        Mode::Gated(_) => gated.push_back(c),
                     }
-                    Mode::Gated(_) => gated.push_back(c),
                 }
-            }
-            Some(Event::Disconnected { conn, why }) => {
-                log.lock()
-                    .unwrap()
-                    .push(format!("disconnected {conn} {why:?}"));
-                conns.remove(&conn);
+                Event::Disconnected { conn, why } => {
+                    log.lock()
+                        .unwrap()
+                        .push(format!("disconnected {conn} {why:?}"));
+                    conns.remove(&conn);
+                }
             }
         }
         if let Mode::Gated(gate) = &mode {
             while !gated.is_empty() && gate.try_recv().is_ok() {
                 let c = gated.pop_front().unwrap();
-                exec(c, &mut data, &conns);
+                exec(c, &mut data, &mut wire);
             }
         }
     }
@@ -815,7 +812,6 @@ fn shutdown_closes_connections_and_removes_the_socket() {
     let mut s = connect_go(&h.path);
     assert_eq!(read_ok(&mut s, 1, 0, 512), vec![0u8; 512]);
     // A second server on the same live socket is refused.
-    let (tx, _rx) = mpsc::channel();
     let opts = ListenOptions {
         socket: Some(h.path.clone()),
         tcp: None,
@@ -823,7 +819,7 @@ fn shutdown_closes_connections_and_removes_the_socket() {
         limits: Limits::default(),
         log: Default::default(),
     };
-    let err = listen(&opts, export(), tx.clone())
+    let err = listen(&opts, export())
         .err()
         .expect("second listen must fail");
     assert!(
@@ -837,12 +833,12 @@ fn shutdown_closes_connections_and_removes_the_socket() {
     // A stale socket file (nothing listening) is replaced; a regular file is not.
     drop(std::os::unix::net::UnixListener::bind(&h.path).unwrap());
     assert!(h.path.exists());
-    let server = listen(&opts, export(), tx.clone()).expect("stale socket replaced");
+    let (server, _wire) = listen(&opts, export()).expect("stale socket replaced");
     let mut s = connect(&h.path);
     greet(&mut s, 3);
     server.shutdown();
     std::fs::write(&h.path, b"not a socket").unwrap();
-    let err = listen(&opts, export(), tx)
+    let err = listen(&opts, export())
         .err()
         .expect("a regular file must not be replaced");
     assert!(err.to_string().contains("is not a socket"), "{err}");
@@ -850,10 +846,8 @@ fn shutdown_closes_connections_and_removes_the_socket() {
 
 #[test]
 fn tcp_listener_and_bad_options() {
-    let (tx, rx) = mpsc::channel();
     let log: Log = Arc::default();
     let log2 = Arc::clone(&log);
-    std::thread::spawn(move || device(rx, vec![0; SIZE as usize], Mode::Immediate, log2));
     let opts = ListenOptions {
         socket: None,
         tcp: Some("127.0.0.1:0".parse().unwrap()),
@@ -861,7 +855,8 @@ fn tcp_listener_and_bad_options() {
         limits: Limits::default(),
         log: Default::default(),
     };
-    let server = listen(&opts, export(), tx.clone()).unwrap();
+    let (server, wire) = listen(&opts, export()).unwrap();
+    std::thread::spawn(move || device(wire, vec![0; SIZE as usize], Mode::Immediate, log2));
     let addr = server.tcp_addr().unwrap();
     assert_ne!(addr.port(), 0);
     let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -882,12 +877,12 @@ fn tcp_listener_and_bad_options() {
         limits: Limits::default(),
         log: Default::default(),
     };
-    assert!(listen(&none, export(), tx.clone()).is_err());
+    assert!(listen(&none, export()).is_err());
     let bad = Export {
         min_block_bytes: 3,
         ..export()
     };
-    let err = listen(&opts, bad, tx).err().unwrap();
+    let err = listen(&opts, bad).err().unwrap();
     assert!(err.to_string().contains("min_block_bytes 3"), "{err}");
 }
 

@@ -226,6 +226,12 @@ impl Served<'_> {
         self.ftl().integrity().map_or(0, |i| i.next_version())
     }
 
+    /// A write payload handed over with [`Served::submit`] whose write has completed (its
+    /// bytes are in the write buffer): the caller may reuse the buffer.
+    pub fn spent_payload(&mut self) -> Option<Vec<u8>> {
+        self.ftl_mut().data_mut()?.take_spent_payload()
+    }
+
     /// The bytes a read of `size_bytes` at `offset_bytes` returns now (call it when the
     /// read completes), appended to `out`.
     pub fn read_data(&self, offset_bytes: u64, size_bytes: u64, out: &mut Vec<u8>) {

@@ -6,19 +6,20 @@ use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::conn::{self, Context};
 use super::socket::Socket;
 use super::table::Table;
-use super::{Event, Export, ListenOptions};
+use super::wire::Wire;
+use super::{Export, ListenOptions};
 
-/// What the server shares with its acceptors and connections.
+/// What the server shares with its acceptors and handshake threads.
 struct Shared {
     conn: Context,
-    stopping: AtomicBool,
+    stopping: Arc<AtomicBool>,
     next_conn: AtomicU32,
     max_connections: u32,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -33,11 +34,13 @@ pub struct Server {
     acceptors: Vec<JoinHandle<()>>,
 }
 
-/// Binds the listeners of `opts` and starts accepting clients for `export`; events go to
-/// `events`. Errors: neither `socket` nor `tcp` given, `max_connections` 0, an invalid
+/// Binds the listeners of `opts` and starts accepting clients for `export` (a thread per
+/// listener, a short-lived one per handshake); the connections in transmission are served
+/// by the returned [`Wire`], which the caller polls from its own thread (the device loop).
+/// Errors: neither `socket` nor `tcp` given, `max_connections` 0, an invalid
 /// export (`Export::validate`), a socket path in use by a live server or that is not a
 /// socket, and bind failures — all `io::Error`s whose message names the cause.
-pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io::Result<Server> {
+pub fn listen(opts: &ListenOptions, export: Export) -> io::Result<(Server, Wire)> {
     let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
     if opts.socket.is_none() && opts.tcp.is_none() {
         return Err(invalid(
@@ -65,15 +68,30 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
         Some(l) => Some(l.local_addr()?),
         None => None,
     };
+    let (handoff, handoffs) = mpsc::channel();
+    let (waker, woken) = UnixStream::pair()?;
+    waker.set_nonblocking(true)?;
+    let table = Arc::new(Table::default());
+    let stopping = Arc::new(AtomicBool::new(false));
+    let wire = Wire::new(
+        export.clone(),
+        opts.limits,
+        opts.log.clone(),
+        Arc::clone(&table),
+        handoffs,
+        woken,
+        Arc::clone(&stopping),
+    );
     let shared = Arc::new(Shared {
         conn: Context {
             export,
-            events,
+            handoff,
+            waker,
             limits: opts.limits,
             log: opts.log.clone(),
-            table: Table::default(),
+            table,
         },
-        stopping: AtomicBool::new(false),
+        stopping,
         next_conn: AtomicU32::new(0),
         max_connections: opts.max_connections,
         threads: Mutex::new(Vec::new()),
@@ -118,12 +136,15 @@ pub fn listen(opts: &ListenOptions, export: Export, events: Sender<Event>) -> io
                 })?,
         );
     }
-    Ok(Server {
-        shared,
-        socket_path: opts.socket.clone(),
-        tcp_addr,
-        acceptors,
-    })
+    Ok((
+        Server {
+            shared,
+            socket_path: opts.socket.clone(),
+            tcp_addr,
+            acceptors,
+        },
+        wire,
+    ))
 }
 
 fn accept_error(shared: &Shared, e: &io::Error) {
@@ -163,7 +184,7 @@ fn bind_unix(path: &Path) -> io::Result<UnixListener> {
 }
 
 /// Takes one accepted socket: refuses it over the connection limit, else starts its
-/// connection thread.
+/// handshake thread.
 fn accept(shared: &Arc<Shared>, socket: Socket) {
     if shared.stopping.load(Ordering::SeqCst) {
         socket.shutdown();
@@ -173,7 +194,6 @@ fn accept(shared: &Arc<Shared>, socket: Socket) {
     threads.retain(|t| !t.is_finished());
     let ctx = &shared.conn;
     let socket = Arc::new(socket);
-    let (tx, rx) = mpsc::channel();
     let next_id = || shared.next_conn.fetch_add(1, Ordering::SeqCst);
     let opened = ctx.table.open(
         shared.max_connections,
@@ -181,7 +201,6 @@ fn accept(shared: &Arc<Shared>, socket: Socket) {
         &ctx.log,
         next_id,
         &socket,
-        &tx,
     );
     let Some(id) = opened else {
         socket.shutdown();
@@ -190,7 +209,7 @@ fn accept(shared: &Arc<Shared>, socket: Socket) {
     let shared2 = Arc::clone(shared);
     let spawned = std::thread::Builder::new()
         .name(format!("nbd-conn-{id}"))
-        .spawn(move || conn::run(&shared2.conn, id, socket, tx, rx));
+        .spawn(move || conn::run(&shared2.conn, id, socket));
     match spawned {
         Ok(t) => threads.push(t),
         Err(e) => {
@@ -214,8 +233,9 @@ impl Server {
     }
 
     /// Stops accepting, removes the socket file and closes every connection (replies not yet
-    /// written are dropped; each connection that reached transmission still gets its
-    /// `Event::Disconnected`). Waits for the server's threads to end.
+    /// written are dropped; each connection that reached transmission gets its
+    /// `Event::Disconnected` from the wire's next polls, and [`Wire::finished`] turns true
+    /// once every one has). Waits for the acceptor and handshake threads to end.
     pub fn shutdown(self) {
         drop(self)
     }
@@ -250,6 +270,8 @@ impl Server {
             let _ = std::fs::remove_file(path);
         }
         self.shared.conn.table.close_all();
+        // Wake the wire if it waits in `poll` (it sees the closed sockets then).
+        let _ = io::Write::write(&mut &self.shared.conn.waker, &[1]);
         let threads = std::mem::take(
             &mut *self
                 .shared

@@ -2,12 +2,14 @@
 //!
 //! Real software (fio's nbd engine via libnbd, qemu-img/qemu-io, nbdcopy, nbdinfo, nbdfuse)
 //! connects over a Unix socket (or TCP), negotiates with the fixed newstyle handshake
-//! (`handshake.rs`), then sends requests that each connection parses and validates
-//! ([`proto::validate`]) before handing them to the device loop as [`Event::Command`]s over
-//! one `std::sync::mpsc` channel. The device answers through the connection's [`Replies`];
-//! the connection writes simple replies in the order the device completes them (out of
-//! order, matched by cookie). The protocol reference is `doc/proto.md` of
-//! github.com/NetworkBlockDevice/nbd.
+//! (`handshake.rs`, on a short-lived thread per connection), then the connection goes to
+//! the [`Wire`] the device loop owns (`wire.rs`): the loop polls the sockets itself, parses
+//! requests incrementally, validates them ([`proto::validate`]) and takes them as
+//! [`Event::Command`]s; it answers through the same wire ([`Wire::ok`], [`Wire::ok_read`],
+//! [`Wire::error`]), which appends simple replies to the connection's output and sends
+//! each connection's batch with one `send` per [`Wire::flush`], in the order the device
+//! completes them (out of order, matched by cookie). A request crosses no thread. The
+//! protocol reference is `doc/proto.md` of github.com/NetworkBlockDevice/nbd.
 //!
 //! What the server negotiates: handshake flags `FIXED_NEWSTYLE | NO_ZEROES`; options
 //! `NBD_OPT_GO`, `NBD_OPT_INFO`, `NBD_OPT_EXPORT_NAME`, `NBD_OPT_LIST`, `NBD_OPT_ABORT`
@@ -16,17 +18,15 @@
 //! CAN_MULTI_CONN` ([`proto::TRANSMISSION_FLAGS`]). One export, reachable under its name and
 //! under the default name "".
 //!
-//! Threads: one acceptor per listener; per connection a reader (handshake, then requests,
-//! `conn.rs`) and a writer fed by a channel (`writer.rs`), so a client that does not read
-//! its replies never blocks the device loop or the other clients. A connection's socket
-//! (`socket.rs`) is shared by its reader, its writer, its reply path (`out.rs`: the device
-//! loop's direct replies) and the table of open connections (`table.rs`), through an `Arc`:
-//! it stays open as long as any of them holds it. Modules depend one way: `socket` ←
-//! `out` ← `writer`, `table` ← `conn` ← `listener`.
+//! Threads: one acceptor per listener and one thread per handshake (blocking reads with
+//! the handshake's deadline); the transmission phase runs on the device loop's thread. A
+//! connection's socket (`socket.rs`) is shared by its handshake thread, the wire and the
+//! table of open connections (`table.rs`: closing at shutdown, idle eviction), through an
+//! `Arc`. Modules depend one way: `socket` ← `table` ← `wire` ← `conn` ← `listener`.
 //!
 //! Limits ([`Limits`]): a connection holds at most `max_requests` requests and
-//! `max_bytes` of their payloads from the moment its reader takes them until their replies
-//! are on the socket (the reader stops reading the socket at the bound, so a client that
+//! `max_bytes` of their payloads from the moment the wire parses them until their replies
+//! are on the socket (the wire stops reading the socket at the bound, so a client that
 //! never reads its replies holds no more); the handshake must end within
 //! `handshake_timeout`, in total; with every connection slot taken, a new client takes the
 //! place of the connection idle longest, if it has been idle `idle_timeout` (nothing at the
@@ -48,11 +48,10 @@
 mod conn;
 mod handshake;
 mod listener;
-mod out;
 pub mod proto;
 mod socket;
 mod table;
-mod writer;
+mod wire;
 
 use crate::ServeError;
 use std::net::SocketAddr;
@@ -61,7 +60,7 @@ use std::time::Duration;
 
 pub use crate::log::Log;
 pub use listener::{listen, Server};
-pub use out::Charge;
+pub use wire::{Charge, Pool, Wire};
 
 /// The one export the server offers: the simulated SSD.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +145,7 @@ pub struct Command {
     charge: Charge,
     /// Connection id (as in [`Event::Connected`]).
     pub conn: u32,
-    /// The client's opaque cookie (handle); pass it back to [`Replies`].
+    /// The client's opaque cookie (handle); its reply carries it back.
     pub cookie: u64,
     pub kind: CmdKind,
     pub offset_bytes: u64,
@@ -156,87 +155,49 @@ pub struct Command {
     pub fua: bool,
     /// WriteZeroes only: the range must stay allocated.
     pub no_hole: bool,
-    /// Write payload (`length_bytes` bytes); empty for other kinds.
+    /// Write payload (`length_bytes` bytes, a buffer of the wire's [`Pool`]: hand it back
+    /// with [`Wire::give_back`] when done); empty for other kinds.
     pub data: Vec<u8>,
 }
 
 impl Command {
-    /// Where its reply goes ([`Replies`]): keep it to answer the command.
+    /// Where its reply goes: keep it to answer the command through the [`Wire`].
     pub fn ticket(&self) -> Ticket {
         Ticket {
             cookie: self.cookie,
+            conn: self.conn,
             charge: self.charge,
         }
     }
 }
 
-/// A forwarded command's cookie and what it holds on its connection: a reply hands it back.
+/// A forwarded command's connection, cookie and what it holds there: a reply hands it
+/// back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
     pub cookie: u64,
+    pub conn: u32,
     charge: Charge,
 }
 
-/// What the device loop receives.
+/// What the device loop takes from the [`Wire`].
 #[derive(Debug)]
 pub enum Event {
-    /// A connection entered the transmission phase; answer its commands through `replies`.
-    Connected { conn: u32, replies: Replies },
-    /// A validated command.
+    /// A connection entered the transmission phase (before its first command).
+    Connected { conn: u32 },
+    /// A validated command; each must be answered exactly once through the wire.
     Command(Command),
     /// The connection ended; no more commands will come from it. `why` is `None` for a
-    /// clean end (`NBD_CMD_DISC` or the client closing between requests), else the reason.
-    /// Replies sent for it afterwards are ignored.
+    /// clean end (`NBD_CMD_DISC` or the client closing between requests, once every reply
+    /// was written), else the reason. Replies sent for it afterwards are ignored.
     Disconnected { conn: u32, why: Option<String> },
-}
-
-/// The reply side of one connection (cheap to clone). Sending after the connection is gone
-/// is silently ignored. Each forwarded command must be answered exactly once: the
-/// connection closes after `NBD_CMD_DISC` once it has written as many device replies as it
-/// forwarded commands.
-#[derive(Clone)]
-pub struct Replies {
-    out: std::sync::Arc<out::Out>,
-}
-
-impl std::fmt::Debug for Replies {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Replies")
-    }
-}
-
-impl Replies {
-    /// Success. `data` is the read data (exactly the command's `length_bytes`) for a Read,
-    /// empty for everything else. Copies `data`; see [`Replies::ok_vec`] to hand over a
-    /// buffer instead.
-    pub fn ok(&self, t: Ticket, data: &[u8]) {
-        self.ok_vec(t, data.to_vec());
-    }
-
-    /// Success, handing over the read data buffer (no copy).
-    pub fn ok_vec(&self, t: Ticket, data: Vec<u8>) {
-        self.out.reply(t.cookie, 0, data, true, t.charge);
-    }
-
-    /// Failure with an NBD error value (`proto::NBD_E*`, e.g. [`proto::NBD_EIO`]); no data
-    /// is sent. An `errno` of 0 is sent as `NBD_EIO` (0 would mean success).
-    pub fn error(&self, t: Ticket, errno: u32) {
-        let errno = if errno == 0 { proto::NBD_EIO } else { errno };
-        self.out.reply(t.cookie, errno, Vec::new(), true, t.charge);
-    }
-
-    /// Requests the connection holds now and their payload bytes (read, not yet answered
-    /// on the socket).
-    pub fn held(&self) -> (u32, u64) {
-        self.out.held()
-    }
 }
 
 /// What a connection may hold and how long a client may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Requests a connection holds (read, reply not yet on the socket); at this many its
-    /// reader stops reading the socket. qemu-nbd serves 16 at a time.
+    /// Requests a connection holds (read, reply not yet on the socket); at this many the
+    /// wire stops reading its socket. qemu-nbd serves 16 at a time.
     pub max_requests: u32,
     /// Payload bytes those requests hold (a READ's length, a WRITE's data); a request
     /// alone is always taken, so at least one of the largest size fits.

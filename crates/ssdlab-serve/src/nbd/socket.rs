@@ -1,11 +1,11 @@
 //! A client's socket (Unix or TCP), shared by everything that uses it.
 //!
-//! One connection's socket is used by three threads: its reader (handshake, requests), its
-//! writer (queued replies) and the device loop (replies sent directly, `out.rs`); the
-//! server's connection table shuts it down to close the connection. They share one
-//! [`Socket`] through an `Arc`: the file descriptor is closed when the last of them lets go,
-//! so none of them can write to a descriptor that was closed (or reused) under it. Reads
-//! and writes go through `&Socket`, as std's streams allow.
+//! One connection's socket is used by its handshake thread, then by the device loop's
+//! wire (`wire.rs`: requests and replies); the server's connection table shuts it down to
+//! close the connection. They share one [`Socket`] through an `Arc`: the file descriptor
+//! is closed when the last of them lets go, so none of them can use a descriptor that was
+//! closed (or reused) under it. Reads and writes go through `&Socket`, as std's streams
+//! allow.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -34,6 +34,13 @@ impl Socket {
         match self {
             Socket::Unix(s) => s.set_read_timeout(t),
             Socket::Tcp(s) => s.set_read_timeout(t),
+        }
+    }
+
+    pub(crate) fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Socket::Unix(s) => s.set_nonblocking(on),
+            Socket::Tcp(s) => s.set_nonblocking(on),
         }
     }
 

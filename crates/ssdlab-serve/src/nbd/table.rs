@@ -3,27 +3,65 @@
 //! when it ends, and the server closes all of them at shutdown.
 
 use std::collections::HashMap;
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
-use super::out::{Out, WriterMsg};
 use super::socket::Socket;
 use super::Limits;
 use crate::log::Log;
 
-/// An open connection: its socket and writer channel (to close it), and once in
-/// transmission its reply path (how long it has been idle).
+/// When a connection in transmission was last active and what it has at the device,
+/// written by the device loop (the wire), read by the acceptors (idle eviction).
+#[derive(Debug, Default)]
+pub(crate) struct Activity {
+    /// Nanoseconds since [`epoch`] of the last request forwarded or reply written.
+    last_ns: AtomicU64,
+    at_device: AtomicU32,
+}
+
+/// The instant `Activity` times count from.
+fn epoch() -> Instant {
+    static E: OnceLock<Instant> = OnceLock::new();
+    *E.get_or_init(Instant::now)
+}
+
+impl Activity {
+    pub(crate) fn new() -> Activity {
+        let a = Activity::default();
+        a.touch(0);
+        a
+    }
+
+    /// Active now, with `at_device` commands at the device.
+    pub(crate) fn touch(&self, at_device: u32) {
+        let ns = Instant::now().saturating_duration_since(epoch()).as_nanos() as u64;
+        self.last_ns.store(ns, Ordering::Relaxed);
+        self.at_device.store(at_device, Ordering::Relaxed);
+    }
+
+    /// How long the connection has been idle (`None` while a command is at the device).
+    fn idle_for(&self, now: Instant) -> Option<Duration> {
+        if self.at_device.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let now_ns = now.saturating_duration_since(epoch()).as_nanos() as u64;
+        Some(Duration::from_nanos(
+            now_ns.saturating_sub(self.last_ns.load(Ordering::Relaxed)),
+        ))
+    }
+}
+
+/// An open connection: its socket (to close it), and once in transmission its activity
+/// (how long it has been idle).
 struct Slot {
     socket: Arc<Socket>,
-    tx: Sender<WriterMsg>,
-    out: Option<Arc<Out>>,
+    activity: Option<Arc<Activity>>,
 }
 
 impl Slot {
     fn close(&self) {
         self.socket.shutdown();
-        let _ = self.tx.send(WriterMsg::Close);
     }
 }
 
@@ -38,7 +76,7 @@ impl Table {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds the connection on `socket` (its writer listens on `tx`) under the id `next_id`
+    /// Adds the connection on `socket` under the id `next_id`
     /// gives, if fewer than `max` are open or one idle long enough makes room ([`Limits`]);
     /// else says so on `log` and returns `None` (the caller closes the socket).
     pub(crate) fn open(
@@ -48,7 +86,6 @@ impl Table {
         log: &Log,
         next_id: impl FnOnce() -> u32,
         socket: &Arc<Socket>,
-        tx: &Sender<WriterMsg>,
     ) -> Option<u32> {
         let mut slots = self.lock();
         if slots.len() >= max as usize && !evict_idle(&mut slots, limits, log) {
@@ -63,17 +100,21 @@ impl Table {
             id,
             Slot {
                 socket: Arc::clone(socket),
-                tx: tx.clone(),
-                out: None,
+                activity: None,
             },
         );
         Some(id)
     }
 
-    /// Connection `id` entered the transmission phase with reply path `out`.
-    pub(crate) fn in_transmission(&self, id: u32, out: &Arc<Out>) {
-        if let Some(s) = self.lock().get_mut(&id) {
-            s.out = Some(Arc::clone(out));
+    /// Connection `id` entered the transmission phase; `activity` says when it is idle.
+    /// False if it was closed meanwhile (shutdown, or evicted).
+    pub(crate) fn in_transmission(&self, id: u32, activity: &Arc<Activity>) -> bool {
+        match self.lock().get_mut(&id) {
+            Some(s) => {
+                s.activity = Some(Arc::clone(activity));
+                true
+            }
+            None => false,
         }
     }
 
@@ -101,7 +142,7 @@ fn evict_idle(slots: &mut HashMap<u32, Slot>, limits: &Limits, log: &Log) -> boo
     let now = Instant::now();
     let idlest = slots
         .iter()
-        .filter_map(|(&id, s)| Some((s.out.as_ref()?.idle_for(now)?, id)))
+        .filter_map(|(&id, s)| Some((s.activity.as_ref()?.idle_for(now)?, id)))
         .filter(|&(idle, _)| idle >= limit)
         .max();
     let Some((idle, id)) = idlest else {
