@@ -72,6 +72,13 @@ pub struct BlockTable {
     /// The write lane of the stream that opened the block (FDP handle, zoned device's
     /// active-zone slot; 0 otherwise): GC copies its data into that lane's GC stream.
     pub lane: Vec<u8>,
+    /// Page reads of the block since its last erase (host, GC, migration and translation
+    /// reads alike, counted as issued; saturating): its read disturb.
+    pub reads_since_erase: Vec<u32>,
+    /// Simulated time (ns, the driver's clock: [`BlockTable::NOT_PROGRAMMED`] while
+    /// erased) when the block's first program after its erase completed: its data's age
+    /// is measured from here (retention).
+    pub first_program_ns: Vec<u64>,
 }
 
 impl BlockTable {
@@ -91,6 +98,54 @@ impl BlockTable {
             doomed: vec![false; n],
             sealed: vec![false; n],
             lane: vec![0; n],
+            reads_since_erase: vec![0; n],
+            first_program_ns: vec![BlockTable::NOT_PROGRAMMED; n],
+        }
+    }
+
+    /// [`BlockTable::first_program_ns`] of a block not programmed since its erase.
+    pub const NOT_PROGRAMMED: u64 = u64::MAX;
+
+    /// `times` page reads of `block` were issued.
+    #[inline(always)]
+    pub fn count_reads(&mut self, block: BlockId, times: u32) {
+        let r = &mut self.reads_since_erase[block.idx()];
+        *r = r.saturating_add(times);
+    }
+
+    /// `block`'s programmed pages went from `before` to more, the last completing at
+    /// `now_ns`: the first program after its erase stamps the block.
+    #[inline(always)]
+    pub fn note_programmed(&mut self, block: BlockId, before: u32, now_ns: u64) {
+        if before == 0 {
+            self.first_program_ns[block.idx()] = now_ns;
+        }
+    }
+
+    /// `block` was erased: no reads since, nothing programmed.
+    #[inline]
+    pub fn note_erased(&mut self, block: BlockId) {
+        self.reads_since_erase[block.idx()] = 0;
+        self.first_program_ns[block.idx()] = BlockTable::NOT_PROGRAMMED;
+    }
+
+    /// A new measured phase starts its clock at 0: data programmed before it (during
+    /// preconditioning, on another driver's clock) counts as programmed at time 0.
+    pub fn restart_program_clock(&mut self) {
+        for t in &mut self.first_program_ns {
+            if *t != BlockTable::NOT_PROGRAMMED {
+                *t = 0;
+            }
+        }
+    }
+
+    /// Age (ns) at `now_ns` of the data `block` holds (0 while erased, or when `now_ns`
+    /// is earlier than its first program).
+    #[inline]
+    pub fn data_age_ns(&self, block: BlockId, now_ns: u64) -> u64 {
+        match self.first_program_ns[block.idx()] {
+            BlockTable::NOT_PROGRAMMED => 0,
+            t => now_ns.saturating_sub(t),
         }
     }
 
@@ -146,5 +201,30 @@ fn illegal_transition(block: BlockId, was: BlockState, from: BlockState, to: Blo
         format!("block {block}: illegal state change {from:?} -> {to:?}")
     } else {
         format!("block {block}: state change {from:?} -> {to:?} found it {was:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads saturate, the first program stamps once, an erase clears both, a new phase
+    /// moves stamped blocks to time 0 and leaves erased ones unset.
+    #[test]
+    fn read_disturb_and_data_age_per_block() {
+        let mut t = BlockTable::new(2, CellMode::Tlc);
+        let (a, b) = (BlockId(0), BlockId(1));
+        t.count_reads(a, 3);
+        t.count_reads(a, u32::MAX);
+        assert_eq!(t.reads_since_erase[0], u32::MAX);
+        t.note_programmed(a, 0, 40);
+        t.note_programmed(a, 1, 90);
+        assert_eq!((t.first_program_ns[0], t.data_age_ns(a, 100)), (40, 60));
+        assert_eq!((t.data_age_ns(a, 10), t.data_age_ns(b, 100)), (0, 0));
+        t.restart_program_clock();
+        assert_eq!(t.first_program_ns, [0, BlockTable::NOT_PROGRAMMED]);
+        t.note_erased(a);
+        assert_eq!(t.reads_since_erase[0], 0);
+        assert_eq!(t.first_program_ns[0], BlockTable::NOT_PROGRAMMED);
     }
 }

@@ -615,7 +615,7 @@ impl Ftl {
         self.media.program_seq += 1;
         let op = self.fill_host_page(r, plane, (block, page), lpns, &[], token);
         self.issue_times(sink, op, 1);
-        self.pages_programmed(block, 1);
+        self.pages_programmed(block, 1, sink.now_ns());
         true
     }
 

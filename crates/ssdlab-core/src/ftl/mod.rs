@@ -100,6 +100,11 @@ pub trait NandSink {
     /// True when operations complete as they are issued (functional mode): the FTL then
     /// applies each completion itself. Otherwise the driver calls [`Ftl::on_complete`].
     const IMMEDIATE: bool;
+    /// The driver's simulated time (ns): the timed mode's event time, the functional
+    /// mode's serial clock (which already includes the operations issued so far). The
+    /// FTL reads no clock of its own; it stamps block state with this
+    /// ([`BlockTable::first_program_ns`]).
+    fn now_ns(&self) -> u64;
     fn issue(&mut self, op: NandOp);
     /// `op` issued `times` times (an immediate sink's bulk form of [`NandSink::issue`]).
     #[inline]
@@ -113,6 +118,11 @@ pub trait NandSink {
 /// A sink lent out (a driver hands the FTL its own sink for one command).
 impl<S: NandSink> NandSink for &mut S {
     const IMMEDIATE: bool = S::IMMEDIATE;
+    #[inline(always)]
+    fn now_ns(&self) -> u64 {
+        (**self).now_ns()
+    }
+
     #[inline(always)]
     fn issue(&mut self, op: NandOp) {
         (**self).issue(op)
@@ -766,8 +776,11 @@ impl Ftl {
         // The block's cell mode and erase loops, from its state as the op is issued.
         let cell = self.media.blocks.cell_state(op.block);
         self.media.timing.stamp(&mut op, cell);
-        if op.kind == OpKind::Read && !S::IMMEDIATE {
-            self.media.pin(&mut self.internal, op.block);
+        if op.kind == OpKind::Read {
+            self.media.blocks.count_reads(op.block, 1);
+            if !S::IMMEDIATE {
+                self.media.pin(&mut self.internal, op.block);
+            }
         }
         sink.issue(op);
         self.checks.count_op();
@@ -786,6 +799,10 @@ impl Ftl {
             return;
         }
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
+        if op.kind == OpKind::Read {
+            let t = u32::try_from(times).unwrap_or(u32::MAX);
+            self.media.blocks.count_reads(op.block, t);
+        }
         op.mode = self.media.blocks.cell_mode[op.block.idx()];
         sink.issue_times(op, times);
         self.checks.count_ops(times);
@@ -829,6 +846,12 @@ impl Ftl {
         if let Some(i) = self.integrity.as_mut() {
             i.set_next_version(v);
         }
+    }
+
+    /// A new measured phase starts its clock at 0: every block's data counts as
+    /// programmed at time 0 ([`BlockTable::restart_program_clock`]).
+    pub fn restart_program_clock(&mut self) {
+        self.media.blocks.restart_program_clock();
     }
 
     /// Test hook: the block table and the OOB, writable, for tests that break them on
@@ -919,7 +942,11 @@ impl Ftl {
     #[inline(always)]
     fn page_programmed<S: NandSink>(&mut self, block: BlockId, sink: &mut S) -> Result<()> {
         let b = block.idx();
-        self.media.blocks.programmed[b] += 1;
+        let before = self.media.blocks.programmed[b];
+        self.media
+            .blocks
+            .note_programmed(block, before, sink.now_ns());
+        self.media.blocks.programmed[b] = before + 1;
         let p = self.media.blocks.programmed[b];
         if self.media.blocks.doomed[b] {
             if p == self.media.blocks.next_page[b] {
@@ -931,11 +958,15 @@ impl Ftl {
         Ok(())
     }
 
-    /// `pages` programs of `block` (none failing) completed at once (immediate sinks).
+    /// `pages` programs of `block` (none failing) completed at once (immediate sinks), the
+    /// last at `now_ns` (a block's first program stamped with the run's end: the
+    /// functional clock's resolution).
     #[inline]
-    fn pages_programmed(&mut self, block: BlockId, pages: u32) {
+    fn pages_programmed(&mut self, block: BlockId, pages: u32, now_ns: u64) {
         debug_assert!(!self.media.blocks.doomed[block.idx()]);
-        self.media.blocks.programmed[block.idx()] += pages;
+        let before = self.media.blocks.programmed[block.idx()];
+        self.media.blocks.note_programmed(block, before, now_ns);
+        self.media.blocks.programmed[block.idx()] = before + pages;
         self.close_if_full(block);
     }
 
@@ -1098,12 +1129,16 @@ mod tests {
         assert!(!bulk(&demand));
     }
 
-    /// A deferred sink (the timed mode's kind): operations complete when the test says.
+    /// A deferred sink (the timed mode's kind): operations complete when the test says,
+    /// at the time the test sets (`.1`).
     #[derive(Default)]
-    struct Queue(std::collections::VecDeque<super::NandOp>);
+    struct Queue(std::collections::VecDeque<super::NandOp>, u64);
 
     impl super::NandSink for Queue {
         const IMMEDIATE: bool = false;
+        fn now_ns(&self) -> u64 {
+            self.1
+        }
         fn issue(&mut self, op: super::NandOp) {
             self.0.push_back(op);
         }
@@ -1227,5 +1262,124 @@ mod tests {
         assert_eq!(ftl.counters.nand.total(OpKind::Erase), erases + 1);
         assert_eq!(ftl.media.blocks.state[b], BlockState::Free);
         ftl.check_invariants().unwrap();
+    }
+
+    /// An immediate sink (the functional mode's kind) whose clock advances 10 ns per
+    /// operation.
+    struct Tick(u64);
+
+    impl super::NandSink for Tick {
+        const IMMEDIATE: bool = true;
+        fn now_ns(&self) -> u64 {
+            self.0
+        }
+        fn issue(&mut self, _op: super::NandOp) {
+            self.0 += 10;
+        }
+        fn issue_times(&mut self, _op: super::NandOp, times: u64) {
+            self.0 += 10 * times;
+        }
+    }
+
+    /// Block `b` holds the state of an erased block: no reads, no first program.
+    fn erased_state(ftl: &super::Ftl, b: usize) -> bool {
+        let bt = &ftl.media.blocks;
+        bt.reads_since_erase[b] == 0 && bt.first_program_ns[b] == super::BlockTable::NOT_PROGRAMMED
+    }
+
+    /// Per-block read disturb and data age: a block's first program stamps it with the
+    /// sink's time (functional: the serial clock after the program; timed: the
+    /// completion's event time), later programs do not; each page read of it counts
+    /// (host reads here, GC's copy reads below); its erase clears both.
+    #[test]
+    fn blocks_count_reads_since_erase_and_stamp_their_first_program() {
+        use crate::ids::Lpn;
+        // Functional kind: four one-unit pages into plane 0's first block, 10 ns each.
+        let mut ftl = crate::testutil::tiny_ftl();
+        let mut t = Tick(0);
+        for lpn in 0..4u32 {
+            let placed = ftl.write_host_page(0, &[lpn], &[], 0, &mut t, |p| p == 0);
+            assert_eq!(placed.unwrap(), Some(0));
+        }
+        let b = ftl
+            .media
+            .geo
+            .block_of_slot(ftl.media.table.lookup(Lpn(0)))
+            .idx();
+        assert_eq!(ftl.media.blocks.first_program_ns[b], 10);
+        assert_eq!(ftl.media.blocks.reads_since_erase[b], 0);
+        ftl.read_units(0..3, |_| None, 0, &mut t).unwrap();
+        ftl.read_units(1..2, |_| None, 1, &mut t).unwrap();
+        assert_eq!(ftl.media.blocks.reads_since_erase[b], 4);
+        assert_eq!(
+            ftl.media
+                .blocks
+                .data_age_ns(crate::ids::BlockId(b as u32), 1000),
+            990
+        );
+        let free = (0..ftl.media.blocks.len()).filter(|&x| x != b);
+        assert!(free.clone().all(|x| erased_state(&ftl, x)));
+
+        // Timed kind: the first program completes at 500, the others at 700.
+        let text = TINY_TOML.replace("seed = 7\n", "seed = 7\nmode = \"timed\"\n");
+        let c = Config::from_toml_str(&text, "tiny").unwrap();
+        let mut ftl = super::Ftl::new(&c, &c.validate().unwrap()).unwrap();
+        let mut q = Queue::default();
+        for lpn in 0..4u32 {
+            ftl.write_host_page(0, &[lpn], &[], lpn, &mut q, |p| p == 0)
+                .unwrap();
+            q.1 = if lpn == 0 { 500 } else { 700 };
+            drain(&mut ftl, &mut q);
+        }
+        let b = ftl
+            .media
+            .geo
+            .block_of_slot(ftl.media.table.lookup(Lpn(0)))
+            .idx();
+        assert_eq!(ftl.media.blocks.first_program_ns[b], 500);
+        ftl.read_units(0..4, |_| None, 0, &mut q).unwrap();
+        assert_eq!(ftl.media.blocks.reads_since_erase[b], 4);
+        drain(&mut ftl, &mut q);
+        assert_eq!(ftl.media.blocks.reads_since_erase[b], 4, "counted at issue");
+        // Overwrite the four units until GC has erased blocks (empty victims: erased
+        // without copies), some of them programmed again at 900.
+        q.1 = 900;
+        let mut token = 4;
+        while ftl.counters.nand.total(OpKind::Erase) < 3 {
+            for lpn in 0..4u32 {
+                ftl.write_host_page(0, &[lpn], &[], token, &mut q, |p| p == 0)
+                    .unwrap();
+                token += 1;
+                drain(&mut ftl, &mut q);
+            }
+            // Every block holding data is read before GC may erase it.
+            ftl.read_units(0..4, |_| None, 0, &mut q).unwrap();
+            drain(&mut ftl, &mut q);
+            assert!(token < 200, "GC never ran");
+        }
+        ftl.check_invariants().unwrap();
+        let bt = &ftl.media.blocks;
+        let (mut free, mut reused) = (0, 0);
+        for x in 0..bt.len() {
+            match bt.state[x] {
+                crate::flash::BlockState::Free => {
+                    assert!(erased_state(&ftl, x), "block {x}");
+                    free += (bt.erase_count[x] > 0) as u32;
+                }
+                _ if bt.erase_count[x] > 0 => {
+                    assert_eq!(bt.first_program_ns[x], 900);
+                    reused += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            free > 0 && reused > 0,
+            "{free} erased and free, {reused} reused"
+        );
+        // Block b holds stale data only (read 4 times, then once more per round while
+        // it held a current unit); never erased.
+        assert_eq!(bt.erase_count[b], 0);
+        assert!(bt.reads_since_erase[b] >= 4);
     }
 }

@@ -181,6 +181,10 @@ impl Ftl {
             bt.next_page[b] = *dur;
             bt.programmed[b] = *dur;
             if *dur > 0 {
+                // The data keeps its age; the scan read each durable page once more.
+                bt.first_program_ns[b] = old.media.blocks.first_program_ns[b];
+                bt.reads_since_erase[b] = old.media.blocks.reads_since_erase[b];
+                bt.count_reads(BlockId(b as u32), *dur);
                 sum.pages_scanned += *dur as u64;
                 die_ns[g.die_of_block(BlockId(b as u32)) as usize] +=
                     *dur as u64 * page_read_ns(bt.cell_state(BlockId(b as u32)));

@@ -36,6 +36,11 @@ impl SerialClock {
 
 impl NandSink for SerialClock {
     const IMMEDIATE: bool = true;
+    #[inline(always)]
+    fn now_ns(&self) -> u64 {
+        self.time_ns
+    }
+
     #[inline]
     fn issue(&mut self, op: NandOp) {
         self.time_ns += self.timing.op_array(&op).ns();

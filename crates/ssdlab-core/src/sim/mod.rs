@@ -569,6 +569,8 @@ impl Simulation {
         }
         d.flush()?;
         let time = d.clock.time_ns;
+        // The measured phase's clock starts at 0: preconditioned data is programmed then.
+        self.ftl.restart_program_clock();
         let c = diff(self.ftl.counters(), &before);
         self.precondition = Some(PreconditionSummary {
             sequential_fill_units: seq,

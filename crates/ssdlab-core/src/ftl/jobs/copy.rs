@@ -434,7 +434,7 @@ impl Ftl {
                 Owner::Job { job: j },
             );
             self.issue_times(sink, op, pages as u64);
-            self.pages_programmed(db, pages);
+            self.pages_programmed(db, pages, sink.now_ns());
         };
         let read = NandOp::new(OpKind::Read, kind.cause(), src, 0, 0, Owner::Job { job: j });
         self.issue_times(sink, read, run.reads);

@@ -736,6 +736,7 @@ impl Ftl {
         self.media.blocks.valid_units[b] = 0;
         self.media.blocks.next_page[b] = 0;
         self.media.blocks.programmed[b] = 0;
+        self.media.blocks.note_erased(block);
         self.media.blocks.doomed[b] = false;
         self.media.blocks.sealed[b] = false;
         if self.durable.trims.is_some() {

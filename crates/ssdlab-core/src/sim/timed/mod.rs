@@ -90,6 +90,8 @@ struct QueueSink<'s> {
     out: &'s mut Outbox,
     /// Die of a block.
     geo: &'s crate::config::Geometry,
+    /// The simulated time of the event being handled.
+    now_ns: u64,
 }
 
 impl QueueSink<'_> {
@@ -109,6 +111,11 @@ impl QueueSink<'_> {
 
 impl NandSink for QueueSink<'_> {
     const IMMEDIATE: bool = false;
+    #[inline(always)]
+    fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
     #[inline(always)]
     fn issue(&mut self, op: NandOp) {
         if op.stage > 0 {
@@ -140,6 +147,7 @@ impl Cx<'_> {
                 geo: &self.dies.geo,
                 sched: &mut self.dies.sched,
                 out: self.out,
+                now_ns: self.q.now_ns(),
             },
         )
     }
@@ -259,6 +267,7 @@ macro_rules! sink {
             geo: &$s.dies.geo,
             sched: &mut $s.dies.sched,
             out: &mut $s.out,
+            now_ns: $s.q.now_ns(),
         }
     };
 }
