@@ -1,7 +1,7 @@
 //! The policy families, one directory each: GC victim selection ([`gc`]), free-block
 //! allocation ([`alloc`]), wear leveling ([`wear`]), host-page placement ([`placement`]),
-//! mapping ([`mapping`]), erase suspension ([`suspend`]) and NVMe command arbitration
-//! ([`arbitration`]). A policy is one file (its
+//! mapping ([`mapping`]), erase suspension ([`suspend`]), NVMe command arbitration
+//! ([`arbitration`]) and read retry ([`retry`]). A policy is one file (its
 //! `Params`, their checks and capabilities, and the policy itself) plus one registration
 //! line in its family's `policy_registry!` list (`registry.rs`).
 //!
@@ -21,6 +21,7 @@ pub mod arbitration;
 pub mod gc;
 pub mod mapping;
 pub mod placement;
+pub mod retry;
 pub mod suspend;
 pub mod wear;
 
@@ -154,6 +155,12 @@ pub fn families() -> Vec<FamilyInfo> {
             default: arbitration::ArbitrationConfig::default().name(),
             policies: arbitration::ArbitrationConfig::describe(),
         },
+        FamilyInfo {
+            what: "read retry",
+            table: "device.reliability.retry",
+            default: retry::RetryConfig::default().name(),
+            policies: retry::RetryConfig::describe(),
+        },
     ]
 }
 
@@ -253,6 +260,7 @@ mod tests {
         family!(MappingConfig);
         family!(super::suspend::SuspendConfig);
         family!(ArbitrationConfig);
+        family!(super::retry::RetryConfig);
         // Different policies, different streams: ssr-static's points and des's guard are
         // not the same draws.
         let draws = |n: &str| {

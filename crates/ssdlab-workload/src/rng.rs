@@ -46,6 +46,8 @@ pub mod tag {
     /// Functional mode's stripe orders: the shared stripe `STRIPE`, region `r`'s own
     /// `STRIPE + 1 + r`.
     pub const STRIPE: u64 = 0x5374_0000;
+    /// Read retry: each read's draw of its first good retry step.
+    pub const READ_RETRY: u64 = 0x5254_5259;
 
     /// Every tag with how many consecutive streams it spans (for the distinctness test).
     pub const ALL: &[(&str, u64, u64)] = &[
@@ -62,6 +64,7 @@ pub mod tag {
         ("PRECONDITION", PRECONDITION, 1),
         ("OP_SWEEP", OP_SWEEP, 1),
         ("STRIPE", STRIPE, 257),
+        ("READ_RETRY", READ_RETRY, 1),
     ];
 }
 

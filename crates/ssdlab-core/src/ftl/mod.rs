@@ -28,6 +28,7 @@ mod media;
 mod pressure;
 mod recover;
 pub mod region;
+pub mod reliability;
 pub mod translation;
 mod trims;
 pub mod zones;
@@ -206,6 +207,8 @@ pub struct FtlCounters {
     pub erase_failures: u64,
     /// Translation-page traffic of a demand-based mapping (spec 04).
     pub translation: TransCounters,
+    /// Read retries (`[device.reliability]`).
+    pub reliability: reliability::RetryCounters,
     /// Host units programmed per region (region id order), and units relocated out of
     /// each region (GC, migration, wear leveling, retirement). Filled in by
     /// [`Ftl::counters_now`] (the FTL keeps them per region and plane).
@@ -234,6 +237,7 @@ impl FtlCounters {
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
+            reliability: self.reliability.since(&b.reliability),
             host_units_by_region: std::array::from_fn(|i| {
                 self.host_units_by_region[i] - b.host_units_by_region[i]
             }),
@@ -261,6 +265,8 @@ pub struct Ftl {
     pressure: Pressure,
     jobs: Jobs,
     health: Health,
+    /// Each read's retries: the RBER model, the retry policy, their draws.
+    reliability: reliability::Reliability,
     /// How host writes are laned: plain, FDP placement handles or zones, decided at build.
     lanes: Lanes,
     /// Options of the crash-consistent (served) device, each decided at build.
@@ -538,6 +544,7 @@ impl Ftl {
             pressure: Pressure::new(g.dies),
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
             health: Health::new(cfg),
+            reliability: reliability::Reliability::new(cfg, g.blocks, g.unit_bytes, g.page_bytes),
             lanes: match &cfg.device.fdp {
                 Some(f) => Lanes::Fdp(Box::new(fdp::Fdp::new(f))),
                 None => Lanes::Plain,
@@ -777,6 +784,14 @@ impl Ftl {
         let cell = self.media.blocks.cell_state(op.block);
         self.media.timing.stamp(&mut op, cell);
         if op.kind == OpKind::Read {
+            if self.reliability.on {
+                self.reliability.read(
+                    &mut op,
+                    &self.media.blocks,
+                    sink.now_ns(),
+                    &mut self.counters.reliability,
+                );
+            }
             self.media.blocks.count_reads(op.block, 1);
             if !S::IMMEDIATE {
                 self.media.pin(&mut self.internal, op.block);
@@ -799,11 +814,35 @@ impl Ftl {
             return;
         }
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
+        op.mode = self.media.blocks.cell_mode[op.block.idx()];
         if op.kind == OpKind::Read {
+            if self.reliability.on
+                && !self.reliability.reads_quiet(
+                    &op,
+                    &self.media.blocks,
+                    sink.now_ns(),
+                    times,
+                    &mut self.counters.reliability,
+                )
+            {
+                // Reads that may retry: each decided (and timed) on its own.
+                for _ in 0..times {
+                    let mut one = op;
+                    self.reliability.read(
+                        &mut one,
+                        &self.media.blocks,
+                        sink.now_ns(),
+                        &mut self.counters.reliability,
+                    );
+                    self.media.blocks.count_reads(op.block, 1);
+                    sink.issue(one);
+                }
+                self.checks.count_ops(times);
+                return;
+            }
             let t = u32::try_from(times).unwrap_or(u32::MAX);
             self.media.blocks.count_reads(op.block, t);
         }
-        op.mode = self.media.blocks.cell_mode[op.block.idx()];
         sink.issue_times(op, times);
         self.checks.count_ops(times);
     }
@@ -846,6 +885,17 @@ impl Ftl {
         if let Some(i) = self.integrity.as_mut() {
             i.set_next_version(v);
         }
+    }
+
+    /// Whether results show the reliability section without retries (an aged device).
+    pub fn reliability_aged(&self) -> bool {
+        self.reliability.aged
+    }
+
+    /// The erase of `block` had erase-suspension excess RBER `extra` (spec 01): the RBER
+    /// model's suspension term for its data until its next erase.
+    pub fn set_suspension_excess(&mut self, block: BlockId, extra: f64) {
+        self.reliability.set_suspension_excess(block, extra);
     }
 
     /// A new measured phase starts its clock at 0: every block's data counts as

@@ -564,6 +564,12 @@ impl HostFrontEnd {
 
     /// One NAND read of request `id` finished: start its plan's next stage, or finish.
     #[inline(never)]
+    /// A NAND read of request `id` was uncorrectable: the request fails with an
+    /// Unrecovered Read Error when it completes.
+    pub fn read_failed(&mut self, id: u32) {
+        self.reqs.get_mut(id).error = Some(ZoneError::UnrecoveredRead);
+    }
+
     pub fn op_done(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
         let r = self.reqs.get_mut(id);
         r.pending_ops -= 1;
