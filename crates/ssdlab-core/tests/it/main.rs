@@ -23,6 +23,7 @@ mod power_cut;
 mod power_cycles;
 mod precondition;
 mod regions;
+mod reliability;
 mod serve;
 mod slc;
 mod subset;
