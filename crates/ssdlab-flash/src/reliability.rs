@@ -105,15 +105,16 @@ impl RberParams {
     pub fn rber(&self, pe: f64, days: f64, reads: f64) -> f64 {
         let mut p = self.base_rber;
         if pe > 0.0 {
-            p += self.wear_coefficient * pe.powf(self.wear_exponent);
-            let pe_m = pe.powf(self.retention_pe_exponent);
+            p += self.wear_coefficient * pow(pe, self.wear_exponent);
             if days > 0.0 {
-                p += self.retention_coefficient * pe_m * days.powf(self.retention_days_exponent);
+                p += self.retention_coefficient
+                    * pow(pe, self.retention_pe_exponent)
+                    * pow(days, self.retention_days_exponent);
             }
             if reads > 0.0 {
                 p += self.disturb_coefficient
-                    * pe.powf(self.disturb_pe_exponent)
-                    * reads.powf(self.disturb_reads_exponent);
+                    * pow(pe, self.disturb_pe_exponent)
+                    * pow(reads, self.disturb_reads_exponent);
             }
         }
         p
@@ -145,6 +146,18 @@ impl RberParams {
             }
         }
         Ok(())
+    }
+}
+
+/// `x^e`, exactly and without `powf` for the exponents 1 and 2 (the defaults' but one).
+#[inline(always)]
+fn pow(x: f64, e: f64) -> f64 {
+    if e == 1.0 {
+        x
+    } else if e == 2.0 {
+        x * x
+    } else {
+        x.powf(e)
     }
 }
 
@@ -220,14 +233,14 @@ impl Ecc {
         read_fail(self.codeword_bits, ps, t, codewords)
     }
 
-    /// The first step that succeeds for draw `u` (`None`: uncorrectable), given that steps
-    /// before `from` need not be looked at (a step before `from` that would succeed makes
-    /// `from` succeed: returned as `from`'s answer `Some(s ≤ from)` is then `Some(from)`).
+    /// The first step at or after `from` that succeeds for draw `u` (`None`:
+    /// uncorrectable). The steps' failure probabilities do not increase, so a read that
+    /// would succeed before `from` succeeds at `from`.
     pub fn first_good(&self, p: f64, u: f64, from: u32, codewords: u32) -> Option<u32> {
         (from..=self.last_step()).find(|&s| u >= self.step_fail(p, s, codewords))
     }
 
-    /// E[retries] of a read starting at `s0`: `Σ_{s=s0}^{L−1} F_s`.
+    /// The expected retries of a read starting at `s0`: `Σ_{s=s0}^{L−1} F_s`.
     pub fn expected_retries(&self, p: f64, s0: u32, codewords: u32) -> f64 {
         (s0..self.last_step())
             .map(|s| self.step_fail(p, s, codewords))

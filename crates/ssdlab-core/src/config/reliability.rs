@@ -100,7 +100,7 @@ impl ReliabilityConfig {
             ));
         }
         let cw = self.codeword_bytes;
-        if cw == 0 || cw > 1 << 16 || unit_bytes % cw != 0 {
+        if cw == 0 || cw > 1 << 16 || !unit_bytes.is_multiple_of(cw) {
             return Err(SimError::config(
                 k("codeword_bytes"),
                 format!(

@@ -825,25 +825,30 @@ impl Ftl {
                     &mut self.counters.reliability,
                 )
             {
-                // Reads that may retry: each decided (and timed) on its own.
-                for _ in 0..times {
-                    let mut one = op;
-                    self.reliability.read(
-                        &mut one,
-                        &self.media.blocks,
-                        sink.now_ns(),
-                        &mut self.counters.reliability,
-                    );
-                    self.media.blocks.count_reads(op.block, 1);
-                    sink.issue(one);
-                }
-                self.checks.count_ops(times);
-                return;
+                return self.issue_reads_each(sink, op, times);
             }
             let t = u32::try_from(times).unwrap_or(u32::MAX);
             self.media.blocks.count_reads(op.block, t);
         }
         sink.issue_times(op, times);
+        self.checks.count_ops(times);
+    }
+
+    /// [`Ftl::issue_times`] of reads that may retry: each decided (and timed) on its own.
+    #[cold]
+    #[inline(never)]
+    fn issue_reads_each<S: NandSink>(&mut self, sink: &mut S, op: NandOp, times: u64) {
+        for _ in 0..times {
+            let mut one = op;
+            self.reliability.read(
+                &mut one,
+                &self.media.blocks,
+                sink.now_ns(),
+                &mut self.counters.reliability,
+            );
+            self.media.blocks.count_reads(op.block, 1);
+            sink.issue(one);
+        }
         self.checks.count_ops(times);
     }
 

@@ -234,7 +234,7 @@ impl ReliabilitySummary {
             initial_pe_cycles: cfg.initial_pe_cycles,
             retention_age_days: cfg.retention_age_days,
             reads: c.reads,
-            read_retries_mean: crate::stats::round6(per(c.retries as f64)),
+            read_retries_mean: (per(c.retries as f64) * 1e6).round() / 1e6,
             retries: c.retries,
             retries_histogram: c.by_retries[..=last].to_vec(),
             soft_decodes: c.soft_decodes,
