@@ -413,7 +413,8 @@ mod tests {
         assert!((e.expected_retries(0.2, 2, 1) - f[2]).abs() < 1e-12);
         // The draw u decides the first good step: u just above F_1 → step 1.
         assert_eq!(e.first_good(0.2, f[1] + 1e-9, 0, 1), Some(1));
-        assert_eq!(e.first_good(0.2, f[0], 0, 1), Some(0));
+        assert_eq!(e.first_good(0.2, f[0] + 1e-9, 0, 1), Some(0));
+        assert_eq!(e.first_good(0.2, f[0] - 1e-9, 0, 1), Some(1));
         assert_eq!(e.first_good(0.2, f[3] / 2.0, 0, 1), None);
         assert_eq!(e.first_good(0.2, (f[2] + f[3]) / 2.0, 0, 1), Some(3));
         let o = e.outcome(0, Some(3));
