@@ -585,7 +585,7 @@ impl Config {
             ));
         }
         let d = Derived::new(self)?;
-        self.device.reliability.validate(d.geometry.unit_bytes)?;
+        self.device.reliability.validate()?;
         Ok(d)
     }
 

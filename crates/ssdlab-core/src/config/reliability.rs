@@ -82,9 +82,8 @@ impl Default for ReliabilityConfig {
 }
 
 impl ReliabilityConfig {
-    /// Check every key (called by [`super::Config::validate`]); `unit_bytes`: the mapping
-    /// unit, which a codeword must divide.
-    pub fn validate(&self, unit_bytes: u32) -> Result<()> {
+    /// Check every key (called by [`super::Config::validate`]).
+    pub fn validate(&self) -> Result<()> {
         let k = |key: &str| format!("device.reliability.{key}");
         let d = self.retention_age_days;
         if !(d.is_finite() && (0.0..=36_500.0).contains(&d)) {
@@ -100,12 +99,10 @@ impl ReliabilityConfig {
             ));
         }
         let cw = self.codeword_bytes;
-        if cw == 0 || cw > 1 << 16 || !unit_bytes.is_multiple_of(cw) {
+        if cw == 0 || cw > 1 << 16 {
             return Err(SimError::config(
                 k("codeword_bytes"),
-                format!(
-                    "{cw} must divide the mapping unit ({unit_bytes} bytes) and be at most 65536"
-                ),
+                format!("{cw} must be in 1..=65536"),
             ));
         }
         let t = self.correctable_bits_per_codeword;
@@ -175,7 +172,7 @@ impl ReliabilityConfig {
             self.ecc(),
             self.initial_pe_cycles,
             (self.retention_age_days * NS_PER_DAY) as u64,
-            page_bytes / self.codeword_bytes.max(1),
+            page_bytes.div_ceil(self.codeword_bytes.max(1)),
         )
     }
 }

@@ -66,8 +66,9 @@ pub struct Reliability {
     rng: SimRng,
     /// Per block: the erase-suspension excess RBER of its last erase.
     excess: Vec<f32>,
-    /// Codewords per mapping unit, and per page.
-    cw_per_unit: u32,
+    /// Bytes per mapping unit and per codeword; codewords per page.
+    unit_bytes: u64,
+    codeword_bytes: u64,
     cw_per_page: u32,
     /// Whether `initial_pe_cycles` or `retention_age_days` is set (results show the
     /// section even without retries).
@@ -89,8 +90,9 @@ impl Reliability {
             ),
             rng: stream(cfg.seed, tag::READ_RETRY),
             excess: vec![0.0; blocks as usize],
-            cw_per_unit: (unit_bytes / r.codeword_bytes.max(1)).max(1),
-            cw_per_page: (page_bytes / r.codeword_bytes.max(1)).max(1),
+            unit_bytes: unit_bytes as u64,
+            codeword_bytes: r.codeword_bytes.max(1) as u64,
+            cw_per_page: page_bytes.div_ceil(r.codeword_bytes.max(1)).max(1),
             aged: r.enabled && (r.initial_pe_cycles > 0 || r.retention_age_days > 0.0),
         }
     }
@@ -159,8 +161,9 @@ impl Reliability {
     #[cold]
     fn decide(&mut self, op: &mut NandOp, p: f64, erases: u32, c: &mut RetryCounters) {
         let ecc = self.model.ecc;
+        // A read decodes ⌈its bytes / codeword⌉ codewords (a copy read: the page's).
         let units = if op.units > 0 {
-            op.units * self.cw_per_unit
+            (op.units as u64 * self.unit_bytes).div_ceil(self.codeword_bytes) as u32
         } else {
             self.cw_per_page
         };

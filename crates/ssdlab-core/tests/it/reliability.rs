@@ -164,7 +164,7 @@ fn fresh_default_device_never_retries() {
 #[test]
 fn bad_reliability_keys_are_named() {
     let mut c = tiny(1, 8, 4, 1, 2.0);
-    c.device.reliability.codeword_bytes = 3000;
+    c.device.reliability.codeword_bytes = 0;
     let e = c.validate().unwrap_err().to_string();
     assert!(e.contains("device.reliability.codeword_bytes"), "{e}");
     let mut c = tiny(1, 8, 4, 1, 2.0);
