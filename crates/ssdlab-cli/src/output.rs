@@ -405,6 +405,24 @@ pub fn summary(r: &Results) -> String {
         if r.host.counters.write_units == 0 { "n/a (no host writes)".to_string() } else { format!("{:.3}", r.waf) },
         r.gc.invocations, r.gc.copied_units
     );
+    if let Some(x) = r
+        .reliability
+        .as_ref()
+        .filter(|x| x.retries > 0 || x.uncorrectable_reads > 0)
+    {
+        let _ = writeln!(
+            s,
+            "read retry ({}): {:.3} retries per NAND read ({} retries, {} soft decodes, {} uncorrectable, {} of them host reads); RBER mean {:.2e}, max {:.2e}",
+            x.retry_policy,
+            x.read_retries_mean,
+            x.retries,
+            x.soft_decodes,
+            x.uncorrectable_reads,
+            x.uncorrectable_host_reads,
+            x.rber_mean,
+            x.rber_max
+        );
+    }
     if let Some(m) = &r.mapping {
         let _ = writeln!(
             s,

@@ -12,6 +12,7 @@ mod blocks;
 mod bus;
 mod data;
 mod oob;
+pub mod reliability;
 mod timing;
 
 use crate::base::CellMode;
@@ -110,6 +111,9 @@ pub const OP_FAILS: u8 = 1;
 /// (partial-page programs, `partial_programs_per_page`): the page was counted once, by the
 /// program that opened it.
 pub const OP_APPEND: u8 = 2;
+/// `NandOp::flags` of a read: its retry ladder ended with the soft-decode step (its
+/// `loops` retries include it; [`TimingModel::op_array`]).
+pub const OP_SOFT_DECODE: u8 = 4;
 
 /// One NAND operation as the FTL issues it. Small and `Copy`: it travels through the
 /// scheduler's queues by value.
@@ -125,7 +129,9 @@ pub struct NandOp {
     /// driver starts stage k + 1 of an owner when its stage-k operations have completed;
     /// the functional driver sums them.
     pub stage: u8,
-    /// Erase: ISPE loops this erase takes (from the block's P/E cycles); otherwise 0.
+    /// Erase: ISPE loops this erase takes (from the block's P/E cycles). Read: its read
+    /// retries (drawn at issue from the reliability model; `OP_FAILS`: uncorrectable,
+    /// `OP_SOFT_DECODE`: the last retry was the soft-decode step). Otherwise 0.
     pub loops: u16,
     pub block: BlockId,
     /// Page within the block (0 for erases).

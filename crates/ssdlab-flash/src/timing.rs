@@ -189,6 +189,13 @@ pub struct TimingModel {
     pub command_overhead_ns: u64,
     channel_rate_mb_per_s: u64,
     host_transfer_mb_per_s: u64,
+    /// Read retry (`[device.reliability]`): hard-decode time per step, extra sensings
+    /// and decode time of the soft-decode step, bytes per mapping unit (a retry moves the
+    /// read's units again). Set by [`TimingModel::set_retry`]; all 0 until then.
+    hard_decode_ns: u64,
+    soft_decode_reads: u64,
+    soft_decode_ns: u64,
+    unit_bytes: u64,
 }
 
 impl TimingModel {
@@ -216,7 +223,46 @@ impl TimingModel {
             command_overhead_ns,
             channel_rate_mb_per_s,
             host_transfer_mb_per_s,
+            hard_decode_ns: 0,
+            soft_decode_reads: 0,
+            soft_decode_ns: 0,
+            unit_bytes: 0,
         }
+    }
+
+    /// The read-retry costs (`[device.reliability]`): a retry step is another tR, the
+    /// read's units over the channel and a hard decode (`hard_decode_ns`); the soft-decode
+    /// step `soft_decode_reads` × (tR + transfer) and `soft_decode_ns`.
+    pub fn set_retry(
+        &mut self,
+        hard_decode_ns: u64,
+        soft_decode_reads: u32,
+        soft_decode_ns: u64,
+        unit_bytes: u32,
+    ) {
+        self.hard_decode_ns = hard_decode_ns;
+        self.soft_decode_reads = soft_decode_reads as u64;
+        self.soft_decode_ns = soft_decode_ns;
+        self.unit_bytes = unit_bytes as u64;
+    }
+
+    /// The time `retries` read retries of `units` mapping units add to a read in `mode`
+    /// (`soft`: the last one is the soft-decode step): each hard step tR + transfer +
+    /// hard decode, the soft step `soft_decode_reads` × (tR + transfer) + soft decode.
+    /// The die is busy for all of it (the channel is not booked for the retries' transfers).
+    #[inline]
+    pub fn retry_ns(&self, mode: CellMode, retries: u32, soft: bool, units: u32) -> u64 {
+        if retries == 0 {
+            return 0;
+        }
+        let t_r = self.read_ns[mode.index()];
+        let xfer = self.transfer_ns(units as u64 * self.unit_bytes);
+        let hard = (retries - soft as u32) as u64;
+        let mut ns = hard * (t_r + xfer + self.hard_decode_ns);
+        if soft {
+            ns += self.soft_decode_reads * (t_r + xfer) + self.soft_decode_ns;
+        }
+        ns
     }
 
     /// The array phase of a `kind` operation on a block in `cell`: tR, tPROG, or the
@@ -244,6 +290,8 @@ impl TimingModel {
         op.mode = cell.mode;
         if op.kind == OpKind::Erase {
             op.loops = self.erase_loops(cell.mode, cell.pe_cycles) as u16;
+        } else if op.kind == OpKind::Read {
+            op.loops = 0;
         }
     }
 
@@ -255,7 +303,13 @@ impl TimingModel {
             OpKind::Erase => op.loops as u32,
             OpKind::Read | OpKind::Program => 1,
         };
-        self.timed(op.kind, op.mode, loops)
+        let mut t = self.timed(op.kind, op.mode, loops);
+        if op.kind == OpKind::Read && op.loops > 0 {
+            // A read's retries: one longer loop (reads are not suspended).
+            let soft = op.flags & crate::OP_SOFT_DECODE != 0;
+            t.loop_ns += self.retry_ns(op.mode, op.loops as u32, soft, op.units);
+        }
+        t
     }
 
     /// `loops` loops of `kind`'s loop time in `mode`.

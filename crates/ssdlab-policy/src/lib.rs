@@ -1,8 +1,9 @@
 //! The policy families, one directory each: GC victim selection ([`gc`]), free-block
 //! allocation ([`alloc`]), wear leveling ([`wear`]), host-page placement ([`placement`]),
 //! mapping ([`mapping`]), erase suspension ([`suspend`]), NVMe command arbitration
-//! ([`arbitration`]) and the reliability jobs, read reclaim ([`reclaim`]) and retention
-//! refresh ([`refresh`]) (what they share: [`reliability`]). A policy is one file (its
+//! ([`arbitration`]), read retry ([`retry`]) and the reliability jobs, read reclaim
+//! ([`reclaim`]) and retention refresh ([`refresh`]) (what they share: [`reliability`]).
+//! A policy is one file (its
 //! `Params`, their checks and capabilities, and the policy itself) plus one registration
 //! line in its family's `policy_registry!` list (`registry.rs`).
 //!
@@ -25,6 +26,7 @@ pub mod placement;
 pub mod reclaim;
 pub mod refresh;
 pub mod reliability;
+pub mod retry;
 pub mod suspend;
 pub mod wear;
 
@@ -170,6 +172,12 @@ pub fn families() -> Vec<FamilyInfo> {
             default: arbitration::ArbitrationConfig::default().name(),
             policies: arbitration::ArbitrationConfig::describe(),
         },
+        FamilyInfo {
+            what: "read retry",
+            table: "device.reliability.retry",
+            default: retry::RetryConfig::default().name(),
+            policies: retry::RetryConfig::describe(),
+        },
     ]
 }
 
@@ -271,6 +279,7 @@ mod tests {
         family!(ArbitrationConfig);
         family!(super::reclaim::ReclaimConfig);
         family!(super::refresh::RefreshConfig);
+        family!(super::retry::RetryConfig);
         // Different policies, different streams: ssr-static's points and des's guard are
         // not the same draws.
         let draws = |n: &str| {

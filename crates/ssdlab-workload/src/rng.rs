@@ -48,6 +48,8 @@ pub mod tag {
     pub const STRIPE: u64 = 0x5374_0000;
     /// `reproduce zns`'s raw §5.1 workload (the zone its writers rewrite, its reads).
     pub const ZNS_RAW: u64 = 0x7a72_6177;
+    /// Read retry: each read's draw of its first good retry step.
+    pub const READ_RETRY: u64 = 0x5254_5259;
 
     /// Every tag with how many consecutive streams it spans (for the distinctness test).
     pub const ALL: &[(&str, u64, u64)] = &[
@@ -65,6 +67,7 @@ pub mod tag {
         ("OP_SWEEP", OP_SWEEP, 1),
         ("STRIPE", STRIPE, 257),
         ("ZNS_RAW", ZNS_RAW, 1),
+        ("READ_RETRY", READ_RETRY, 1),
     ];
 }
 

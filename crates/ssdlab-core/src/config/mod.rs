@@ -8,6 +8,8 @@ pub mod host_interface;
 pub use host_interface::HostInterfaceConfig;
 pub mod locate;
 mod overrides;
+pub mod reliability;
+pub use reliability::ReliabilityConfig;
 pub mod zoned;
 pub use derived::{Derived, FastDiv, Geometry, RegionGeometry};
 pub use overrides::apply_overrides;
@@ -150,17 +152,28 @@ pub struct DeviceConfig {
     /// `[device.fdp]`: flexible data placement handles (docs/zns.md); absent = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fdp: Option<FdpConfig>,
+    /// Raw bit errors, ECC and read retry (`[device.reliability]`, docs/reliability.md).
+    #[serde(default)]
+    pub reliability: ReliabilityConfig,
 }
 
 impl DeviceConfig {
     /// The flash timing model of this device.
     pub fn timing_model(&self) -> crate::flash::TimingModel {
-        crate::flash::TimingModel::new(
+        let mut t = crate::flash::TimingModel::new(
             &self.timing,
             self.command_overhead_ns,
             self.channel_rate_mb_per_s,
             self.host_transfer_mb_per_s,
-        )
+        );
+        let r = &self.reliability;
+        t.set_retry(
+            r.hard_decode_ns,
+            r.soft_decode_reads,
+            r.soft_decode_ns,
+            self.geometry.mapping_unit_bytes,
+        );
+        t
     }
 }
 
@@ -583,7 +596,9 @@ impl Config {
                 "a device is zoned ([device.zns]) or has placement handles ([device.fdp]), not both",
             ));
         }
-        Derived::new(self)
+        let d = Derived::new(self)?;
+        self.device.reliability.validate()?;
+        Ok(d)
     }
 
     /// The zones a zoned device shows the host (`None` on a conventional device).

@@ -29,6 +29,7 @@ mod pressure;
 mod recover;
 pub mod region;
 mod reliability;
+pub mod retry;
 pub mod translation;
 mod trims;
 pub mod zones;
@@ -212,6 +213,8 @@ pub struct FtlCounters {
     pub erase_failures: u64,
     /// Translation-page traffic of a demand-based mapping (spec 04).
     pub translation: TransCounters,
+    /// Read retries (`[device.reliability]`).
+    pub reliability: retry::RetryCounters,
     /// Host units programmed per region (region id order), and units relocated out of
     /// each region (GC, migration, wear leveling, retirement). Filled in by
     /// [`Ftl::counters_now`] (the FTL keeps them per region and plane).
@@ -244,6 +247,7 @@ impl FtlCounters {
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
+            reliability: self.retry.since(&b.reliability),
             host_units_by_region: std::array::from_fn(|i| {
                 self.host_units_by_region[i] - b.host_units_by_region[i]
             }),
@@ -273,6 +277,8 @@ pub struct Ftl {
     /// Read reclaim and retention refresh: their policies and the blocks due.
     reliab: reliability::Reliability,
     health: Health,
+    /// Each read's retries: the RBER model, the retry policy, their draws.
+    retry: retry::ReadRetry,
     /// How host writes are laned: plain, FDP placement handles or zones, decided at build.
     lanes: Lanes,
     /// Options of the crash-consistent (served) device, each decided at build.
@@ -551,6 +557,7 @@ impl Ftl {
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
             reliab: reliability::Reliability::new(cfg, g.blocks),
             health: Health::new(cfg),
+            retry: retry::ReadRetry::new(cfg, g.blocks, g.unit_bytes, g.page_bytes),
             lanes: match &cfg.device.fdp {
                 Some(f) => Lanes::Fdp(Box::new(fdp::Fdp::new(f))),
                 None => Lanes::Plain,
@@ -790,10 +797,16 @@ impl Ftl {
         let cell = self.media.blocks.cell_state(op.block);
         self.media.timing.stamp(&mut op, cell);
         if op.kind == OpKind::Read {
-            self.media.blocks.count_reads(op.block, 1);
-            if self.media.blocks.reads_since_erase[op.block.idx()] >= self.reliab.read_limit {
-                self.read_limit_reached(op.block, sink.now_ns());
+            if self.retry.on {
+                self.retry.read(
+                    &mut op,
+                    &self.media.blocks,
+                    sink.now_ns(),
+                    &mut self.counters.reliability,
+                );
             }
+            self.media.blocks.count_reads(op.block, 1);
+            self.check_read_limit(op.block, sink.now_ns());
             if !S::IMMEDIATE {
                 self.media.pin(&mut self.internal, op.block);
             }
@@ -815,16 +828,52 @@ impl Ftl {
             return;
         }
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
+        op.mode = self.media.blocks.cell_mode[op.block.idx()];
         if op.kind == OpKind::Read {
+            if self.retry.on
+                && !self.retry.reads_quiet(
+                    &op,
+                    &self.media.blocks,
+                    sink.now_ns(),
+                    times,
+                    &mut self.counters.reliability,
+                )
+            {
+                return self.issue_reads_each(sink, op, times);
+            }
             let t = u32::try_from(times).unwrap_or(u32::MAX);
             self.media.blocks.count_reads(op.block, t);
-            if self.media.blocks.reads_since_erase[op.block.idx()] >= self.reliab.read_limit {
-                self.read_limit_reached(op.block, sink.now_ns());
-            }
+            self.check_read_limit(op.block, sink.now_ns());
         }
-        op.mode = self.media.blocks.cell_mode[op.block.idx()];
         sink.issue_times(op, times);
         self.checks.count_ops(times);
+    }
+
+    /// [`Ftl::issue_times`] of reads that may retry: each decided (and timed) on its own.
+    #[cold]
+    #[inline(never)]
+    fn issue_reads_each<S: NandSink>(&mut self, sink: &mut S, op: NandOp, times: u64) {
+        for _ in 0..times {
+            let mut one = op;
+            self.retry.read(
+                &mut one,
+                &self.media.blocks,
+                sink.now_ns(),
+                &mut self.counters.reliability,
+            );
+            self.media.blocks.count_reads(op.block, 1);
+            sink.issue(one);
+        }
+        self.check_read_limit(op.block, sink.now_ns());
+        self.checks.count_ops(times);
+    }
+
+    /// Read reclaim: `block`'s reads since its erase reached the policy's limit.
+    #[inline(always)]
+    fn check_read_limit(&mut self, block: BlockId, now_ns: u64) {
+        if self.media.blocks.reads_since_erase[block.idx()] >= self.reliab.read_limit {
+            self.read_limit_reached(block, now_ns);
+        }
     }
 
     /// Debug builds: run the full invariant checker when `check_every_ops` operations have
@@ -865,6 +914,17 @@ impl Ftl {
         if let Some(i) = self.integrity.as_mut() {
             i.set_next_version(v);
         }
+    }
+
+    /// Whether results show the reliability section without retries (an aged device).
+    pub fn reliability_aged(&self) -> bool {
+        self.retry.aged
+    }
+
+    /// The erase of `block` had erase-suspension excess RBER `extra` (spec 01): the RBER
+    /// model's suspension term for its data until its next erase.
+    pub fn set_suspension_excess(&mut self, block: BlockId, extra: f64) {
+        self.retry.set_suspension_excess(block, extra);
     }
 
     /// A new measured phase starts its clock at 0: every block's data counts as

@@ -65,10 +65,13 @@ pub enum ZoneError {
     Offline,
     /// Invalid Command Opcode (a trim on a zoned namespace: use a zone reset).
     InvalidCommand,
+    /// Unrecovered Read Error (NVMe generic media status 0x81): a NAND read of the
+    /// request no read-retry step corrected (`[device.reliability]`; any device).
+    UnrecoveredRead,
 }
 
 impl ZoneError {
-    pub const ALL: [ZoneError; 10] = [
+    pub const ALL: [ZoneError; 11] = [
         ZoneError::InvalidWrite,
         ZoneError::ZoneFull,
         ZoneError::Boundary,
@@ -79,6 +82,7 @@ impl ZoneError {
         ZoneError::ReadOnly,
         ZoneError::Offline,
         ZoneError::InvalidCommand,
+        ZoneError::UnrecoveredRead,
     ];
 
     /// The status's name in results.json.
@@ -94,6 +98,7 @@ impl ZoneError {
             ZoneError::ReadOnly => "zone_is_read_only",
             ZoneError::Offline => "zone_is_offline",
             ZoneError::InvalidCommand => "invalid_command_opcode",
+            ZoneError::UnrecoveredRead => "unrecovered_read_error",
         }
     }
 }

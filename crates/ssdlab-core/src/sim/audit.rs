@@ -358,11 +358,23 @@ pub const CHECKS: &[CheckFn] = &[
     waf_below_one,
 ];
 
+/// The checks of the `reliability` section, after [`CHECKS`] when the section is present
+/// (a run without it keeps its list of checks).
+pub const RELIABILITY_CHECKS: &[CheckFn] = &[reliability_reads, reliability_bounds];
+
 /// Audit `r` with `facts`.
 pub fn audit(r: &Results, facts: &Facts) -> Audit {
     let mut a = Audit {
         data_path: facts.data_path.clone(),
-        checks: CHECKS.iter().map(|f| f(r, facts)).collect(),
+        checks: CHECKS
+            .iter()
+            .chain(if r.reliability.is_some() {
+                RELIABILITY_CHECKS
+            } else {
+                &[]
+            })
+            .map(|f| f(r, facts))
+            .collect(),
         facts: facts.clone(),
         ..Audit::default()
     };
@@ -375,6 +387,88 @@ use Num::{F, U};
 const FUNCTIONAL: &str = "the functional mode completes every request as it is submitted";
 
 // ---- conservation ----------------------------------------------------------------------
+
+/// `reliability`: every NAND read was assessed once (`reliability.reads` =
+/// `nand.reads.total` = Σ histogram), and the retries are the histogram's Σ k·n_k.
+fn reliability_reads(r: &Results, _: &Facts) -> Check {
+    let Some(x) = &r.reliability else {
+        return Check::skipped(
+            "reliability_reads",
+            Kind::Conservation,
+            "no reliability section",
+        );
+    };
+    let sum: u64 = x.retries_histogram.iter().sum();
+    let weighted: u64 = x
+        .retries_histogram
+        .iter()
+        .enumerate()
+        .map(|(k, n)| k as u64 * n)
+        .sum();
+    Check::new(
+        "reliability_reads",
+        Kind::Conservation,
+        vec![
+            ("reliability.reads", U(x.reads)),
+            ("nand.reads.total", U(r.nand.reads.total)),
+            ("Σ reliability.retries_histogram", U(sum)),
+            ("reliability.retries", U(x.retries)),
+            ("Σ k × reliability.retries_histogram[k]", U(weighted)),
+        ],
+    )
+    .fail_if(x.reads != r.nand.reads.total, || {
+        format!(
+            "{} reads assessed, {} NAND reads",
+            x.reads, r.nand.reads.total
+        )
+    })
+    .fail_if(sum != x.reads, || {
+        format!("the histogram holds {sum} reads, not {}", x.reads)
+    })
+    .fail_if(weighted != x.retries, || {
+        format!("the histogram holds {weighted} retries, not {}", x.retries)
+    })
+}
+
+/// `reliability`: uncorrectable and soft-decoded reads are reads (host ones among
+/// them), retries per read at most the ladder, RBER in
+/// [0, 1] with the mean at most the max.
+fn reliability_bounds(r: &Results, _: &Facts) -> Check {
+    let Some(x) = &r.reliability else {
+        return Check::skipped("reliability_bounds", Kind::Bound, "no reliability section");
+    };
+    let failed = r.host.counters.failed_requests;
+    Check::new(
+        "reliability_bounds",
+        Kind::Bound,
+        vec![
+            ("reliability.reads", U(x.reads)),
+            ("reliability.uncorrectable_reads", U(x.uncorrectable_reads)),
+            (
+                "reliability.uncorrectable_host_reads",
+                U(x.uncorrectable_host_reads),
+            ),
+            ("reliability.soft_decodes", U(x.soft_decodes)),
+            ("host.counters.failed_requests", U(failed)),
+            ("reliability.rber_mean", F(x.rber_mean)),
+            ("reliability.rber_max", F(x.rber_max)),
+        ],
+    )
+    .fail_if(
+        x.uncorrectable_reads > x.reads
+            || x.soft_decodes > x.reads
+            || x.uncorrectable_host_reads > x.uncorrectable_reads,
+        || "more uncorrectable or soft-decoded reads than reads".into(),
+    )
+    .fail_if(
+        x.retries_histogram.len() > crate::ftl::retry::RETRY_BUCKETS,
+        || "more retries than a ladder has".into(),
+    )
+    .fail_if(
+        !(0.0..=1.0).contains(&x.rber_max) || x.rber_mean > x.rber_max * (1.0 + 1e-9) + 1e-18,
+        || format!("RBER mean {} max {}", x.rber_mean, x.rber_max),
+    )
+}
 
 /// `host.requests` is the sum of the requests by operation and the failed ones.
 fn request_counts(r: &Results, _: &Facts) -> Check {

@@ -183,6 +183,10 @@ pub struct Results {
     pub engine: Option<EngineSummary>,
     /// Erase/program suspension statistics (timed mode).
     pub suspend: Option<SuspendSummary>,
+    /// Read retries (`[device.reliability]`, docs/reliability.md): present when a read
+    /// retried or failed, or the device is aged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<crate::ftl::retry::ReliabilitySummary>,
     /// What the workload source skipped or adjusted (trace and fio inputs).
     pub workload: ssdlab_workload::stats::WorkloadStatsSnapshot,
     /// Demand-based mappings only (spec 04): CMT hits, translation traffic, NAND
@@ -860,6 +864,15 @@ impl View<'_> {
             }),
             engine: phase.engine,
             suspend: phase.suspend,
+            reliability: (c.reliability.retries > 0
+                || c.reliability.uncorrectable > 0
+                || self.ftl.reliability_aged())
+            .then(|| {
+                crate::ftl::retry::ReliabilitySummary::of(
+                    &self.config.device.reliability,
+                    &c.reliability,
+                )
+            }),
             workload,
             journal,
             host_interface: phase.host_interface,

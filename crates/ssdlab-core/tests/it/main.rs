@@ -24,6 +24,7 @@ mod power_cycles;
 mod precondition;
 mod regions;
 mod reliability;
+mod retry;
 mod serve;
 mod slc;
 mod subset;

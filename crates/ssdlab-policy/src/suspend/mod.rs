@@ -240,7 +240,9 @@ impl Preempt {
     }
 }
 
-/// The reliability model: N_safe(PE) and the extra RBER of loops suspended more often.
+/// The suspension side of the reliability model: N_safe(PE) and the extra RBER of loops
+/// suspended more often (the RBER model's erase-suspension term,
+/// [`crate::flash::reliability::suspension_excess`]).
 #[derive(Clone, Debug)]
 pub struct Reliability {
     safe: Vec<(u32, u32)>,
@@ -269,16 +271,12 @@ impl Reliability {
     /// Whether an erase with these per-loop suspension counts exceeded the safe limit, and
     /// its extra RBER: Σ over loops of k · (count − N_safe)^e for counts above N_safe.
     pub fn assess(&self, per_loop: &[u16], pe_cycles: u32) -> (bool, f64) {
-        let limit = self.safe_limit(pe_cycles);
-        let mut exceeded = false;
-        let mut extra = 0.0;
-        for &c in per_loop {
-            if c as u32 > limit {
-                exceeded = true;
-                extra += self.coefficient * ((c as u32 - limit) as f64).powf(self.exponent);
-            }
-        }
-        (exceeded, extra)
+        crate::flash::reliability::suspension_excess(
+            per_loop,
+            self.safe_limit(pe_cycles),
+            self.coefficient,
+            self.exponent,
+        )
     }
 }
 

@@ -564,6 +564,18 @@ impl HostFrontEnd {
 
     /// One NAND read of request `id` finished: start its plan's next stage, or finish.
     #[inline(never)]
+    /// A NAND read of request `id` was uncorrectable: a read request fails with an
+    /// Unrecovered Read Error when it completes (its units leave `read_units`: a failed
+    /// request is counted as failed only). A write's read-modify-write read proceeds (the
+    /// model keeps no bit values; counted in `reliability` only).
+    pub fn read_failed(&mut self, id: u32) {
+        let r = self.reqs.get_mut(id);
+        if r.op == HostOp::Read && r.error.is_none() {
+            r.error = Some(ZoneError::UnrecoveredRead);
+            self.counters.read_units -= r.span.count as u64;
+        }
+    }
+
     pub fn op_done(&mut self, id: u32, cx: &mut Cx) -> Result<()> {
         let r = self.reqs.get_mut(id);
         r.pending_ops -= 1;

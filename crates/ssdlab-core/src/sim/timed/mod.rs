@@ -601,7 +601,13 @@ impl<'a> TimedSim<'a> {
             self.ftl.on_complete(op, &mut sink!(self))?;
             match op.owner {
                 Owner::HostRead { req } => {
-                    self.ftl.check_read_done(op, self.front.span_of(req))?;
+                    if op.fails() {
+                        // No retry step corrected it: the request fails (reported, never
+                        // silent data); the integrity oracle checks no data.
+                        self.front.read_failed(req);
+                    } else {
+                        self.ftl.check_read_done(op, self.front.span_of(req))?;
+                    }
                     self.front.op_done(req, &mut cx!(self))?
                 }
                 Owner::Mapping { req } if req != crate::flash::NONE => {

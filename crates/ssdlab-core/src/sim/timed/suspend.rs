@@ -475,7 +475,7 @@ impl Suspender {
         die: u32,
         dies: &mut DieExecutor,
         q: &EventQueue<Event>,
-        ftl: &Ftl,
+        ftl: &mut Ftl,
     ) {
         let di = die as usize;
         if self.long[di].phase != Phase::Running {
@@ -504,6 +504,8 @@ impl Suspender {
             let (exceeded, extra) = self.reliability.assess(per_loop, pe);
             self.summary.erases_exceeding_safe_limit += exceeded as u64;
             self.summary.extra_rber_sum += extra;
+            // The RBER model's erase-suspension term for the block's next data.
+            ftl.set_suspension_excess(op.block, extra);
         }
         self.summary.erases_suspended += (lo.suspensions > 0) as u64;
         self.summary.max_suspensions_per_erase =
