@@ -247,7 +247,7 @@ impl FtlCounters {
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
-            reliability: self.retry.since(&b.reliability),
+            reliability: self.reliability.since(&b.reliability),
             host_units_by_region: std::array::from_fn(|i| {
                 self.host_units_by_region[i] - b.host_units_by_region[i]
             }),
