@@ -61,6 +61,10 @@ pub(super) struct Placer {
     pub(super) journal_truth: Option<(u32, u32)>,
     /// `slc-buffer`'s TurboWrite sizes on the cache region, if set.
     pub(super) cache_rule: Option<CacheRule>,
+    /// Every stripe one die group, no cache rule and no region with partial-page programs:
+    /// host pages take [`Ftl::place_on_single_stripe`], the search without the groups' turn,
+    /// the cache's size or a partial page (set once at build, [`Placer::set_single`]).
+    pub(super) single: bool,
 }
 
 /// A cache region whose size follows the drive's free space (`slc-buffer`'s
@@ -87,6 +91,16 @@ impl Placer {
                 c.1 = false;
             }
         }
+    }
+
+    /// Whether host pages may take the single-group search ([`Placer::single`]) on a
+    /// device whose regions allow `partial` (partial-page programs in some region).
+    pub(super) fn set_single(&mut self, partial: bool) {
+        let own = self.region_stripes.iter().flatten();
+        let one_group = std::iter::once(&self.stripe)
+            .chain(own)
+            .all(|s| s.groups() == 1);
+        self.single = one_group && self.cache_rule.is_none() && !partial;
     }
 
     /// The stripe region `r`'s host pages take.
@@ -181,13 +195,55 @@ impl Stripe {
 
     /// Before a search in group `g` for a host page's plane: with `shuffle`, a new
     /// round's order when its cursor has gone round (Fisher–Yates, in place).
-    #[inline]
+    #[inline(always)]
     fn begin(&mut self, g: u32) {
         let c = &mut self.cursors[g as usize];
         if !c.1 {
             return;
         }
         c.1 = false;
+        if self.shuffle.is_some() {
+            let lo = self.bounds[g as usize];
+            c.0 = lo;
+            // A group of one plane has one order (and its draw takes no number).
+            if self.bounds[g as usize + 1] - lo > 1 {
+                self.reshuffle(g);
+            }
+        }
+    }
+
+    /// [`Stripe::begin`] on a stripe of one group (its planes all of `order`).
+    #[inline(always)]
+    fn begin_single(&mut self) {
+        let c = &mut self.cursors[0];
+        if !c.1 {
+            return;
+        }
+        c.1 = false;
+        if self.shuffle.is_some() {
+            c.0 = 0;
+            if self.order.len() > 1 {
+                self.reshuffle(0);
+            }
+        }
+    }
+
+    /// [`Stripe::next_plane`] on a stripe of one group.
+    #[inline(always)]
+    fn next_plane_single(&mut self) -> u32 {
+        let c = &mut self.cursors[0];
+        let p = self.order[c.0 as usize];
+        c.0 += 1;
+        if c.0 as usize == self.order.len() {
+            c.0 = 0;
+            c.1 = true;
+        }
+        p
+    }
+
+    /// Group `g`'s next round's order ([`Stripe::begin`]).
+    #[inline(never)]
+    fn reshuffle(&mut self, g: u32) {
         if let Some(rng) = &mut self.shuffle {
             let lo = self.bounds[g as usize] as usize;
             let hi = self.bounds[g as usize + 1] as usize;
@@ -196,7 +252,6 @@ impl Stripe {
                 let j = rng.gen_range(0..=i);
                 part.swap(i, j);
             }
-            c.0 = lo as u32;
         }
     }
 
@@ -223,6 +278,7 @@ impl Ftl {
     /// planes within their share of valid data. Returns the plane, or `None` when no plane
     /// can take it now (the caller waits for GC). The page is of write lane `lane` (the
     /// placement policy's, [`Ftl::write_lane`]; 0 without lanes).
+    #[inline(always)]
     pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lane: u8,
@@ -244,15 +300,65 @@ impl Ftl {
             return self.write_zone_page(lpns, versions, token, sink, accept);
         }
         // Lane 0 (every device without lanes) a constant.
-        match lane {
-            0 => self.place_on_stripe(0, lpns, versions, token, sink, accept),
-            l => self.place_on_stripe(l, lpns, versions, token, sink, accept),
+        if self.placer.single {
+            return match lane {
+                0 => self.place_on_single_stripe(0, lpns, versions, token, sink, accept),
+                l => self.place_on_single_stripe(l, lpns, versions, token, sink, accept),
+            };
         }
+        self.place_on_stripe(lane, lpns, versions, token, sink, accept)
+    }
+
+    /// [`Ftl::place_on_stripe`] when [`Placer::single`] holds: each target's stripe is one
+    /// group (its turn never moves, `accept` refusing a plane never keeps the page
+    /// waiting), no cache rule turns a plane away and no page is partly programmed, so
+    /// the search is the stripe's planes from its cursor, in two passes as there.
+    #[inline(always)]
+    fn place_on_single_stripe<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        lane: u8,
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
+        let targets = self.placer.policy.host_targets(lane, lpns);
+        for t in targets.as_slice() {
+            let stripe = self.placer.stripe_mut(t.region);
+            stripe.begin_single();
+            let planes = stripe.order.len();
+            for pass in 0..2 {
+                let mut over_share = false;
+                for _ in 0..planes {
+                    let plane = PlaneId(self.placer.stripe_mut(t.region).next_plane_single());
+                    if !accept(plane.0) {
+                        continue;
+                    }
+                    let ps = &self.media.ps[self.media.rp(t.region, plane)];
+                    if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                        over_share = true;
+                        continue;
+                    }
+                    let at = (t.region, plane, t.stream);
+                    if self.place_host_page(at, lpns, versions, token, sink)? {
+                        self.after_host_page(t.region, plane);
+                        self.run_background(sink)?;
+                        return Ok(Some(plane.0));
+                    }
+                }
+                if !over_share {
+                    break;
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// [`Ftl::write_host_page`] in write lane `lane`: the (region, stream) targets the
-    /// placement policy names, the planes in stripe order.
-    #[inline(always)]
+    /// placement policy names, the planes in stripe order (die groups, a cache rule or
+    /// partial-page programs; else [`Ftl::place_on_single_stripe`]).
+    #[inline(never)]
     fn place_on_stripe<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lane: u8,

@@ -489,6 +489,7 @@ impl Ftl {
                 })
                 .collect(),
             journal_truth: None,
+            single: false,
             cache_rule: cache_region.and_then(|c| {
                 let size = cfg.ftl.placement.params().cache_size()?;
                 let r = &d.regions[c as usize];
@@ -552,6 +553,12 @@ impl Ftl {
             ftl.hold_overwritten_until_durable();
         }
         ftl.bulk = ftl.per_unit_features().iter().all(|&(_, on)| !on);
+        let partial = ftl
+            .media
+            .regions
+            .iter()
+            .any(|r| r.partial_programs_per_page > 1);
+        ftl.placer.set_single(partial);
         for r in &ftl.media.regions {
             for plane in 0..g.planes {
                 for b in r.plane_blocks(plane) {
