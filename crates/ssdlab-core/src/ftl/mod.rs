@@ -1149,6 +1149,56 @@ mod tests {
         out
     }
 
+    /// The single-group search ([`host::Placer::single`], chosen at build on a stripe of
+    /// one group without a cache rule or partial-page programs) places every page on the
+    /// plane the general search would, with planes refusing pages (`accept`) and GC
+    /// running, in both modes (functional: shuffled rounds; timed: the fixed order).
+    #[test]
+    fn the_single_group_search_places_pages_where_the_general_one_does() {
+        for mode in ["functional", "timed"] {
+            let text = TINY_TOML
+                .replace("seed = 7\n", &format!("seed = 7\nmode = \"{mode}\"\n"))
+                .replace("over_provisioning_ratio = 2.0", "over_provisioning_ratio = 0.4")
+                .replace("blocks_per_plane = 8", "blocks_per_plane = 32")
+                .replace("channels = 1", "channels = 2")
+                .replace("dies_per_chip = 1", "dies_per_chip = 2");
+            let c = Config::from_toml_str(&text, "tiny").unwrap();
+            let d = c.validate().unwrap();
+            let single = super::Ftl::new(&c, &d).unwrap();
+            assert!(single.placer.single, "{mode}");
+            let mut general = single.clone();
+            general.placer.single = false;
+            let units = single.logical_units();
+            let mut planes = Vec::new();
+            for mut ftl in [single, general] {
+                let mut q = Queue::default();
+                let placed: Vec<_> = (0..3000u32)
+                    .map(|i| {
+                        let refused = |p: u32| (i * 7 + p) % 5 == 0;
+                        let lpn = (i.wrapping_mul(2_654_435_761) >> 9) % units;
+                        let at = ftl.write_host_page(0, &[lpn], &[], i, &mut q, |p| !refused(p));
+                        drain(&mut ftl, &mut q);
+                        at.unwrap()
+                    })
+                    .collect();
+                ftl.check_invariants().unwrap();
+                assert!(ftl.counters().gc_copied_units > 0, "{mode}: GC ran");
+                planes.push(placed);
+            }
+            assert_eq!(planes[0], planes[1], "{mode}");
+            // Every plane took pages.
+            assert!((0..8).all(|p| planes[0].contains(&Some(p))), "{mode}");
+        }
+        // Die groups (two of two dies here) take the general search.
+        let text = TINY_TOML
+            .replace("channels = 1", "channels = 2")
+            .replace("dies_per_chip = 1", "dies_per_chip = 2")
+            + "die_affine_group_dies = 2\n";
+        let c = Config::from_toml_str(&text, "tiny").unwrap();
+        let d = c.validate().unwrap();
+        assert!(!super::Ftl::new(&c, &d).unwrap().placer.single);
+    }
+
     /// Without die affinity a page whose die cannot take it goes to the stripe's next
     /// plane; with a group per die it waits for its die (and the turn stays there); with
     /// groups of two dies the groups take turns, a page going around a busy die only
