@@ -489,6 +489,7 @@ impl Ftl {
                 })
                 .collect(),
             journal_truth: None,
+            plain: false,
             single: false,
             cache_rule: cache_region.and_then(|c| {
                 let size = cfg.ftl.placement.params().cache_size()?;
@@ -610,6 +611,14 @@ impl Ftl {
     #[inline]
     pub fn media(&self) -> &Media {
         &self.media
+    }
+
+    /// Fault in the mapping table and the OOB arrays now ([`crate::prefetch::populate`]):
+    /// preconditioning's fill is about to write every mapping entry and most OOB words,
+    /// which an empty device's zeroed tables otherwise fault in page by page.
+    pub fn populate_tables(&mut self) {
+        crate::prefetch::populate(self.media.table.slots_mut());
+        self.media.oob.populate();
     }
 
     /// The device geometry.
@@ -1158,7 +1167,10 @@ mod tests {
         for mode in ["functional", "timed"] {
             let text = TINY_TOML
                 .replace("seed = 7\n", &format!("seed = 7\nmode = \"{mode}\"\n"))
-                .replace("over_provisioning_ratio = 2.0", "over_provisioning_ratio = 0.4")
+                .replace(
+                    "over_provisioning_ratio = 2.0",
+                    "over_provisioning_ratio = 0.4",
+                )
                 .replace("blocks_per_plane = 8", "blocks_per_plane = 32")
                 .replace("channels = 1", "channels = 2")
                 .replace("dies_per_chip = 1", "dies_per_chip = 2");
