@@ -1158,13 +1158,19 @@ mod tests {
         out
     }
 
-    /// The single-group search ([`host::Placer::single`], chosen at build on a stripe of
-    /// one group without a cache rule or partial-page programs) places every page on the
-    /// plane the general search would, with planes refusing pages (`accept`) and GC
-    /// running, in both modes (functional: shuffled rounds; timed: the fixed order).
+    /// The searches chosen at build ([`host::Placer::single`]: one group, no cache rule,
+    /// no partial-page programs; [`host::Placer::plain`]: die groups, neither of the
+    /// others) place every page on the plane the general search would, with planes
+    /// refusing pages (`accept`; a die group then keeps its page waiting) and GC running,
+    /// in both modes (functional: shuffled rounds; timed: the fixed order).
     #[test]
-    fn the_single_group_search_places_pages_where_the_general_one_does() {
-        for mode in ["functional", "timed"] {
+    fn the_searches_chosen_at_build_place_pages_where_the_general_one_does() {
+        for (mode, k) in [
+            ("functional", 0),
+            ("timed", 0),
+            ("functional", 1),
+            ("timed", 1),
+        ] {
             let text = TINY_TOML
                 .replace("seed = 7\n", &format!("seed = 7\nmode = \"{mode}\"\n"))
                 .replace(
@@ -1173,16 +1179,18 @@ mod tests {
                 )
                 .replace("blocks_per_plane = 8", "blocks_per_plane = 32")
                 .replace("channels = 1", "channels = 2")
-                .replace("dies_per_chip = 1", "dies_per_chip = 2");
+                .replace("dies_per_chip = 1", "dies_per_chip = 2")
+                + &format!("die_affine_group_dies = {k}\n");
             let c = Config::from_toml_str(&text, "tiny").unwrap();
             let d = c.validate().unwrap();
-            let single = super::Ftl::new(&c, &d).unwrap();
-            assert!(single.placer.single, "{mode}");
-            let mut general = single.clone();
-            general.placer.single = false;
-            let units = single.logical_units();
+            let fast = super::Ftl::new(&c, &d).unwrap();
+            assert!(fast.placer.plain, "{mode} {k}");
+            assert_eq!(fast.placer.single, k == 0, "{mode} {k}");
+            let mut general = fast.clone();
+            (general.placer.single, general.placer.plain) = (false, false);
+            let units = fast.logical_units();
             let mut planes = Vec::new();
-            for mut ftl in [single, general] {
+            for mut ftl in [fast, general] {
                 let mut q = Queue::default();
                 let placed: Vec<_> = (0..3000u32)
                     .map(|i| {
@@ -1194,21 +1202,13 @@ mod tests {
                     })
                     .collect();
                 ftl.check_invariants().unwrap();
-                assert!(ftl.counters().gc_copied_units > 0, "{mode}: GC ran");
+                assert!(ftl.counters().gc_copied_units > 0, "{mode} {k}: GC ran");
                 planes.push(placed);
             }
-            assert_eq!(planes[0], planes[1], "{mode}");
+            assert_eq!(planes[0], planes[1], "{mode} {k}");
             // Every plane took pages.
-            assert!((0..8).all(|p| planes[0].contains(&Some(p))), "{mode}");
+            assert!((0..8).all(|p| planes[0].contains(&Some(p))), "{mode} {k}");
         }
-        // Die groups (two of two dies here) take the general search.
-        let text = TINY_TOML
-            .replace("channels = 1", "channels = 2")
-            .replace("dies_per_chip = 1", "dies_per_chip = 2")
-            + "die_affine_group_dies = 2\n";
-        let c = Config::from_toml_str(&text, "tiny").unwrap();
-        let d = c.validate().unwrap();
-        assert!(!super::Ftl::new(&c, &d).unwrap().placer.single);
     }
 
     /// Without die affinity a page whose die cannot take it goes to the stripe's next
