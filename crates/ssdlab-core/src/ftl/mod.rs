@@ -1194,7 +1194,7 @@ mod tests {
                 let mut q = Queue::default();
                 let placed: Vec<_> = (0..3000u32)
                     .map(|i| {
-                        let refused = |p: u32| (i * 7 + p) % 5 == 0;
+                        let refused = |p: u32| (i * 7 + p).is_multiple_of(5);
                         let lpn = (i.wrapping_mul(2_654_435_761) >> 9) % units;
                         let at = ftl.write_host_page(0, &[lpn], &[], i, &mut q, |p| !refused(p));
                         drain(&mut ftl, &mut q);
