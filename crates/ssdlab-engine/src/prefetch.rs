@@ -89,6 +89,46 @@ pub fn large_copy<T: Zeroable>(src: &[T]) -> Vec<T> {
     v
 }
 
+/// Fault in all of `v` now, written (`madvise(MADV_POPULATE_WRITE)`, Linux 5.14+): for an
+/// array from [`large_zeroed`] that a phase is about to write entirely (preconditioning's
+/// fill writes every mapping entry and, with its overwrites, every slot's OOB word), one
+/// call instead of a fault per page the phase's first touches would take. Contents are
+/// unchanged (zero pages stay zero); a kernel without it, or a refusal, leaves the pages
+/// to be faulted in on first touch as before.
+pub fn populate<T: Zeroable>(v: &mut [T]) {
+    populate_bytes(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v));
+}
+
+#[cfg(target_os = "linux")]
+fn populate_bytes(ptr: *mut u8, bytes: usize) {
+    if bytes < 2 * HUGE_PAGE_BYTES {
+        return;
+    }
+    // SAFETY: `sysconf` only reads a system constant.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as usize,
+        _ => return,
+    };
+    let start = (ptr as usize).next_multiple_of(page);
+    let end = (ptr as usize + bytes) & !(page - 1);
+    if end > start {
+        // SAFETY: the range lies inside the live allocation behind the caller's `&mut`
+        // slice, and populating only faults its pages in (writable, contents kept); no
+        // other reference into it exists meanwhile. A refusal (EINVAL before Linux 5.14)
+        // changes nothing, so the result is ignored.
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end - start,
+                libc::MADV_POPULATE_WRITE,
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate_bytes(_ptr: *mut u8, _bytes: usize) {}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages<T>(ptr: *mut T, bytes: usize) {
     if bytes < 2 * HUGE_PAGE_BYTES {

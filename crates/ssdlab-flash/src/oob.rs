@@ -87,6 +87,14 @@ impl Oob {
         }
     }
 
+    /// Fault in every array now ([`crate::prefetch::populate`]): a phase is about to
+    /// write all of them.
+    pub fn populate(&mut self) {
+        crate::prefetch::populate(&mut self.lpn);
+        crate::prefetch::populate(&mut self.valid);
+        crate::prefetch::populate(&mut self.version);
+    }
+
     /// Whether `slot` holds its unit's current data.
     #[inline(always)]
     pub fn is_valid(&self, slot: usize) -> bool {

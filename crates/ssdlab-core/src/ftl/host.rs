@@ -38,14 +38,21 @@ use ssdlab_workload::rng::SimRng;
 pub(super) struct Stripe {
     /// Plane ids group by group, each group's in stripe order.
     order: Vec<u32>,
-    /// Group `g`'s planes are `order[bounds[g]..bounds[g + 1]]`.
-    bounds: Vec<u32>,
-    /// Per group: the index in `order` of its next plane, and whether its cursor went
-    /// round since the last draw.
-    cursors: Vec<(u32, bool)>,
+    /// Per group: its planes in `order` and its next one.
+    cursors: Vec<Cursor>,
     /// The group the next host page goes to.
     turn: u32,
     shuffle: Option<SimRng>,
+}
+
+/// A die group of a [`Stripe`]: its planes are `order[lo..hi]`, the next `order[next]`.
+#[derive(Clone, Copy)]
+struct Cursor {
+    next: u32,
+    lo: u32,
+    hi: u32,
+    /// The cursor went round since the last draw.
+    wrapped: bool,
 }
 
 /// Where host pages go: the placement policy (which regions), the stripe cursors (which
@@ -61,6 +68,13 @@ pub(super) struct Placer {
     pub(super) journal_truth: Option<(u32, u32)>,
     /// `slc-buffer`'s TurboWrite sizes on the cache region, if set.
     pub(super) cache_rule: Option<CacheRule>,
+    /// No cache rule and no region with partial-page programs: host pages take
+    /// [`Ftl::place_on_groups`], the search without the cache's size or a partial page
+    /// (set once at build, [`Placer::set_single`]).
+    pub(super) plain: bool,
+    /// `plain`, and every stripe one die group: host pages take
+    /// [`Ftl::place_on_single_stripe`], the search without the groups' turn either.
+    pub(super) single: bool,
 }
 
 /// A cache region whose size follows the drive's free space (`slc-buffer`'s
@@ -84,9 +98,21 @@ impl Placer {
         for s in std::iter::once(&mut self.stripe).chain(own) {
             s.shuffle = None;
             for c in &mut s.cursors {
-                c.1 = false;
+                c.wrapped = false;
             }
         }
+    }
+
+    /// Whether host pages may take the plain or single-group search ([`Placer::plain`],
+    /// [`Placer::single`]) on a device whose regions allow `partial` (partial-page programs
+    /// in some region).
+    pub(super) fn set_single(&mut self, partial: bool) {
+        let own = self.region_stripes.iter().flatten();
+        let one_group = std::iter::once(&self.stripe)
+            .chain(own)
+            .all(|s| s.groups() == 1);
+        self.plain = self.cache_rule.is_none() && !partial;
+        self.single = self.plain && one_group;
     }
 
     /// The stripe region `r`'s host pages take.
@@ -147,12 +173,16 @@ impl Stripe {
         }
         let wrapped = shuffle.is_some();
         Stripe {
-            cursors: bounds[..groups as usize]
-                .iter()
-                .map(|&b| (b, wrapped))
+            cursors: bounds
+                .windows(2)
+                .map(|b| Cursor {
+                    next: b[0],
+                    lo: b[0],
+                    hi: b[1],
+                    wrapped,
+                })
                 .collect(),
             order: grouped,
-            bounds,
             turn: 0,
             shuffle,
         }
@@ -167,7 +197,8 @@ impl Stripe {
     /// Planes of group `g`.
     #[inline(always)]
     fn group_len(&self, g: u32) -> u32 {
-        self.bounds[g as usize + 1] - self.bounds[g as usize]
+        let c = &self.cursors[g as usize];
+        c.hi - c.lo
     }
 
     /// The next host page goes to the next group.
@@ -181,34 +212,73 @@ impl Stripe {
 
     /// Before a search in group `g` for a host page's plane: with `shuffle`, a new
     /// round's order when its cursor has gone round (Fisher–Yates, in place).
-    #[inline]
+    #[inline(always)]
     fn begin(&mut self, g: u32) {
         let c = &mut self.cursors[g as usize];
-        if !c.1 {
+        if !c.wrapped {
             return;
         }
-        c.1 = false;
+        c.wrapped = false;
+        if self.shuffle.is_some() {
+            c.next = c.lo;
+            // A group of one plane has one order (and its draw takes no number).
+            if c.hi - c.lo > 1 {
+                self.reshuffle(g);
+            }
+        }
+    }
+
+    /// [`Stripe::begin`] on a stripe of one group (its planes all of `order`).
+    #[inline(always)]
+    fn begin_single(&mut self) {
+        let c = &mut self.cursors[0];
+        if !c.wrapped {
+            return;
+        }
+        c.wrapped = false;
+        if self.shuffle.is_some() {
+            c.next = 0;
+            if self.order.len() > 1 {
+                self.reshuffle(0);
+            }
+        }
+    }
+
+    /// [`Stripe::next_plane`] on a stripe of one group.
+    #[inline(always)]
+    fn next_plane_single(&mut self) -> u32 {
+        let c = &mut self.cursors[0];
+        let p = self.order[c.next as usize];
+        c.next += 1;
+        if c.next as usize == self.order.len() {
+            c.next = 0;
+            c.wrapped = true;
+        }
+        p
+    }
+
+    /// Group `g`'s next round's order ([`Stripe::begin`]).
+    #[inline(never)]
+    fn reshuffle(&mut self, g: u32) {
         if let Some(rng) = &mut self.shuffle {
-            let lo = self.bounds[g as usize] as usize;
-            let hi = self.bounds[g as usize + 1] as usize;
-            let part = &mut self.order[lo..hi];
+            let c = self.cursors[g as usize];
+            let part = &mut self.order[c.lo as usize..c.hi as usize];
             for i in (1..part.len()).rev() {
                 let j = rng.gen_range(0..=i);
                 part.swap(i, j);
             }
-            c.0 = lo as u32;
         }
     }
 
     /// Group `g`'s next plane.
-    #[inline]
+    #[inline(always)]
     fn next_plane(&mut self, g: u32) -> u32 {
         let c = &mut self.cursors[g as usize];
-        let p = self.order[c.0 as usize];
-        c.0 += 1;
-        if c.0 == self.bounds[g as usize + 1] {
-            c.0 = self.bounds[g as usize];
-            c.1 = true;
+        let p = self.order[c.next as usize];
+        c.next += 1;
+        if c.next == c.hi {
+            c.next = c.lo;
+            c.wrapped = true;
         }
         p
     }
@@ -223,6 +293,7 @@ impl Ftl {
     /// planes within their share of valid data. Returns the plane, or `None` when no plane
     /// can take it now (the caller waits for GC). The page is of write lane `lane` (the
     /// placement policy's, [`Ftl::write_lane`]; 0 without lanes).
+    #[inline(always)]
     pub fn write_host_page<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lane: u8,
@@ -245,15 +316,125 @@ impl Ftl {
             return self.write_zone_page(lpns, versions, token, sink, accept);
         }
         // Lane 0 (every device without lanes) a constant.
-        match lane {
-            0 => self.place_on_stripe(0, lpns, versions, token, sink, accept),
-            l => self.place_on_stripe(l, lpns, versions, token, sink, accept),
+        if self.placer.single {
+            return match lane {
+                0 => self.place_on_single_stripe(0, lpns, versions, token, sink, accept),
+                l => self.place_on_single_stripe(l, lpns, versions, token, sink, accept),
+            };
         }
+        if self.placer.plain {
+            return self.place_on_groups(lane, lpns, versions, token, sink, accept);
+        }
+        self.place_on_stripe(lane, lpns, versions, token, sink, accept)
+    }
+
+    /// [`Ftl::place_on_stripe`] when [`Placer::plain`] holds (no cache rule turns a plane
+    /// away, no page is partly programmed): the die groups from the stripe's turn, in two
+    /// passes, as there.
+    #[inline(always)]
+    fn place_on_groups<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        lane: u8,
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
+        let targets = self.placer.policy.host_targets(lane, lpns);
+        'target: for t in targets.as_slice() {
+            let groups = self.placer.stripe_mut(t.region).groups();
+            for pass in 0..2 {
+                let mut over_share = false;
+                for _ in 0..groups {
+                    let stripe = self.placer.stripe_mut(t.region);
+                    let g = stripe.turn;
+                    if pass == 0 {
+                        stripe.begin(g);
+                    }
+                    let mut busy = false;
+                    for _ in 0..stripe.group_len(g) {
+                        let plane = PlaneId(self.placer.stripe_mut(t.region).next_plane(g));
+                        if !accept(plane.0) {
+                            busy = true;
+                            continue;
+                        }
+                        let ps = &self.media.ps[self.media.rp(t.region, plane)];
+                        if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                            over_share = true;
+                            continue;
+                        }
+                        let at = (t.region, plane, t.stream);
+                        if self.place_host_page(at, lpns, versions, token, sink)? {
+                            self.placer.stripe_mut(t.region).pass_turn();
+                            self.after_host_page(t.region, plane);
+                            self.run_background(sink)?;
+                            return Ok(Some(plane.0));
+                        }
+                    }
+                    if busy && groups > 1 {
+                        continue 'target;
+                    }
+                    self.placer.stripe_mut(t.region).pass_turn();
+                }
+                if !over_share {
+                    break;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Ftl::place_on_stripe`] when [`Placer::single`] holds: each target's stripe is one
+    /// group (its turn never moves, `accept` refusing a plane never keeps the page
+    /// waiting), no cache rule turns a plane away and no page is partly programmed, so
+    /// the search is the stripe's planes from its cursor, in two passes as there.
+    #[inline(always)]
+    fn place_on_single_stripe<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        lane: u8,
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+        accept: A,
+    ) -> Result<Option<u32>> {
+        let targets = self.placer.policy.host_targets(lane, lpns);
+        for t in targets.as_slice() {
+            let stripe = self.placer.stripe_mut(t.region);
+            stripe.begin_single();
+            let planes = stripe.order.len();
+            for pass in 0..2 {
+                let mut over_share = false;
+                for _ in 0..planes {
+                    let plane = PlaneId(self.placer.stripe_mut(t.region).next_plane_single());
+                    if !accept(plane.0) {
+                        continue;
+                    }
+                    let ps = &self.media.ps[self.media.rp(t.region, plane)];
+                    if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                        over_share = true;
+                        continue;
+                    }
+                    let at = (t.region, plane, t.stream);
+                    if self.place_host_page(at, lpns, versions, token, sink)? {
+                        self.after_host_page(t.region, plane);
+                        self.run_background(sink)?;
+                        return Ok(Some(plane.0));
+                    }
+                }
+                if !over_share {
+                    break;
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// [`Ftl::write_host_page`] in write lane `lane`: the (region, stream) targets the
-    /// placement policy names, the planes in stripe order.
-    #[inline(always)]
+    /// placement policy names, the planes in stripe order (with a cache rule or partial-page
+    /// programs; else [`Ftl::place_on_groups`] or [`Ftl::place_on_single_stripe`]).
+    #[inline(never)]
     fn place_on_stripe<S: NandSink, A: Fn(u32) -> bool>(
         &mut self,
         lane: u8,

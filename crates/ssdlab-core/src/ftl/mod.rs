@@ -517,6 +517,8 @@ impl Ftl {
                 })
                 .collect(),
             journal_truth: None,
+            plain: false,
+            single: false,
             cache_rule: cache_region.and_then(|c| {
                 let size = cfg.ftl.placement.params().cache_size()?;
                 let r = &d.regions[c as usize];
@@ -582,6 +584,12 @@ impl Ftl {
             ftl.hold_overwritten_until_durable();
         }
         ftl.bulk = ftl.per_unit_features().iter().all(|&(_, on)| !on);
+        let partial = ftl
+            .media
+            .regions
+            .iter()
+            .any(|r| r.partial_programs_per_page > 1);
+        ftl.placer.set_single(partial);
         for r in &ftl.media.regions {
             for plane in 0..g.planes {
                 for b in r.plane_blocks(plane) {
@@ -633,6 +641,14 @@ impl Ftl {
     #[inline]
     pub fn media(&self) -> &Media {
         &self.media
+    }
+
+    /// Fault in the mapping table and the OOB arrays now ([`crate::prefetch::populate`]):
+    /// preconditioning's fill is about to write every mapping entry and most OOB words,
+    /// which an empty device's zeroed tables otherwise fault in page by page.
+    pub fn populate_tables(&mut self) {
+        crate::prefetch::populate(self.media.table.slots_mut());
+        self.media.oob.populate();
     }
 
     /// The device geometry.
@@ -1261,6 +1277,59 @@ mod tests {
             .collect();
         ftl.check_invariants().unwrap();
         out
+    }
+
+    /// The searches chosen at build ([`host::Placer::single`]: one group, no cache rule,
+    /// no partial-page programs; [`host::Placer::plain`]: die groups, neither of the
+    /// others) place every page on the plane the general search would, with planes
+    /// refusing pages (`accept`; a die group then keeps its page waiting) and GC running,
+    /// in both modes (functional: shuffled rounds; timed: the fixed order).
+    #[test]
+    fn the_searches_chosen_at_build_place_pages_where_the_general_one_does() {
+        for (mode, k) in [
+            ("functional", 0),
+            ("timed", 0),
+            ("functional", 1),
+            ("timed", 1),
+        ] {
+            let text = TINY_TOML
+                .replace("seed = 7\n", &format!("seed = 7\nmode = \"{mode}\"\n"))
+                .replace(
+                    "over_provisioning_ratio = 2.0",
+                    "over_provisioning_ratio = 0.4",
+                )
+                .replace("blocks_per_plane = 8", "blocks_per_plane = 32")
+                .replace("channels = 1", "channels = 2")
+                .replace("dies_per_chip = 1", "dies_per_chip = 2")
+                + &format!("die_affine_group_dies = {k}\n");
+            let c = Config::from_toml_str(&text, "tiny").unwrap();
+            let d = c.validate().unwrap();
+            let fast = super::Ftl::new(&c, &d).unwrap();
+            assert!(fast.placer.plain, "{mode} {k}");
+            assert_eq!(fast.placer.single, k == 0, "{mode} {k}");
+            let mut general = fast.clone();
+            (general.placer.single, general.placer.plain) = (false, false);
+            let units = fast.logical_units();
+            let mut planes = Vec::new();
+            for mut ftl in [fast, general] {
+                let mut q = Queue::default();
+                let placed: Vec<_> = (0..3000u32)
+                    .map(|i| {
+                        let refused = |p: u32| (i * 7 + p).is_multiple_of(5);
+                        let lpn = (i.wrapping_mul(2_654_435_761) >> 9) % units;
+                        let at = ftl.write_host_page(0, &[lpn], &[], i, &mut q, |p| !refused(p));
+                        drain(&mut ftl, &mut q);
+                        at.unwrap()
+                    })
+                    .collect();
+                ftl.check_invariants().unwrap();
+                assert!(ftl.counters().gc_copied_units > 0, "{mode} {k}: GC ran");
+                planes.push(placed);
+            }
+            assert_eq!(planes[0], planes[1], "{mode} {k}");
+            // Every plane took pages.
+            assert!((0..8).all(|p| planes[0].contains(&Some(p))), "{mode} {k}");
+        }
     }
 
     /// Without die affinity a page whose die cannot take it goes to the stripe's next

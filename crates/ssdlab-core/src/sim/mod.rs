@@ -534,6 +534,11 @@ impl Simulation {
             return Ok(());
         }
         let units = self.ftl.logical_units() as u64;
+        if pc.sequential_fill {
+            // The fill writes every mapping entry (and as many OOB words): fault the
+            // tables in at once rather than page by page.
+            self.ftl.populate_tables();
+        }
         let before = *self.ftl.counters();
         let spp = self.derived.geometry.slots_per_page;
         let mut d = FunctionalDriver::new(&mut self.ftl).in_phase("precondition");
