@@ -264,7 +264,10 @@ impl LsmConfig {
             granule_bytes: granule,
         };
         if s.write_buffer_bytes < entry_bytes {
-            return Err(bad("write_buffer_bytes", "holds no entry after the divisor"));
+            return Err(bad(
+                "write_buffer_bytes",
+                "holds no entry after the divisor",
+            ));
         }
         let db = keys as f64 * entry_bytes as f64;
         if db > ctx.logical_bytes as f64 * 0.9 {
@@ -940,10 +943,7 @@ impl Lsm {
         if best.1 == NONE {
             return;
         }
-        let (start, end) = (
-            g.zone_start_bytes(best.1),
-            g.zone_start_bytes(best.1) + cap,
-        );
+        let (start, end) = (g.zone_start_bytes(best.1), g.zone_start_bytes(best.1) + cap);
         let mut gc = Gc {
             zone: best.1,
             ..Gc::default()
@@ -1576,7 +1576,11 @@ mod tests {
             let z = g.zone_of(r.offset_bytes) as usize;
             match r.op {
                 HostOp::Write => {
-                    assert_eq!(r.offset_bytes, g.zone_start_bytes(z as u32) + wp[z], "{r:?}");
+                    assert_eq!(
+                        r.offset_bytes,
+                        g.zone_start_bytes(z as u32) + wp[z],
+                        "{r:?}"
+                    );
                     wp[z] += r.size_bytes;
                     assert!(wp[z] <= g.zone_capacity_bytes);
                 }
@@ -1687,8 +1691,16 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let err = |c: LsmConfig| build(&c, &ctx(false, 0)).err().unwrap().to_string();
-        assert!(err(LsmConfig { io_bytes: 1000, ..tiny(1) }).contains("workload.io_bytes"));
-        assert!(err(LsmConfig { keys: 1 << 30, ..tiny(1) }).contains("workload.keys"));
+        assert!(err(LsmConfig {
+            io_bytes: 1000,
+            ..tiny(1)
+        })
+        .contains("workload.io_bytes"));
+        assert!(err(LsmConfig {
+            keys: 1 << 30,
+            ..tiny(1)
+        })
+        .contains("workload.keys"));
         assert!(err(LsmConfig {
             l0_stop_writes_trigger: 2,
             ..tiny(1)

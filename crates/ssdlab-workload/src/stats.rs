@@ -162,7 +162,10 @@ impl LsmCounts {
 
     /// Bytes the store wrote to the device: WAL, flushes, compactions, relocations.
     pub fn device_write_bytes(&self) -> u64 {
-        self.wal_write_bytes + self.flush_write_bytes + self.compaction_write_bytes + self.gc_write_bytes
+        self.wal_write_bytes
+            + self.flush_write_bytes
+            + self.compaction_write_bytes
+            + self.gc_write_bytes
     }
 
     /// Bytes the store read from the device: compactions, relocations, gets.
