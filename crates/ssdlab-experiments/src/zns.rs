@@ -1283,6 +1283,8 @@ impl ZnsParams {
             puts: 1,
             size_divisor: LSM_SIZE_DIVISOR * self.scale as u64,
             fdp: device == Device::Fdp,
+            // 1 MiB extents at scale 1 (half a file), shrinking with the files.
+            extent_bytes: (1 << 20) / self.scale as u64,
             queue_depth: LSM_QUEUE_DEPTH,
             get_queue_depth: LSM_GET_QUEUE_DEPTH,
             ..Default::default()
