@@ -161,6 +161,10 @@ pub fn traffic_of(cfg: &Config) -> Result<(Traffic, Option<String>)> {
             Traffic::Uniform,
             Some("flash-cache workloads are not modelled; using uniform random writes".into()),
         )),
+        WorkloadConfig::Lsm(_) => Ok((
+            Traffic::Uniform,
+            Some("lsm workloads are not modelled; using uniform random writes".into()),
+        )),
     }
 }
 

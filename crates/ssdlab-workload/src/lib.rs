@@ -11,6 +11,7 @@ pub mod ext4;
 pub mod fio;
 pub mod flash_cache;
 pub mod log_structured;
+pub mod lsm;
 pub mod replay;
 pub mod request;
 pub mod rng;
@@ -194,6 +195,10 @@ pub enum WorkloadConfig {
     /// and evicted FIFO, a small-object cache of buckets rewritten at random (see
     /// [`flash_cache::FlashCacheConfig`]).
     FlashCache(flash_cache::FlashCacheConfig),
+    /// An LSM-tree key-value store (RocksDB-like: WAL, memtable flushes, leveled
+    /// compaction, gets) placing its files on a conventional, zoned or FDP device (see
+    /// [`lsm::LsmConfig`]).
+    Lsm(lsm::LsmConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -290,6 +295,7 @@ impl WorkloadConfig {
             WorkloadConfig::Ext4(c) => ext4::build(c, ctx),
             WorkloadConfig::LogStructured(c) => log_structured::build(c, ctx),
             WorkloadConfig::FlashCache(c) => flash_cache::build(c, ctx),
+            WorkloadConfig::Lsm(c) => lsm::build(c, ctx),
         }
     }
 }

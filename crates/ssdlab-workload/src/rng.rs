@@ -31,6 +31,8 @@ pub mod tag {
     pub const EXT4: u64 = 0x6578_7434;
     /// The CacheLib-like flash cache (`kind = "flash-cache"`).
     pub const FLASH_CACHE: u64 = 0x666c_6361;
+    /// The LSM-tree store's gets (`kind = "lsm"`).
+    pub const LSM: u64 = 0x6c73_6d00;
     /// The FTL's own draws (random and d-choices GC).
     pub const FTL: u64 = 0x6763;
     /// Injected program and erase failures.
@@ -59,6 +61,7 @@ pub mod tag {
         ("TPCC", TPCC, 1),
         ("EXT4", EXT4, 1),
         ("FLASH_CACHE", FLASH_CACHE, 1),
+        ("LSM", LSM, 1),
         ("FTL", FTL, 1),
         ("FAILURES", FAILURES, 1),
         ("FACTORY_BAD", FACTORY_BAD, 1),

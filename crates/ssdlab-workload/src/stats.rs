@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Default)]
 struct Counters {
@@ -39,6 +39,7 @@ struct Counters {
     host_gc_write_bytes: AtomicU64,
     host_zone_resets: AtomicU64,
     host_gc_runs: AtomicU64,
+    lsm: Mutex<LsmCounts>,
 }
 
 /// Shared handle on the counters of one workload. Clones share the same counters.
@@ -86,6 +87,114 @@ pub struct WorkloadStatsSnapshot {
     /// than `gc_free_zones` are empty).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub host_gc_runs: u64,
+    /// The LSM-tree store (`kind = "lsm"`); left out of results.json when it counted
+    /// nothing.
+    #[serde(default, skip_serializing_if = "LsmCounts::is_empty")]
+    pub lsm: LsmCounts,
+}
+
+/// What the LSM-tree store (`kind = "lsm"`, [`crate::lsm`]) did, counted when its requests
+/// are drawn (every drawn request is submitted; a phase run to its end completes them).
+/// With no failed request the device's byte counts of the phase are: `host.write_bytes
+/// = wal + flush + compaction + gc write bytes`, `host.read_bytes = compaction + gc +
+/// get read bytes`, `host.trim_bytes = trim_bytes`, `host.zone_commands = zone_resets`
+/// (the audit's `lsm_io` check).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LsmCounts {
+    /// Puts, and their key + value bytes (the user's bytes).
+    pub puts: u64,
+    pub user_bytes: u64,
+    /// Gets; of them, those answered without a device read (memtables, or no level
+    /// holding the key and no bloom false positive); device reads of gets and their bytes.
+    pub gets: u64,
+    pub get_memory_hits: u64,
+    pub get_reads: u64,
+    pub get_read_bytes: u64,
+    /// Bytes written to the WAL, by flushes (L0 files) and by compactions; read by them.
+    pub wal_write_bytes: u64,
+    pub flush_write_bytes: u64,
+    pub compaction_read_bytes: u64,
+    pub compaction_write_bytes: u64,
+    pub flushes: u64,
+    pub compactions: u64,
+    /// Compactions that moved a file down a level without I/O (nothing overlapped below).
+    pub trivial_moves: u64,
+    pub files_deleted: u64,
+    /// Conventional devices: bytes of deleted files' extents trimmed.
+    pub trim_bytes: u64,
+    /// Zoned devices: zones reset (all their data dead), zones relocated by the store's
+    /// GC, and the bytes it relocated (each read once and written once).
+    pub zone_resets: u64,
+    pub gc_zones: u64,
+    pub gc_read_bytes: u64,
+    pub gc_write_bytes: u64,
+}
+
+impl LsmCounts {
+    pub fn is_empty(&self) -> bool {
+        *self == LsmCounts::default()
+    }
+
+    fn zip(&self, o: &LsmCounts, f: impl Fn(u64, u64) -> u64) -> LsmCounts {
+        LsmCounts {
+            puts: f(self.puts, o.puts),
+            user_bytes: f(self.user_bytes, o.user_bytes),
+            gets: f(self.gets, o.gets),
+            get_memory_hits: f(self.get_memory_hits, o.get_memory_hits),
+            get_reads: f(self.get_reads, o.get_reads),
+            get_read_bytes: f(self.get_read_bytes, o.get_read_bytes),
+            wal_write_bytes: f(self.wal_write_bytes, o.wal_write_bytes),
+            flush_write_bytes: f(self.flush_write_bytes, o.flush_write_bytes),
+            compaction_read_bytes: f(self.compaction_read_bytes, o.compaction_read_bytes),
+            compaction_write_bytes: f(self.compaction_write_bytes, o.compaction_write_bytes),
+            flushes: f(self.flushes, o.flushes),
+            compactions: f(self.compactions, o.compactions),
+            trivial_moves: f(self.trivial_moves, o.trivial_moves),
+            files_deleted: f(self.files_deleted, o.files_deleted),
+            trim_bytes: f(self.trim_bytes, o.trim_bytes),
+            zone_resets: f(self.zone_resets, o.zone_resets),
+            gc_zones: f(self.gc_zones, o.gc_zones),
+            gc_read_bytes: f(self.gc_read_bytes, o.gc_read_bytes),
+            gc_write_bytes: f(self.gc_write_bytes, o.gc_write_bytes),
+        }
+    }
+
+    /// Bytes the store wrote to the device: WAL, flushes, compactions, relocations.
+    pub fn device_write_bytes(&self) -> u64 {
+        self.wal_write_bytes
+            + self.flush_write_bytes
+            + self.compaction_write_bytes
+            + self.gc_write_bytes
+    }
+
+    /// Bytes the store read from the device: compactions, relocations, gets.
+    pub fn device_read_bytes(&self) -> u64 {
+        self.compaction_read_bytes + self.gc_read_bytes + self.get_read_bytes
+    }
+
+    /// The application's write amplification: (WAL + flush + compaction bytes) / user
+    /// bytes (`None` before a put).
+    pub fn app_waf(&self) -> Option<f64> {
+        (self.user_bytes > 0).then(|| {
+            (self.wal_write_bytes + self.flush_write_bytes + self.compaction_write_bytes) as f64
+                / self.user_bytes as f64
+        })
+    }
+
+    /// Of it, flushes and compactions only (RocksDB's own WA figure leaves the WAL out).
+    pub fn compaction_waf(&self) -> Option<f64> {
+        (self.user_bytes > 0).then(|| {
+            (self.flush_write_bytes + self.compaction_write_bytes) as f64 / self.user_bytes as f64
+        })
+    }
+
+    /// The host layer's (ZenFS GC's): device writes / the application's writes (1 without
+    /// relocation).
+    pub fn host_waf(&self) -> Option<f64> {
+        let app = self.device_write_bytes() - self.gc_write_bytes;
+        (app > 0).then(|| self.device_write_bytes() as f64 / app as f64)
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -109,6 +218,7 @@ impl WorkloadStatsSnapshot {
             host_gc_write_bytes: self.host_gc_write_bytes - earlier.host_gc_write_bytes,
             host_zone_resets: self.host_zone_resets - earlier.host_zone_resets,
             host_gc_runs: self.host_gc_runs - earlier.host_gc_runs,
+            lsm: self.lsm.zip(&earlier.lsm, |a, b| a - b),
         }
     }
 
@@ -175,6 +285,7 @@ impl WorkloadStats {
             host_gc_write_bytes: self.0.host_gc_write_bytes.load(Ordering::Relaxed),
             host_zone_resets: self.0.host_zone_resets.load(Ordering::Relaxed),
             host_gc_runs: self.0.host_gc_runs.load(Ordering::Relaxed),
+            lsm: *self.0.lsm.lock().unwrap_or_else(|p| p.into_inner()),
         }
     }
 
@@ -205,6 +316,13 @@ impl WorkloadStats {
         c.host_zone_resets
             .fetch_add(d.host_zone_resets, Ordering::Relaxed);
         c.host_gc_runs.fetch_add(d.host_gc_runs, Ordering::Relaxed);
+        self.add_lsm(&d.lsm);
+    }
+
+    /// Counts of the LSM-tree store.
+    pub(crate) fn add_lsm(&self, d: &LsmCounts) {
+        let mut l = self.0.lsm.lock().unwrap_or_else(|p| p.into_inner());
+        *l = l.zip(d, |a, b| a + b);
     }
 
     /// The workload's journal range in bytes, when it models a journaling file system.

@@ -344,6 +344,7 @@ pub const CHECKS: &[CheckFn] = &[
     nand_by_cause,
     nand_slots_hold_units,
     user_figures,
+    lsm_io,
     trim_records,
     slc_cache,
     host_data_path,
@@ -892,6 +893,64 @@ fn user_figures(r: &Results, _: &Facts) -> Check {
     })
 }
 
+/// The LSM-tree store (`kind = "lsm"`) counted its requests when it drew them; a phase
+/// run to its end, none failed, completed each: the device's bytes are the store's
+/// (written = WAL + flush + compaction + relocation, read = compaction + relocation +
+/// gets, trimmed = deleted files' extents, zone commands = its resets).
+fn lsm_io(r: &Results, f: &Facts) -> Check {
+    let l = &r.workload.lsm;
+    if l.is_empty() {
+        return Check::skipped("lsm_io", Kind::Conservation, "no LSM-tree store");
+    }
+    let c = &r.host.counters;
+    if c.failed_requests > 0 || f.timed.as_ref().is_some_and(|t| t.in_flight > 0) {
+        return Check::skipped(
+            "lsm_io",
+            Kind::Conservation,
+            "requests failed or were in flight when the figures were taken",
+        );
+    }
+    let pairs = [
+        (
+            "host.write_bytes",
+            c.write_bytes,
+            "lsm WAL + flush + compaction + gc writes",
+            l.device_write_bytes(),
+        ),
+        (
+            "host.read_bytes",
+            c.read_bytes,
+            "lsm compaction + gc + get reads",
+            l.device_read_bytes(),
+        ),
+        (
+            "host.trim_bytes",
+            c.trim_bytes,
+            "workload.lsm.trim_bytes",
+            l.trim_bytes,
+        ),
+        (
+            "host.zone_commands",
+            c.zone_commands,
+            "workload.lsm.zone_resets",
+            l.zone_resets,
+        ),
+    ];
+    let bad = pairs.iter().find(|p| p.1 != p.3);
+    Check::new(
+        "lsm_io",
+        Kind::Conservation,
+        pairs
+            .iter()
+            .flat_map(|p| [(p.0, U(p.1)), (p.2, U(p.3))])
+            .collect(),
+    )
+    .fail_if(bad.is_some(), || {
+        let p = bad.unwrap_or(&pairs[0]);
+        format!("{} {} but {} {}", p.0, p.1, p.2, p.3)
+    })
+}
+
 /// Durable trims: the record pages are mapping programs, each holds at least one record
 /// and at most a page of them, and (on a conventional device) no more units were unmapped
 /// than host trims named.
@@ -1414,6 +1473,11 @@ mod tests {
                 u.total_waf = u.host_waf * r.waf * 1.01;
                 r.user = Some(u);
             }),
+            ("lsm_io", |r, _| {
+                let mut l = lsm_section(r);
+                l.compaction_write_bytes += 4096;
+                r.workload.lsm = l;
+            }),
             ("trim_records", |r, _| {
                 let mut t = trims_section(r);
                 t.record_pages = r.nand.programs.mapping + 1;
@@ -1485,8 +1549,9 @@ mod tests {
 
     /// Checks of sections a clean tiny run does not have (a host layer's user figures,
     /// durable trims): skipped there.
-    const SECTION_CHECKS: [&str; 4] = [
+    const SECTION_CHECKS: [&str; 5] = [
         "user_figures",
+        "lsm_io",
         "trim_records",
         "slc_cache",
         "user_unmapped_reads",
@@ -1503,6 +1568,23 @@ mod tests {
             mb_per_s: round6((read_bytes + write_bytes) as f64 / 1e6 / secs),
             host_waf: 1.5,
             total_waf: 1.5 * r.waf,
+        }
+    }
+
+    /// An LSM-tree store's counts that add up for run `r`: its writes split between the
+    /// WAL and compactions, its reads between compactions and gets.
+    fn lsm_section(r: &Results) -> ssdlab_workload::stats::LsmCounts {
+        let c = &r.host.counters;
+        ssdlab_workload::stats::LsmCounts {
+            puts: 10,
+            user_bytes: 10_000,
+            wal_write_bytes: c.write_bytes / 2,
+            compaction_write_bytes: c.write_bytes - c.write_bytes / 2,
+            compaction_read_bytes: c.read_bytes / 2,
+            get_read_bytes: c.read_bytes - c.read_bytes / 2,
+            trim_bytes: c.trim_bytes,
+            zone_resets: c.zone_commands,
+            ..Default::default()
         }
     }
 
@@ -1556,10 +1638,15 @@ mod tests {
         r.user = Some(user_section(&r));
         r.trims = Some(trims_section(&r));
         r.journal = Some(slc_section(&r, &f));
+        r.workload.lsm = lsm_section(&r);
         for name in SECTION_CHECKS {
             assert_eq!(verdict_of(&r, &f, name), (Verdict::Ok, None), "{name}");
         }
-        let broken: [(&str, Perturb); 8] = [
+        let broken: [(&str, Perturb); 12] = [
+            ("lsm_io", |r, _| r.workload.lsm.wal_write_bytes += 4096),
+            ("lsm_io", |r, _| r.workload.lsm.get_read_bytes += 4096),
+            ("lsm_io", |r, _| r.workload.lsm.trim_bytes += 4096),
+            ("lsm_io", |r, _| r.workload.lsm.zone_resets += 1),
             ("slc_cache", |r, _| {
                 r.journal
                     .as_mut()

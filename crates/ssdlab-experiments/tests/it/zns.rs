@@ -25,7 +25,9 @@ fn holds(r: &ZnsReport, group: &str, start: &str) -> Option<bool> {
 
 #[test]
 fn zns_study_rows_arithmetic_and_shape() {
-    let p = ZnsParams::paper(SCALE).unwrap();
+    let mut p = ZnsParams::paper(SCALE).unwrap();
+    // The LSM rows have their own test below (their checks on set figures).
+    p.lsm = false;
     let g = &p.base.device.geometry;
     assert_eq!(
         (g.channels, g.blocks_per_plane, g.pages_per_block),
@@ -211,6 +213,7 @@ fn zns_every_shape_check_can_hold_and_fail() {
         hot_space_percent: 20.0,
         runs,
         raw: Vec::new(),
+        lsm_runs: Vec::new(),
         wall_s: 0.0,
     };
     // A run's figures set: device WAF and host WAF (total = their product).
@@ -320,4 +323,91 @@ fn zns_raw_workload_rows_and_shape() {
     let md = raw::markdown(&rows);
     assert!(md.contains("### §5.1 raw workload"), "{md}");
     assert_eq!(raw::csv(&rows).lines().count(), 1 + rows.len());
+/// An LSM row with the figures the checks read.
+fn lsm_row(
+    device: Device,
+    op: Option<f64>,
+    device_waf: f64,
+    puts_per_s: f64,
+    p99: u64,
+) -> zns::LsmRun {
+    let lat = |p99| ssdlab_core::stats::LatencySummary {
+        count: 1000,
+        mean: 0.0,
+        min: 0,
+        p50: 0,
+        p90: 0,
+        p95: 0,
+        p99,
+        p99_9: p99,
+        p99_99: p99,
+        p99_999: p99,
+        p99_9999: p99,
+        max: p99,
+    };
+    zns::LsmRun {
+        device,
+        op,
+        keys: 1000,
+        puts: 1000,
+        gets: 100,
+        sim_time_ns: 1_000_000_000,
+        user_bytes: 1 << 20,
+        app_waf: 12.0,
+        compaction_waf: 11.0,
+        host_waf: 1.0,
+        device_waf,
+        total_waf: 12.0 * device_waf,
+        puts_per_s,
+        gets_per_s: 100.0,
+        get: lat(p99),
+        background_read: lat(p99),
+        write: lat(p99),
+        zone_resets: 0,
+        gc_bytes: 0,
+        trim_bytes: 0,
+        device_gc_victims: 0,
+        level_bytes: Vec::new(),
+        wall_s: 0.0,
+        audit_warnings: Vec::new(),
+    }
+}
+
+/// The paper's shape holds on figures like the paper's (ZNS device WAF 1, conventional
+/// 2.2, ZNS 2× the puts, a lower get tail) and each check fails when its figure moves
+/// the other way.
+#[test]
+fn zns_lsm_checks_hold_and_fail() {
+    let good = || {
+        vec![
+            lsm_row(Device::Conventional, Some(0.07), 2.2, 1000.0, 900),
+            lsm_row(Device::Conventional, Some(0.28), 1.6, 1300.0, 800),
+            lsm_row(Device::Zns, None, 1.0, 2000.0, 400),
+            lsm_row(Device::Fdp, Some(0.07), 1.1, 1800.0, 500),
+        ]
+    };
+    let checks = zns::lsm_checks(&good());
+    assert_eq!(checks.len(), 5);
+    assert!(checks.iter().all(|c| c.holds == Some(true)), "{checks:?}");
+    type Perturb = fn(&mut Vec<zns::LsmRun>);
+    let broken: [(&str, Perturb); 5] = [
+        ("ZNS device WAF", |r| r[2].device_waf = 1.05),
+        ("conventional device WAF", |r| r[0].device_waf = 1.2),
+        ("ZNS total WAF", |r| r[2].total_waf = 30.0),
+        ("ZNS puts/s", |r| r[2].puts_per_s = 1200.0),
+        ("ZNS get p99", |r| r[2].get.p99 = 950),
+    ];
+    for (start, perturb) in broken {
+        let mut runs = good();
+        perturb(&mut runs);
+        let c = zns::lsm_checks(&runs);
+        let x = c.iter().find(|c| c.claim.starts_with(start)).unwrap();
+        assert_eq!(x.holds, Some(false), "{start}: {x:?}");
+        assert!(x.detail.contains("; "), "{start} says why: {}", x.detail);
+        assert_eq!(
+            c.iter().filter(|c| c.holds == Some(false)).count(),
+            1,
+            "{start}"
+        );
+    }
 }
