@@ -834,6 +834,11 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
     let raw = std::fs::read_to_string(out.join("zns-raw.csv")).unwrap();
     assert!(raw.starts_with("kind,write_load,device,spare,"), "{raw}");
     assert_eq!(raw.lines().count(), 10);
+    // The LSM store's rows: conventional at two OPs, ZNS, FDP, in their own file.
+    let lsm = std::fs::read_to_string(out.join("zns-lsm.csv")).unwrap();
+    assert!(lsm.starts_with("device,spare,keys,"), "{lsm}");
+    assert_eq!(lsm.lines().count(), 5);
+    assert_eq!(json["lsm_runs"].as_array().unwrap().len(), 4);
     assert!(md.contains("### §5.1 raw workload"), "{md}");
     // Device, host and total WAF, for each workload.
     let svg = std::fs::read_to_string(out.join("zns.svg")).unwrap();

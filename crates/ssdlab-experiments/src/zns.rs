@@ -962,7 +962,7 @@ impl Experiment for Zns {
         from: "### ",
         to: None,
     }];
-    const EXTRA_FILES: &'static [&'static str] = &["zns-raw.csv"];
+    const EXTRA_FILES: &'static [&'static str] = &["zns-raw.csv", "zns-lsm.csv"];
     type Args = ZnsArgs;
     type Params = ZnsParams;
     type Report = ZnsReport;
@@ -1048,15 +1048,18 @@ impl Experiment for Zns {
     }
 
     fn extra_files(r: &ZnsReport) -> Result<Vec<(&'static str, String)>> {
-        Ok(if r.raw.is_empty() {
-            Vec::new()
-        } else {
-            vec![("zns-raw.csv", raw::csv(&r.raw))]
-        })
+        let mut files = Vec::new();
+        if !r.raw.is_empty() {
+            files.push(("zns-raw.csv", raw::csv(&r.raw)));
+        }
+        if !r.lsm_runs.is_empty() {
+            files.push(("zns-lsm.csv", lsm_csv(&r.lsm_runs)));
+        }
+        Ok(files)
     }
 
     fn csv(r: &ZnsReport) -> String {
-        r.csv() + &lsm_csv(&r.lsm_runs)
+        r.csv()
     }
 
     fn checks(r: &ZnsReport) -> Vec<Check> {
@@ -1428,25 +1431,37 @@ pub fn run_lsm(p: &ZnsParams, on_run: &(dyn Fn(&LsmRun) + Sync)) -> Result<Vec<L
 /// writes and relocations per user byte, so total = host × device; read = gets, write =
 /// the writer's writes).
 pub fn lsm_csv(runs: &[LsmRun]) -> String {
-    let mut s = String::new();
+    let mut s = String::from(
+        "device,spare,keys,puts,gets,sim_time_ns,user_bytes,app_waf,compaction_waf,host_waf,device_waf,total_waf,puts_per_s,gets_per_s,get_p99_ns,get_p99_99_ns,background_read_p99_ns,write_p99_ns,zone_resets,relocated_bytes,trimmed_bytes,device_gc_victims\n",
+    );
     for r in runs {
+        let op = r.op.map_or(String::new(), |o| o.to_string());
+        let resets = match r.device {
+            Device::Zns => r.zone_resets.to_string(),
+            _ => String::new(),
+        };
         s += &format!(
-            "lsm,{},{},{},{},{},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{},,0,\n",
-            r.op.unwrap_or(0.0),
+            "{},{op},{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.1},{:.1},{},{},{},{},{resets},{},{},{}\n",
             r.device.name(),
-            "",
-            "",
+            r.keys,
+            r.puts,
+            r.gets,
+            r.sim_time_ns,
             r.user_bytes,
+            r.app_waf,
+            r.compaction_waf,
+            r.host_waf,
             r.device_waf,
-            r.app_waf * r.host_waf,
             r.total_waf,
-            (r.user_bytes as f64 / 1e6) / (r.sim_time_ns as f64 / 1e9),
+            r.puts_per_s,
+            r.gets_per_s,
             r.get.p99,
             r.get.p99_99,
+            r.background_read.p99,
             r.write.p99,
-            r.write.p99_99,
+            r.gc_bytes,
+            r.trim_bytes,
             r.device_gc_victims,
-            r.zone_resets,
         );
     }
     s

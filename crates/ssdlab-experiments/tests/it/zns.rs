@@ -323,6 +323,8 @@ fn zns_raw_workload_rows_and_shape() {
     let md = raw::markdown(&rows);
     assert!(md.contains("### §5.1 raw workload"), "{md}");
     assert_eq!(raw::csv(&rows).lines().count(), 1 + rows.len());
+}
+
 /// An LSM row with the figures the checks read.
 fn lsm_row(
     device: Device,
