@@ -27,7 +27,7 @@ pub mod ring;
 use crate::ring::Ring;
 
 /// Lanes beside the heap (see the module documentation).
-pub const LANES: usize = 2;
+pub const LANES: usize = 4;
 
 /// Simulated time in nanoseconds.
 pub type SimTime = u64;
