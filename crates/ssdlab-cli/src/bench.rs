@@ -16,6 +16,12 @@
 //!    temporary file) and replayed closed-loop at QD 16 on the filled device, with the trace
 //!    read and parsed on a thread of its own (the default on a machine with more than one
 //!    CPU) and on the simulating thread — the results are identical, the speed is not.
+//!
+//! `--link` instead: the link A/B (issue 50) — `configs/nvme-pcie3-tlc.toml` (its own
+//! workload: 4 KiB random 70/30 at QD16, `--timed-requests` requests) on copies of one
+//! preconditioned state, with its `[device.host_interface]` and without it, alternating
+//! run by run → each side's simulated requests per CPU second (and per wall second),
+//! events per request, and the ratio with / without (the median of the per-pair ratios).
 
 use crate::output::{peak_rss_bytes, process_cpu_ns};
 use anyhow::{Context, Result};
@@ -25,6 +31,7 @@ use std::time::Instant;
 
 const OP_PAPER: &str = include_str!("../../../configs/op-paper.toml");
 const GREEDY_FTL_C: &str = include_str!("../../../bench/greedy_ftl.c");
+const NVME: &str = include_str!("../../../configs/nvme-pcie3-tlc.toml");
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -50,6 +57,10 @@ pub struct BenchArgs {
     /// median are printed). Timed repeats start from copies of the preconditioned state.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// Only the link A/B: the nvme preset with and without its host interface, `--repeat`
+    /// pairs of `--timed-requests` requests (docs/speed.md).
+    #[arg(long)]
+    link: bool,
 }
 
 /// A measured run's results, refused when their audit found figures that cannot be: no
@@ -79,6 +90,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         env!("CARGO_PKG_VERSION"),
         crate::output::BUILD
     );
+    if a.link {
+        return link_ab(a);
+    }
     functional(a)?;
     if a.functional_only {
         return Ok(());
@@ -126,6 +140,72 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         0 => Ok(()),
         lines => trace_replay(&filled, lines, a.repeat),
     }
+}
+
+/// The link A/B: the nvme preset with and without its `[device.host_interface]`, on copies
+/// of one preconditioned state, alternating run by run (a noisy minute weighs on both
+/// sides of a pair alike): rates per CPU second (the process's, this thread being the one
+/// that works) and per wall second, events per request, and the per-pair ratios.
+fn link_ab(a: &BenchArgs) -> Result<()> {
+    let mut cfg = parse(NVME, "configs/nvme-pcie3-tlc.toml")?;
+    anyhow::ensure!(
+        cfg.device.host_interface.is_some(),
+        "the nvme preset has no [device.host_interface]"
+    );
+    if let ssdlab_workload::WorkloadConfig::Synthetic(s) = &mut cfg.workload {
+        s.requests = a.timed_requests;
+    }
+    let mut base = Simulation::new(cfg.clone()).context("nvme preset")?;
+    let t = Instant::now();
+    base.precondition(&mut NoProgress)?;
+    println!(
+        "link A/B    configs/nvme-pcie3-tlc.toml, {} requests of 4 KiB random 70/30 QD16 per run, preconditioned once ({:.1} s)",
+        a.timed_requests,
+        t.elapsed().as_secs_f64()
+    );
+    let mut plain = cfg.clone();
+    plain.device.host_interface = None;
+    // [with, without]: (per CPU second, per wall second, events per request)
+    let mut rates: [Vec<(f64, f64, f64)>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..a.repeat {
+        for (k, c) in [&cfg, &plain].into_iter().enumerate() {
+            let mut run = Simulation::from_state(c.clone(), &base)?;
+            run.workload_threads = 0;
+            let (t, cpu) = (Instant::now(), process_cpu_ns());
+            let r = audited("link A/B", run.run_workload(&mut NoProgress)?)?;
+            let wall = t.elapsed().as_secs_f64();
+            let cpu_s = match (cpu, process_cpu_ns()) {
+                (Some(a), Some(b)) => (b - a).max(1) as f64 / 1e9,
+                _ => wall,
+            };
+            let m = r.host.requests as f64 / 1e6;
+            let events = r.engine.as_ref().map_or(0, |e| e.events) as f64;
+            rates[k].push((m / cpu_s, m / wall, events / r.host.requests.max(1) as f64));
+        }
+    }
+    let side = |name: &str, v: &[(f64, f64, f64)]| {
+        println!(
+            "link A/B    {name}: {} M requests per CPU second ({} per wall second), {:.2} events per request",
+            best_median(v.iter().map(|x| x.0).collect()),
+            best_median(v.iter().map(|x| x.1).collect()),
+            v[0].2
+        );
+    };
+    side("with the link   ", &rates[0]);
+    side("without the link", &rates[1]);
+    let mut ratios: Vec<f64> = rates[0]
+        .iter()
+        .zip(&rates[1])
+        .map(|(w, wo)| w.0 / wo.0)
+        .collect();
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "link A/B    with / without, per CPU second: median {:.3} (pairs {:.3}–{:.3})",
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+    Ok(())
 }
 
 /// Timed runs of the workload on copies of `base`'s state.

@@ -27,7 +27,7 @@ pub mod ring;
 use crate::ring::Ring;
 
 /// Lanes beside the heap (see the module documentation).
-pub const LANES: usize = 2;
+pub const LANES: usize = 4;
 
 /// Simulated time in nanoseconds.
 pub type SimTime = u64;
@@ -279,7 +279,7 @@ mod tests {
     }
 
     /// Random schedules interleaved with pops come out in (time, schedule order), as a
-    /// sort of what was scheduled says. With `lanes`, half the events go on the two lanes,
+    /// sort of what was scheduled says. With `lanes`, half the events go on the lanes,
     /// each with its own delay and now and then a shorter one (which the heap must take):
     /// the lanes change nothing in the order. Returns how many events the lanes took.
     fn check_random_interleaving(seed: u64, lanes: bool) -> u32 {
@@ -287,12 +287,17 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut q = EventQueue::new();
         let mut pending: Vec<(u64, u32)> = Vec::new();
-        let delays = [rng.gen_range(0..5u64), rng.gen_range(0..40u64)];
+        let delays: [u64; LANES] =
+            std::array::from_fn(|k| rng.gen_range(0..if k % 2 == 0 { 5u64 } else { 40 }));
         let (mut id, mut laned) = (0u32, 0);
         for _ in 0..20_000 {
             if rng.gen_bool(0.55) || q.is_empty() {
                 let now = q.now_ns();
-                let lane = if lanes { rng.gen_range(0..4) } else { LANES };
+                let lane = if lanes {
+                    rng.gen_range(0..2 * LANES)
+                } else {
+                    LANES
+                };
                 let t = if lane < LANES {
                     let t = now + delays[lane].saturating_sub(rng.gen_range(0..3) / 2);
                     laned += q.lanes[lane].back().is_none_or(|b| b.time_ns <= t) as u32;

@@ -6,18 +6,18 @@
 //! units of 1/65 wire byte, so a link of `lanes` lanes of generation factor `g` serves
 //! exactly `64 · g · lanes` units per ns, an integer.
 //!
-//! Sharing: the transfers in flight in one direction share its bandwidth equally
-//! (processor sharing, as interleaved TLPs of concurrent DMAs do), so a 16-byte
-//! completion entry does not wait behind a 128 KiB transfer. It is simulated with a
-//! virtual clock: `vt` is the service every active transfer has received; a transfer
-//! finishes when `vt` reaches its start value plus its size. Only the earliest finish is
-//! ever scheduled. The two directions are independent (full duplex). Not modelled: DLLPs
-//! (acknowledgements, flow-control updates: a few percent of the wire), flow-control
-//! credit stalls, the link's propagation delay.
+//! Sharing: NVMe's small messages (doorbells, submission entries and their read
+//! requests, completion entries and interrupts, a write's data read requests) go between
+//! data TLPs as they come, one after another at the full rate, so a completion entry
+//! does not wait behind a 128 KiB transfer and its end is known when it is sent; the data
+//! transfers in flight share what the messages leave equally (processor sharing, as
+//! interleaved TLPs of concurrent DMAs do), simulated with a virtual clock of which only
+//! the earliest finish is ever scheduled ([`Direction`]). The two directions are
+//! independent (full duplex). Not modelled: DLLPs (acknowledgements, flow-control
+//! updates: a few percent of the wire), flow-control credit stalls, the link's
+//! propagation delay, a message's wait for the data TLP on the wire when it comes.
 
 use ssdlab_workload::{DataDir, HostOp};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The data a command of `op` for `size_bytes` moves between host and memory of the
 /// device: host → device (writes, zone appends), device → host (reads). The one place
@@ -139,70 +139,142 @@ impl Wire {
     }
 }
 
-/// Scale of the virtual clock beyond the 1/65-byte unit: the share of one of `n` active
-/// transfers is kept to 2⁻³² of a unit.
+/// Scale of the virtual clock beyond the tick: the share of one of `n` active transfers
+/// is kept to 2⁻³² of a tick.
 const SCALE: u128 = 1 << 32;
 
-/// One direction of the link: transfers in flight sharing its bandwidth.
+/// One direction of the link, in *ticks*: a tick is the time one unit of 1/65 wire byte
+/// takes at the full rate, so a nanosecond is `rate` ticks and every time is exact.
+///
+/// Two kinds of traffic share it. *Messages* (a doorbell, a submission entry and the
+/// read request that fetches it, a completion entry with its interrupt, a write's data
+/// read requests: one or a few TLPs each) are sent between data TLPs as they come: they
+/// take the wire one after another at the full rate, and the data transfers in flight
+/// wait meanwhile, so a message's end is known when it is sent (no event). *Data
+/// transfers* share what the messages leave equally (processor sharing, as interleaved
+/// TLPs of concurrent DMAs do): a virtual clock `vt` holds the service every active
+/// transfer has received, a transfer finishes when it reaches its start value plus its
+/// size, and only the earliest finish is ever scheduled. Work is conserved: the
+/// direction is busy exactly while a message or a transfer is on it.
 #[derive(Debug)]
 pub struct Direction {
-    /// 1/65-byte units per ns.
-    rate: u128,
-    /// Service each active transfer has received (units × SCALE).
+    /// Ticks per ns: 64 · g · lanes, a power of two (`rate_shift` its log).
+    rate: u64,
+    rate_shift: u32,
+    /// Service each active transfer has received (ticks × SCALE).
     vt: u128,
-    last_ns: u64,
-    /// Active transfers by (finish vt, start order, token).
-    active: BinaryHeap<Reverse<(u128, u64, u32)>>,
+    /// The time `vt` is for (ticks).
+    last_t: u64,
+    /// Messages are on the wire until then (ticks): data transfers wait.
+    hold_t: u64,
+    /// Active transfers: (finish vt, start order, token); a handful at most in practice.
+    active: Vec<(u128, u64, u32)>,
     started: u64,
-    /// Time with at least one transfer in flight, and wire bytes carried.
-    pub busy_ns: u64,
+    /// Ticks with a message or a transfer on the wire (a message counted when sent).
+    busy_t: u64,
+    /// Wire bytes carried (a message's and a transfer's counted when started).
     pub wire_bytes: u64,
 }
 
 impl Direction {
     /// A direction of a PCIe link of generation factor `gen_factor` (1 = 3.0) and `lanes`.
     pub fn new(gen_factor: u64, lanes: u32) -> Direction {
+        let rate = 64 * gen_factor * lanes as u64;
+        assert!(
+            rate.is_power_of_two(),
+            "lanes and generation factor are powers of two"
+        );
         Direction {
-            rate: 64 * gen_factor as u128 * lanes as u128,
+            rate,
+            rate_shift: rate.trailing_zeros(),
             vt: 0,
-            last_ns: 0,
-            active: BinaryHeap::new(),
+            last_t: 0,
+            hold_t: 0,
+            active: Vec::new(),
             started: 0,
-            busy_ns: 0,
+            busy_t: 0,
             wire_bytes: 0,
         }
     }
 
+    /// Ticks per ns.
+    #[inline]
+    pub fn rate(&self) -> u64 {
+        self.rate
+    }
+
     /// Time to carry `wire_bytes` alone (ns, rounded up).
     pub fn alone_ns(&self, wire_bytes: u64) -> u64 {
-        (wire_bytes as u128 * 65).div_ceil(self.rate) as u64
+        self.ns_of(wire_bytes * 65)
     }
 
+    /// The nanosecond a time in ticks falls in (rounded up).
+    #[inline]
+    pub fn ns_of(&self, ticks: u64) -> u64 {
+        (ticks + self.rate - 1) >> self.rate_shift
+    }
+
+    /// Serve the data transfers up to `now_ns` (what the messages leave of it).
+    #[inline]
     fn advance(&mut self, now_ns: u64) {
-        let n = self.active.len() as u128;
-        if n > 0 && now_ns > self.last_ns {
-            let dt = (now_ns - self.last_ns) as u128;
-            self.vt += dt * self.rate * SCALE / n;
-            self.busy_ns += now_ns - self.last_ns;
+        let now_t = now_ns * self.rate;
+        if now_t <= self.last_t {
+            return;
         }
-        self.last_ns = now_ns;
+        let from = self.last_t.max(self.hold_t);
+        let n = self.active.len() as u128;
+        if n > 0 && now_t > from {
+            let dt = now_t - from;
+            self.vt += dt as u128 * SCALE / n;
+            self.busy_t += dt;
+        }
+        self.last_t = now_t;
     }
 
-    /// Start carrying `wire_bytes` for `token` at `now_ns`.
+    /// Send a message of `wire_bytes` at `now_ns`, after the messages already on the
+    /// wire: the time (ticks) its last byte arrives.
+    #[inline]
+    pub fn send_message(&mut self, now_ns: u64, wire_bytes: u64) -> u64 {
+        self.advance(now_ns);
+        let ticks = wire_bytes * 65;
+        let end = self.hold_t.max(now_ns * self.rate) + ticks;
+        self.hold_t = end;
+        self.busy_t += ticks;
+        self.wire_bytes += wire_bytes;
+        end
+    }
+
+    /// Start a data transfer of `wire_bytes` for `token` at `now_ns`.
     pub fn start(&mut self, now_ns: u64, wire_bytes: u64, token: u32) {
         self.advance(now_ns);
-        let finish = self.vt + wire_bytes as u128 * 65 * SCALE;
-        self.active.push(Reverse((finish, self.started, token)));
+        let finish = self.vt + (wire_bytes * 65) as u128 * SCALE;
+        self.active.push((finish, self.started, token));
         self.started += 1;
         self.wire_bytes += wire_bytes;
     }
 
-    /// When the earliest active transfer finishes (`None`: nothing in flight).
+    /// The active transfer that finishes first (its index).
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        let mut best: Option<(usize, (u128, u64))> = None;
+        for (i, &(f, s, _)) in self.active.iter().enumerate() {
+            if best.is_none_or(|(_, b)| (f, s) < b) {
+                best = Some((i, (f, s)));
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// When the earliest active transfer finishes if nothing else is sent (`None`:
+    /// nothing in flight).
+    #[inline]
     pub fn next_finish_ns(&self) -> Option<u64> {
-        let Reverse((finish, _, _)) = *self.active.peek()?;
+        let (finish, _, _) = self.active[self.first()?];
         let left = finish.saturating_sub(self.vt);
         let n = self.active.len() as u128;
-        Some(self.last_ns + (left * n).div_ceil(self.rate * SCALE) as u64)
+        let from = self.last_t.max(self.hold_t);
+        let at_t = from + (left * n).div_ceil(SCALE) as u64;
+        Some(self.ns_of(at_t))
     }
 
     /// At `now_ns`, the earliest transfer's finish time: it is done (whatever the
@@ -210,20 +282,27 @@ impl Direction {
     /// Returns the tokens done, in finish order, into `done`.
     pub fn finish_due(&mut self, now_ns: u64, done: &mut Vec<u32>) {
         self.advance(now_ns);
-        if let Some(&Reverse((finish, _, _))) = self.active.peek() {
-            self.vt = self.vt.max(finish);
-        }
-        while let Some(&Reverse((finish, _, token))) = self.active.peek() {
+        let Some(i) = self.first() else { return };
+        self.vt = self.vt.max(self.active[i].0);
+        while let Some(i) = self.first() {
+            let (finish, _, token) = self.active[i];
             if finish > self.vt {
                 break;
             }
-            self.active.pop();
+            self.active.swap_remove(i);
             done.push(token);
         }
     }
 
     pub fn in_flight(&self) -> usize {
         self.active.len()
+    }
+
+    /// Time with a message or a transfer on the wire up to `now_ns` (messages sent by
+    /// then counted up to it).
+    pub fn busy_ns_at(&self, now_ns: u64) -> u64 {
+        let ahead = self.hold_t.saturating_sub(now_ns * self.rate);
+        self.busy_t.saturating_sub(ahead) / self.rate
     }
 }
 
@@ -294,7 +373,7 @@ mod tests {
         d.finish_due(37_660, &mut done);
         assert_eq!(done, [7]);
         assert_eq!(d.next_finish_ns(), None);
-        assert_eq!((d.busy_ns, d.wire_bytes), (36_660, 144_384));
+        assert_eq!((d.busy_ns_at(37_660), d.wire_bytes), (36_660, 144_384));
         // PCIe 5.0 x16: 16 times as fast.
         assert_eq!(Direction::new(4, 16).alone_ns(144_384), 36_660 / 16 + 1);
     }
@@ -314,7 +393,7 @@ mod tests {
         assert_eq!(d.next_finish_ns(), Some(71_500));
         d.finish_due(71_500, &mut done);
         assert_eq!(done, [1, 2]);
-        assert_eq!(d.busy_ns, 71_500);
+        assert_eq!(d.busy_ns_at(71_500), 71_500);
         // A transfer that starts while another runs halves its rate from then on.
         let mut d = Direction::new(1, 1);
         d.start(0, 6_400, 1);
@@ -326,5 +405,133 @@ mod tests {
         assert_eq!(done, [2]);
         // The first had 3,200 − 640 = 2,560 bytes left: 2,600 ns alone.
         assert_eq!(d.next_finish_ns(), Some(7_150));
+    }
+
+    /// Messages go one after another at the full rate, their ends known when sent; a
+    /// transfer in flight waits while they are on the wire (work conserved). One PCIe 3.0
+    /// lane: 64 wire bytes take 65 ns.
+    #[test]
+    fn messages_go_first_and_delay_the_transfers() {
+        let mut d = Direction::new(1, 1);
+        d.start(0, 6_400, 1); // alone: 6,500 ns
+        assert_eq!(d.next_finish_ns(), Some(6_500));
+        // At 1,000 ns a 640-byte message (650 ns), at 1,200 ns a 64-byte one (65 ns) behind
+        // it: they end at 1,650 and 1,715 ns.
+        assert_eq!(d.send_message(1_000, 640), 1_650 * 64);
+        assert_eq!(d.send_message(1_200, 64), 1_715 * 64);
+        // The transfer had 1,000 ns of service, then waits 715 ns.
+        assert_eq!(d.next_finish_ns(), Some(6_500 + 715));
+        // Its busy time so far counts the messages sent only up to now.
+        assert_eq!(d.busy_ns_at(1_200), 1_200);
+        let mut done = Vec::new();
+        d.finish_due(7_215, &mut done);
+        assert_eq!(done, [1]);
+        assert_eq!(d.busy_ns_at(7_215), 7_215);
+        assert_eq!(d.wire_bytes, 6_400 + 640 + 64);
+        // Idle: a message goes at once.
+        assert_eq!(d.send_message(8_000, 64), 8_065 * 64);
+        assert_eq!(d.busy_ns_at(9_000), 7_215 + 65);
+        assert_eq!(d.next_finish_ns(), None);
+    }
+
+    /// The reference for [`Direction`]: the same model stepped tick by tick (a tick is
+    /// 1/65 wire byte at the full rate): a message takes the wire whole ticks after the
+    /// messages before it; else each of the `n` transfers in flight gets 1/n of the tick.
+    /// Returns each message's end (ticks) and each transfer's end (ticks), in op order.
+    fn reference(rate: u64, ops: &[(u64, bool, u64)]) -> Vec<u64> {
+        const L: u64 = 840; // lcm(1..=8): 1/n of a tick is exact for n ≤ 8
+        let mut ends = vec![0; ops.len()];
+        let mut hold = 0u64;
+        let mut active: Vec<(usize, u64)> = Vec::new(); // (op, remaining ticks · L)
+        let mut next = 0;
+        let mut t = 0u64;
+        while next < ops.len() || !active.is_empty() {
+            while next < ops.len() && ops[next].0 * rate == t {
+                let (_, message, bytes) = ops[next];
+                if message {
+                    hold = hold.max(t) + bytes * 65;
+                    ends[next] = hold;
+                } else {
+                    active.push((next, bytes * 65 * L));
+                }
+                next += 1;
+            }
+            if t >= hold && !active.is_empty() {
+                let share = L / active.len() as u64;
+                for a in active.iter_mut() {
+                    a.1 = a.1.saturating_sub(share);
+                }
+                active.retain(|&(i, left)| {
+                    if left == 0 {
+                        ends[i] = t + 1;
+                    }
+                    left > 0
+                });
+            }
+            t += 1;
+        }
+        ends
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Random messages and transfers on one lane: every message ends exactly when the
+        /// tick-by-tick reference says; every transfer within a nanosecond per transfer
+        /// finished before it (the direction sees time in whole nanoseconds at its events,
+        /// the reference in ticks), and never before the reference.
+        #[test]
+        fn direction_matches_the_tick_by_tick_reference(
+            raw in proptest::collection::vec((0u64..400, proptest::bool::ANY, 1u64..400), 1..8)
+        ) {
+            let mut ops = raw;
+            ops.sort_by_key(|o| o.0);
+            let rate = 64;
+            let want = reference(rate, &ops);
+            let mut d = Direction::new(1, 1);
+            let mut got = vec![0u64; ops.len()];
+            let mut done = Vec::new();
+            let mut next = 0;
+            loop {
+                let due = d.next_finish_ns();
+                let op_at = ops.get(next).map(|o| o.0);
+                match (due, op_at) {
+                    (Some(f), o) if o.is_none_or(|o| f <= o) => {
+                        d.finish_due(f, &mut done);
+                        for &tok in &done {
+                            got[tok as usize] = f;
+                        }
+                        done.clear();
+                    }
+                    (_, Some(o)) => {
+                        let (_, message, bytes) = ops[next];
+                        if message {
+                            got[next] = d.send_message(o, bytes).div_ceil(rate);
+                        } else {
+                            d.start(o, bytes, next as u32);
+                        }
+                        next += 1;
+                    }
+                    (None, None) => break,
+                    (Some(_), None) => unreachable!(),
+                }
+            }
+            let mut finished_before = 0;
+            let mut order: Vec<usize> = (0..ops.len()).collect();
+            order.sort_by_key(|&i| want[i]);
+            for i in order {
+                let exact = want[i].div_ceil(rate);
+                if ops[i].1 {
+                    proptest::prop_assert_eq!(got[i], exact, "message {}", i);
+                } else {
+                    proptest::prop_assert!(
+                        got[i] >= exact && got[i] <= exact + finished_before + 1,
+                        "transfer {}: {} ns, reference {} ns ({:?})", i, got[i], exact, ops
+                    );
+                    finished_before += 1;
+                }
+            }
+            let total: u64 = ops.iter().map(|o| o.2).sum();
+            proptest::prop_assert_eq!(d.wire_bytes, total);
+        }
     }
 }

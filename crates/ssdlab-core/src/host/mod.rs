@@ -9,7 +9,7 @@ use crate::flash::NONE;
 use ssdlab_workload::{Arrival, HostOp, HostRequest};
 
 /// The mapping units a request touches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UnitSpan {
     pub first: u32,
     pub count: u32,

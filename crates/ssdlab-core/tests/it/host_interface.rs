@@ -171,7 +171,9 @@ fn throughput_is_link_bound_when_the_flash_is_faster() {
 }
 
 /// One command slot: the controller fetches in the arbiter's order, so commands complete
-/// in it. Three flows with three reads each, all doorbells in at once.
+/// in it. Three flows with three reads each, all submitted at once: the doorbells go down
+/// one after another, flow 0's first, and its command takes the free slot; the other
+/// eight wait in their queues for the arbiter.
 #[test]
 fn arbitration_decides_which_queue_is_fetched_next() {
     let order = |arb: ArbitrationConfig, classes: Vec<Priority>| {
@@ -202,10 +204,10 @@ fn arbitration_decides_which_queue_is_fetched_next() {
         low_weight: 1,
     });
     use Priority::*;
-    // Urgent first; then high twice per low once.
+    // Flow 0's first command, then urgent first; then high twice per low once.
     assert_eq!(
         order(wrr, vec![Low, High, Urgent]),
-        [2, 2, 2, 1, 1, 0, 1, 0, 0]
+        [0, 2, 2, 2, 1, 1, 0, 1, 0]
     );
 }
 

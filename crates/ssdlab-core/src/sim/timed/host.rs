@@ -290,7 +290,7 @@ impl HostFrontEnd {
     /// with a host interface, else the host transfer path's (in both).
     pub fn data_path_busy_ns(&self, now_ns: u64) -> [u64; 2] {
         match &self.iface {
-            Some(i) => i.busy_ns(),
+            Some(i) => i.busy_ns_at(now_ns),
             None => [self.host_path.busy_ns_at(now_ns); 2],
         }
     }
@@ -700,6 +700,14 @@ impl HostFrontEnd {
         self.run_actions(cx)
     }
 
+    /// Command `cmd`'s completion message arrived at the host (host interface).
+    pub fn on_completion(&mut self, cmd: u32, cx: &mut Cx) -> Result<()> {
+        if let Some(i) = self.iface.as_mut() {
+            i.on_completion(cmd, cx);
+        }
+        self.run_actions(cx)
+    }
+
     /// Carry out what the host interface asked: dispatch commands to the device, complete
     /// requests to the host.
     fn run_actions(&mut self, cx: &mut Cx) -> Result<()> {
@@ -724,7 +732,13 @@ impl HostFrontEnd {
                 self.dispatch(f as usize, r, span, id, cx)
             }
             Action::Completed(f, r, submit_ns, error, cmd) => {
-                let span = self.splitter.split(&r)?;
+                // Only a write's span is counted at completion (`host_completed`); the
+                // request was checked when it was submitted.
+                let span = if r.op.writes_data() {
+                    self.splitter.split(&r)?
+                } else {
+                    crate::host::UnitSpan::default()
+                };
                 let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
                 req.error = error;
                 self.host_completed(req, cmd, cx)

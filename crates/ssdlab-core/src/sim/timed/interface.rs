@@ -2,20 +2,23 @@
 //! queues (one per flow), the controller's arbitration and command processing, and the
 //! PCIe link every command's packets and data cross.
 //!
-//! A command's steps, each a transfer on one direction of the link (`host::link`) or the
-//! controller's processor:
+//! A command's steps, each a message or a data transfer on one direction of the link
+//! (`host::link`: a message's end is known when it is sent, a transfer shares the
+//! direction and ends with an event) or the controller's processor:
 //!
-//! 1. the host writes the submission entry and rings the doorbell (down: one dword);
+//! 1. the host writes the submission entry and rings the doorbell (a message down);
 //! 2. the command waits in its flow's submission queue until the controller has a free
 //!    command slot (`max_commands_in_flight`) and the arbiter picks its queue;
-//! 3. the controller fetches the entry: a memory-read request (up), the 64-byte entry
-//!    (down);
-//! 4. the controller processes it (`command_ns`, one command at a time);
-//! 5. a write or zone append fetches its data (read requests up, data down:
-//!    `host::link::Payload`), then goes to the front end;
+//! 3. the controller fetches the entry: a memory-read request (a message up), then the
+//!    64-byte entry (a message down, after the doorbell);
+//! 4. the controller processes it (`command_ns`, one command at a time): steps 1–4 end
+//!    in one event, `Processed`, whose time is known at the fetch;
+//! 5. a write or zone append fetches its data (read requests up as a message, data down
+//!    as a transfer: `host::link::Payload`), then goes to the front end;
 //!    other commands go to the front end at once (`HostFrontEnd::dispatch`);
 //! 6. when the front end is done, a read's data and the completion entry with its MSI-X
-//!    interrupt go up; a write's (trim's, flush's) completion goes up;
+//!    interrupt go up (a transfer); a write's (trim's, flush's) completion goes up (a
+//!    message, its arrival an event `Completion`);
 //! 7. the host sees the completion: the request's latency ends, the slot is free.
 //!
 //! Requests larger than `max_data_transfer_bytes` are split into commands as the host
@@ -31,16 +34,11 @@ use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
 use std::collections::VecDeque;
 
-/// The token of a transfer nothing waits for (a write's memory-read requests, which run
-/// beside its data).
-const DETACHED: u32 = u32::MAX;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    Doorbell,
-    FetchRequest,
-    FetchEntry,
-    /// On the controller's processor.
+    /// In its submission queue (the doorbell sent).
+    Queued,
+    /// Its entry on the way and on the controller's processor.
     Processing,
     WriteData,
     /// With the front end.
@@ -157,6 +155,8 @@ pub(super) struct HostInterface {
     /// Per flow: commands whose doorbell arrived, waiting to be fetched.
     queues: Vec<VecDeque<u32>>,
     waiting: Vec<u32>,
+    /// Commands in all the queues.
+    queued: u32,
     slots_used: u32,
     max_slots: u32,
     command_ns: u64,
@@ -189,6 +189,7 @@ impl HostInterface {
             arbiter: ArbitrationPolicy::new(&cfg.arbitration, &ArbiterCtx { classes }),
             queues: (0..flows).map(|_| VecDeque::new()).collect(),
             waiting: vec![0; flows],
+            queued: 0,
             slots_used: 0,
             max_slots: cfg.max_commands_in_flight,
             command_ns: cfg.command_ns,
@@ -203,9 +204,13 @@ impl HostInterface {
         }
     }
 
-    /// Time each direction (down, up) had a transfer in flight.
-    pub fn busy_ns(&self) -> [u64; 2] {
-        [self.dirs[0].busy_ns, self.dirs[1].busy_ns]
+    /// Time each direction (down, up) had a message or a transfer on the wire up to
+    /// `now_ns`.
+    pub fn busy_ns_at(&self, now_ns: u64) -> [u64; 2] {
+        [
+            self.dirs[0].busy_ns_at(now_ns),
+            self.dirs[1].busy_ns_at(now_ns),
+        ]
     }
 
     /// Commands and requests held (submitted, not yet completed to the host).
@@ -260,7 +265,8 @@ impl HostInterface {
         let now = cx.now();
         let m = self.max_transfer_bytes;
         if !r.op.splits_at_max_transfer() || m == 0 || r.size_bytes <= m {
-            self.new_command(f, r, NONE, now, cx);
+            self.new_command(f, r, NONE, now);
+            self.fetch(cx);
             return;
         }
         let parts = r.size_bytes.div_ceil(m);
@@ -281,14 +287,18 @@ impl HostInterface {
                 size_bytes: m.min(r.size_bytes - off),
                 ..r
             };
-            self.new_command(f, part, parent, now, cx);
+            self.new_command(f, part, parent, now);
         }
+        self.fetch(cx);
     }
 
-    fn new_command(&mut self, f: usize, req: HostRequest, parent: u32, now: u64, cx: &mut Cx) {
+    /// Command `req` of flow `f` (a part of request `parent`, or `NONE`): its doorbell goes
+    /// down and it waits in its flow's queue (the controller sees it when the doorbell
+    /// arrives; its entry comes after the doorbell on the same direction).
+    fn new_command(&mut self, f: usize, req: HostRequest, parent: u32, now: u64) {
         let id = self.cmds.insert(Cmd {
             flow: f as u16,
-            step: Step::Doorbell,
+            step: Step::Queued,
             req,
             parent,
             submit_ns: now,
@@ -298,44 +308,56 @@ impl HostInterface {
         });
         self.traffic[f].commands += 1;
         let b = self.wire.doorbell();
-        self.send(Dir::Down, id, b, cx);
+        self.message(Dir::Down, id, b, now);
+        self.queues[f].push_back(id);
+        self.waiting[f] += 1;
+        self.queued += 1;
     }
 
-    /// Start a transfer of `wire_bytes` for command `id` (or `DETACHED`).
-    fn send(&mut self, dir: Dir, id: u32, wire_bytes: u64, cx: &mut Cx) {
-        let now = cx.now();
-        if id != DETACHED {
-            let c = &mut self.cmds.slots[id as usize];
-            match dir {
-                Dir::Down => c.down_bytes += wire_bytes,
-                Dir::Up => c.up_bytes += wire_bytes,
-            }
+    /// Send a message of `wire_bytes` for command `id` at `now`: when it arrives (ticks).
+    #[inline]
+    fn message(&mut self, dir: Dir, id: u32, wire_bytes: u64, now: u64) -> u64 {
+        let c = &mut self.cmds.slots[id as usize];
+        match dir {
+            Dir::Down => c.down_bytes += wire_bytes,
+            Dir::Up => c.up_bytes += wire_bytes,
         }
-        self.dirs[dir as usize].start(now, wire_bytes, id);
+        self.dirs[dir as usize].send_message(now, wire_bytes)
+    }
+
+    /// Start a data transfer of `wire_bytes` for command `id`.
+    fn transfer(&mut self, dir: Dir, id: u32, wire_bytes: u64, cx: &mut Cx) {
+        let c = &mut self.cmds.slots[id as usize];
+        match dir {
+            Dir::Down => c.down_bytes += wire_bytes,
+            Dir::Up => c.up_bytes += wire_bytes,
+        }
+        self.dirs[dir as usize].start(cx.now(), wire_bytes, id);
         self.reschedule(dir, cx);
     }
 
-    /// Schedule the direction's next finish if it moved.
+    /// Schedule the direction's next finish when it came earlier than the event pending (a
+    /// later finish waits for that event, which schedules it again: [`Self::on_link`]).
     fn reschedule(&mut self, dir: Dir, cx: &mut Cx) {
         let d = dir as usize;
         let next = self.dirs[d].next_finish_ns().unwrap_or(u64::MAX);
-        if next == self.due_ns[d] {
+        if next >= self.due_ns[d] {
             return;
         }
         self.due_ns[d] = next;
         self.gens[d] = self.gens[d].wrapping_add(1);
-        if next != u64::MAX {
-            cx.q.schedule_at(
-                next,
-                Event::Link {
-                    dir: d as u8,
-                    gen: self.gens[d],
-                },
-            );
-        }
+        cx.q.schedule_in_lane(
+            super::LANE_LINK,
+            next,
+            Event::Link {
+                dir: d as u8,
+                gen: self.gens[d],
+            },
+        );
     }
 
-    /// A direction's scheduled finish: move every transfer done to its next step.
+    /// A direction's scheduled event: if its earliest transfer finishes now, move every
+    /// transfer done to its next step; if messages sent since delayed it, wait for it.
     pub fn on_link(&mut self, d: u8, gen: u32, cx: &mut Cx) {
         let d = d as usize;
         if gen != self.gens[d] {
@@ -343,57 +365,44 @@ impl HostInterface {
         }
         let dir = if d == 0 { Dir::Down } else { Dir::Up };
         self.due_ns[d] = u64::MAX;
-        let mut done = std::mem::take(&mut self.done);
-        self.dirs[d].finish_due(cx.now(), &mut done);
-        for &id in &done {
-            if id != DETACHED {
-                self.transferred(id, cx);
+        let slots = self.slots_used;
+        if self.dirs[d].next_finish_ns().is_some_and(|t| t <= cx.now()) {
+            let mut done = std::mem::take(&mut self.done);
+            self.dirs[d].finish_due(cx.now(), &mut done);
+            for &id in &done {
+                self.transferred(id);
             }
+            done.clear();
+            self.done = done;
         }
-        done.clear();
-        self.done = done;
         self.reschedule(dir, cx);
-        self.fetch(cx);
+        if self.slots_used < slots {
+            self.fetch(cx);
+        }
     }
 
-    /// Command `id`'s transfer is done: its next step.
-    fn transferred(&mut self, id: u32, cx: &mut Cx) {
+    /// Command `id`'s data transfer is done: its next step.
+    fn transferred(&mut self, id: u32) {
         let c = self.cmds.slots[id as usize];
-        let next = match c.step {
-            Step::Doorbell => {
-                self.queues[c.flow as usize].push_back(id);
-                self.waiting[c.flow as usize] += 1;
-                return;
-            }
-            Step::FetchRequest => {
-                let b = self.wire.data(SQE_BYTES);
-                self.send(Dir::Down, id, b, cx);
-                Step::FetchEntry
-            }
-            Step::FetchEntry => {
-                let at = cx.now().max(self.processor_free_ns) + self.command_ns;
-                self.processor_free_ns = at;
-                cx.q.schedule_at(at, Event::Processed { cmd: id });
-                Step::Processing
-            }
+        match c.step {
             Step::WriteData => {
                 self.actions.push(Action::Dispatch(c.flow, c.req, id));
-                Step::Device
+                self.cmds.slots[id as usize].step = Step::Device;
             }
-            Step::Processing | Step::Device => {
-                unreachable!("a command on the processor or with the front end has no transfer")
+            Step::Completion => self.complete(id),
+            Step::Queued | Step::Processing | Step::Device => {
+                unreachable!("only a command's data and completion are transfers")
             }
-            Step::Completion => {
-                self.complete(id);
-                return;
-            }
-        };
-        self.cmds.slots[id as usize].step = next;
+        }
     }
 
-    /// Fetch commands while slots are free and some queue has one (arbiter's order).
+    /// Fetch commands while slots are free and some queue has one (arbiter's order): the
+    /// entry's read request goes up, then the entry comes down (after the messages on the
+    /// wire there, its doorbell among them); the processor takes it when it has arrived
+    /// and the commands before it are done.
     fn fetch(&mut self, cx: &mut Cx) {
-        while self.slots_used < self.max_slots {
+        let now = cx.now();
+        while self.slots_used < self.max_slots && self.queued > 0 {
             let Some(q) = self.arbiter.pick(&self.waiting) else {
                 return;
             };
@@ -401,10 +410,17 @@ impl HostInterface {
                 .pop_front()
                 .expect("the arbiter picks a queue with a command");
             self.waiting[q as usize] -= 1;
+            self.queued -= 1;
             self.slots_used += 1;
-            self.cmds.slots[id as usize].step = Step::FetchRequest;
-            let b = self.wire.read_requests(SQE_BYTES);
-            self.send(Dir::Up, id, b, cx);
+            self.cmds.slots[id as usize].step = Step::Processing;
+            let request = self.message(Dir::Up, id, self.wire.read_requests(SQE_BYTES), now);
+            let entry = self.message(Dir::Down, id, self.wire.data(SQE_BYTES), now);
+            // The request's time on its direction, then the entry's on its own (both
+            // directions have one rate).
+            let arrived_ns = self.dirs[0].ns_of(entry + request - now * self.dirs[0].rate());
+            let at = arrived_ns.max(self.processor_free_ns) + self.command_ns;
+            self.processor_free_ns = at;
+            cx.q.schedule_in_lane(super::LANE_PROCESSED, at, Event::Processed { cmd: id });
         }
     }
 
@@ -417,10 +433,9 @@ impl HostInterface {
         if down > 0 {
             self.cmds.slots[id as usize].step = Step::WriteData;
             let req = self.wire.read_requests(down);
-            self.traffic[c.flow as usize].link_up_bytes += req;
-            self.send(Dir::Up, DETACHED, req, cx);
+            self.message(Dir::Up, id, req, cx.now());
             let data = self.wire.data(down);
-            self.send(Dir::Down, id, data, cx);
+            self.transfer(Dir::Down, id, data, cx);
         } else {
             self.cmds.slots[id as usize].step = Step::Device;
             self.actions.push(Action::Dispatch(c.flow, c.req, id));
@@ -432,14 +447,25 @@ impl HostInterface {
     pub fn device_done(&mut self, id: u32, error: Option<ZoneError>, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Device);
-        let mut b = self.wire.completion();
+        let b = self.wire.completion();
         let up = Payload::of(c.req.op, c.req.size_bytes).up_bytes;
-        if up > 0 && error.is_none() {
-            b += self.wire.data(up);
-        }
         self.cmds.slots[id as usize].step = Step::Completion;
         self.cmds.slots[id as usize].error = error;
-        self.send(Dir::Up, id, b, cx);
+        if up > 0 && error.is_none() {
+            self.transfer(Dir::Up, id, b + self.wire.data(up), cx);
+        } else {
+            let end = self.message(Dir::Up, id, b, cx.now());
+            let at = self.dirs[1].ns_of(end);
+            cx.q.schedule_in_lane(super::LANE_LINK, at, Event::Completion { cmd: id });
+        }
+    }
+
+    /// Command `id`'s completion (a message) arrived at the host: its slot takes the next
+    /// command.
+    pub fn on_completion(&mut self, id: u32, cx: &mut Cx) {
+        debug_assert_eq!(self.cmds.slots[id as usize].step, Step::Completion);
+        self.complete(id);
+        self.fetch(cx);
     }
 
     /// The host has command `id`'s completion: free its slot; the request completes with
@@ -535,7 +561,9 @@ impl HostInterface {
         let rate = |bytes: u64| crate::stats::round6(bytes as f64 / t * 1e3);
         let dir = |d: &Direction| LinkDirection {
             wire_bytes: d.wire_bytes,
-            utilization: crate::stats::round6(d.busy_ns.min(sim_time_ns) as f64 / t),
+            utilization: crate::stats::round6(
+                d.busy_ns_at(sim_time_ns).min(sim_time_ns) as f64 / t,
+            ),
         };
         let g = cfg.generation_factor();
         HostInterfaceSummary {

@@ -57,8 +57,11 @@ enum Event {
     /// A host-interface link direction's earliest transfer finishes (ignored unless `gen`
     /// is the direction's current generation).
     Link { dir: u8, gen: u32 },
-    /// The controller finished processing host-interface command `cmd`.
+    /// The controller finished processing host-interface command `cmd` (a lane: the
+    /// processor takes commands in order).
     Processed { cmd: u32 },
+    /// Host-interface command `cmd`'s completion message arrived at the host.
+    Completion { cmd: u32 },
 }
 
 /// Event-queue lanes (FIFOs beside the heap, `engine`): a request's completion after the
@@ -67,6 +70,11 @@ enum Event {
 /// heap).
 const LANE_COMPLETE: usize = 0;
 const LANE_SENSED: usize = 1;
+/// The host interface's processor finishes commands in order.
+const LANE_PROCESSED: usize = 2;
+/// The host interface's link events: mostly in time order (a data transfer's end, a
+/// completion message's arrival: messages arrive in order), the others go to the heap.
+const LANE_LINK: usize = 3;
 
 /// What the FTL's operations left for the sim to act on.
 #[derive(Default)]
@@ -522,6 +530,7 @@ impl<'a> TimedSim<'a> {
             }
             Event::Link { dir, gen } => self.front.on_link(dir, gen, &mut cx!(self))?,
             Event::Processed { cmd } => self.front.on_processed(cmd, &mut cx!(self))?,
+            Event::Completion { cmd } => self.front.on_completion(cmd, &mut cx!(self))?,
         }
         self.dispatch_outbox()
     }
