@@ -837,7 +837,7 @@ impl Ftl {
 
     /// Immediate sinks: count and hand over `times` reads or programs like `op` whose
     /// completions the caller applies (the bulk form of [`Ftl::issue`] for copy runs).
-    #[inline]
+    #[inline(always)]
     fn issue_times<S: NandSink>(&mut self, sink: &mut S, mut op: NandOp, times: u64) {
         debug_assert!(S::IMMEDIATE && op.kind != OpKind::Erase);
         if times == 0 {
@@ -846,16 +846,8 @@ impl Ftl {
         self.counters.nand.ops[op.kind as usize][op.cause as usize] += times;
         op.mode = self.media.blocks.cell_mode[op.block.idx()];
         if op.kind == OpKind::Read {
-            if self.retry.on
-                && !self.retry.reads_quiet(
-                    &op,
-                    &self.media.blocks,
-                    sink.now_ns(),
-                    times,
-                    &mut self.counters.reliability,
-                )
-            {
-                return self.issue_reads_each(sink, op, times);
+            if self.retry.on {
+                return self.issue_reads_retrying(sink, op, times);
             }
             let t = u32::try_from(times).unwrap_or(u32::MAX);
             self.media.blocks.count_reads(op.block, t);
@@ -865,9 +857,29 @@ impl Ftl {
         self.checks.count_ops(times);
     }
 
-    /// [`Ftl::issue_times`] of reads that may retry: each decided (and timed) on its own.
+    /// [`Ftl::issue_times`] of reads with the retry model on: all at once when none of
+    /// them can retry, else each decided (and timed) on its own.
     #[cold]
     #[inline(never)]
+    fn issue_reads_retrying<S: NandSink>(&mut self, sink: &mut S, op: NandOp, times: u64) {
+        let quiet = self.retry.reads_quiet(
+            &op,
+            &self.media.blocks,
+            sink.now_ns(),
+            times,
+            &mut self.counters.reliability,
+        );
+        if !quiet {
+            return self.issue_reads_each(sink, op, times);
+        }
+        let t = u32::try_from(times).unwrap_or(u32::MAX);
+        self.media.blocks.count_reads(op.block, t);
+        self.check_read_limit(op.block, sink.now_ns());
+        sink.issue_times(op, times);
+        self.checks.count_ops(times);
+    }
+
+    /// [`Ftl::issue_times`] of reads that may retry: each decided (and timed) on its own.
     fn issue_reads_each<S: NandSink>(&mut self, sink: &mut S, op: NandOp, times: u64) {
         for _ in 0..times {
             let mut one = op;
@@ -1057,7 +1069,7 @@ impl Ftl {
     /// `pages` programs of `block` (none failing) completed at once (immediate sinks), the
     /// last at `now_ns` (a block's first program stamped with the run's end: the
     /// functional clock's resolution).
-    #[inline]
+    #[inline(always)]
     fn pages_programmed(&mut self, block: BlockId, pages: u32, now_ns: u64) {
         debug_assert!(!self.media.blocks.doomed[block.idx()]);
         let before = self.media.blocks.programmed[block.idx()];
