@@ -413,3 +413,17 @@ fn zns_lsm_checks_hold_and_fail() {
         );
     }
 }
+
+/// The LSM rows' setup follows the paper's (§5.2): the conventional store's file system
+/// issues no online discard (XFS's default mount), FDP's does; the ZNS rows' zones stripe
+/// over every die (`zone_dies = 0`, as the ZN540) while the other rows keep configs/zns.toml's
+/// one-die zones.
+#[test]
+fn zns_lsm_rows_follow_the_papers_setup() {
+    let p = ZnsParams::paper(1).unwrap();
+    assert!(!p.lsm(Device::Conventional, 1000).trim);
+    assert!(p.lsm(Device::Fdp, 1000).trim);
+    let zd = |c: ssdlab_core::Config| c.device.zns.unwrap().zone_dies;
+    assert_eq!(zd(p.lsm_config(Device::Zns, None).unwrap()), 0);
+    assert_eq!(zd(p.config(Device::Zns, 0.0).unwrap()), 1);
+}
