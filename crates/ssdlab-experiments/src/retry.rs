@@ -775,7 +775,10 @@ mod tests {
         assert!(c[3].detail.contains("1000 P/E 30 d"), "{}", c[3].detail);
         // an uncorrectable read within the endurance.
         let mut u = grid(3.4);
-        u[4].uncorrectable = 2;
+        u.iter_mut()
+            .find(|p| p.pe == 1000 && p.policy == "table")
+            .unwrap()
+            .uncorrectable = 2;
         assert_eq!(holds(&shape_checks(&u, 3000))[4], Some(false));
         assert_eq!(holds(&shape_checks(&u, 500))[4], Some(true));
         // reclaim without a WAF cost, or without fewer retries.
@@ -801,5 +804,30 @@ mod tests {
         p.check().unwrap();
         assert_eq!(p.jobs().len(), 30);
         assert!(RetryParams::new(0.5).is_err());
+    }
+
+    /// A quick run (requests / 1000): every point present, the CSV one row each, aged
+    /// `table` points retry more than fresh ones, and the checks decide.
+    #[test]
+    fn a_quick_run_has_every_point() {
+        let p = RetryParams::new(1000.0).unwrap();
+        let r = run(&p, &|_| {}).unwrap();
+        assert_eq!(r.runs.len(), 30);
+        assert_eq!(r.csv().lines().count(), 31);
+        let t = |pe, d| {
+            r.runs
+                .iter()
+                .find(|x| {
+                    x.workload == "random"
+                        && x.policy == "table"
+                        && x.pe_cycles == pe
+                        && x.retention_days == d
+                })
+                .unwrap()
+                .retries_per_read
+        };
+        assert_eq!(t(0, 0.0), 0.0);
+        assert!(t(3000, 365.0) > t(3000, 30.0), "{}", r.csv());
+        assert!(r.checks().iter().all(|c| c.holds.is_some()));
     }
 }
