@@ -2277,7 +2277,9 @@ fn reproduce_experiments_share_their_common_arguments() {
         "-q, --quiet No per-run progress lines on stderr",
         "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
     ];
-    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp"] {
+    for exp in [
+        "op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp", "retry",
+    ] {
         let o = ssdlab()
             .args(["reproduce", exp, "--help"])
             .output()
