@@ -863,6 +863,24 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
 /// the table, the shape section and both lines drawn; a bad `--measure` fails before any
 /// work.
 #[test]
+fn reproduce_retry_writes_its_table_csv_and_plot() {
+    let out = temp_dir("reproduce-retry");
+    let o = ssdlab()
+        .args(["reproduce", "retry", "--scale", "100", "-q", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("retry.csv")).unwrap();
+    assert!(csv.starts_with("workload,pe_cycles,retention_days,policy,reclaim,"));
+    assert_eq!(csv.lines().count(), 31);
+    let md = std::fs::read_to_string(out.join("retry.md")).unwrap();
+    assert!(md.contains("## Expected shape"), "{md}");
+    let svg = std::fs::read_to_string(out.join("retry.svg")).unwrap();
+    assert!(svg.contains("read latency CCDF"), "{svg}");
+}
+
+#[test]
 fn reproduce_fdp_writes_its_table_csv_and_plot() {
     let out = temp_dir("reproduce-fdp");
     let o = ssdlab()
@@ -2264,7 +2282,9 @@ fn reproduce_experiments_share_their_common_arguments() {
         "-q, --quiet No per-run progress lines on stderr",
         "--set <KEY=VALUE> Override a key of the experiment's base configuration (as `run --set`); repeatable",
     ];
-    for exp in ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp"] {
+    for exp in [
+        "op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp", "retry",
+    ] {
         let o = ssdlab()
             .args(["reproduce", exp, "--help"])
             .output()

@@ -25,6 +25,7 @@ pub const ALL: &[&dyn Registered] = &[
     &crate::mq::Mq,
     &crate::zns::Zns,
     &crate::fdp::Fdp,
+    &crate::retry::Retry,
 ];
 
 /// The report line saying whether the experiment's GC runs multi-plane

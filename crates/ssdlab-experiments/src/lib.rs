@@ -38,6 +38,7 @@ pub mod fdp;
 pub mod mq;
 pub mod op;
 pub mod plot;
+pub mod retry;
 pub mod run;
 pub mod slc;
 pub mod ssr;

@@ -182,7 +182,7 @@ def test_reproduce_op_returns_its_table():
     ]
     assert len(df) == 11 and df.op_ratio.tolist()[:2] == [0.0, 0.1]
     assert (df.waf >= 1).all()
-    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq, zns, fdp$"):
+    with pytest.raises(ValueError, match="known: op, ssr, wl, dftl, slc, mq, zns, fdp, retry$"):
         ssdlab.reproduce("nope")
     with pytest.raises(ssdlab.SsdlabError, match="scale"):
         ssdlab.reproduce("op", scale=0.5)
@@ -212,6 +212,19 @@ def test_reproduce_fdp_returns_its_table():
     assert (fdp.device_waf <= 1.1).all()
     assert no.device_waf.iloc[-1] == no.device_waf.max()
     assert no.device_waf.iloc[-1] > no.device_waf.iloc[0]
+
+
+def test_reproduce_retry_returns_its_table():
+    """Read retry at a tenth of the requests: 30 points; `table` retries most at 3K P/E
+    and a year, `sticky` far fewer, a fresh device never."""
+    df = ssdlab.reproduce("retry", scale=10)
+    assert len(df) == 30
+    assert list(df.columns[:5]) == ["workload", "pe_cycles", "retention_days", "policy", "reclaim"]
+    aged = df[(df.workload == "random") & (df.pe_cycles == 3000) & (df.retention_days == 365)]
+    t = aged[aged.policy == "table"].retries_per_read.iloc[0]
+    s = aged[aged.policy == "sticky"].retries_per_read.iloc[0]
+    assert t > 3 and s < t / 2
+    assert (df[df.pe_cycles == 0].retries_per_read == 0).all()
 
 
 def test_reproduce_mq_returns_its_table():

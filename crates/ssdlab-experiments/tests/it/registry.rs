@@ -12,7 +12,7 @@ fn every_experiment_is_registered_once_with_a_sound_subcommand() {
     let names = experiment::names();
     assert_eq!(
         names,
-        ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp"]
+        ["op", "ssr", "wl", "dftl", "slc", "mq", "zns", "fdp", "retry"]
     );
     let mut tables = BTreeSet::new();
     for e in experiment::ALL {

@@ -7,7 +7,7 @@
   on all local cores (``backend="local"``) or as one task per point on a Ray cluster
   (``backend="ray"``).
 * :func:`reproduce` — a paper experiment's table (``"op"``, ``"ssr"``, ``"wl"``, ``"dftl"``,
-  ``"slc"``, ``"mq"``, ``"zns"``, ``"fdp"``) as a DataFrame.
+  ``"slc"``, ``"mq"``, ``"zns"``, ``"fdp"``, ``"retry"``) as a DataFrame.
 
 Simulations run in Rust with the GIL released. Errors raise :class:`SsdlabError` (a
 ``ValueError``) whose message names the file, line and key at fault.
@@ -173,7 +173,7 @@ def reproduce(
     """A paper experiment's table (the CSV of ``ssdlab reproduce NAME``) as a DataFrame.
 
     Args:
-        name: ``"op"``, ``"ssr"``, ``"wl"``, ``"dftl"``, ``"slc"``, ``"mq"``, ``"zns"`` or ``"fdp"``.
+        name: ``"op"``, ``"ssr"``, ``"wl"``, ``"dftl"``, ``"slc"``, ``"mq"``, ``"zns"``, ``"fdp"`` or ``"retry"``.
         scale: the ``--scale`` divisor (≥ 1; whole for all but ``op``): larger is quicker.
         seed, overrides: as ``--seed`` and ``--set`` on the experiment's base configuration.
         jobs: worker threads (default: all cores).
