@@ -192,6 +192,20 @@ pub fn read_fail(n: u32, p: f64, t: u32, codewords: u32) -> f64 {
     -((codewords as f64) * (-cw).ln_1p()).exp_m1()
 }
 
+/// The default ladder (`[device.reliability]`'s defaults; docs/reliability.md gives each
+/// figure's anchor): 72 bits per 1 KiB codeword hard, a 4-step table at f = 0.75, a soft
+/// decoder of 100 bits. Calibrated with the TLC RBER defaults so that a year-old page of a
+/// block at the rated 3,000 P/E fails the soft decoder with a chance ≈ 1e-16 per bit read
+/// (JESD218's client UBER ≤ 1e-15) and at 4,500 P/E with ≈ 3e-3 per 4 KiB read.
+pub const DEFAULT_ECC: Ecc = Ecc {
+    codeword_bits: 8 * 1024,
+    codeword_bytes: 1024,
+    correctable_bits: 72,
+    soft_correctable_bits: 100,
+    retry_steps: 4,
+    retry_rber_factor: 0.75,
+};
+
 /// The ECC and retry ladder (`[device.reliability]`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ecc {
@@ -481,22 +495,79 @@ mod tests {
     /// hard decoder's limit at step 0 but corrected within the table.
     #[test]
     fn tlc_defaults_fresh_and_aged() {
-        let e = Ecc {
-            codeword_bits: 8192,
-            codeword_bytes: 1024,
-            correctable_bits: 72,
-            soft_correctable_bits: 120,
-            retry_steps: 7,
-            retry_rber_factor: 0.75,
-        };
+        let e = DEFAULT_ECC;
         let d = RberParams::default_for(CellMode::Tlc);
         let fresh = d.rber(0.0, 0.0, 0.0);
         assert!(fresh < e.negligible_rber(16));
+        assert!(e.step_fail(fresh, 0, 16) < NEGLIGIBLE);
         let aged = d.rber(2500.0, 365.0, 0.0);
         assert!(e.step_fail(aged, 0, 4) > 0.99, "{aged}");
         let r = e.expected_retries(aged, 0, 4);
-        assert!((2.0..6.0).contains(&r), "{r}");
-        assert!(e.step_fail(aged, e.last_step(), 4) < 1e-9);
+        assert!((2.0..3.0).contains(&r), "{r}");
+        // Its soft step: ≈ 2e-17 per read by the upper-tail sum; the model's `1 − cdf`
+        // in f64 floors near 1e-14 per read (3e-19 per bit), far below any bound here.
+        assert!(upper_tail(8192, aged * 0.75f64.powi(4), 100) * 4.0 < 1e-16);
+        let soft = e.step_fail(aged, e.last_step(), 4);
+        assert!(soft < 1e-13, "{soft:e}");
+    }
+
+    /// `P(X > t)` for `X ~ Binomial(n, p)` summed over the upper tail term by term (the
+    /// model sums the lower part and subtracts): an independent check of tiny tails.
+    fn upper_tail(n: u32, p: f64, t: u32) -> f64 {
+        let mut log_term = (n as f64) * (-p).ln_1p();
+        let r = p / (1.0 - p);
+        let mut sum = 0.0;
+        for i in 0..n.min(t + 800) {
+            if i > t {
+                sum += log_term.exp();
+            }
+            log_term += ((n - i) as f64 / (i + 1) as f64 * r).ln();
+        }
+        sum
+    }
+
+    /// The anchors of the defaults (docs/reliability.md, Defaults): at the rated 3,000 P/E
+    /// and a year (JESD218 client: UBER ≤ 1e-15 after 1 year at 30 °C) the soft decoder's
+    /// failure per bit read is ≤ 1e-15 — and within 10× of it, the rated endurance being
+    /// where the budget is spent —; at 1.5× the rating (4,500 P/E, a year) a 4 KiB read
+    /// is uncorrectable with a chance above 1e-3, at 6,000 above one half; the table needs
+    /// > 3 retries per 4 KiB read at 3K P/E and a year (ASPLOS 2024).
+    #[test]
+    fn tlc_defaults_meet_the_anchors() {
+        let e = DEFAULT_ECC;
+        let d = RberParams::default_for(CellMode::Tlc);
+        let last = e.last_step();
+        assert_eq!(last, 5);
+        let rated = d.rber(3000.0, 365.0, 0.0);
+        // The soft step's RBER is p·f^S; its codeword tail against the upper-tail sum.
+        let q = rated * 0.75f64.powi(4);
+        let cw = codeword_fail(8192, q, 100);
+        let want = upper_tail(8192, q, 100);
+        assert!((cw - want).abs() <= 0.05 * want, "{cw} vs {want}");
+        let per_bit = cw / 8192.0;
+        assert!((1e-16..=1e-15).contains(&per_bit), "{per_bit:e} at {rated}");
+        // A 4 KiB read: 4 codewords.
+        let f_rated = e.step_fail(rated, last, 4);
+        assert!((f_rated - 4.0 * cw).abs() <= 1e-3 * f_rated, "{f_rated:e}");
+        // Every ≤ rated point of the study (0/1K/3K × 0/30/365 d): below 1e-15 per bit.
+        for pe in [0.0, 1000.0, 3000.0] {
+            for days in [0.0, 30.0, 365.0] {
+                let p = d.rber(pe, days, 0.0);
+                assert!(e.step_fail(p, last, 4) <= f_rated, "{pe} {days}");
+            }
+        }
+        let beyond = d.rber(4500.0, 365.0, 0.0);
+        let f45 = e.step_fail(beyond, last, 4);
+        assert!((1e-3..1e-2).contains(&f45), "{f45:e} at {beyond}");
+        let f6 = e.step_fail(d.rber(6000.0, 365.0, 0.0), last, 4);
+        assert!(f6 > 0.5 && f6 > f45, "{f6}");
+        // Retries at 3K P/E and a year (`table`, 4 KiB): > 3, and at most the ladder.
+        let r = e.expected_retries(rated, 0, 4);
+        assert!((3.0..3.5).contains(&r), "{r}");
+        // The raw RBER at the rated endurance (default read voltages): 2e-3 fresh data,
+        // 1.8e-2 after a year — the order 1e-3…1e-2 of end-of-life 3D TLC.
+        assert!((1.9e-3..2.1e-3).contains(&d.rber(3000.0, 0.0, 0.0)));
+        assert!((1.7e-2..1.8e-2).contains(&rated), "{rated}");
     }
 
     #[test]

@@ -215,16 +215,19 @@ def test_reproduce_fdp_returns_its_table():
 
 
 def test_reproduce_retry_returns_its_table():
-    """Read retry at a tenth of the requests: 30 points; `table` retries most at 3K P/E
-    and a year, `sticky` far fewer, a fresh device never."""
+    """Read retry at a tenth of the requests: 31 points; `table` retries most at 3K P/E
+    and a year, `sticky` far fewer, a fresh device never; uncorrectable reads only beyond
+    the rated 3K P/E (6,000 P/E and a year: most reads)."""
     df = ssdlab.reproduce("retry", scale=10)
-    assert len(df) == 30
+    assert len(df) == 31
     assert list(df.columns[:5]) == ["workload", "pe_cycles", "retention_days", "policy", "reclaim"]
     aged = df[(df.workload == "random") & (df.pe_cycles == 3000) & (df.retention_days == 365)]
     t = aged[aged.policy == "table"].retries_per_read.iloc[0]
     s = aged[aged.policy == "sticky"].retries_per_read.iloc[0]
     assert t > 3 and s < t / 2
     assert (df[df.pe_cycles == 0].retries_per_read == 0).all()
+    assert (df[df.pe_cycles <= 3000].uncorrectable_reads == 0).all()
+    assert (df[df.pe_cycles == 6000].uncorrectable_reads > 0).all()
 
 
 def test_reproduce_mq_returns_its_table():

@@ -2,7 +2,9 @@
 
 use super::CellMode;
 use crate::error::{Result, SimError};
-use crate::flash::reliability::{Ecc, RberModel, RberParams, MAX_RETRY_STEPS, NS_PER_DAY};
+use crate::flash::reliability::{
+    Ecc, RberModel, RberParams, DEFAULT_ECC, MAX_RETRY_STEPS, NS_PER_DAY,
+};
 use crate::policy::retry::RetryConfig;
 use serde::{Deserialize, Serialize};
 
@@ -67,14 +69,14 @@ impl Default for ReliabilityConfig {
             enabled: true,
             initial_pe_cycles: 0,
             retention_age_days: 0.0,
-            codeword_bytes: 1024,
-            correctable_bits_per_codeword: 72,
-            soft_correctable_bits_per_codeword: 120,
+            codeword_bytes: DEFAULT_ECC.codeword_bytes,
+            correctable_bits_per_codeword: DEFAULT_ECC.correctable_bits,
+            soft_correctable_bits_per_codeword: DEFAULT_ECC.soft_correctable_bits,
             hard_decode_ns: 4_000,
             soft_decode_reads: 3,
             soft_decode_ns: 20_000,
-            retry_steps: 7,
-            retry_rber_factor: 0.75,
+            retry_steps: DEFAULT_ECC.retry_steps,
+            retry_rber_factor: DEFAULT_ECC.retry_rber_factor,
             retry: RetryConfig::default(),
             rber: RberTable::default(),
         }
