@@ -814,19 +814,25 @@ mod tests {
             .uncorrectable = 2;
         let c = shape_checks(&u, 3000);
         assert_eq!(holds(&c)[4], Some(false));
-        assert!(c[4].detail.contains("1000 P/E 0 d table: 2"), "{}", c[4].detail);
+        assert!(
+            c[4].detail.contains("1000 P/E 0 d table: 2"),
+            "{}",
+            c[4].detail
+        );
         assert!(c[4].claim.contains("1e-15"), "{}", c[4].claim);
         // rated 500: the 1K and 3K points are beyond it, and most have none.
         assert_eq!(holds(&shape_checks(&u, 500))[4], Some(false));
         // a point beyond the endurance without an uncorrectable read, or none beyond.
         let mut b = grid(3.4);
-        b.iter_mut()
-            .find(|p| p.pe == 4500)
-            .unwrap()
-            .uncorrectable = 0;
+        b.iter_mut().find(|p| p.pe == 4500).unwrap().uncorrectable = 0;
         let c = shape_checks(&b, 3000);
         assert_eq!(holds(&c)[4], Some(false));
-        assert!(c[4].detail.contains("none beyond the endurance at 4500 P/E"), "{}", c[4].detail);
+        assert!(
+            c[4].detail
+                .contains("none beyond the endurance at 4500 P/E"),
+            "{}",
+            c[4].detail
+        );
         assert_eq!(holds(&shape_checks(&grid(3.4), 10_000))[4], Some(false));
         // reclaim without a WAF cost, or without fewer retries.
         let mut r = grid(3.4);
