@@ -49,6 +49,11 @@ pub struct Args {
     /// (up to 65536).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(..=65536))]
     owed_slack: u32,
+    /// Virtual time: microseconds a wait for the clients reads the sockets in a loop, at
+    /// most, before it sleeps (less while the clients answer slower; 0, the default: it
+    /// sleeps at once; up to 1000).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(..=1000))]
+    grace_spin_us: u64,
     /// Smallest request accepted (a power of two from 512 up to the mapping unit; default
     /// the unit).
     #[arg(long, value_parser = clap::value_parser!(u32).range(512..=65536))]
@@ -203,6 +208,7 @@ pub fn run(a: &Args) -> Result<()> {
         grace: Duration::from_micros(a.grace_us),
         run_ahead_ns: a.run_ahead_ns,
         owed_slack: a.owed_slack,
+        grace_spin: Duration::from_micros(a.grace_spin_us),
         stats_interval: a.stats_interval.map(Duration::from_secs_f64),
         exit_on_disconnect: a.exit_on_disconnect,
         power_cut_after_requests: a.power_cut_after_requests,

@@ -13,11 +13,12 @@
 //! * **virtual** (default): simulated time advances only by handling events. A request
 //!   arrives at the simulated time it is read from the socket (the time of the last event
 //!   handled). Replies leave in batches of up to `owed_slack` (at most 8) and
-//!   whenever the loop is about to wait. After replies leave, the loop waits (in `poll`)
-//!   up to `grace` of wall time for the clients to send as many new requests as it
-//!   answered (a closed-loop client such as
-//!   fio resubmits at once) before it handles later events; then it goes on without
-//!   them. With no request in flight the clock stands still, background work included:
+//!   whenever the loop is about to wait. After replies leave, the loop waits up to
+//!   `grace` of wall time for the clients to send as many new requests as it answered (a
+//!   closed-loop client such as fio resubmits at once) before it handles later events;
+//!   then it goes on without them. It waits in `poll`, after reading the sockets in a
+//!   loop for up to `grace_spin` (adapted to the clients, `grace_wait`; zero by default);
+//!   the arrival rules are the same either way. With no request in flight the clock stands still, background work included:
 //!   the time a client thinks costs no simulated time.
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
@@ -69,6 +70,13 @@ const INTAKE_EVERY_STEPS: u32 = 32;
 /// before it waits).
 const MAX_BATCH: u32 = 8;
 
+/// Virtual time: the shortest spin of a grace wait (unless `grace_spin` is shorter), from
+/// which it grows again when the clients answer quickly.
+const MIN_SPIN: Duration = Duration::from_micros(4);
+
+/// Virtual time: spin-loop hints between two reads of the sockets while spinning.
+const SPIN_PAUSES: u32 = 16;
+
 /// Realtime: the loop spins instead of sleeping this close to an event's due time.
 const SPIN_MARGIN_US: u64 = 200;
 
@@ -96,6 +104,9 @@ pub struct LoopOptions {
     /// Virtual time: replies that may be owed new requests while the loop runs ahead
     /// (within `run_ahead_ns`); more, and it waits.
     pub owed_slack: u32,
+    /// Virtual time: how long a grace wait reads the sockets in a loop, at most, before it
+    /// sleeps (zero: it sleeps at once).
+    pub grace_spin: Duration,
     /// Write the results every this often (wall clock).
     pub stats_interval: Option<Duration>,
     /// End when the last client disconnects (after at least one connected).
@@ -256,6 +267,9 @@ pub struct DeviceLoop<'r> {
     batch: u32,
     /// Realtime: how close to an event's due time the loop spins instead of sleeping.
     spin_margin: Duration,
+    /// Virtual time: how long a grace wait spins before it sleeps (adapted to the
+    /// clients, `grace_wait`).
+    grace_spin: Duration,
     reporter: &'r mut dyn Reporter,
     conns: BTreeMap<u32, Conn>,
     /// A client sent a command (a probe connection that sends none, as fio's first, does
@@ -306,6 +320,7 @@ impl<'r> DeviceLoop<'r> {
         let next_stats = opts.stats_interval.map(|d| Instant::now() + d);
         let batch = opts.owed_slack.clamp(1, MAX_BATCH);
         let spin_margin = Duration::from_micros(SPIN_MARGIN_US);
+        let grace_spin = opts.grace_spin;
         DeviceLoop {
             opts,
             wire,
@@ -315,6 +330,7 @@ impl<'r> DeviceLoop<'r> {
             parts: Vec::new(),
             batch,
             spin_margin,
+            grace_spin,
             reporter,
             conns: BTreeMap::new(),
             ever_commanded: false,
@@ -783,9 +799,7 @@ impl<'r> DeviceLoop<'r> {
                 if self.unflushed > 0 {
                     self.flush();
                 }
-                if !self.intake(served)? {
-                    self.wait(served, until - now)?;
-                }
+                self.grace_wait(served, until)?;
                 return Ok(());
             }
             self.summary.count(|n| n.grace_timeouts += 1);
@@ -804,6 +818,45 @@ impl<'r> DeviceLoop<'r> {
             self.flush();
         }
         self.owe(served, replied);
+        Ok(())
+    }
+
+    /// Virtual time, a grace wait: read the sockets without blocking, over and over, for up
+    /// to the spin budget (and not past `until`), then sleep in `ppoll` for the rest. A
+    /// closed-loop client on the other core answers within a few microseconds, and a sleep
+    /// and its wake-up cost tens (a third of the server's time when it only slept). The
+    /// budget follows the clients: it doubles (up to `grace_spin`) when they answered
+    /// within `grace_spin` of the wait's start and halves (down to [`MIN_SPIN`]) when they
+    /// did not, so when the clients are slow (a loaded machine) the loop mostly sleeps.
+    fn grace_wait(&mut self, served: &mut Served, until: Instant) -> Result<(), SimError> {
+        let start = Instant::now();
+        let spin_end = until.min(start + self.grace_spin);
+        let mut came = false;
+        loop {
+            if self.intake(served)? {
+                came = true;
+                break;
+            }
+            if Instant::now() >= spin_end {
+                break;
+            }
+            for _ in 0..SPIN_PAUSES {
+                std::hint::spin_loop();
+            }
+        }
+        if !came {
+            let now = Instant::now();
+            if now < until {
+                came = self.wait(served, until - now)?;
+            }
+        }
+        let most = self.opts.grace_spin;
+        let quick = came && start.elapsed() <= most;
+        self.grace_spin = if quick {
+            (self.grace_spin * 2).min(most)
+        } else {
+            (self.grace_spin / 2).max(MIN_SPIN.min(most))
+        };
         Ok(())
     }
 

@@ -53,6 +53,9 @@ pub struct ServeOptions {
     pub run_ahead_ns: u64,
     /// Virtual time: replies that may be owed new requests while the loop runs ahead.
     pub owed_slack: u32,
+    /// Virtual time: how long a grace wait reads the sockets in a loop, at most, before it
+    /// sleeps (zero: it sleeps at once).
+    pub grace_spin: std::time::Duration,
     pub stats_interval: Option<std::time::Duration>,
     pub exit_on_disconnect: bool,
     pub power_cut_after_requests: Option<u64>,
@@ -96,6 +99,7 @@ impl ServeOptions {
             grace: Duration::from_micros(100),
             run_ahead_ns: 100_000,
             owed_slack: 4,
+            grace_spin: Duration::ZERO,
             stats_interval: None,
             exit_on_disconnect: false,
             power_cut_after_requests: None,
@@ -236,6 +240,7 @@ pub fn serve_with_progress(
         grace: opts.grace,
         run_ahead_ns: opts.run_ahead_ns,
         owed_slack: opts.owed_slack,
+        grace_spin: opts.grace_spin,
         stats_interval: opts.stats_interval,
         exit_on_disconnect: opts.exit_on_disconnect,
         power_cut_after_requests: opts.power_cut_after_requests,

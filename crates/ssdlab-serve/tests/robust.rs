@@ -7,6 +7,7 @@ use common::*;
 use ssdlab_core::Config;
 use ssdlab_serve::nbd::proto::*;
 use ssdlab_serve::{serve, TimeMode};
+use std::io::Write;
 use std::time::Duration;
 
 /// Functional mode answers each request as it comes, in both time modes (a FUA write and a
@@ -381,4 +382,77 @@ fn a_worn_out_device_refuses_what_it_cannot_keep() {
         assert_conserved(c);
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A spinning grace wait (`grace_spin`) changes how the loop waits, not when requests
+/// arrive: the same client (exact virtual time, writes at queue depth 2, then reads one at
+/// a time) gives the device the same requests at the same simulated times, so the same
+/// results, spinning or not; and the bytes read back are the bytes written.
+#[test]
+fn a_spinning_grace_wait_gives_the_same_device_results() {
+    let run = |spin_us: u64| {
+        let dir = scratch(&format!("spin-{spin_us}"));
+        let cfg = Config::from_toml_str(DEVICE, "device").unwrap();
+        let mut opts = options(&dir);
+        opts.grace = Duration::from_millis(300);
+        opts.grace_spin = Duration::from_micros(spin_us);
+        let sock = opts.socket.clone().unwrap();
+        let out = opts.out_dir.clone();
+        let server = std::thread::spawn(move || serve(cfg, opts));
+        let mut s = connect_go(&sock);
+        // Writes at queue depth 2 (a new one sent for each reply: the loop waits for it),
+        // then each read back alone.
+        let off = |i: u64| (i * 7 % 64) * 4096;
+        let write = |i: u64, b: &mut Vec<u8>| {
+            b.extend_from_slice(&NBD_REQUEST_MAGIC.to_be_bytes());
+            b.extend_from_slice(&0u16.to_be_bytes());
+            b.extend_from_slice(&NBD_CMD_WRITE.to_be_bytes());
+            b.extend_from_slice(&i.to_be_bytes());
+            b.extend_from_slice(&off(i).to_be_bytes());
+            b.extend_from_slice(&4096u32.to_be_bytes());
+            b.extend_from_slice(&[i as u8; 4096]);
+        };
+        // The first two in one `write`: they arrive together (a request arrives when it
+        // is read).
+        let mut b = Vec::new();
+        write(0, &mut b);
+        write(1, &mut b);
+        s.write_all(&b).unwrap();
+        assert_eq!(reply(&mut s).0, 0);
+        let mut answered = 1;
+        for i in 2..64u64 {
+            b.clear();
+            write(i, &mut b);
+            s.write_all(&b).unwrap();
+            assert_eq!(reply(&mut s).0, 0);
+            answered += 1;
+        }
+        assert_eq!(reply(&mut s).0, 0);
+        assert_eq!(answered + 1, 64);
+        for i in 0..64u64 {
+            let back = call(&mut s, NBD_CMD_READ, 0, 1000 + i, off(i), 4096, &[]).1;
+            assert_eq!(back, [i as u8; 4096]);
+        }
+        send(&mut s, NBD_CMD_DISC, 0, 0, 0, 0, &[]);
+        let summary = server.join().unwrap().expect("serve");
+        let doc = json(&out.join("results.json"));
+        let _ = std::fs::remove_dir_all(&dir);
+        (summary, doc)
+    };
+    let (quiet, a) = run(0);
+    let (spun, b) = run(1000);
+    // One wait runs out, at the writes' end: the client sends nothing more until both its
+    // last writes are answered. (The grace is far longer than a client's answer otherwise.)
+    assert_eq!(quiet.this_cycle.grace_timeouts, 1);
+    assert_eq!(spun.this_cycle.grace_timeouts, 1);
+    assert_eq!(quiet.this_cycle.commands.ok, 128);
+    assert_eq!(spun.this_cycle.commands.ok, 128);
+    // The writes at queue depth 2 waited for their client (how often depends on whether
+    // its request was already there when the loop looked: wall time, not the device's).
+    assert!(quiet.this_cycle.grace_waits > 0 && spun.this_cycle.grace_waits > 0);
+    assert!(a["host"]["sim_time_ns"].as_u64().unwrap() > 0);
+    for k in ["host", "nand", "waf"] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    assert_eq!(quiet.mean_queue_depth, spun.mean_queue_depth);
 }
