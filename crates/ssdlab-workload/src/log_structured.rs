@@ -330,7 +330,10 @@ impl HostLayer {
         r: &HostRequest,
         out: &mut VecDeque<HostRequest>,
     ) -> Result<(), WorkloadError> {
-        let r = &HostRequest { tag: TAG_USER, ..*r };
+        let r = &HostRequest {
+            tag: TAG_USER,
+            ..*r
+        };
         if r.op == HostOp::Flush {
             out.push_back(HostRequest {
                 placement_id: 0,

@@ -415,7 +415,9 @@ impl WorkloadStats {
         if *set != names {
             return Err(crate::WorkloadError::config(
                 "kind",
-                format!("two sources name their requests' origins differently ({set:?}, {names:?})"),
+                format!(
+                    "two sources name their requests' origins differently ({set:?}, {names:?})"
+                ),
             ));
         }
         Ok(())

@@ -379,7 +379,10 @@ pub fn audit(r: &Results, facts: &Facts) -> Audit {
                 &[]
             })
             .chain(
-                if r.latency_ns.as_ref().is_some_and(|l| !l.by_origin.is_empty()) {
+                if r.latency_ns
+                    .as_ref()
+                    .is_some_and(|l| !l.by_origin.is_empty())
+                {
                     ORIGIN_CHECKS
                 } else {
                     &[]
@@ -601,9 +604,24 @@ fn origin_counts(r: &Results, f: &Facts) -> Check {
     };
     let c = &t.completed;
     let rows = [
-        ("reads completed", c.reads, "sum of by_origin read.count", sum(|o| o.read.count)),
-        ("writes completed", c.writes, "sum of by_origin write.count", sum(|o| o.write.count)),
-        ("flushes completed", c.flushes, "sum of by_origin flush.count", sum(|o| o.flush.count)),
+        (
+            "reads completed",
+            c.reads,
+            "sum of by_origin read.count",
+            sum(|o| o.read.count),
+        ),
+        (
+            "writes completed",
+            c.writes,
+            "sum of by_origin write.count",
+            sum(|o| o.write.count),
+        ),
+        (
+            "flushes completed",
+            c.flushes,
+            "sum of by_origin flush.count",
+            sum(|o| o.flush.count),
+        ),
     ];
     let bad = rows.iter().find(|p| p.1 != p.3);
     Check::new(
@@ -1788,9 +1806,24 @@ mod tests {
         assert_eq!(verdict_of(&r, &f, "origin_counts"), (Verdict::Ok, None));
         let broken: [Perturb; 4] = [
             // A relocation read counted as the user's twice.
-            |r, _| r.latency_ns.as_mut().unwrap().by_origin[0].latency.read.count += 1,
-            |r, _| r.latency_ns.as_mut().unwrap().by_origin[1].latency.read.count -= 1,
-            |r, _| r.latency_ns.as_mut().unwrap().by_origin[0].latency.flush.count = 0,
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[0]
+                    .latency
+                    .read
+                    .count += 1
+            },
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[1]
+                    .latency
+                    .read
+                    .count -= 1
+            },
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[0]
+                    .latency
+                    .flush
+                    .count = 0
+            },
             |_, f| f.timed.as_mut().unwrap().completed.writes += 1,
         ];
         for (i, perturb) in broken.iter().enumerate() {

@@ -489,11 +489,7 @@ requests = 4000
     );
     // Every inner request is a 4 KiB read or write: 4000 of them, the reads of units
     // never written emitting nothing.
-    assert_eq!(
-        user_writes + w.host_user_read_bytes / 4096,
-        4000,
-        "{w:?}"
-    );
+    assert_eq!(user_writes + w.host_user_read_bytes / 4096, 4000, "{w:?}");
     let h = &res.host.counters;
     assert_eq!((h.reads, h.writes), (user_reads + k, user_writes + k));
     assert_eq!(h.zone_commands, w.host_zone_resets);
