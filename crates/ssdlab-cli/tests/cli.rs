@@ -804,14 +804,18 @@ fn reproduce_zns_writes_its_table_csv_and_plot() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf"
+        "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf,user_reads,user_writes,relocation_reads,relocation_read_p99_ns,relocation_read_p99_99_ns,relocation_writes,relocation_write_p99_ns,relocation_write_p99_99_ns"
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 12);
     for r in &rows {
-        assert_eq!(r.len(), 19, "{r:?}");
+        assert_eq!(r.len(), 27, "{r:?}");
         let zns = r[2] == "zns";
         assert_eq!(!r[15].is_empty(), zns, "{r:?}");
+        // The host layer's relocations in their own columns (ZNS only).
+        for c in 21..27 {
+            assert_eq!(!r[c].is_empty(), zns, "{c}: {r:?}");
+        }
         if !zns {
             assert_eq!(r[7], "1.0000", "{r:?}");
         }

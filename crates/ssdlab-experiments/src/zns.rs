@@ -14,7 +14,9 @@
 //! device — and the host layer — reach steady state), then [`MEASURE_CAPACITY_MULTIPLE`]
 //! times it in the timed mode on the same device state and request stream, both counted
 //! in user writes (the host layer's relocations come on top): device WAF, host-layer WAF,
-//! total WAF, user throughput, read and write p99 / p99.99, zone resets per GB written.
+//! total WAF, user throughput, the user's read and write p99 / p99.99 (on ZNS the host
+//! layer's relocation reads and writes apart: results.json `latency_ns.by_origin`), zone
+//! resets per GB written.
 
 use crate::experiment::{Check, Common, DocTable, Experiment, PlotResult, Say, Shape};
 use crate::{ExperimentError, Result};
@@ -522,8 +524,15 @@ pub struct ZnsRun {
     pub total_waf: f64,
     /// User reads + writes per simulated second (10⁶ bytes).
     pub user_mb_per_s: f64,
+    /// The user's reads and writes: the device's requests without a host layer; on ZNS
+    /// the layer's requests of origin `user` (the inner workload's reads of written
+    /// units, its writes).
     pub read: LatencySummary,
     pub write: LatencySummary,
+    /// ZNS: the host layer's relocation reads and writes (origin `relocation`); `None`
+    /// without a host layer.
+    pub relocation_read: Option<LatencySummary>,
+    pub relocation_write: Option<LatencySummary>,
     pub gc_victims: u64,
     /// Zone resets in the measured phase (ZNS), and per 10⁹ bytes written to the device.
     pub zone_resets: Option<u64>,
@@ -597,6 +606,14 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         .as_ref()
         .ok_or_else(|| ExperimentError::invalid("mode", "the study needs the timed mode"))?;
     let write_bytes = r.host.counters.write_bytes;
+    // The user's latencies apart from the host layer's relocations (by origin); without
+    // a layer the device's requests are the user's.
+    let origin = |name: &str| lat.by_origin.iter().find(|o| o.origin == name);
+    let (read, write) = match origin(log_structured::ORIGINS[0]) {
+        Some(u) => (u.latency.read.clone(), u.latency.write.clone()),
+        None => (lat.read.clone(), lat.write.clone()),
+    };
+    let relocation = origin(log_structured::ORIGINS[1]);
     // The user's figures: the host layer's counters of the measured phase (results count
     // a phase's own), the device's without a layer.
     let user = r.user_figures();
@@ -615,8 +632,10 @@ fn measure(p: &ZnsParams, device: Device, mix: Mix, spare: f64) -> Result<ZnsRun
         host_waf: user.host_waf,
         total_waf: user.total_waf,
         user_mb_per_s: user.mb_per_s,
-        read: lat.read.clone(),
-        write: lat.write.clone(),
+        read,
+        write,
+        relocation_read: relocation.map(|o| o.latency.read.clone()),
+        relocation_write: relocation.map(|o| o.latency.write.clone()),
         gc_victims: r.gc.invocations,
         zone_resets: resets,
         zone_resets_per_gb: resets.map(|n| n as f64 / (write_bytes.max(1) as f64 / 1e9)),
@@ -700,7 +719,7 @@ pub fn run_with(
     })
 }
 
-pub const CSV_HEADER: &str = "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf";
+pub const CSV_HEADER: &str = "mix,spare,device,user_capacity_bytes,write_bytes,user_write_bytes,device_waf,host_waf,total_waf,user_mb_per_s,read_p99_ns,read_p99_99_ns,write_p99_ns,write_p99_99_ns,gc_victims,zone_resets,zone_resets_per_gb,request_errors,warmup_device_waf,user_reads,user_writes,relocation_reads,relocation_read_p99_ns,relocation_read_p99_99_ns,relocation_writes,relocation_write_p99_ns,relocation_write_p99_99_ns";
 
 impl ZnsReport {
     pub fn run_of(&self, device: Device, mix: Mix, spare: f64) -> Option<&ZnsRun> {
@@ -726,7 +745,7 @@ impl ZnsReport {
         let opt_f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x:.3}"));
         for r in &self.runs {
             s += &format!(
-                "{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{},{:.4}\n",
+                "{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.2},{},{},{},{},{},{},{},{},{:.4},{},{},{},{},{},{},{},{}\n",
                 r.mix.name(),
                 r.spare,
                 r.device.name(),
@@ -746,6 +765,14 @@ impl ZnsReport {
                 opt_f(r.zone_resets_per_gb),
                 r.request_errors,
                 r.warmup_device_waf,
+                r.read.count,
+                r.write.count,
+                opt_u(r.relocation_read.as_ref().map(|l| l.count)),
+                opt_u(r.relocation_read.as_ref().map(|l| l.p99)),
+                opt_u(r.relocation_read.as_ref().map(|l| l.p99_99)),
+                opt_u(r.relocation_write.as_ref().map(|l| l.count)),
+                opt_u(r.relocation_write.as_ref().map(|l| l.p99)),
+                opt_u(r.relocation_write.as_ref().map(|l| l.p99_99)),
             );
         }
         s
@@ -766,11 +793,12 @@ impl ZnsReport {
                     ),
                 }
             );
-            s += "| spare | device | device WAF | host WAF | total WAF | user MB/s | read p99 µs | read p99.99 µs | write p99 µs | write p99.99 µs | zone resets / GB | errors |\n";
-            s += "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+            s += "| spare | device | device WAF | host WAF | total WAF | user MB/s | read p99 µs | read p99.99 µs | write p99 µs | write p99.99 µs | relocation reads / user reads | relocation read p99 µs | relocation write p99 µs | zone resets / GB | errors |\n";
+            s += "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
             for r in self.runs.iter().filter(|r| r.mix == mix) {
+                let reloc = |l: &Option<LatencySummary>| l.as_ref().map(|l| us(l.p99));
                 s += &format!(
-                    "| {:.0} % | {} | {:.3} | {:.3} | {:.3} | {:.1} | {} | {} | {} | {} | {} | {} |\n",
+                    "| {:.0} % | {} | {:.3} | {:.3} | {:.3} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                     r.spare * 100.0,
                     r.device.name(),
                     r.device_waf,
@@ -781,6 +809,12 @@ impl ZnsReport {
                     us(r.read.p99_99),
                     us(r.write.p99),
                     us(r.write.p99_99),
+                    r.relocation_read.as_ref().map_or("–".to_string(), |l| format!(
+                        "{:.2}",
+                        l.count as f64 / r.read.count.max(1) as f64
+                    )),
+                    reloc(&r.relocation_read).unwrap_or_else(|| "–".into()),
+                    reloc(&r.relocation_write).unwrap_or_else(|| "–".into()),
                     r.zone_resets_per_gb
                         .map_or("–".to_string(), |x| format!("{x:.1}")),
                     r.request_errors,
@@ -1120,7 +1154,7 @@ impl Experiment for Zns {
         }
         let _ = writeln!(
             o,
-            "* Workload: {} KiB requests (one page, one mapping unit) at QD {}, {:.0} % reads, the rest writes. Each run fills its user space sequentially, writes {}x it at random in the functional mode (steady state), then {}x in the timed mode (measured), in user writes. Host WAF = device writes / user writes; total = host x device; user MB/s = user reads + writes per simulated second; latencies are the device's requests (on ZNS the layer's relocations too). Zone resets per GB of device writes.",
+            "* Workload: {} KiB requests (one page, one mapping unit) at QD {}, {:.0} % reads, the rest writes. Each run fills its user space sequentially, writes {}x it at random in the functional mode (steady state), then {}x in the timed mode (measured), in user writes. Host WAF = device writes / user writes; total = host x device; user MB/s = user reads + writes per simulated second; latencies are the user's requests (on ZNS the reads of written units and the writes the host layer issues for the user; its GC relocation reads and writes in their own columns: results.json `latency_ns.by_origin`, the relocation reads counted per user read). Zone resets per GB of device writes.",
             r.block_bytes >> 10,
             r.queue_depth,
             r.read_percent,

@@ -32,6 +32,11 @@
 //!   The GC requests are issued before the rest of the user write that needed the zone,
 //!   with its arrival time.
 //!
+//! * Each request carries its origin in its tag ([`ORIGINS`]): [`TAG_USER`] for the
+//!   inner workload's reads, writes and flushes, [`TAG_RELOCATION`] for GC's reads,
+//!   writes and zone resets; a timed run reports the latencies of each apart
+//!   (results.json `latency_ns.by_origin`), so the user's latency is not the device's.
+//!
 //! What it simplifies: requests are pulled one at a time and the layer cannot wait for
 //! a completion, so a relocation's write is issued right after its read and, at a queue
 //! depth above 1, may be served before it: data dependence is not modelled, only the
@@ -234,6 +239,14 @@ impl LayerParams {
 /// Unmapped (logical or physical) unit.
 const NONE: u32 = u32::MAX;
 
+/// The origins of the layer's requests, by tag ([`HostRequest::tag`]): the user's (the
+/// inner workload's reads, writes, flushes) and GC's relocations (reads, writes, resets).
+pub const ORIGINS: [&str; 2] = ["user", "relocation"];
+/// Tag of a request the inner workload asked for.
+pub const TAG_USER: u32 = 0;
+/// Tag of a request of the layer's GC.
+pub const TAG_RELOCATION: u32 = 1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ZoneState {
     Empty,
@@ -317,6 +330,10 @@ impl HostLayer {
         r: &HostRequest,
         out: &mut VecDeque<HostRequest>,
     ) -> Result<(), WorkloadError> {
+        let r = &HostRequest {
+            tag: TAG_USER,
+            ..*r
+        };
         if r.op == HostOp::Flush {
             out.push_back(HostRequest {
                 placement_id: 0,
@@ -601,6 +618,7 @@ impl HostLayer {
         let max = self.gc_run_units;
         let gc_req = HostRequest {
             journal: None,
+            tag: TAG_RELOCATION,
             ..*r
         };
         let mut run = None;
@@ -654,12 +672,14 @@ pub struct LogStructuredSource {
 
 impl LogStructuredSource {
     /// The requests of `inner` (a conventional workload on `params.user_units` units)
-    /// translated by a new layer counting into `stats`.
+    /// translated by a new layer counting into `stats` (which it tells the origins its
+    /// tags name: [`ORIGINS`]).
     pub fn new(
         inner: Box<dyn RequestSource>,
         params: &LayerParams,
         stats: WorkloadStats,
     ) -> Result<LogStructuredSource, WorkloadError> {
+        stats.set_origins(&ORIGINS)?;
         Ok(LogStructuredSource {
             inner,
             layer: HostLayer::new(params, stats)?,

@@ -214,7 +214,9 @@ pub struct HostRequest {
     /// against the journal detector (spec 05), never used to place data.
     pub journal: Option<bool>,
     /// The submitter's own name for the request, handed back with its completion
-    /// (`ssdlab serve`: the server's request slot); 0 for workloads.
+    /// (`ssdlab serve`: the server's request slot). A workload that names its requests'
+    /// origins ([`crate::stats::WorkloadStats::set_origins`]: the host log-structured
+    /// layer's user and relocation I/O) puts the origin's index here; 0 for the others.
     pub tag: u32,
     /// NVMe FDP placement identifier of a write (the directive's DSPEC): the device's
     /// `[device.fdp]` maps it to a reclaim-unit handle. 0 (the default handle) otherwise.

@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Debug, Default)]
 struct Counters {
@@ -40,6 +40,9 @@ struct Counters {
     host_zone_resets: AtomicU64,
     host_gc_runs: AtomicU64,
     lsm: Mutex<LsmCounts>,
+    /// The names of the origins the workload's requests carry in their tag
+    /// ([`WorkloadStats::set_origins`]).
+    origins: OnceLock<&'static [&'static str]>,
 }
 
 /// Shared handle on the counters of one workload. Clones share the same counters.
@@ -400,6 +403,30 @@ impl WorkloadStats {
 
     pub(crate) fn add_host_gc_run(&self) {
         self.0.host_gc_runs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The workload names where each of its requests comes from: a request's
+    /// [`HostRequest::tag`](crate::HostRequest::tag) is an index into `names` (the host
+    /// log-structured layer: `user`, `relocation`). A timed run then keeps latencies per
+    /// origin (results.json `latency_ns.by_origin`). Set once, when the source is built;
+    /// a second call with other names is refused.
+    pub fn set_origins(&self, names: &'static [&'static str]) -> Result<(), crate::WorkloadError> {
+        let set = self.0.origins.get_or_init(|| names);
+        if *set != names {
+            return Err(crate::WorkloadError::config(
+                "kind",
+                format!(
+                    "two sources name their requests' origins differently ({set:?}, {names:?})"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The origins named by [`WorkloadStats::set_origins`] (empty: the workload names none,
+    /// and its requests' tags are not origins).
+    pub fn origins(&self) -> &'static [&'static str] {
+        self.0.origins.get().copied().unwrap_or(&[])
     }
 
     pub(crate) fn add_forgotten_submitters(&self, n: u64) {

@@ -363,6 +363,10 @@ pub const CHECKS: &[CheckFn] = &[
 /// (a run without it keeps its list of checks).
 pub const RELIABILITY_CHECKS: &[CheckFn] = &[reliability_reads, reliability_bounds];
 
+/// The checks of `latency_ns.by_origin`, after the others when it is present (a workload
+/// naming its requests' origins: the host log-structured layer).
+pub const ORIGIN_CHECKS: &[CheckFn] = &[origin_counts];
+
 /// Audit `r` with `facts`.
 pub fn audit(r: &Results, facts: &Facts) -> Audit {
     let mut a = Audit {
@@ -374,6 +378,16 @@ pub fn audit(r: &Results, facts: &Facts) -> Audit {
             } else {
                 &[]
             })
+            .chain(
+                if r.latency_ns
+                    .as_ref()
+                    .is_some_and(|l| !l.by_origin.is_empty())
+                {
+                    ORIGIN_CHECKS
+                } else {
+                    &[]
+                },
+            )
             .map(|f| f(r, facts))
             .collect(),
         facts: facts.clone(),
@@ -572,6 +586,55 @@ fn zone_commands_completed(r: &Results, f: &Facts) -> Check {
         |c| c.zone_commands,
         None,
     )
+}
+
+/// `latency_ns.by_origin`: every request completed to the host is in one origin's
+/// latencies, once: per operation, the origins' counts add up to the requests completed
+/// (the host log-structured layer: user + relocation = the device's requests).
+fn origin_counts(r: &Results, f: &Facts) -> Check {
+    const NAME: &str = "origin_counts";
+    let (Some(l), Some(t)) = (&r.latency_ns, &f.timed) else {
+        return Check::skipped(NAME, Kind::Conservation, FUNCTIONAL);
+    };
+    if l.by_origin.is_empty() {
+        return Check::skipped(NAME, Kind::Conservation, "no origins named");
+    }
+    let sum = |get: fn(&crate::stats::OpLatency) -> u64| -> u64 {
+        l.by_origin.iter().map(|o| get(&o.latency)).sum()
+    };
+    let c = &t.completed;
+    let rows = [
+        (
+            "reads completed",
+            c.reads,
+            "sum of by_origin read.count",
+            sum(|o| o.read.count),
+        ),
+        (
+            "writes completed",
+            c.writes,
+            "sum of by_origin write.count",
+            sum(|o| o.write.count),
+        ),
+        (
+            "flushes completed",
+            c.flushes,
+            "sum of by_origin flush.count",
+            sum(|o| o.flush.count),
+        ),
+    ];
+    let bad = rows.iter().find(|p| p.1 != p.3);
+    Check::new(
+        NAME,
+        Kind::Conservation,
+        rows.iter()
+            .flat_map(|p| [(p.0, U(p.1)), (p.2, U(p.3))])
+            .collect(),
+    )
+    .fail_if(bad.is_some(), || {
+        let p = bad.unwrap_or(&rows[0]);
+        format!("{} {} but the origins' latencies hold {}", p.0, p.1, p.3)
+    })
 }
 
 /// Failed requests are counted as failed only: completed as failed, in no latency (the
@@ -1689,6 +1752,86 @@ mod tests {
             let (mut r, mut f) = (r.clone(), f.clone());
             perturb(&mut r, &mut f);
             assert_eq!(verdict_of(&r, &f, name).0, Verdict::Error, "{name}");
+        }
+    }
+
+    /// A workload naming two origins (the host log-structured layer's `user` and
+    /// `relocation`) on the clean run's requests, the odd units' reads tagged
+    /// `relocation`: each completed request is in its origin's latencies, exactly; the
+    /// check passes, and fails on a count moved, added or dropped. A run naming no origins
+    /// has neither the section nor the check.
+    #[test]
+    fn origins_split_the_requests_exactly_and_a_perturbed_count_fails() {
+        let clean = clean_run(Mode::Timed);
+        assert!(clean.latency_ns.as_ref().unwrap().by_origin.is_empty());
+        assert!(!audit(&clean, &clean.audit.facts)
+            .checks
+            .iter()
+            .any(|c| c.name == "origin_counts"));
+        let mut c: Config = toml::from_str(crate::testutil::TINY_TOML).unwrap();
+        c.mode = Mode::Timed;
+        let mut reqs: Vec<HostRequest> = (0..17).map(|u| req(HostOp::Write, u, 1)).collect();
+        reqs.push(req(HostOp::Flush, 0, 0));
+        reqs.extend((0..16).map(|u| HostRequest {
+            tag: (u % 2) as u32,
+            ..req(HostOp::Read, u, 2)
+        }));
+        reqs.push(req(HostOp::Trim, 3, 1));
+        reqs.push(req(HostOp::Write, 18, 2));
+        let stats = ssdlab_workload::stats::WorkloadStats::default();
+        stats.set_origins(&["user", "relocation"]).unwrap();
+        let w = Workload {
+            flows: vec![Flow {
+                name: "t".into(),
+                arrival: Arrival::Closed { queue_depth: 4 },
+                source: Box::new(VecSource::new(reqs)),
+            }],
+            duration_ns: None,
+            stats,
+        };
+        let mut sim = Simulation::new(c).unwrap();
+        let r = sim.run_workload_with(w, &mut NoProgress).unwrap();
+        let l = r.latency_ns.as_ref().unwrap();
+        let counts: Vec<(&str, u64, u64, u64)> = l
+            .by_origin
+            .iter()
+            .map(|o| {
+                let x = &o.latency;
+                (o.origin, x.read.count, x.write.count, x.flush.count)
+            })
+            .collect();
+        assert_eq!(counts, vec![("user", 8, 18, 1), ("relocation", 8, 0, 0)]);
+        assert_eq!((l.read.count, l.write.count), (16, 18));
+        let f = r.audit.facts.clone();
+        assert_eq!(verdict_of(&r, &f, "origin_counts"), (Verdict::Ok, None));
+        let broken: [Perturb; 4] = [
+            // A relocation read counted as the user's twice.
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[0]
+                    .latency
+                    .read
+                    .count += 1
+            },
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[1]
+                    .latency
+                    .read
+                    .count -= 1
+            },
+            |r, _| {
+                r.latency_ns.as_mut().unwrap().by_origin[0]
+                    .latency
+                    .flush
+                    .count = 0
+            },
+            |_, f| f.timed.as_mut().unwrap().completed.writes += 1,
+        ];
+        for (i, perturb) in broken.iter().enumerate() {
+            let (mut r, mut f) = (r.clone(), f.clone());
+            perturb(&mut r, &mut f);
+            let (v, msg) = verdict_of(&r, &f, "origin_counts");
+            assert_eq!(v, Verdict::Error, "{i}");
+            assert!(msg.unwrap().contains("origins' latencies"), "{i}");
         }
     }
 

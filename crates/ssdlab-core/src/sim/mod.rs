@@ -119,6 +119,11 @@ pub struct LatencyBlock {
     /// Flushes: from submission until every unit written before them is on NAND.
     pub flush: stats::LatencySummary,
     pub per_flow: Vec<FlowLatency>,
+    /// By origin, when the workload names its requests' origins (the host log-structured
+    /// layer: the user's requests and its relocations); their counts add up to the
+    /// ones above (the audit's `origin_counts`). Left out otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_origin: Vec<stats::OriginLatency>,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -989,6 +994,14 @@ fn timed_phase(o: &mut timed::TimedOutcome) -> PhaseOutcome {
             write: ops.write,
             flush: ops.flush,
             per_flow,
+            by_origin: o
+                .by_origin
+                .iter()
+                .map(|(origin, l)| stats::OriginLatency {
+                    origin,
+                    latency: OpLatency::of(l),
+                })
+                .collect(),
         }),
         sim_time_ns: o.sim_time_ns,
         engine: Some(EngineSummary {

@@ -288,6 +288,16 @@ pub struct FlowLatency {
     pub latency: OpLatency,
 }
 
+/// The latencies of the requests of one origin (results.json `latency_ns.by_origin`):
+/// a workload that names where its requests come from (the host log-structured layer:
+/// `user`, `relocation`) has them reported apart.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct OriginLatency {
+    pub origin: &'static str,
+    #[serde(flatten)]
+    pub latency: OpLatency,
+}
+
 /// NAND operation counts of one kind, by cause.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq)]
 pub struct ByCause {

@@ -444,6 +444,64 @@ requests = 6000
     }
 }
 
+/// The host log-structured layer's requests carry their origin: with relocation requests
+/// of one unit, k units relocated are exactly k relocation reads and k relocation writes
+/// in `latency_ns.by_origin`, the user's counts are the inner workload's (a 4 KiB write
+/// is one device write, a read of a written unit one device read, of an unwritten one
+/// none), and the two add up to the device's requests (the audit's `origin_counts`).
+#[test]
+fn the_host_layers_latencies_split_user_and_relocation_requests_exactly() {
+    let mut c = common::tiny(2, 32, 4, 4, 0.0);
+    c.mode = Mode::Timed;
+    c.device.zns = Some(ssdlab_core::config::ZnsConfig {
+        max_open_zones: 4,
+        max_active_zones: 4,
+        ..Default::default()
+    });
+    let text = r#"
+kind = "log-structured"
+spare_ratio = 0.5
+gc_request_bytes = 4096
+[inner]
+kind = "synthetic"
+read_percent = 30.0
+block_size_bytes = 4096
+queue_depth = 4
+requests = 4000
+"#;
+    c.workload = toml::from_str(text).unwrap();
+    let mut sim = Simulation::new(c).unwrap();
+    let res = sim.run_workload(&mut NoProgress).unwrap();
+    let w = &res.workload;
+    let l = res.latency_ns.as_ref().unwrap();
+    let counts: Vec<(&str, u64, u64)> = l
+        .by_origin
+        .iter()
+        .map(|o| (o.origin, o.latency.read.count, o.latency.write.count))
+        .collect();
+    let k = w.host_gc_write_bytes / 4096;
+    assert!(k > 100, "the layer's GC relocated {k} units");
+    let user_writes = w.host_user_write_bytes / 4096;
+    let user_reads = (w.host_user_read_bytes - w.host_user_unmapped_read_bytes) / 4096;
+    assert_eq!(
+        counts,
+        vec![("user", user_reads, user_writes), ("relocation", k, k)]
+    );
+    // Every inner request is a 4 KiB read or write: 4000 of them, the reads of units
+    // never written emitting nothing.
+    assert_eq!(user_writes + w.host_user_read_bytes / 4096, 4000, "{w:?}");
+    let h = &res.host.counters;
+    assert_eq!((h.reads, h.writes), (user_reads + k, user_writes + k));
+    assert_eq!(h.zone_commands, w.host_zone_resets);
+    let check = res
+        .audit
+        .checks
+        .iter()
+        .find(|c| c.name == "origin_counts")
+        .expect("the origin check runs");
+    assert_eq!(format!("{:?}", check.verdict), "Ok");
+}
+
 /// A write whose placement identifier the device does not have fails (NVMe: invalid
 /// field), is counted, and the run goes on: on an FDP device and on one without FDP.
 #[test]

@@ -67,6 +67,14 @@ fn zns_study_rows_arithmetic_and_shape() {
                 // No device GC; host WAF = (user + relocated) / user.
                 assert_eq!(x.gc_victims, 0, "{x:?}");
                 assert!(x.host_waf > 1.5, "{x:?}");
+                // The latency columns are the user's: a 16 KiB user write is one device
+                // write; the layer's relocations (requests of at most 128 KiB) apart.
+                assert_eq!(x.write.count, x.user_write_bytes / 16384, "{x:?}");
+                let moved = x.write_bytes - x.user_write_bytes;
+                let rw = x.relocation_write.as_ref().unwrap().count;
+                assert!(rw >= moved / (128 << 10) && rw <= moved / 16384, "{x:?}");
+                let rr = x.relocation_read.as_ref().unwrap().count;
+                assert!(rr >= moved / (128 << 10) && rr <= moved / 16384, "{x:?}");
                 // Every zone filled is reset once in steady state: resets ≈ device bytes
                 // written / zone size.
                 let resets = x.zone_resets.unwrap() as f64;
@@ -81,6 +89,8 @@ fn zns_study_rows_arithmetic_and_shape() {
             }
             _ => {
                 assert_eq!((x.host_waf, x.zone_resets), (1.0, None), "{x:?}");
+                assert!(x.relocation_read.is_none() && x.relocation_write.is_none());
+                assert_eq!(x.write.count, x.write_bytes / 16384, "{x:?}");
                 assert!(x.gc_victims > 0, "{x:?}");
             }
         }
@@ -176,6 +186,8 @@ fn row(device: Device, mix: Mix, spare: f64, device_waf: f64, host_waf: f64) -> 
         user_mb_per_s: 0.0,
         read: none.clone(),
         write: none,
+        relocation_read: None,
+        relocation_write: None,
         gc_victims: 0,
         zone_resets: None,
         zone_resets_per_gb: None,

@@ -120,8 +120,9 @@ fn gc_relocates_the_emptiest_zones_then_resets_them_exact_sequence() {
     // zone 4: 1; only zone 5 is empty, so the write needs GC: zone 1 (L1) goes to the GC
     // zone (5), zone 1 is reset; still 1 empty, so zone 3 (L0) follows; then the write
     // lands in zone 1, the oldest empty zone.
+    let out = run(&mut l, w(5, 6));
     assert_eq!(
-        ops(&run(&mut l, w(5, 6))),
+        ops(&out),
         vec![
             (RD, 44 * K, 4 * K),
             (WR, 160 * K, 4 * K),
@@ -131,6 +132,13 @@ fn gc_relocates_the_emptiest_zones_then_resets_them_exact_sequence() {
             (RESET, 96 * K, 0),
             (WR, 32 * K, 4 * K),
         ]
+    );
+    // The relocations (two reads, two writes, two resets) carry the relocation tag, the
+    // write that needed them the user's.
+    let (g, u) = (TAG_RELOCATION, TAG_USER);
+    assert_eq!(
+        out.iter().map(|r| r.tag).collect::<Vec<_>>(),
+        vec![g, g, g, g, g, g, u]
     );
     let s = stats.snapshot();
     assert_eq!(s.host_user_write_bytes, 84 * K);
@@ -159,6 +167,9 @@ fn gc_relocates_the_emptiest_zones_then_resets_them_exact_sequence() {
     assert_eq!(run(&mut l, r(3, 4)), vec![]);
     let flush = req(HostOp::Flush, 0, 0);
     assert_eq!(run(&mut l, flush), vec![flush]);
+    // A user request keeps the user's tag whatever the inner workload's was.
+    let tagged = HostRequest { tag: 7, ..r(0, 1) };
+    assert_eq!(run(&mut l, tagged)[0].tag, TAG_USER);
 }
 
 fn tiny_zoned_ctx(zones: u32) -> WorkloadContext {

@@ -64,6 +64,10 @@ pub(super) struct HostFrontEnd {
     zone_reports: Vec<(u32, Vec<ZoneDescriptor>)>,
     latency: LatencyRecorder,
     per_flow: Vec<LatencyRecorder>,
+    /// The workload's origins (`WorkloadStats::origins`: a request's tag is its origin's
+    /// index) and a recorder per origin; both empty when it names none.
+    origins: &'static [&'static str],
+    by_origin: Vec<LatencyRecorder>,
     completions: Option<Vec<Completion>>,
     /// Receives every completion as it happens (`run --request-log`).
     sink: Option<super::CompletionSink>,
@@ -102,6 +106,7 @@ impl HostFrontEnd {
     ) -> HostFrontEnd {
         let g = d.geometry;
         let unit = g.unit_bytes as u64;
+        let origins = workload.stats.origins();
         let journal_truth = workload
             .stats
             .journal_range()
@@ -154,6 +159,8 @@ impl HostFrontEnd {
             per_flow: (0..if n > 1 { n } else { 0 })
                 .map(|_| LatencyRecorder::default())
                 .collect(),
+            origins,
+            by_origin: origins.iter().map(|_| LatencyRecorder::default()).collect(),
             completions: None,
             sink: None,
             duration_ns: workload.duration_ns,
@@ -360,6 +367,25 @@ impl HostFrontEnd {
             Some(i) => i.count_taken(self.reqs.live(), &mut c),
         }
         c
+    }
+
+    /// The latencies by origin so far (empty when the workload names no origins).
+    pub fn by_origin_now(&self) -> Vec<(&'static str, Latency)> {
+        self.origins
+            .iter()
+            .zip(&self.by_origin)
+            .map(|(&o, r)| (o, r.clone().into_latency()))
+            .collect()
+    }
+
+    /// The latencies by origin of the phase, taken (the recorders left empty).
+    pub fn take_by_origin(&mut self) -> Vec<(&'static str, Latency)> {
+        let by_origin = std::mem::take(&mut self.by_origin);
+        self.origins
+            .iter()
+            .zip(by_origin)
+            .map(|(&o, r)| (o, r.into_latency()))
+            .collect()
     }
 
     /// The statistics so far, as [`HostFrontEnd::finish`] gives them at the end (without
@@ -635,6 +661,10 @@ impl HostFrontEnd {
             if !self.per_flow.is_empty() {
                 // One flow: its latencies are the host's (copied in `finish`).
                 self.per_flow[r.flow as usize].record(r.op, latency);
+            }
+            // A workload naming origins tags each request with one (none: no recorder).
+            if let Some(o) = self.by_origin.get_mut(r.tag as usize) {
+                o.record(r.op, latency);
             }
         }
         self.last_completion_ns = now;

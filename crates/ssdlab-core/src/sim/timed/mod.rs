@@ -202,6 +202,8 @@ pub struct TimedOutcome {
     pub host: HostCounters,
     pub latency: Latency,
     pub per_flow: Vec<(String, Latency)>,
+    /// By origin, when the workload names its requests' origins (else empty).
+    pub by_origin: Vec<(&'static str, Latency)>,
     /// Time of the last completion.
     pub sim_time_ns: u64,
     pub events: u64,
@@ -433,12 +435,14 @@ impl<'a> TimedSim<'a> {
         progress.update(self.front.counters.requests(), self.q.now_ns());
         let journal_latency = self.front.take_journal_latency();
         let host_interface = self.front.interface_summary(self.cfg, last_ns);
+        let by_origin = self.front.take_by_origin();
         let (host, latency, per_flow, sim_time_ns, completions) = self.front.finish();
         let (suspend, erases) = self.susp.finish();
         let outcome = TimedOutcome {
             host,
             latency,
             per_flow,
+            by_origin,
             sim_time_ns,
             events,
             die_busy_ns,

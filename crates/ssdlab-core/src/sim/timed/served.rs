@@ -101,6 +101,7 @@ impl TimedSim<'_> {
             host,
             latency,
             per_flow,
+            by_origin: self.front.by_origin_now(),
             sim_time_ns,
             events: self.q.scheduled_count(),
             die_busy_ns: self.dies.busy_ns(),
