@@ -75,6 +75,10 @@ pub(super) struct Placer {
     /// `plain`, and every stripe one die group: host pages take
     /// [`Ftl::place_on_single_stripe`], the search without the groups' turn either.
     pub(super) single: bool,
+    /// The policy is `direct` (every host page of lane 0 to this region's host stream):
+    /// with `single`, lane 0's pages skip the policy's dispatch and the targets' loop
+    /// ([`Ftl::place_on_single_target`]). Set once at build.
+    pub(super) direct: Option<u8>,
 }
 
 /// A cache region whose size follows the drive's free space (`slc-buffer`'s
@@ -113,6 +117,12 @@ impl Placer {
             .all(|s| s.groups() == 1);
         self.plain = self.cache_rule.is_none() && !partial;
         self.single = self.plain && one_group;
+    }
+
+    /// Host pages of lane 0 go to `data_region`'s host stream whatever they hold (the
+    /// `direct` policy; [`Placer::direct`]).
+    pub(super) fn set_direct(&mut self, data_region: u8) {
+        self.direct = matches!(self.policy, Placement::Direct(_)).then_some(data_region);
     }
 
     /// The stripe region `r`'s host pages take.
@@ -317,6 +327,10 @@ impl Ftl {
         }
         // Lane 0 (every device without lanes) a constant.
         if self.placer.single {
+            if let (0, Some(region)) = (lane, self.placer.direct) {
+                let t = (region, Stream::HOST);
+                return self.place_on_single_target(t, lpns, versions, token, sink, &accept);
+            }
             return match lane {
                 0 => self.place_on_single_stripe(0, lpns, versions, token, sink, accept),
                 l => self.place_on_single_stripe(l, lpns, versions, token, sink, accept),
@@ -401,31 +415,52 @@ impl Ftl {
     ) -> Result<Option<u32>> {
         let targets = self.placer.policy.host_targets(lane, lpns);
         for t in targets.as_slice() {
-            let stripe = self.placer.stripe_mut(t.region);
-            stripe.begin_single();
-            let planes = stripe.order.len();
-            for pass in 0..2 {
-                let mut over_share = false;
-                for _ in 0..planes {
-                    let plane = PlaneId(self.placer.stripe_mut(t.region).next_plane_single());
-                    if !accept(plane.0) {
-                        continue;
-                    }
-                    let ps = &self.media.ps[self.media.rp(t.region, plane)];
-                    if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
-                        over_share = true;
-                        continue;
-                    }
-                    let at = (t.region, plane, t.stream);
-                    if self.place_host_page(at, lpns, versions, token, sink)? {
-                        self.after_host_page(t.region, plane);
-                        self.run_background(sink)?;
-                        return Ok(Some(plane.0));
-                    }
+            let at = (t.region, t.stream);
+            if let Some(plane) =
+                self.place_on_single_target(at, lpns, versions, token, sink, &accept)?
+            {
+                return Ok(Some(plane));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One target (region, stream) of [`Ftl::place_on_single_stripe`]: its stripe's planes
+    /// from the cursor, in two passes (the first skips planes over their share of valid
+    /// data). The page's plane, or `None` when no plane of the region can take it.
+    #[inline(always)]
+    fn place_on_single_target<S: NandSink, A: Fn(u32) -> bool>(
+        &mut self,
+        (region, stream): (u8, Stream),
+        lpns: &[u32],
+        versions: &[Version],
+        token: u32,
+        sink: &mut S,
+        accept: &A,
+    ) -> Result<Option<u32>> {
+        let stripe = self.placer.stripe_mut(region);
+        stripe.begin_single();
+        let planes = stripe.order.len();
+        for pass in 0..2 {
+            let mut over_share = false;
+            for _ in 0..planes {
+                let plane = PlaneId(self.placer.stripe_mut(region).next_plane_single());
+                if !accept(plane.0) {
+                    continue;
                 }
-                if !over_share {
-                    break;
+                let ps = &self.media.ps[self.media.rp(region, plane)];
+                if pass == 0 && ps.valid_units + lpns.len() as u64 > ps.valid_cap_units {
+                    over_share = true;
+                    continue;
                 }
+                if self.place_host_page((region, plane, stream), lpns, versions, token, sink)? {
+                    self.after_host_page(region, plane);
+                    self.run_background(sink)?;
+                    return Ok(Some(plane.0));
+                }
+            }
+            if !over_share {
+                break;
             }
         }
         Ok(None)

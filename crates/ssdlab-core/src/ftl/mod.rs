@@ -519,6 +519,7 @@ impl Ftl {
             journal_truth: None,
             plain: false,
             single: false,
+            direct: None,
             cache_rule: cache_region.and_then(|c| {
                 let size = cfg.ftl.placement.params().cache_size()?;
                 let r = &d.regions[c as usize];
@@ -590,6 +591,7 @@ impl Ftl {
             .iter()
             .any(|r| r.partial_programs_per_page > 1);
         ftl.placer.set_single(partial);
+        ftl.placer.set_direct(d.data_region);
         for r in &ftl.media.regions {
             for plane in 0..g.planes {
                 for b in r.plane_blocks(plane) {
@@ -1292,8 +1294,8 @@ mod tests {
     }
 
     /// The searches chosen at build ([`host::Placer::single`]: one group, no cache rule,
-    /// no partial-page programs; [`host::Placer::plain`]: die groups, neither of the
-    /// others) place every page on the plane the general search would, with planes
+    /// no partial-page programs, with or without [`host::Placer::direct`]'s shortcut;
+    /// [`host::Placer::plain`]: die groups, neither of the others) place every page on the plane the general search would, with planes
     /// refusing pages (`accept`; a die group then keeps its page waiting) and GC running,
     /// in both modes (functional: shuffled rounds; timed: the fixed order).
     #[test]
@@ -1319,11 +1321,15 @@ mod tests {
             let fast = super::Ftl::new(&c, &d).unwrap();
             assert!(fast.placer.plain, "{mode} {k}");
             assert_eq!(fast.placer.single, k == 0, "{mode} {k}");
+            assert_eq!(fast.placer.direct, Some(d.data_region), "{mode} {k}");
             let mut general = fast.clone();
             (general.placer.single, general.placer.plain) = (false, false);
+            // The single-group search through the policy's targets (not `direct`'s).
+            let mut looped = fast.clone();
+            looped.placer.direct = None;
             let units = fast.logical_units();
             let mut planes = Vec::new();
-            for mut ftl in [fast, general] {
+            for mut ftl in [fast, general, looped] {
                 let mut q = Queue::default();
                 let placed: Vec<_> = (0..3000u32)
                     .map(|i| {
@@ -1339,6 +1345,7 @@ mod tests {
                 planes.push(placed);
             }
             assert_eq!(planes[0], planes[1], "{mode} {k}");
+            assert_eq!(planes[0], planes[2], "{mode} {k}");
             // Every plane took pages.
             assert!((0..8).all(|p| planes[0].contains(&Some(p))), "{mode} {k}");
         }

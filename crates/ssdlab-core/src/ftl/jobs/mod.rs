@@ -512,8 +512,9 @@ fn not_relocation(id: JobId) -> ! {
 }
 
 impl Ftl {
-    /// A host page went to `plane` of region `r`: GC may be due there.
-    #[inline]
+    /// A host page went to `plane` of region `r`: GC may be due there (inlined into every
+    /// host-page search: a call per page costs more than its compares).
+    #[inline(always)]
     pub(super) fn after_host_page(&mut self, r: u8, plane: PlaneId) {
         let ps = &self.media.ps[self.media.rp(r, plane)];
         if ps.gc_job.is_none() && ps.needs_gc(self.jobs.host_idle) {
