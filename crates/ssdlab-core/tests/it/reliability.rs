@@ -14,7 +14,10 @@ use ssdlab_workload::{HostOp, HostRequest};
 
 /// Read reclaim after `read_count` reads.
 pub fn reclaim_after(read_count: u32) -> ReclaimConfig {
-    ReclaimConfig::Threshold(reclaim::threshold::Params { read_count })
+    ReclaimConfig::Threshold(reclaim::threshold::Params {
+        read_count,
+        urgent_read_count: 0,
+    })
 }
 
 /// Retention refresh at `age_ms`, scanned every `scan_interval_ms`.
@@ -244,4 +247,95 @@ fn read_reclaim_bounds_reads_since_erase_at_a_waf_cost() {
     assert!(on_reads <= 64, "{on_reads}");
     assert!(on_blocks > 50, "{on_blocks}");
     assert!(on_waf > off_waf, "{on_waf} vs {off_waf}");
+}
+
+/// Read reclaim after `read_count` reads, urgent from `urgent_read_count` (0: never).
+fn reclaim_urgent(read_count: u32, urgent_read_count: u32) -> ReclaimConfig {
+    ReclaimConfig::Threshold(reclaim::threshold::Params {
+        read_count,
+        urgent_read_count,
+    })
+}
+
+/// An RBER model of read disturb alone: `RBER = γ·PE·r` (no base, wear or retention
+/// term; every cell mode), on blocks of `pe` initial P/E cycles.
+fn disturb_only(c: &mut Config, gamma: f64, pe: u32) {
+    let p = ssdlab_core::flash::reliability::RberParams {
+        base_rber: 0.0,
+        wear_coefficient: 0.0,
+        retention_coefficient: 0.0,
+        disturb_coefficient: gamma,
+        disturb_pe_exponent: 1.0,
+        disturb_reads_exponent: 1.0,
+        ..ssdlab_core::flash::reliability::RberParams::default_for(ssdlab_core::config::CellMode::Tlc)
+    };
+    let r = &mut c.device.reliability;
+    r.initial_pe_cycles = pe;
+    r.rber.slc = p.clone();
+    r.rber.mlc = p.clone();
+    r.rber.tlc = p.clone();
+    r.rber.qlc = p;
+}
+
+/// Urgency (issue 51): a read-hot closed loop at QD 16 on a tiny timed device (1 plane ×
+/// 7 blocks × 4 pages, a unit per page): units 0..8 fill blocks 0 and 1, then 3,000
+/// reads of unit 1. Reclaim after 20 reads. With main's rule (no urgency) the hot die
+/// always has a host read queued and reads go first, so the reclaim of block 0 starts
+/// (its copies queued) but gets no batch until the reads are over: one block reclaimed,
+/// and its last copy read saw block 0 read 3,003 times since its erase. With `urgent_read_count =
+/// 40` the job turns urgent at the 40th read of its source and its die alternates reads
+/// and background batches: the hot units move from block to block (each full, so due
+/// again at 20 reads), 75 blocks are reclaimed, and no read sees more than the urgent
+/// count plus the reads issued before unit 1's copy completes (the job's second: a copy
+/// read and program each take a background batch, a host read runs between them, and
+/// reads are counted at issue): measured 43, bounded here by 40 + 16. The largest reads-since-erase a read saw is measured through the
+/// RBER model, set to read disturb alone (`RBER = γ·PE·r`, γ·PE = 1e-12 per read: far
+/// below any retry).
+#[test]
+fn urgent_reclaim_runs_on_a_read_saturated_die() {
+    const READS: u64 = 3000;
+    let run = |urgent: u32| {
+        let mut c = tiny(1, 7, 4, 1, 2.5);
+        c.mode = Mode::Timed;
+        c.ftl.read_reclaim = reclaim_urgent(20, urgent);
+        disturb_only(&mut c, 1e-15, 1000);
+        c.precondition.enabled = true;
+        c.precondition.random_overwrite_capacity_multiple = 0.0;
+        let mut sim = Simulation::new(c).unwrap();
+        sim.precondition(&mut NoProgress).unwrap();
+        let reqs: Vec<HostRequest> = (0..READS).map(|_| req(HostOp::Read, 1, 1)).collect();
+        let r = sim
+            .run_workload_with(common::closed(reqs.clone(), 16), &mut NoProgress)
+            .unwrap();
+        common::assert_all_completed(&r, &reqs);
+        let rel = r.reliability.as_ref().expect("aged device: section present");
+        assert_eq!(rel.retries, 0);
+        // γ·PE = 1e-12 per read (PE = 1000 + the block's erases this run, ≤ 2 % more).
+        let max_reads = rel.rber_max / 1e-12;
+        (r, max_reads)
+    };
+    let (main, main_reads) = run(0);
+    assert_eq!(main.gc.reclaimed_blocks, 1, "one job, stuck behind the reads");
+    assert_eq!(main.gc.urgent_relocations, 0);
+    assert!(
+        (READS as f64..(READS + 4) as f64).contains(&main_reads),
+        "every read hit block 0 (and the job's copy reads after them): {main_reads}"
+    );
+    let (urgent, urgent_reads) = run(40);
+    assert!(
+        urgent.gc.reclaimed_blocks > 50,
+        "{}",
+        urgent.gc.reclaimed_blocks
+    );
+    assert_eq!(urgent.gc.urgent_relocations, urgent.gc.reclaimed_blocks);
+    assert_eq!(urgent.nand.erases.reclaim, urgent.gc.reclaimed_blocks);
+    assert!(
+        (40.0..=56.0 * 1.02).contains(&urgent_reads),
+        "reads since erase bounded: {urgent_reads}"
+    );
+    eprintln!(
+        "QD 16 read-hot: main's rule max {main_reads:.0} reads since erase, 1 block; \
+         urgent at 40: max {urgent_reads:.1}, {} blocks",
+        urgent.gc.reclaimed_blocks
+    );
 }
