@@ -339,3 +339,103 @@ fn urgent_reclaim_runs_on_a_read_saturated_die() {
         urgent.gc.reclaimed_blocks
     );
 }
+
+/// The hard-decode limit of `c`'s device (whole-page reads fail step 0 with 1e-3).
+fn hard_limit(c: &Config) -> f64 {
+    let page = c.device.geometry.page_size_bytes;
+    c.device.reliability.hard_limit_rber(page)
+}
+
+/// `rber` reclaim, exact (functional, the device of the first test): read disturb alone,
+/// `RBER = γ·PE·r` with PE = 1000 and γ·1000 = 0.5·L / 5.5 (L the hard-decode limit),
+/// margin 0.5: the RBER reaches 0.5·L at r = 5.5, so block 0 is due at its 6th read since
+/// its erase (its reads counted before the policy is asked), not at its 5th; it is
+/// counted as reclaimed by RBER. Block 1, read 5 times, is not due.
+#[test]
+fn rber_reclaim_relocates_at_the_read_that_crosses_the_margin() {
+    let mut c = tiny(1, 7, 4, 1, 2.5);
+    let limit = hard_limit(&c);
+    assert!((1e-3..1e-2).contains(&limit), "{limit}");
+    disturb_only(&mut c, 0.5 * limit / 5.5 / 1000.0, 1000);
+    c.ftl.read_reclaim = ReclaimConfig::Rber(reclaim::rber::Params {
+        margin: 0.5,
+        urgent_margin: 0.0,
+    });
+    let mut sim = Simulation::new(c).unwrap();
+    let mut d = FunctionalDriver::new(&mut sim.ftl);
+    for lpn in [0, 1, 2, 3, 4, 5, 6, 7, 0] {
+        d.write_unit(lpn).unwrap();
+    }
+    let read = |u| req(HostOp::Read, u, 1);
+    for _ in 0..5 {
+        d.submit(&read(1)).unwrap();
+    }
+    assert_eq!(d.ftl.media().blocks().reads_since_erase[0], 5);
+    assert_eq!(d.ftl.counters().reclaimed_blocks, 0, "5 reads: 5/5.5 of the mark");
+    d.submit(&read(1)).unwrap();
+    let c = *d.ftl.counters();
+    assert_eq!((c.reclaimed_blocks, c.reclaimed_blocks_rber), (1, 1));
+    assert_eq!((c.reclaimed_units, ops(&c.nand, Cause::Reclaim)), (3, (3, 3, 1)));
+    assert_eq!(c.reliability.retries, 0, "far below any retry");
+    // Block 1, read 5 times, is not due.
+    for _ in 0..5 {
+        d.submit(&read(5)).unwrap();
+    }
+    assert_eq!(d.ftl.counters().reclaimed_blocks, 1);
+    d.ftl.check_invariants().unwrap();
+}
+
+/// `rber` refresh (timed, scanned every 10 ms): retention alone, `RBER = β·PE·t` (t in
+/// days, PE = 1000, exponent 1) with β set so that the RBER reaches margin 0.5 of the
+/// hard-decode limit at an age of exactly 250 ms. Blocks 0 and 1 are written at about
+/// 0 ms: the read at 240 ms scans and finds neither due (ages < 240 ms); the read at
+/// 260 ms finds both (ages > 250 ms: their first programs complete within 10 ms), so each
+/// is refreshed once, by RBER (8 units).
+#[test]
+fn rber_refresh_relocates_once_the_age_crosses_the_margin() {
+    let run = |reads_ms: &[u64]| {
+        let mut c = tiny(1, 7, 4, 1, 2.5);
+        c.mode = Mode::Timed;
+        let limit = hard_limit(&c);
+        let t_days = 250e6 / ssdlab_core::flash::reliability::NS_PER_DAY;
+        let p = ssdlab_core::flash::reliability::RberParams {
+            base_rber: 0.0,
+            wear_coefficient: 0.0,
+            retention_coefficient: 0.5 * limit / t_days / 1000.0,
+            retention_pe_exponent: 1.0,
+            retention_days_exponent: 1.0,
+            disturb_coefficient: 0.0,
+            ..ssdlab_core::flash::reliability::RberParams::default_for(
+                ssdlab_core::config::CellMode::Tlc,
+            )
+        };
+        let r = &mut c.device.reliability;
+        r.initial_pe_cycles = 1000;
+        r.rber.tlc = p;
+        c.ftl.refresh = RefreshConfig::Rber(refresh::rber::Params {
+            margin: 0.5,
+            urgent_margin: 0.0,
+            scan_interval_ms: 10,
+        });
+        let mut sim = Simulation::new(c).unwrap();
+        let mut reqs: Vec<HostRequest> = (0..8).map(|u| req(HostOp::Write, u, 1)).collect();
+        reqs.push(flush());
+        for &ms in reads_ms {
+            reqs.push(at(ms, req(HostOp::Read, 0, 1)));
+        }
+        let r = sim
+            .run_workload_with(open(reqs.clone()), &mut NoProgress)
+            .unwrap();
+        common::assert_all_completed(&r, &reqs);
+        r
+    };
+    let r = run(&[240]);
+    assert_eq!((r.gc.refreshed_blocks, r.nand.programs.refresh), (0, 0));
+    let r = run(&[240, 260]);
+    assert_eq!(
+        (r.gc.refreshed_blocks, r.gc.refreshed_blocks_by_rber, r.gc.refreshed_units),
+        (2, 2, 8)
+    );
+    assert_eq!((r.nand.reads.refresh, r.nand.programs.refresh), (8, 8));
+    assert_eq!(r.gc.reclaimed_blocks, 0);
+}
