@@ -864,7 +864,11 @@ mod tests {
             let i = at(&v, w);
             v[i].retries = 0.051; // just above 10 % of 0.5
             let c = shape_checks(&v, 3000);
-            assert_eq!((c[k].holds, c[13 - k].holds), (Some(false), Some(true)), "{w}");
+            assert_eq!(
+                (c[k].holds, c[13 - k].holds),
+                (Some(false), Some(true)),
+                "{w}"
+            );
             assert!(c[k].detail.contains("did not bound"), "{}", c[k].detail);
             v[i].retries = 0.05; // exactly 10 %
             assert_eq!(shape_checks(&v, 3000)[k].holds, Some(true));
@@ -880,7 +884,11 @@ mod tests {
         let c = shape_checks(&v, 3000);
         assert_eq!((c[6].holds, c[7].holds), (Some(false), Some(false)));
         // The starved run appears in the detail only.
-        assert!(c[6].detail.contains("without urgency: 0.5000"), "{}", c[6].detail);
+        assert!(
+            c[6].detail.contains("without urgency: 0.5000"),
+            "{}",
+            c[6].detail
+        );
     }
 
     #[test]

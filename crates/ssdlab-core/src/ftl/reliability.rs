@@ -103,7 +103,13 @@ impl Reliability {
     }
 
     /// What the policies see of `block` at `now_ns` (its RBER only when a policy needs it).
-    fn view(&self, blocks: &BlockTable, retry: &ReadRetry, block: BlockId, now_ns: u64) -> BlockView {
+    fn view(
+        &self,
+        blocks: &BlockTable,
+        retry: &ReadRetry,
+        block: BlockId,
+        now_ns: u64,
+    ) -> BlockView {
         BlockView {
             reads_since_erase: blocks.reads_since_erase[block.idx()],
             data_age_ns: blocks.data_age_ns(block, now_ns),
@@ -154,7 +160,10 @@ impl Ftl {
     pub(super) fn read_limit_reached(&mut self, block: BlockId, now_ns: u64) {
         match self.media.blocks.state[block.idx()] {
             BlockState::Full => {
-                if let Some(t) = self.reliab.due(&self.media.blocks, &self.retry, block, now_ns) {
+                if let Some(t) = self
+                    .reliab
+                    .due(&self.media.blocks, &self.retry, block, now_ns)
+                {
                     self.relocation_due(block, t);
                 }
             }
@@ -175,7 +184,9 @@ impl Ftl {
         let job = self.jobs.get(j);
         let rp = self.media.rp(job.src_region, job.plane);
         if self.media.ps[rp].urgent_relocation
-            || !self.reliab.urgent(&self.media.blocks, &self.retry, block, now_ns)
+            || !self
+                .reliab
+                .urgent(&self.media.blocks, &self.retry, block, now_ns)
         {
             return;
         }
@@ -239,7 +250,9 @@ impl Ftl {
             let block = BlockId(b);
             match self.media.blocks.state[b as usize] {
                 BlockState::Full => {
-                    if let Some(t) = self.reliab.due(&self.media.blocks, &self.retry, block, now_ns)
+                    if let Some(t) = self
+                        .reliab
+                        .due(&self.media.blocks, &self.retry, block, now_ns)
                     {
                         self.relocation_due(block, t);
                     }
@@ -278,7 +291,9 @@ impl Ftl {
             if self.media.blocks.state[block.idx()] != BlockState::Full {
                 return self.start_reliability_job(r, plane, now_ns);
             }
-            let Some(why) = self.reliab.due(&self.media.blocks, &self.retry, block, now_ns)
+            let Some(why) = self
+                .reliab
+                .due(&self.media.blocks, &self.retry, block, now_ns)
             else {
                 return self.start_reliability_job(r, plane, now_ns);
             };

@@ -120,7 +120,12 @@ impl ReadRetry {
 
     /// The RBER a read of `block` would see now (what the `rber` reliability policies
     /// compare with their margin).
-    pub(super) fn block_rber(&self, blocks: &BlockTable, block: crate::ids::BlockId, now_ns: u64) -> f64 {
+    pub(super) fn block_rber(
+        &self,
+        blocks: &BlockTable,
+        block: crate::ids::BlockId,
+        now_ns: u64,
+    ) -> f64 {
         let b = block.idx();
         let first = blocks.first_program_ns[b];
         let age = blocks.data_age_ns(block, now_ns)

@@ -349,8 +349,7 @@ fn timed_integrity_through_rber_jobs_and_urgency() {
     assert!(g.refreshed_blocks > 0, "{}", g.refreshed_blocks);
     assert_eq!(g.refreshed_blocks_by_rber, g.refreshed_blocks);
     assert!(
-        g.urgent_relocations > 0
-            && g.urgent_relocations < g.reclaimed_blocks + g.refreshed_blocks
+        g.urgent_relocations > 0 && g.urgent_relocations < g.reclaimed_blocks + g.refreshed_blocks
     );
     assert_eq!(r.integrity.unwrap().checked_reads, reads);
     let want = oracle(&seq);

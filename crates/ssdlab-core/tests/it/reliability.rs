@@ -267,7 +267,9 @@ fn disturb_only(c: &mut Config, gamma: f64, pe: u32) {
         disturb_coefficient: gamma,
         disturb_pe_exponent: 1.0,
         disturb_reads_exponent: 1.0,
-        ..ssdlab_core::flash::reliability::RberParams::default_for(ssdlab_core::config::CellMode::Tlc)
+        ..ssdlab_core::flash::reliability::RberParams::default_for(
+            ssdlab_core::config::CellMode::Tlc,
+        )
     };
     let r = &mut c.device.reliability;
     r.initial_pe_cycles = pe;
@@ -308,14 +310,20 @@ fn urgent_reclaim_runs_on_a_read_saturated_die() {
             .run_workload_with(common::closed(reqs.clone(), 16), &mut NoProgress)
             .unwrap();
         common::assert_all_completed(&r, &reqs);
-        let rel = r.reliability.as_ref().expect("aged device: section present");
+        let rel = r
+            .reliability
+            .as_ref()
+            .expect("aged device: section present");
         assert_eq!(rel.retries, 0);
         // γ·PE = 1e-12 per read (PE = 1000 + the block's erases this run, ≤ 2 % more).
         let max_reads = rel.rber_max / 1e-12;
         (r, max_reads)
     };
     let (main, main_reads) = run(0);
-    assert_eq!(main.gc.reclaimed_blocks, 1, "one job, stuck behind the reads");
+    assert_eq!(
+        main.gc.reclaimed_blocks, 1,
+        "one job, stuck behind the reads"
+    );
     assert_eq!(main.gc.urgent_relocations, 0);
     assert!(
         (READS as f64..(READS + 4) as f64).contains(&main_reads),
@@ -371,11 +379,18 @@ fn rber_reclaim_relocates_at_the_read_that_crosses_the_margin() {
         d.submit(&read(1)).unwrap();
     }
     assert_eq!(d.ftl.media().blocks().reads_since_erase[0], 5);
-    assert_eq!(d.ftl.counters().reclaimed_blocks, 0, "5 reads: 5/5.5 of the mark");
+    assert_eq!(
+        d.ftl.counters().reclaimed_blocks,
+        0,
+        "5 reads: 5/5.5 of the mark"
+    );
     d.submit(&read(1)).unwrap();
     let c = *d.ftl.counters();
     assert_eq!((c.reclaimed_blocks, c.reclaimed_blocks_rber), (1, 1));
-    assert_eq!((c.reclaimed_units, ops(&c.nand, Cause::Reclaim)), (3, (3, 3, 1)));
+    assert_eq!(
+        (c.reclaimed_units, ops(&c.nand, Cause::Reclaim)),
+        (3, (3, 3, 1))
+    );
     assert_eq!(c.reliability.retries, 0, "far below any retry");
     // Block 1, read 5 times, is not due.
     for _ in 0..5 {
@@ -433,7 +448,11 @@ fn rber_refresh_relocates_once_the_age_crosses_the_margin() {
     assert_eq!((r.gc.refreshed_blocks, r.nand.programs.refresh), (0, 0));
     let r = run(&[240, 260]);
     assert_eq!(
-        (r.gc.refreshed_blocks, r.gc.refreshed_blocks_by_rber, r.gc.refreshed_units),
+        (
+            r.gc.refreshed_blocks,
+            r.gc.refreshed_blocks_by_rber,
+            r.gc.refreshed_units
+        ),
         (2, 2, 8)
     );
     assert_eq!((r.nand.reads.refresh, r.nand.programs.refresh), (8, 8));
