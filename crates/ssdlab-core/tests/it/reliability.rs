@@ -458,3 +458,28 @@ fn rber_refresh_relocates_once_the_age_crosses_the_margin() {
     assert_eq!((r.nand.reads.refresh, r.nand.programs.refresh), (8, 8));
     assert_eq!(r.gc.reclaimed_blocks, 0);
 }
+
+/// The hard-decode limit is the RBER at which a whole page's step-0 read fails with
+/// probability 1e-3 (bisection): 5.46e-3 for the default ECC (72 bits per 1 KiB) and a
+/// 16 KiB page (16 codewords), 5.73e-3 for a 4 KiB page; the never-retry threshold is the
+/// same search at 1e-12.
+#[test]
+fn hard_decode_limit_is_the_one_in_a_thousand_failure_rber() {
+    use ssdlab_core::flash::reliability::{read_fail, NEGLIGIBLE};
+    let r = ssdlab_core::config::ReliabilityConfig::default();
+    let ecc = r.ecc();
+    for (page, codewords, want) in [(16384, 16, 5.464e-3), (4096, 4, 5.734e-3)] {
+        let l = r.hard_limit_rber(page);
+        assert!((l - want).abs() < 1e-6, "{page}: {l}");
+        let f = |p| read_fail(ecc.codeword_bits, p, ecc.correctable_bits, codewords);
+        assert!(
+            f(l) < 1e-3 && f(l * (1.0 + 1e-9)) >= 1e-3 * (1.0 - 1e-6),
+            "{}",
+            f(l)
+        );
+        assert_eq!(
+            ecc.rber_at_read_fail(codewords, NEGLIGIBLE),
+            ecc.negligible_rber(codewords)
+        );
+    }
+}
