@@ -877,7 +877,7 @@ fn reproduce_retry_writes_its_table_csv_and_plot() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(out.join("retry.csv")).unwrap();
     assert!(csv.starts_with("workload,pe_cycles,retention_days,policy,reclaim,"));
-    assert_eq!(csv.lines().count(), 32);
+    assert_eq!(csv.lines().count(), 36);
     let md = std::fs::read_to_string(out.join("retry.md")).unwrap();
     assert!(md.contains("## Expected shape"), "{md}");
     let svg = std::fs::read_to_string(out.join("retry.svg")).unwrap();

@@ -34,6 +34,20 @@ pub const JESD218_CLIENT_UBER: f64 = 1e-15;
 /// The read-hot runs' P/E cycles and read-reclaim threshold (reads since erase).
 pub const HOT_PE_CYCLES: u32 = 3000;
 pub const RECLAIM_READ_COUNT: u64 = 20_000;
+/// The read-hot runs at QD 16 (a die saturated with reads): without reclaim, with it
+/// (which today's rule starves), with it urgent from this many reads since erase, and
+/// with the `rber` policy at these margins of the hard-decode limit.
+pub const HOT_QD16: [&str; 4] = [
+    "read-hot QD16",
+    "read-hot QD16",
+    "read-hot QD16 urgent",
+    "read-hot QD16 rber",
+];
+pub const URGENT_READ_COUNT: u64 = 2 * RECLAIM_READ_COUNT;
+pub const RBER_MARGIN: f64 = 0.8;
+pub const RBER_URGENT_MARGIN: f64 = 0.9;
+/// At QD 16, reclaim (urgent) keeps at most this share of the retries per read without it.
+pub const QD16_RETRY_SHARE_MAX: f64 = 0.1;
 /// The ASPLOS 2024 figure: `table` retries per read at 3K P/E and a year.
 pub const TABLE_RETRIES_AT_3K_1Y_MIN: f64 = 3.0;
 /// `sticky` "far fewer": at most this share of `table`'s retries at 3K P/E and a year.
@@ -115,6 +129,15 @@ impl RetryParams {
                 reclaim,
             });
         }
+        for (i, workload) in HOT_QD16.into_iter().enumerate() {
+            out.push(Job {
+                workload,
+                pe_cycles: HOT_PE_CYCLES,
+                retention_days: 0.0,
+                policy: "table",
+                reclaim: i > 0,
+            });
+        }
         out
     }
 
@@ -133,16 +156,27 @@ impl RetryParams {
         } else {
             sets.push("workload.read_percent=100.0".into());
             // QD 1: at QD 16 the hot block's die never idles and, reads first
-            // (`read_priority`), the reclaim job never gets a turn (docs/reliability.md).
-            sets.push("workload.queue_depth=1".into());
+            // (`read_priority`), the reclaim job gets a turn only when urgent (the QD 16
+            // rows, docs/reliability.md).
+            let qd = if j.workload.contains("QD16") { 16 } else { 1 };
+            sets.push(format!("workload.queue_depth={qd}"));
             sets.push("workload.pattern=\"hot-cold\"".into());
             sets.push("workload.hot_io_percent=99.9".into());
             sets.push("workload.hot_space_percent=0.001".into());
             sets.push(format!("workload.requests={}", self.hot_requests));
         }
-        if j.reclaim {
+        if j.reclaim && j.workload.ends_with("rber") {
             sets.push(format!(
-                "ftl.read_reclaim={{ policy = \"threshold\", read_count = {RECLAIM_READ_COUNT} }}"
+                "ftl.read_reclaim={{ policy = \"rber\", margin = {RBER_MARGIN}, urgent_margin = {RBER_URGENT_MARGIN} }}"
+            ));
+        } else if j.reclaim {
+            let urgent = if j.workload.ends_with("urgent") {
+                URGENT_READ_COUNT
+            } else {
+                0
+            };
+            sets.push(format!(
+                "ftl.read_reclaim={{ policy = \"threshold\", read_count = {RECLAIM_READ_COUNT}, urgent_read_count = {urgent} }}"
             ));
         }
         let c = crate::run::with_overrides(&self.base, &sets, "configs/default.toml")?;
@@ -278,6 +312,8 @@ pub const CSV_HEADER: &str = "workload,pe_cycles,retention_days,policy,reclaim,r
 /// A row the checks read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Point {
+    /// `random`, `read-hot` (QD 1) or one of [`HOT_QD16`].
+    pub workload: &'static str,
     pub hot: bool,
     pub pe: u32,
     pub days: f64,
@@ -458,7 +494,10 @@ pub fn shape_checks(pts: &[Point], endurance: u32) -> Vec<Check> {
     }
     // 6. read reclaim bounds read-disturb retries at a WAF cost.
     let rr = "read reclaim bounds read-disturb retries (fewer retries per read with it) at a WAF cost (Cai et al., DSN 2015)";
-    let hot = |reclaim: bool| pts.iter().find(|p| p.hot && p.reclaim == reclaim);
+    let hot = |reclaim: bool| {
+        pts.iter()
+            .find(|p| p.workload == "read-hot" && p.reclaim == reclaim)
+    };
     match (hot(false), hot(true)) {
         (Some(a), Some(b)) => {
             let cost = b.waf > a.waf || b.reclaimed_units > a.reclaimed_units;
@@ -488,13 +527,57 @@ pub fn shape_checks(pts: &[Point], endurance: u32) -> Vec<Check> {
         }
         _ => out.push(Check::missing("read-hot", rr)),
     }
+    // 7, 8. At QD 16 (reads saturate the hot die) reclaim bounds the read-disturb retries
+    // only with the urgency rule: `threshold` urgent, and `rber`.
+    let without = pts.iter().find(|p| p.workload == HOT_QD16[0] && !p.reclaim);
+    let starved = pts.iter().find(|p| p.workload == HOT_QD16[1] && p.reclaim);
+    let share = QD16_RETRY_SHARE_MAX * 100.0;
+    for (name, what) in [
+        (
+            HOT_QD16[2],
+            format!("at QD 16 read reclaim with `urgent_read_count = {URGENT_READ_COUNT}` gets die time: retries per read ≤ {share:.0} % of those without reclaim (docs/reliability.md, urgency)"),
+        ),
+        (
+            HOT_QD16[3],
+            format!("at QD 16 `rber` read reclaim (margin {RBER_MARGIN}, urgent {RBER_URGENT_MARGIN} of the hard-decode limit): retries per read ≤ {share:.0} % of those without reclaim"),
+        ),
+    ] {
+        match (without, pts.iter().find(|p| p.workload == name && p.reclaim)) {
+            (Some(a), Some(b)) => {
+                let ok = a.retries > 0.0
+                    && b.retries <= QD16_RETRY_SHARE_MAX * a.retries
+                    && b.reclaimed_units > 0;
+                let mut d = format!(
+                    "retries per read {:.4} without → {:.4} with, {} units moved",
+                    a.retries, b.retries, b.reclaimed_units
+                );
+                if let Some(s) = starved {
+                    d += &format!(
+                        " (without urgency: {:.4}, {} units moved)",
+                        s.retries, s.reclaimed_units
+                    );
+                }
+                if a.retries <= 0.0 {
+                    d += "; no read-disturb retries without reclaim";
+                } else if b.retries > QD16_RETRY_SHARE_MAX * a.retries {
+                    d += "; the reclaim did not bound the retries (no die time?)";
+                }
+                if b.reclaimed_units == 0 {
+                    d += "; nothing moved";
+                }
+                out.push(Check::new("read-hot", what, Some(ok), d));
+            }
+            _ => out.push(Check::missing("read-hot", what)),
+        }
+    }
     out
 }
 
 impl RetryRun {
     pub fn point(&self) -> Point {
         Point {
-            hot: self.workload == "read-hot",
+            workload: self.workload,
+            hot: self.workload.starts_with("read-hot"),
             pe: self.pe_cycles,
             days: self.retention_days,
             policy: self.policy,
@@ -552,7 +635,12 @@ impl RetryReport {
                 r.pe_cycles,
                 r.retention_days,
                 r.policy,
-                if r.reclaim { "yes" } else { "no" },
+                match (r.reclaim, r.workload) {
+                    (false, _) => "no",
+                    (true, w) if w.ends_with("urgent") => "urgent",
+                    (true, w) if w.ends_with("rber") => "rber",
+                    (true, _) => "yes",
+                },
                 r.retries_per_read,
                 r.read_mean_us,
                 r.read_p99_us,
@@ -659,8 +747,12 @@ impl Experiment for Retry {
         );
         let _ = writeln!(
             o,
-            "* Read-hot: {HOT_PE_CYCLES} P/E, fresh data, `table`; {} requests, 100 % reads at QD 1 (at QD 16 the hot die never idles and the reclaim job, behind the reads, gets no turn), 99.9 % of I/O to the first 0.001 % of the space; with and without `ftl.read_reclaim = {{ policy = \"threshold\", read_count = {RECLAIM_READ_COUNT} }}`.\n",
+            "* Read-hot: {HOT_PE_CYCLES} P/E, fresh data, `table`; {} requests, 100 % reads at QD 1, 99.9 % of I/O to the first 0.001 % of the space; with and without `ftl.read_reclaim = {{ policy = \"threshold\", read_count = {RECLAIM_READ_COUNT} }}`.",
             r.hot_requests
+        );
+        let _ = writeln!(
+            o,
+            "* Read-hot at QD 16 (the hot die always has a read queued): without reclaim; with it (`yes`: starved, reads go first); with `urgent_read_count = {URGENT_READ_COUNT}` (`urgent`: the job then takes every other batch); with `{{ policy = \"rber\", margin = {RBER_MARGIN}, urgent_margin = {RBER_URGENT_MARGIN} }}` (`rber`).\n"
         );
         o += &r.table();
         o += &crate::experiment::shape_section(
@@ -723,6 +815,7 @@ mod tests {
                     ("oracle", table * 0.1),
                 ] {
                     v.push(Point {
+                        workload: "random",
                         hot: false,
                         pe,
                         days: t,
@@ -739,6 +832,7 @@ mod tests {
         }
         for (pe, unc) in [(4500, 12), (6000, 900)] {
             v.push(Point {
+                workload: "random",
                 hot: false,
                 pe,
                 days: 365.0,
@@ -753,6 +847,7 @@ mod tests {
         }
         for (reclaim, retries, waf, moved) in [(false, 0.5, 0.0, 0), (true, 0.1, 0.0, 512)] {
             v.push(Point {
+                workload: "read-hot",
                 hot: true,
                 pe: 3000,
                 days: 0.0,
@@ -765,6 +860,25 @@ mod tests {
                 reclaimed_units: moved,
             });
         }
+        // QD 16: without reclaim, starved, urgent, rber.
+        for (i, (retries, moved)) in [(0.5, 0), (0.5, 0), (0.01, 512), (0.02, 768)]
+            .into_iter()
+            .enumerate()
+        {
+            v.push(Point {
+                workload: HOT_QD16[i],
+                hot: true,
+                pe: 3000,
+                days: 0.0,
+                policy: "table",
+                reclaim: i > 0,
+                retries,
+                p99_99_us: 100.0,
+                uncorrectable: 0,
+                waf: 0.0,
+                reclaimed_units: moved,
+            });
+        }
         v
     }
 
@@ -772,10 +886,49 @@ mod tests {
         c.iter().map(|c| c.holds).collect()
     }
 
+    /// The QD 16 checks (7: urgent threshold, 8: rber) fail when the reclaim keeps more
+    /// than 10 % of the retries, moves nothing, or there were no retries to remove.
+    #[test]
+    fn the_qd16_checks_fail_on_perturbed_points() {
+        let at = |v: &[Point], w: &str| -> usize {
+            v.iter().position(|p| p.workload == w && p.reclaim).unwrap()
+        };
+        for (k, w) in [(6, HOT_QD16[2]), (7, HOT_QD16[3])] {
+            let mut v = grid(3.4);
+            let i = at(&v, w);
+            v[i].retries = 0.051; // just above 10 % of 0.5
+            let c = shape_checks(&v, 3000);
+            assert_eq!(
+                (c[k].holds, c[13 - k].holds),
+                (Some(false), Some(true)),
+                "{w}"
+            );
+            assert!(c[k].detail.contains("did not bound"), "{}", c[k].detail);
+            v[i].retries = 0.05; // exactly 10 %
+            assert_eq!(shape_checks(&v, 3000)[k].holds, Some(true));
+            v[i].reclaimed_units = 0;
+            assert_eq!(shape_checks(&v, 3000)[k].holds, Some(false));
+        }
+        // No retries without reclaim: nothing to show.
+        let mut v = grid(3.4);
+        v.iter_mut()
+            .find(|p| p.workload == HOT_QD16[0])
+            .unwrap()
+            .retries = 0.0;
+        let c = shape_checks(&v, 3000);
+        assert_eq!((c[6].holds, c[7].holds), (Some(false), Some(false)));
+        // The starved run appears in the detail only.
+        assert!(
+            c[6].detail.contains("without urgency: 0.5000"),
+            "{}",
+            c[6].detail
+        );
+    }
+
     #[test]
     fn the_checks_fail_on_perturbed_points() {
         let good = grid(3.4);
-        assert_eq!(holds(&shape_checks(&good, 3000)), [Some(true); 6]);
+        assert_eq!(holds(&shape_checks(&good, 3000)), [Some(true); 8]);
         // table below 3 at 3K/1y (and below 3K/30d: growth fails too).
         let low = grid(2.6);
         assert_eq!(
@@ -783,6 +936,8 @@ mod tests {
             [
                 Some(false),
                 Some(false),
+                Some(true),
+                Some(true),
                 Some(true),
                 Some(true),
                 Some(true),
@@ -835,11 +990,16 @@ mod tests {
         );
         assert_eq!(holds(&shape_checks(&grid(3.4), 10_000))[4], Some(false));
         // reclaim without a WAF cost, or without fewer retries.
+        fn qd1(v: &mut [Point]) -> &mut Point {
+            v.iter_mut()
+                .find(|p| p.workload == "read-hot" && p.reclaim)
+                .unwrap()
+        }
         let mut r = grid(3.4);
-        r.last_mut().unwrap().reclaimed_units = 0;
+        qd1(&mut r).reclaimed_units = 0;
         assert_eq!(holds(&shape_checks(&r, 3000))[5], Some(false));
         let mut r = grid(3.4);
-        r.last_mut().unwrap().retries = 0.6;
+        qd1(&mut r).retries = 0.6;
         assert_eq!(holds(&shape_checks(&r, 3000))[5], Some(false));
         // a fall with retention.
         let mut f = grid(3.4);
@@ -848,14 +1008,14 @@ mod tests {
             .unwrap()
             .retries = 0.0;
         assert_eq!(holds(&shape_checks(&f, 3000))[0], Some(false));
-        assert_eq!(holds(&shape_checks(&[], 3000)), [None; 6]);
+        assert_eq!(holds(&shape_checks(&[], 3000)), [None; 8]);
     }
 
     #[test]
     fn the_study_is_valid() {
         let p = RetryParams::new(100.0).unwrap();
         p.check().unwrap();
-        assert_eq!(p.jobs().len(), 31);
+        assert_eq!(p.jobs().len(), 31 + HOT_QD16.len());
         assert!(RetryParams::new(0.5).is_err());
     }
 
@@ -865,8 +1025,8 @@ mod tests {
     fn a_quick_run_has_every_point() {
         let p = RetryParams::new(1000.0).unwrap();
         let r = run(&p, &|_| {}).unwrap();
-        assert_eq!(r.runs.len(), 31);
-        assert_eq!(r.csv().lines().count(), 32);
+        assert_eq!(r.runs.len(), 31 + HOT_QD16.len());
+        assert_eq!(r.csv().lines().count(), 32 + HOT_QD16.len());
         let t = |pe, d| {
             r.runs
                 .iter()

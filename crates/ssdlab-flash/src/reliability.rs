@@ -275,6 +275,23 @@ impl Ecc {
         }
         lo
     }
+
+    /// The RBER at which a read of `codewords` codewords fails its hard decode at step 0
+    /// with probability `prob` (bisection: the largest RBER whose failure probability is
+    /// below `prob`). With a whole page's codewords and `prob` = 1e-3 it is the
+    /// hard-decode limit the `rber` reclaim and refresh policies take their margin of.
+    pub fn rber_at_read_fail(&self, codewords: u32, prob: f64) -> f64 {
+        let (mut lo, mut hi) = (0.0f64, 0.5f64);
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if read_fail(self.codeword_bits, mid, self.correctable_bits, codewords) < prob {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
 }
 
 /// What a read's retries were: stamped into its [`crate::NandOp`] at issue.

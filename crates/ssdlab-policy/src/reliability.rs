@@ -10,9 +10,14 @@
 //! erase reached [`RelocationPolicy::read_limit`] (and when such a block fills), and in a
 //! scan of every full block each [`RelocationPolicy::scan_interval_ns`] of simulated time.
 //! Both ask [`RelocationPolicy::due`] with a [`BlockView`] and act on the [`Trigger`] it
-//! returns. A new trigger (an RBER estimate near the ECC's capability, once the device
-//! has an RBER model) is a [`Trigger`] variant, a field of [`BlockView`] and a policy
-//! answering it in `due`.
+//! returns. The `rber` policies of both families ask for the block's modelled RBER
+//! ([`RelocationPolicy::needs_rber`]: computed only then) and compare it with the ECC's
+//! hard-decode limit ([`RelocationShape::hard_limit_rber`]).
+//!
+//! **Urgency.** A job whose block [`RelocationPolicy::urgent`] finds past a second, higher
+//! mark (its reads, or its RBER) gets die time: the FTL ranks its plane's GC pressure
+//! at least `Pressing(1)`, so host reads and background batches take turns on its die, as
+//! they do when GC reaches its hard threshold (docs/reliability.md).
 
 use crate::flash::Cause;
 
@@ -23,20 +28,24 @@ pub enum Trigger {
     ReadCount,
     /// Its data reached the policy's age (retention).
     Age,
+    /// Read reclaim's `rber` policy: the block's modelled RBER reached the margin.
+    ReclaimRber,
+    /// Retention refresh's `rber` policy: the block's modelled RBER reached the margin.
+    RefreshRber,
 }
 
 impl Trigger {
     /// The cause the relocation's NAND operations are counted under.
     pub fn cause(self) -> Cause {
         match self {
-            Trigger::ReadCount => Cause::Reclaim,
-            Trigger::Age => Cause::Refresh,
+            Trigger::ReadCount | Trigger::ReclaimRber => Cause::Reclaim,
+            Trigger::Age | Trigger::RefreshRber => Cause::Refresh,
         }
     }
 }
 
 /// What a policy sees of a full block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BlockView {
     /// Page reads of the block since its erase.
     pub reads_since_erase: u32,
@@ -44,6 +53,10 @@ pub struct BlockView {
     pub data_age_ns: u64,
     /// The block's P/E cycles.
     pub erase_count: u32,
+    /// The block's modelled RBER now (`RberModel::rber` of its cell mode, wear, data age,
+    /// reads since erase and erase-suspension excess, as a read of it would see), when a
+    /// policy [`needs`](RelocationPolicy::needs_rber) it; 0 otherwise.
+    pub rber: f64,
 }
 
 /// A reliability-job policy (both families implement it).
@@ -63,12 +76,39 @@ pub trait RelocationPolicy: Sized {
     }
     /// Whether `block` must be relocated now, and why.
     fn due(&self, block: &BlockView) -> Option<Trigger>;
+    /// Whether [`BlockView::rber`] must be computed (only the `rber` policies: the others
+    /// pay nothing for it).
+    #[inline]
+    fn needs_rber(&self) -> bool {
+        false
+    }
+    /// Whether the job relocating `block` (due, its job started) is urgent: its die then
+    /// gives it every other batch even while host reads wait. Never, by default.
+    #[inline]
+    fn urgent(&self, block: &BlockView) -> bool {
+        let _ = block;
+        false
+    }
+    /// Whether [`Self::urgent`] can ever be true (the FTL asks it only then).
+    #[inline]
+    fn can_be_urgent(&self) -> bool {
+        false
+    }
 }
 
-/// What a reliability policy is built for (nothing yet: the device's shape, later its
-/// ECC capability).
+/// What a reliability policy is built for: the device's ECC limit.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RelocationShape;
+pub struct RelocationShape {
+    /// The **hard-decode limit**: the RBER at which a read of one whole page (all its
+    /// codewords) fails the hard decoder at retry step 0 with probability
+    /// [`HARD_LIMIT_FAIL`] (`Ecc::rber_at_read_fail`, by bisection). The same for every
+    /// cell mode (one ECC); 0 when no policy needs it.
+    pub hard_limit_rber: f64,
+}
+
+/// The step-0 failure probability of a whole-page read that defines
+/// [`RelocationShape::hard_limit_rber`]: one read in a thousand starts retrying.
+pub const HARD_LIMIT_FAIL: f64 = 1e-3;
 
 /// What a reliability policy's parameters tell the rest of the device.
 pub trait RelocationParams: crate::PolicyParams {

@@ -219,7 +219,7 @@ def test_reproduce_retry_returns_its_table():
     and a year, `sticky` far fewer, a fresh device never; uncorrectable reads only beyond
     the rated 3K P/E (6,000 P/E and a year: most reads)."""
     df = ssdlab.reproduce("retry", scale=10)
-    assert len(df) == 31
+    assert len(df) == 35
     assert list(df.columns[:5]) == ["workload", "pe_cycles", "retention_days", "policy", "reclaim"]
     aged = df[(df.workload == "random") & (df.pe_cycles == 3000) & (df.retention_days == 365)]
     t = aged[aged.policy == "table"].retries_per_read.iloc[0]

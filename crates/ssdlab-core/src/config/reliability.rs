@@ -166,6 +166,16 @@ impl ReliabilityConfig {
         }
     }
 
+    /// The hard-decode limit of a device of `page_bytes` pages: the RBER at which a read
+    /// of a whole page fails its hard decode (step 0) with probability
+    /// [`HARD_LIMIT_FAIL`](crate::policy::reliability::HARD_LIMIT_FAIL) (what the `rber`
+    /// reclaim and refresh policies take their margin of).
+    pub fn hard_limit_rber(&self, page_bytes: u32) -> f64 {
+        let codewords = page_bytes.div_ceil(self.codeword_bytes.max(1)).max(1);
+        self.ecc()
+            .rber_at_read_fail(codewords, crate::policy::reliability::HARD_LIMIT_FAIL)
+    }
+
     /// The resolved model for a device of `page_bytes` pages.
     pub fn model(&self, page_bytes: u32) -> RberModel {
         let r = &self.rber;

@@ -1,5 +1,6 @@
 //! The full invariant checker (tests, and every N operations in debug builds).
 
+use super::jobs::JobKind;
 use super::translation::TRANS_TAG;
 use super::trims::{is_record, TRIM_TAG};
 use super::Ftl;
@@ -285,6 +286,20 @@ impl Ftl {
                 return Err(format!(
                     "region {} plane {} points at ended job {}",
                     ps.region, ps.plane, ps.gc_job
+                ));
+            }
+            // An urgent plane has the reliability job that made it so (it ends with it).
+            if ps.urgent_relocation
+                && !self.jobs.live().iter().any(|&j| {
+                    let job = self.jobs.get(j);
+                    job.plane == ps.plane
+                        && job.src_region == ps.region
+                        && (job.is(JobKind::Reclaim) || job.is(JobKind::Refresh))
+                })
+            {
+                return Err(format!(
+                    "region {} plane {} is urgent without a reclaim or refresh job",
+                    ps.region, ps.plane
                 ));
             }
             // Liveness: a plane below its GC target has its GC job, or a step queued, or

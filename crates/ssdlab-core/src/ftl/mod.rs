@@ -208,6 +208,11 @@ pub struct FtlCounters {
     pub reclaimed_units: u64,
     pub refreshed_blocks: u64,
     pub refreshed_units: u64,
+    /// Of those blocks, the ones the `rber` policies found due (the rest: by read count
+    /// or age), and the reliability jobs that became urgent.
+    pub reclaimed_blocks_rber: u64,
+    pub refreshed_blocks_rber: u64,
+    pub urgent_relocations: u64,
     /// Failed page programs and erases (injected).
     pub program_failures: u64,
     pub erase_failures: u64,
@@ -244,6 +249,9 @@ impl FtlCounters {
             reclaimed_units: self.reclaimed_units - b.reclaimed_units,
             refreshed_blocks: self.refreshed_blocks - b.refreshed_blocks,
             refreshed_units: self.refreshed_units - b.refreshed_units,
+            reclaimed_blocks_rber: self.reclaimed_blocks_rber - b.reclaimed_blocks_rber,
+            refreshed_blocks_rber: self.refreshed_blocks_rber - b.refreshed_blocks_rber,
+            urgent_relocations: self.urgent_relocations - b.urgent_relocations,
             program_failures: self.program_failures - b.program_failures,
             erase_failures: self.erase_failures - b.erase_failures,
             translation: self.translation.since(&b.translation),
@@ -558,7 +566,7 @@ impl Ftl {
             placer,
             pressure: Pressure::new(g.dies),
             jobs: Jobs::new(cfg.ftl.gc_window_pages),
-            reliab: reliability::Reliability::new(cfg, g.blocks),
+            reliab: reliability::Reliability::new(cfg, g.blocks, g.page_bytes),
             health: Health::new(cfg),
             retry: retry::ReadRetry::new(cfg, g.blocks, g.unit_bytes, g.page_bytes),
             lanes: match &cfg.device.fdp {

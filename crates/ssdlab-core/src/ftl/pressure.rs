@@ -72,8 +72,22 @@ fn die_rank(media: &Media, jobs: &Jobs, die: u32) -> u64 {
 /// One (region, plane)'s GC pressure as an integer in the order of [`GcPressure`]
 /// (variant, then `k`), so that the most pressing of several is a maximum: 0 `Normal`,
 /// `1 << 32 | k` `Behind(k)`, `2 << 32 | k` `Pressing(k)`, `3 << 32` `Urgent`.
+/// An urgent reliability job (`reliability.rs`) makes its plane at least `Pressing`: host
+/// reads and background batches take turns on its die, as at GC's hard threshold (GC's
+/// own `k` kept: `Normal` → `Pressing(1)`, `Behind(k)` → `Pressing(k)`).
 #[inline(always)]
 fn plane_rank(jobs: &Jobs, ps: &PlaneState) -> u64 {
+    let rank = gc_rank(jobs, ps);
+    if ps.urgent_relocation && rank >> 32 < 2 {
+        2 << 32 | (rank & 0xffff_ffff).max(1)
+    } else {
+        rank
+    }
+}
+
+/// [`plane_rank`] of GC alone (free blocks, erasing ones, the plane's GC job).
+#[inline(always)]
+fn gc_rank(jobs: &Jobs, ps: &PlaneState) -> u64 {
     if ps.drain_when_idle {
         return 0; // drained while idle only: never presses host I/O
     }

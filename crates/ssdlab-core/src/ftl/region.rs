@@ -50,6 +50,9 @@ pub struct PlaneState {
     pub starved: bool,
     /// Queued for a background step (deduplicates the wake list).
     pub woken: bool,
+    /// The plane's reliability job is urgent (`reliability.rs`): its GC pressure ranks at
+    /// least `Pressing(1)`, so its die gives background work every other batch.
+    pub urgent_relocation: bool,
     /// Programs a page of the region may take (its cell mode's `partial_programs_per_page`).
     pub partial_programs_per_page: u32,
     /// The page a host page flushed before it was full left partly programmed, which the
@@ -269,6 +272,7 @@ impl Region {
             gc_job: JobId::NONE,
             starved: false,
             woken: false,
+            urgent_relocation: false,
             partial_programs_per_page: self.partial_programs_per_page,
             partial: PartialPage::default(),
         }

@@ -12,10 +12,21 @@
 //! to the FTL: host page or read; none once the workload is over). A due block waits in [`Reliability::pending`] (once) until its plane
 //! takes it.
 //!
-//! **Where another trigger goes.** [`Ftl::relocation_due`] is the one entry: anything that
-//! finds a full block unsafe (an RBER estimate near the ECC's capability from the read
-//! path's decode) calls it with a [`Trigger`] (a new variant for a new reason, mapped to
-//! its cause by [`Trigger::cause`]).
+//! **Triggers.** [`Ftl::relocation_due`] is the one entry: anything that finds a full
+//! block unsafe calls it with a [`Trigger`] (mapped to its cause by [`Trigger::cause`]):
+//! a read count, an age, or the block's modelled RBER reaching a margin of the ECC's
+//! hard-decode limit (the `rber` policies; the RBER, [`ReadRetry::block_rber`], is
+//! computed only when one of them is configured).
+//!
+//! **Urgency.** Host reads go first on a die, so a job queued behind a read-saturated die
+//! never runs. A policy may name a second mark ([`RelocationPolicy::urgent`]:
+//! `urgent_read_count`, `urgent_margin`): once the source of a running job passes it
+//! (asked when the job starts, on each read of the source past the read limit and at each
+//! refresh scan), the job is urgent until it ends (its erase included) and its plane's
+//! GC pressure ranks at least `Pressing` (`pressure.rs`): the die gives host reads and
+//! background work every other batch, GC's mechanism at its hard threshold.
+//!
+//! [`RelocationPolicy::urgent`]: crate::policy::reliability::RelocationPolicy::urgent
 //!
 //! **How many, where.** Data-region blocks only. Like a wear-leveling migration, a job
 //! copies into the plane's `wear` stream (validation keeps a block per plane for it),
@@ -24,10 +35,11 @@
 //! waits for GC to free one), so GC's guarantee of room holds beside it.
 
 use super::jobs::JobKind;
+use super::retry::ReadRetry;
 use super::Ftl;
 use crate::config::Config;
 use crate::flash::{BlockState, BlockTable};
-use crate::ids::{BlockId, PlaneId};
+use crate::ids::{BlockId, JobId, PlaneId};
 use crate::policy::reclaim::ReadReclaim;
 use crate::policy::refresh::Refresh;
 use crate::policy::reliability::{BlockView, RelocationShape, Trigger};
@@ -39,6 +51,10 @@ pub(super) struct Reliability {
     refresh: Refresh,
     /// Either policy relocates anything.
     pub(super) on: bool,
+    /// Either policy reads the block's RBER ([`BlockView::rber`]).
+    needs_rber: bool,
+    /// Either policy can find a job urgent.
+    urgent_on: bool,
     /// Reads of a block since its erase from which a read asks the reclaim policy
     /// (`u32::MAX`: never).
     pub(super) read_limit: u32,
@@ -53,8 +69,10 @@ pub(super) struct Reliability {
 }
 
 impl Reliability {
-    pub(super) fn new(cfg: &Config, blocks: u32) -> Reliability {
-        let shape = RelocationShape;
+    pub(super) fn new(cfg: &Config, blocks: u32, page_bytes: u32) -> Reliability {
+        let shape = RelocationShape {
+            hard_limit_rber: cfg.device.reliability.hard_limit_rber(page_bytes),
+        };
         let reclaim = ReadReclaim::new(&cfg.ftl.read_reclaim, &shape);
         let refresh = Refresh::new(&cfg.ftl.refresh, &shape);
         let on = cfg.ftl.read_reclaim.relocates() || cfg.ftl.refresh.relocates();
@@ -63,6 +81,8 @@ impl Reliability {
             read_limit: reclaim.read_limit().min(refresh.read_limit()),
             scan_ns,
             next_scan_ns: if scan_ns == 0 { u64::MAX } else { scan_ns },
+            needs_rber: reclaim.needs_rber() || refresh.needs_rber(),
+            urgent_on: reclaim.can_be_urgent() || refresh.can_be_urgent(),
             reclaim,
             refresh,
             on,
@@ -82,19 +102,42 @@ impl Reliability {
         }
     }
 
-    /// What the policies see of `block` at `now_ns`.
-    fn view(blocks: &BlockTable, block: BlockId, now_ns: u64) -> BlockView {
+    /// What the policies see of `block` at `now_ns` (its RBER only when a policy needs it).
+    fn view(
+        &self,
+        blocks: &BlockTable,
+        retry: &ReadRetry,
+        block: BlockId,
+        now_ns: u64,
+    ) -> BlockView {
         BlockView {
             reads_since_erase: blocks.reads_since_erase[block.idx()],
             data_age_ns: blocks.data_age_ns(block, now_ns),
             erase_count: blocks.erase_count[block.idx()],
+            rber: if self.needs_rber {
+                retry.block_rber(blocks, block, now_ns)
+            } else {
+                0.0
+            },
         }
     }
 
     /// Whether either policy finds `block` due, and why (reclaim first).
-    fn due(&self, blocks: &BlockTable, block: BlockId, now_ns: u64) -> Option<Trigger> {
-        let v = Self::view(blocks, block, now_ns);
+    fn due(
+        &self,
+        blocks: &BlockTable,
+        retry: &ReadRetry,
+        block: BlockId,
+        now_ns: u64,
+    ) -> Option<Trigger> {
+        let v = self.view(blocks, retry, block, now_ns);
         self.reclaim.due(&v).or_else(|| self.refresh.due(&v))
+    }
+
+    /// Whether either policy finds the relocation of `block` urgent.
+    fn urgent(&self, blocks: &BlockTable, retry: &ReadRetry, block: BlockId, now_ns: u64) -> bool {
+        let v = self.view(blocks, retry, block, now_ns);
+        self.reclaim.urgent(&v) || self.refresh.urgent(&v)
     }
 }
 
@@ -102,20 +145,66 @@ impl JobKind {
     /// The relocation kind a trigger starts.
     fn of(t: Trigger) -> JobKind {
         match t {
-            Trigger::ReadCount => JobKind::Reclaim,
-            Trigger::Age => JobKind::Refresh,
+            Trigger::ReadCount | Trigger::ReclaimRber => JobKind::Reclaim,
+            Trigger::Age | Trigger::RefreshRber => JobKind::Refresh,
         }
     }
 }
 
 impl Ftl {
     /// A read took `block`'s reads since its erase to the reclaim policy's limit or past
-    /// it (out of line: the read path only compares).
+    /// it (out of line: the read path only compares): a full block may be due; the source
+    /// of a running job may have become urgent.
     #[cold]
     #[inline(never)]
     pub(super) fn read_limit_reached(&mut self, block: BlockId, now_ns: u64) {
-        if let Some(t) = self.reliab.due(&self.media.blocks, block, now_ns) {
-            self.relocation_due(block, t);
+        match self.media.blocks.state[block.idx()] {
+            BlockState::Full => {
+                if let Some(t) = self
+                    .reliab
+                    .due(&self.media.blocks, &self.retry, block, now_ns)
+                {
+                    self.relocation_due(block, t);
+                }
+            }
+            BlockState::Victim if self.reliab.urgent_on => self.urgent_if_due(block, now_ns),
+            _ => {}
+        }
+    }
+
+    /// `block` is a job's source: if the job is a reliability job, not yet urgent, and a
+    /// policy now finds it urgent, make it so (its plane's pressure ranks again).
+    fn urgent_if_due(&mut self, block: BlockId, now_ns: u64) {
+        let Some(&j) = self.jobs.live().iter().find(|&&j| {
+            let job = self.jobs.get(j);
+            job.src == block && (job.is(JobKind::Reclaim) || job.is(JobKind::Refresh))
+        }) else {
+            return;
+        };
+        let job = self.jobs.get(j);
+        let rp = self.media.rp(job.src_region, job.plane);
+        if self.media.ps[rp].urgent_relocation
+            || !self
+                .reliab
+                .urgent(&self.media.blocks, &self.retry, block, now_ns)
+        {
+            return;
+        }
+        self.media.ps[rp].urgent_relocation = true;
+        self.counters.urgent_relocations += 1;
+        self.refresh_pressure(rp);
+    }
+
+    /// Reliability job `j` ends: its plane's urgency (if any) ends with it.
+    pub(super) fn reliability_job_ended(&mut self, j: JobId) {
+        let job = self.jobs.get(j);
+        if !(job.is(JobKind::Reclaim) || job.is(JobKind::Refresh)) {
+            return;
+        }
+        let rp = self.media.rp(job.src_region, job.plane);
+        if self.media.ps[rp].urgent_relocation {
+            self.media.ps[rp].urgent_relocation = false;
+            self.refresh_pressure(rp);
         }
     }
 
@@ -159,10 +248,17 @@ impl Ftl {
         self.reliab.next_scan_ns = now_ns.saturating_add(self.reliab.scan_ns);
         for b in 0..self.media.blocks.len() as u32 {
             let block = BlockId(b);
-            if self.media.blocks.state[b as usize] == BlockState::Full {
-                if let Some(t) = self.reliab.due(&self.media.blocks, block, now_ns) {
-                    self.relocation_due(block, t);
+            match self.media.blocks.state[b as usize] {
+                BlockState::Full => {
+                    if let Some(t) = self
+                        .reliab
+                        .due(&self.media.blocks, &self.retry, block, now_ns)
+                    {
+                        self.relocation_due(block, t);
+                    }
                 }
+                BlockState::Victim if self.reliab.urgent_on => self.urgent_if_due(block, now_ns),
+                _ => {}
             }
         }
     }
@@ -195,7 +291,10 @@ impl Ftl {
             if self.media.blocks.state[block.idx()] != BlockState::Full {
                 return self.start_reliability_job(r, plane, now_ns);
             }
-            let Some(why) = self.reliab.due(&self.media.blocks, block, now_ns) else {
+            let Some(why) = self
+                .reliab
+                .due(&self.media.blocks, &self.retry, block, now_ns)
+            else {
                 return self.start_reliability_job(r, plane, now_ns);
             };
             let kind = JobKind::of(why);
@@ -207,9 +306,17 @@ impl Ftl {
                 JobKind::Reclaim => self.counters.reclaimed_blocks += 1,
                 _ => self.counters.refreshed_blocks += 1,
             }
+            match why {
+                Trigger::ReclaimRber => self.counters.reclaimed_blocks_rber += 1,
+                Trigger::RefreshRber => self.counters.refreshed_blocks_rber += 1,
+                Trigger::ReadCount | Trigger::Age => {}
+            }
             let j = self
                 .jobs
                 .start_job(&mut self.media, &mut self.internal, kind, block, r, dst);
+            if self.reliab.urgent_on {
+                self.urgent_if_due(block, now_ns);
+            }
             self.jobs.wake_job(j);
             return;
         }

@@ -118,6 +118,31 @@ impl ReadRetry {
         )
     }
 
+    /// The RBER a read of `block` would see now (what the `rber` reliability policies
+    /// compare with their margin).
+    pub(super) fn block_rber(
+        &self,
+        blocks: &BlockTable,
+        block: crate::ids::BlockId,
+        now_ns: u64,
+    ) -> f64 {
+        let b = block.idx();
+        let first = blocks.first_program_ns[b];
+        let age = blocks.data_age_ns(block, now_ns)
+            + if first == 0 {
+                self.model.initial_age_ns
+            } else {
+                0
+            };
+        self.model.rber(
+            blocks.cell_mode[b],
+            blocks.erase_count[b],
+            age,
+            blocks.reads_since_erase[b],
+            self.excess[b] as f64,
+        )
+    }
+
     /// Decide `op`'s (a read's) retries and stamp them, counted in `c`.
     #[inline]
     pub fn read(

@@ -838,7 +838,9 @@ fn host_units_reach_nand(r: &Results, f: &Facts) -> Check {
 /// (`nand.*.reclaim`, `nand.*.refresh`, `gc.reclaimed_units`, `gc.refreshed_units`; their
 /// figures shown when they moved data): a job reads a source page only for the units it
 /// moves out of it (reads ≤ units) and its programs hold the units it moved (units ≤
-/// programs × slots per page).
+/// programs × slots per page). Their blocks by trigger (`gc.*_blocks_by_rber`) are among
+/// the blocks started, urgent jobs among all jobs started, and a job erases its source
+/// once (erases of the cause ≤ its blocks).
 fn nand_by_cause(r: &Results, f: &Facts) -> Check {
     let n = &r.nand;
     let sum = |b: &crate::stats::ByCause| b.sum_of_causes();
@@ -872,9 +874,13 @@ fn nand_by_cause(r: &Results, f: &Facts) -> Check {
             g.refreshed_units,
         ),
     ];
-    if jobs
-        .iter()
-        .any(|&(_, reads, programs, units)| reads + programs + units > 0)
+    let started = g.reclaimed_blocks + g.refreshed_blocks;
+    if started
+        + jobs
+            .iter()
+            .map(|&(_, reads, programs, units)| reads + programs + units)
+            .sum::<u64>()
+        > 0
     {
         figures.extend([
             ("nand.reads.reclaim", U(n.reads.reclaim)),
@@ -883,8 +889,20 @@ fn nand_by_cause(r: &Results, f: &Facts) -> Check {
             ("nand.reads.refresh", U(n.reads.refresh)),
             ("nand.programs.refresh", U(n.programs.refresh)),
             ("gc.refreshed_units", U(g.refreshed_units)),
+            ("gc.reclaimed_blocks", U(g.reclaimed_blocks)),
+            ("gc.reclaimed_blocks_by_rber", U(g.reclaimed_blocks_by_rber)),
+            ("nand.erases.reclaim", U(n.erases.reclaim)),
+            ("gc.refreshed_blocks", U(g.refreshed_blocks)),
+            ("gc.refreshed_blocks_by_rber", U(g.refreshed_blocks_by_rber)),
+            ("nand.erases.refresh", U(n.erases.refresh)),
+            ("gc.urgent_relocations", U(g.urgent_relocations)),
         ]);
     }
+    let blocks_bad = g.reclaimed_blocks_by_rber > g.reclaimed_blocks
+        || g.refreshed_blocks_by_rber > g.refreshed_blocks
+        || n.erases.reclaim > g.reclaimed_blocks
+        || n.erases.refresh > g.refreshed_blocks
+        || g.urgent_relocations > started;
     let moved = jobs
         .iter()
         .find(|&&(_, reads, programs, units)| reads > units || units > programs * spp);
@@ -898,6 +916,9 @@ fn nand_by_cause(r: &Results, f: &Facts) -> Check {
             format!(
                 "{what}: {reads} page reads and {programs} programs of {spp} slots moved {units} units"
             )
+        })
+        .fail_if(blocks_bad, || {
+            "reclaimed or refreshed blocks: fewer than those by RBER, their erases or the urgent jobs".into()
         })
 }
 
@@ -1861,9 +1882,21 @@ mod tests {
         ) = (1, 1, 1);
         r.nand.reads.total += 3;
         r.nand.programs.total += 4;
+        // One block each, the reclaim's by RBER and urgent, its erase done.
+        (r.gc.reclaimed_blocks, r.gc.refreshed_blocks) = (1, 1);
+        (r.gc.reclaimed_blocks_by_rber, r.gc.urgent_relocations) = (1, 1);
+        (r.nand.erases.reclaim, r.nand.erases.total) = (1, r.nand.erases.total + 1);
         assert_eq!(verdict_of(&r, &f, "nand_by_cause"), (Verdict::Ok, None));
         assert!(shown(&r));
-        let broken: [Perturb; 4] = [
+        let broken: [Perturb; 8] = [
+            // More blocks by RBER, erases or urgent jobs than blocks started.
+            |r, _| r.gc.reclaimed_blocks_by_rber += 1,
+            |r, _| r.gc.refreshed_blocks_by_rber += 2,
+            |r, _| r.gc.urgent_relocations += 2,
+            |r, _| {
+                r.nand.erases.refresh += 2;
+                r.nand.erases.total += 2;
+            },
             // A reclaim reading a page it moved nothing from.
             |r, _| {
                 r.nand.reads.reclaim += 2;
@@ -1872,7 +1905,7 @@ mod tests {
             // Refreshed units no program holds.
             |r, _| r.gc.refreshed_units += 1,
             // Operations of a cause counted in no total.
-            |r, _| r.nand.erases.reclaim = 1,
+            |r, _| r.nand.erases.reclaim += 1,
             |r, _| r.nand.programs.refresh += 1,
         ];
         for (i, perturb) in broken.iter().enumerate() {

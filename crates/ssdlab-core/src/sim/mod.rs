@@ -356,6 +356,9 @@ fn gc_summary(c: &FtlCounters) -> GcSummary {
         reclaimed_units: c.reclaimed_units,
         refreshed_blocks: c.refreshed_blocks,
         refreshed_units: c.refreshed_units,
+        reclaimed_blocks_by_rber: c.reclaimed_blocks_rber,
+        refreshed_blocks_by_rber: c.refreshed_blocks_rber,
+        urgent_relocations: c.urgent_relocations,
     }
 }
 

@@ -413,6 +413,16 @@ pub struct GcSummary {
     pub refreshed_blocks: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub refreshed_units: u64,
+    /// Of the blocks reclaimed and refreshed, those the `rber` policies found due (the
+    /// rest by read count or age; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reclaimed_blocks_by_rber: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refreshed_blocks_by_rber: u64,
+    /// Reclaim and refresh jobs that became urgent (`urgent_read_count`, `urgent_margin`:
+    /// their die gave them every other batch; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub urgent_relocations: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -153,12 +153,18 @@ fn with_reliability_jobs(
     read_count: u32,
     age_ms: u64,
 ) -> Simulation {
-    // 12 blocks a plane: their wear-stream block raises the minimum OP (then 1.3 x it).
     let mut c = common::tiny(planes, 12, 4, spp, 3.0);
-    c.integrity = true;
-    c.mode = mode;
     c.ftl.read_reclaim = crate::reliability::reclaim_after(read_count);
     c.ftl.refresh = crate::reliability::refresh_at(age_ms, 1);
+    with_jobs(c, mode)
+}
+
+/// `c` (a tiny device with its reliability jobs set) in integrity `mode` at 1.3 × its
+/// minimum OP.
+fn with_jobs(mut c: ssdlab_core::config::Config, mode: Mode) -> Simulation {
+    // 12 blocks a plane: their wear-stream block raises the minimum OP (then 1.3 x it).
+    c.integrity = true;
+    c.mode = mode;
     let min = [1.0, 2.0, 3.0, 4.0, 6.0]
         .iter()
         .find_map(|&op| {
@@ -253,6 +259,98 @@ fn timed_integrity_through_reclaim_and_refresh_at_depth() {
     assert!(r.gc.reclaimed_blocks > 10, "{}", r.gc.reclaimed_blocks);
     assert!(r.gc.refreshed_blocks > 10, "{}", r.gc.refreshed_blocks);
     assert!(r.nand.programs.reclaim > 0 && r.nand.programs.refresh > 0);
+    assert_eq!(r.integrity.unwrap().checked_reads, reads);
+    let want = oracle(&seq);
+    for lpn in 0..units as u32 {
+        assert_eq!(
+            sim.ftl.flash_version(lpn),
+            want.get(&lpn).copied(),
+            "unit {lpn}"
+        );
+    }
+    sim.ftl.check_invariants().unwrap();
+}
+
+/// The same with the `rber` policies and urgency: an RBER model of read disturb and
+/// retention alone (`RBER = γ·PE·r + β·PE²·t`, PE = 1000) reaching half the hard-decode
+/// limit after 4 reads or 400 ms; reclaim at margin 0.5 (urgent at 1.0: 8 reads), refresh
+/// at 0.2 (scanned every ms). Blocks are reclaimed (many urgently: a due block waits
+/// while its plane's previous job runs, and is read meanwhile) and refreshed by RBER while
+/// reads, writes and GC run, every read is checked, and every unit ends with its last
+/// write's version.
+#[test]
+fn timed_integrity_through_rber_jobs_and_urgency() {
+    use ssdlab_core::config::{CellMode, ReclaimConfig, RefreshConfig};
+    use ssdlab_core::flash::reliability::{RberParams, NS_PER_DAY};
+    use ssdlab_core::policy::{reclaim, refresh};
+    let mut c = common::tiny(2, 12, 4, 2, 3.0);
+    let limit = c
+        .device
+        .reliability
+        .hard_limit_rber(c.device.geometry.page_size_bytes);
+    let half = 0.5 * limit / 1000.0;
+    let p = RberParams {
+        base_rber: 0.0,
+        wear_coefficient: 0.0,
+        // β·PE² (β < 1 must hold: a day is long).
+        retention_coefficient: half / 1000.0 / (400e6 / NS_PER_DAY),
+        retention_pe_exponent: 2.0,
+        retention_days_exponent: 1.0,
+        disturb_coefficient: half / 4.0,
+        disturb_pe_exponent: 1.0,
+        disturb_reads_exponent: 1.0,
+        ..RberParams::default_for(CellMode::Tlc)
+    };
+    c.device.reliability.initial_pe_cycles = 1000;
+    c.device.reliability.rber.tlc = p;
+    // Reads never retry (the data of open blocks ages past the limit within the run); the
+    // policies still see the model's RBER.
+    c.device.reliability.enabled = false;
+    c.ftl.read_reclaim = ReclaimConfig::Rber(reclaim::rber::Params {
+        margin: 0.5,
+        urgent_margin: 1.0,
+    });
+    c.ftl.refresh = RefreshConfig::Rber(refresh::rber::Params {
+        margin: 0.2,
+        urgent_margin: 0.0,
+        scan_interval_ms: 1,
+    });
+    let mut sim = with_jobs(c, Mode::Timed);
+    let units = sim.derived.logical_units as u64;
+    let mut reqs = Vec::new();
+    let mut seq = Vec::new();
+    for i in 0..units * 40 {
+        let lpn = (i * 7919) % units;
+        let read = i % 2 == 0;
+        reqs.push(req(if read { HostOp::Read } else { HostOp::Write }, lpn, 1));
+        seq.push(if read {
+            Op::Read(lpn as u32, 1)
+        } else {
+            Op::Write(lpn as u32, 1)
+        });
+    }
+    reqs.push(flush());
+    let reads = reqs.iter().filter(|r| r.op == HostOp::Read).count() as u64;
+    let r = sim
+        .run_workload_with(closed(reqs.clone(), 8), &mut NoProgress)
+        .unwrap();
+    common::assert_all_completed(&r, &reqs);
+    let g = &r.gc;
+    eprintln!(
+        "rber jobs: {} reclaimed ({} by RBER), {} refreshed ({} by RBER), {} urgent",
+        g.reclaimed_blocks,
+        g.reclaimed_blocks_by_rber,
+        g.refreshed_blocks,
+        g.refreshed_blocks_by_rber,
+        g.urgent_relocations
+    );
+    assert!(g.reclaimed_blocks > 10, "{}", g.reclaimed_blocks);
+    assert_eq!(g.reclaimed_blocks_by_rber, g.reclaimed_blocks);
+    assert!(g.refreshed_blocks > 0, "{}", g.refreshed_blocks);
+    assert_eq!(g.refreshed_blocks_by_rber, g.refreshed_blocks);
+    assert!(
+        g.urgent_relocations > 0 && g.urgent_relocations < g.reclaimed_blocks + g.refreshed_blocks
+    );
     assert_eq!(r.integrity.unwrap().checked_reads, reads);
     let want = oracle(&seq);
     for lpn in 0..units as u32 {

@@ -14,7 +14,10 @@ use ssdlab_workload::{HostOp, HostRequest};
 
 /// Read reclaim after `read_count` reads.
 pub fn reclaim_after(read_count: u32) -> ReclaimConfig {
-    ReclaimConfig::Threshold(reclaim::threshold::Params { read_count })
+    ReclaimConfig::Threshold(reclaim::threshold::Params {
+        read_count,
+        urgent_read_count: 0,
+    })
 }
 
 /// Retention refresh at `age_ms`, scanned every `scan_interval_ms`.
@@ -244,4 +247,239 @@ fn read_reclaim_bounds_reads_since_erase_at_a_waf_cost() {
     assert!(on_reads <= 64, "{on_reads}");
     assert!(on_blocks > 50, "{on_blocks}");
     assert!(on_waf > off_waf, "{on_waf} vs {off_waf}");
+}
+
+/// Read reclaim after `read_count` reads, urgent from `urgent_read_count` (0: never).
+fn reclaim_urgent(read_count: u32, urgent_read_count: u32) -> ReclaimConfig {
+    ReclaimConfig::Threshold(reclaim::threshold::Params {
+        read_count,
+        urgent_read_count,
+    })
+}
+
+/// An RBER model of read disturb alone: `RBER = γ·PE·r` (no base, wear or retention
+/// term; every cell mode), on blocks of `pe` initial P/E cycles.
+fn disturb_only(c: &mut Config, gamma: f64, pe: u32) {
+    let p = ssdlab_core::flash::reliability::RberParams {
+        base_rber: 0.0,
+        wear_coefficient: 0.0,
+        retention_coefficient: 0.0,
+        disturb_coefficient: gamma,
+        disturb_pe_exponent: 1.0,
+        disturb_reads_exponent: 1.0,
+        ..ssdlab_core::flash::reliability::RberParams::default_for(
+            ssdlab_core::config::CellMode::Tlc,
+        )
+    };
+    let r = &mut c.device.reliability;
+    r.initial_pe_cycles = pe;
+    r.rber.slc = p.clone();
+    r.rber.mlc = p.clone();
+    r.rber.tlc = p.clone();
+    r.rber.qlc = p;
+}
+
+/// Urgency (issue 51): a read-hot closed loop at QD 16 on a tiny timed device (1 plane ×
+/// 7 blocks × 4 pages, a unit per page): units 0..8 fill blocks 0 and 1, then 3,000
+/// reads of unit 1. Reclaim after 20 reads. With main's rule (no urgency) the hot die
+/// always has a host read queued and reads go first, so the reclaim of block 0 starts
+/// (its copies queued) but gets no batch until the reads are over: one block reclaimed,
+/// and its last copy read saw block 0 read 3,003 times since its erase. With `urgent_read_count =
+/// 40` the job turns urgent at the 40th read of its source and its die alternates reads
+/// and background batches: the hot units move from block to block (each full, so due
+/// again at 20 reads), 75 blocks are reclaimed, and no read sees more than the urgent
+/// count plus the reads issued before unit 1's copy completes (the job's second: a copy
+/// read and program each take a background batch, a host read runs between them, and
+/// reads are counted at issue): measured 43, bounded here by 40 + 16. The largest reads-since-erase a read saw is measured through the
+/// RBER model, set to read disturb alone (`RBER = γ·PE·r`, γ·PE = 1e-12 per read: far
+/// below any retry).
+#[test]
+fn urgent_reclaim_runs_on_a_read_saturated_die() {
+    const READS: u64 = 3000;
+    let run = |urgent: u32| {
+        let mut c = tiny(1, 7, 4, 1, 2.5);
+        c.mode = Mode::Timed;
+        c.ftl.read_reclaim = reclaim_urgent(20, urgent);
+        disturb_only(&mut c, 1e-15, 1000);
+        c.precondition.enabled = true;
+        c.precondition.random_overwrite_capacity_multiple = 0.0;
+        let mut sim = Simulation::new(c).unwrap();
+        sim.precondition(&mut NoProgress).unwrap();
+        let reqs: Vec<HostRequest> = (0..READS).map(|_| req(HostOp::Read, 1, 1)).collect();
+        let r = sim
+            .run_workload_with(common::closed(reqs.clone(), 16), &mut NoProgress)
+            .unwrap();
+        common::assert_all_completed(&r, &reqs);
+        let rel = r
+            .reliability
+            .as_ref()
+            .expect("aged device: section present");
+        assert_eq!(rel.retries, 0);
+        // γ·PE = 1e-12 per read (PE = 1000 + the block's erases this run, ≤ 2 % more).
+        let max_reads = rel.rber_max / 1e-12;
+        (r, max_reads)
+    };
+    let (main, main_reads) = run(0);
+    assert_eq!(
+        main.gc.reclaimed_blocks, 1,
+        "one job, stuck behind the reads"
+    );
+    assert_eq!(main.gc.urgent_relocations, 0);
+    assert!(
+        (READS as f64..(READS + 4) as f64).contains(&main_reads),
+        "every read hit block 0 (and the job's copy reads after them): {main_reads}"
+    );
+    let (urgent, urgent_reads) = run(40);
+    assert!(
+        urgent.gc.reclaimed_blocks > 50,
+        "{}",
+        urgent.gc.reclaimed_blocks
+    );
+    assert_eq!(urgent.gc.urgent_relocations, urgent.gc.reclaimed_blocks);
+    assert_eq!(urgent.nand.erases.reclaim, urgent.gc.reclaimed_blocks);
+    assert!(
+        (40.0..=56.0 * 1.02).contains(&urgent_reads),
+        "reads since erase bounded: {urgent_reads}"
+    );
+    eprintln!(
+        "QD 16 read-hot: main's rule max {main_reads:.0} reads since erase, 1 block; \
+         urgent at 40: max {urgent_reads:.1}, {} blocks",
+        urgent.gc.reclaimed_blocks
+    );
+}
+
+/// The hard-decode limit of `c`'s device (whole-page reads fail step 0 with 1e-3).
+fn hard_limit(c: &Config) -> f64 {
+    let page = c.device.geometry.page_size_bytes;
+    c.device.reliability.hard_limit_rber(page)
+}
+
+/// `rber` reclaim, exact (functional, the device of the first test): read disturb alone,
+/// `RBER = γ·PE·r` with PE = 1000 and γ·1000 = 0.5·L / 5.5 (L the hard-decode limit),
+/// margin 0.5: the RBER reaches 0.5·L at r = 5.5, so block 0 is due at its 6th read since
+/// its erase (its reads counted before the policy is asked), not at its 5th; it is
+/// counted as reclaimed by RBER. Block 1, read 5 times, is not due.
+#[test]
+fn rber_reclaim_relocates_at_the_read_that_crosses_the_margin() {
+    let mut c = tiny(1, 7, 4, 1, 2.5);
+    let limit = hard_limit(&c);
+    assert!((1e-3..1e-2).contains(&limit), "{limit}");
+    disturb_only(&mut c, 0.5 * limit / 5.5 / 1000.0, 1000);
+    c.ftl.read_reclaim = ReclaimConfig::Rber(reclaim::rber::Params {
+        margin: 0.5,
+        urgent_margin: 0.0,
+    });
+    let mut sim = Simulation::new(c).unwrap();
+    let mut d = FunctionalDriver::new(&mut sim.ftl);
+    for lpn in [0, 1, 2, 3, 4, 5, 6, 7, 0] {
+        d.write_unit(lpn).unwrap();
+    }
+    let read = |u| req(HostOp::Read, u, 1);
+    for _ in 0..5 {
+        d.submit(&read(1)).unwrap();
+    }
+    assert_eq!(d.ftl.media().blocks().reads_since_erase[0], 5);
+    assert_eq!(
+        d.ftl.counters().reclaimed_blocks,
+        0,
+        "5 reads: 5/5.5 of the mark"
+    );
+    d.submit(&read(1)).unwrap();
+    let c = *d.ftl.counters();
+    assert_eq!((c.reclaimed_blocks, c.reclaimed_blocks_rber), (1, 1));
+    assert_eq!(
+        (c.reclaimed_units, ops(&c.nand, Cause::Reclaim)),
+        (3, (3, 3, 1))
+    );
+    assert_eq!(c.reliability.retries, 0, "far below any retry");
+    // Block 1, read 5 times, is not due.
+    for _ in 0..5 {
+        d.submit(&read(5)).unwrap();
+    }
+    assert_eq!(d.ftl.counters().reclaimed_blocks, 1);
+    d.ftl.check_invariants().unwrap();
+}
+
+/// `rber` refresh (timed, scanned every 10 ms): retention alone, `RBER = β·PE·t` (t in
+/// days, PE = 1000, exponent 1) with β set so that the RBER reaches margin 0.5 of the
+/// hard-decode limit at an age of exactly 250 ms. Blocks 0 and 1 are written at about
+/// 0 ms: the read at 240 ms scans and finds neither due (ages < 240 ms); the read at
+/// 260 ms finds both (ages > 250 ms: their first programs complete within 10 ms), so each
+/// is refreshed once, by RBER (8 units).
+#[test]
+fn rber_refresh_relocates_once_the_age_crosses_the_margin() {
+    let run = |reads_ms: &[u64]| {
+        let mut c = tiny(1, 7, 4, 1, 2.5);
+        c.mode = Mode::Timed;
+        let limit = hard_limit(&c);
+        let t_days = 250e6 / ssdlab_core::flash::reliability::NS_PER_DAY;
+        let p = ssdlab_core::flash::reliability::RberParams {
+            base_rber: 0.0,
+            wear_coefficient: 0.0,
+            retention_coefficient: 0.5 * limit / t_days / 1000.0,
+            retention_pe_exponent: 1.0,
+            retention_days_exponent: 1.0,
+            disturb_coefficient: 0.0,
+            ..ssdlab_core::flash::reliability::RberParams::default_for(
+                ssdlab_core::config::CellMode::Tlc,
+            )
+        };
+        let r = &mut c.device.reliability;
+        r.initial_pe_cycles = 1000;
+        r.rber.tlc = p;
+        c.ftl.refresh = RefreshConfig::Rber(refresh::rber::Params {
+            margin: 0.5,
+            urgent_margin: 0.0,
+            scan_interval_ms: 10,
+        });
+        let mut sim = Simulation::new(c).unwrap();
+        let mut reqs: Vec<HostRequest> = (0..8).map(|u| req(HostOp::Write, u, 1)).collect();
+        reqs.push(flush());
+        for &ms in reads_ms {
+            reqs.push(at(ms, req(HostOp::Read, 0, 1)));
+        }
+        let r = sim
+            .run_workload_with(open(reqs.clone()), &mut NoProgress)
+            .unwrap();
+        common::assert_all_completed(&r, &reqs);
+        r
+    };
+    let r = run(&[240]);
+    assert_eq!((r.gc.refreshed_blocks, r.nand.programs.refresh), (0, 0));
+    let r = run(&[240, 260]);
+    assert_eq!(
+        (
+            r.gc.refreshed_blocks,
+            r.gc.refreshed_blocks_by_rber,
+            r.gc.refreshed_units
+        ),
+        (2, 2, 8)
+    );
+    assert_eq!((r.nand.reads.refresh, r.nand.programs.refresh), (8, 8));
+    assert_eq!(r.gc.reclaimed_blocks, 0);
+}
+
+/// The hard-decode limit is the RBER at which a whole page's step-0 read fails with
+/// probability 1e-3 (bisection): 5.46e-3 for the default ECC (72 bits per 1 KiB) and a
+/// 16 KiB page (16 codewords), 5.73e-3 for a 4 KiB page; the never-retry threshold is the
+/// same search at 1e-12.
+#[test]
+fn hard_decode_limit_is_the_one_in_a_thousand_failure_rber() {
+    use ssdlab_core::flash::reliability::{read_fail, NEGLIGIBLE};
+    let r = ssdlab_core::config::ReliabilityConfig::default();
+    let ecc = r.ecc();
+    for (page, codewords, want) in [(16384, 16, 5.464e-3), (4096, 4, 5.734e-3)] {
+        let l = r.hard_limit_rber(page);
+        assert!((l - want).abs() < 1e-6, "{page}: {l}");
+        let f = |p| read_fail(ecc.codeword_bits, p, ecc.correctable_bits, codewords);
+        assert!(
+            f(l) < 1e-3 && f(l * (1.0 + 1e-9)) >= 1e-3 * (1.0 - 1e-6),
+            "{}",
+            f(l)
+        );
+        assert_eq!(
+            ecc.rber_at_read_fail(codewords, NEGLIGIBLE),
+            ecc.negligible_rber(codewords)
+        );
+    }
 }

@@ -151,8 +151,10 @@ fn reliability_toml(seed: u64) -> String {
 }
 
 /// `ftl.read_reclaim` and `ftl.refresh`, each policy drawn by the registry from its
-/// family's stream (so about half the cases reclaim, half refresh; small read counts and
-/// ages from 50 ms, so the short runs move data); none on a zoned device.
+/// family's stream (so about two thirds of the cases reclaim, two thirds refresh; small
+/// read counts, ages from 50 ms and RBER margins from 0.002 of the hard-decode limit, so
+/// the short runs move data; `urgent_read_count` and `urgent_margin` never, at once or
+/// later); none on a zoned device.
 fn reliability_jobs(seed: u64, text: String, ctx: SwarmCtx) -> String {
     if text.contains("[device.zns]") || !text.contains("[ftl]\n") {
         return text;
@@ -464,7 +466,7 @@ timeseries_interval_ns = 0
 thread_local! {
     /// Totals over the cases run: host requests, GC victims, checked reads, worn-out runs,
     /// power-cut cases, recoveries checked, blocks reclaimed and refreshed.
-    static STATS: std::cell::RefCell<[u64; 8]> = const { std::cell::RefCell::new([0; 8]) };
+    static STATS: std::cell::RefCell<[u64; 10]> = const { std::cell::RefCell::new([0; 10]) };
 }
 
 /// How a case ended.
@@ -668,6 +670,8 @@ pub(crate) fn run_prepared(case: Case) -> Outcome {
             t[3] += (r.status == RunStatus::WornOut) as u64;
             t[6] += r.gc.reclaimed_blocks;
             t[7] += r.gc.refreshed_blocks;
+            t[8] += r.gc.reclaimed_blocks_by_rber + r.gc.refreshed_blocks_by_rber;
+            t[9] += r.gc.urgent_relocations;
         });
         Ok(None)
     }));
@@ -1006,8 +1010,8 @@ fn swarm() {
     STATS.with(|t| {
         let t = t.borrow();
         eprintln!(
-            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out; {} cases cut power, {} recoveries checked; {} blocks reclaimed, {} refreshed",
-            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]
+            "swarm totals: {} host requests, {} GC victims, {} reads checked, {} runs worn out; {} cases cut power, {} recoveries checked; {} blocks reclaimed, {} refreshed ({} by RBER), {} jobs urgent",
+            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]
         )
     });
     let list = |v: &[(u64, String)]| {
@@ -1024,10 +1028,11 @@ fn swarm() {
     );
     // Read reclaim and retention refresh are drawn (about half the cases each) and move
     // blocks.
-    let [reclaimed, refreshed] = STATS.with(|t| [t.borrow()[6], t.borrow()[7]]);
+    let [reclaimed, refreshed, by_rber, urgent] =
+        STATS.with(|t| [6, 7, 8, 9].map(|i| t.borrow()[i]));
     assert!(
-        seeds.len() < 100 || reclaimed > 0 && refreshed > 0,
-        "{reclaimed} blocks reclaimed, {refreshed} refreshed in {} cases",
+        seeds.len() < 100 || reclaimed > 0 && refreshed > 0 && by_rber > 0 && urgent > 0,
+        "{reclaimed} blocks reclaimed, {refreshed} refreshed, {by_rber} by RBER, {urgent} jobs urgent in {} cases",
         seeds.len()
     );
     // The host interface is drawn (about a sixth of all cases): its paths are exercised.

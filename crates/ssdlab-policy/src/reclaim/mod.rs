@@ -16,6 +16,9 @@ crate::policy_registry! {
     "none" => None(none::NoReclaim),
     /// Relocate a block once it has been read `read_count` times since its erase.
     "threshold" => Threshold(threshold::ReadThreshold),
+    /// Relocate a block, on a read of it, once its modelled RBER reaches `margin` × the
+    /// ECC's hard-decode limit.
+    "rber" => Rber(rber::RberReclaim),
 }
 
 impl ReclaimConfig {
@@ -44,5 +47,20 @@ impl ReadReclaim {
     #[inline]
     pub fn due(&self, block: &BlockView) -> Option<Trigger> {
         dispatch!(self, p => p.due(block))
+    }
+
+    #[inline]
+    pub fn needs_rber(&self) -> bool {
+        dispatch!(self, p => p.needs_rber())
+    }
+
+    #[inline]
+    pub fn urgent(&self, block: &BlockView) -> bool {
+        dispatch!(self, p => p.urgent(block))
+    }
+
+    #[inline]
+    pub fn can_be_urgent(&self) -> bool {
+        dispatch!(self, p => p.can_be_urgent())
     }
 }

@@ -16,6 +16,9 @@ crate::policy_registry! {
     "none" => None(none::NoRefresh),
     /// Relocate a block whose data is `age_ms` old, found by a scan every `scan_interval_ms`.
     "age" => Age(age::AgeRefresh),
+    /// Relocate a block whose modelled RBER reaches `margin` × the ECC's hard-decode
+    /// limit, found by a scan every `scan_interval_ms`.
+    "rber" => Rber(rber::RberRefresh),
 }
 
 impl RefreshConfig {
@@ -44,5 +47,20 @@ impl Refresh {
     #[inline]
     pub fn due(&self, block: &BlockView) -> Option<Trigger> {
         dispatch!(self, p => p.due(block))
+    }
+
+    #[inline]
+    pub fn needs_rber(&self) -> bool {
+        dispatch!(self, p => p.needs_rber())
+    }
+
+    #[inline]
+    pub fn urgent(&self, block: &BlockView) -> bool {
+        dispatch!(self, p => p.urgent(block))
+    }
+
+    #[inline]
+    pub fn can_be_urgent(&self) -> bool {
+        dispatch!(self, p => p.can_be_urgent())
     }
 }

@@ -736,6 +736,9 @@ impl Ftl {
         );
         let (r, plane) = (job.src_region, job.plane);
         let rp = self.media.rp(r, plane);
+        if self.media.ps[rp].urgent_relocation {
+            self.reliability_job_ended(j);
+        }
         let ps = &mut self.media.ps[rp];
         if ps.gc_job == j {
             ps.gc_job = JobId::NONE;
