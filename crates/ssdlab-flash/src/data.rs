@@ -46,8 +46,12 @@ pub struct SlotData {
     /// Payloads of completed writes, for the server to reuse
     /// ([`SlotData::take_spent_payload`]).
     spent: Vec<Vec<u8>>,
-    /// Erased blocks' buffers, reused by the next block's first program.
+    /// Block buffers, zeroed and faulted in, for the next blocks' first programs.
     spare_blocks: Vec<Box<[u8]>>,
+    /// Erased blocks' buffers not zeroed yet, and a buffer being readied by
+    /// [`SlotData::ready_spares`] (bytes `..done` zeroed).
+    dirty_blocks: Vec<Box<[u8]>>,
+    readying: Option<(Box<[u8]>, usize)>,
 }
 
 /// Erased blocks' buffers kept at most (GC erases a block as another fills).
@@ -69,6 +73,8 @@ impl SlotData {
             spare_units: Vec::new(),
             spent: Vec::new(),
             spare_blocks: Vec::new(),
+            dirty_blocks: Vec::new(),
+            readying: None,
         }
     }
 
@@ -153,14 +159,15 @@ impl SlotData {
             self.blocks_held += 1;
         }
         if self.blocks[b].is_none() {
-            // An erased block's buffer, zeroed, costs a memset; a new one a page fault per
-            // page as it fills.
-            let fresh = match self.spare_blocks.pop() {
-                Some(mut d) => {
-                    d.fill(0);
-                    d
-                }
-                None => vec![0u8; len].into_boxed_slice(),
+            // A ready one costs nothing; an erased block's buffer a memset; a new one a
+            // page fault per page as it fills.
+            let fresh = if let Some(d) = self.spare_blocks.pop() {
+                d
+            } else if let Some(mut d) = self.dirty_blocks.pop() {
+                d.fill(0);
+                d
+            } else {
+                vec![0u8; len].into_boxed_slice()
             };
             self.blocks[b] = Some(fresh);
         }
@@ -259,10 +266,39 @@ impl SlotData {
     pub fn erase(&mut self, block: u32) {
         if let Some(d) = self.blocks[block as usize].take() {
             self.blocks_held -= 1;
-            if self.spare_blocks.len() < KEEP_SPARE_BLOCKS {
-                self.spare_blocks.push(d);
+            if self.spare_blocks.len() + self.dirty_blocks.len() < KEEP_SPARE_BLOCKS {
+                self.dirty_blocks.push(d);
             }
         }
+    }
+
+    /// Idle work (a real-time server between events): ready up to about `max_bytes` of
+    /// spare block buffers — zero an erased one, or fault in a new one — so the next
+    /// blocks' first programs cost no memset and no page fault. True while work is left.
+    pub fn ready_spares(&mut self, max_bytes: usize) -> bool {
+        let len = self.slots_per_block * self.unit_bytes;
+        let (mut d, mut done) = match self.readying.take() {
+            Some(r) => r,
+            None => match self.dirty_blocks.pop() {
+                Some(d) => (d, 0),
+                None if self.spare_blocks.len() < KEEP_SPARE_BLOCKS => {
+                    (vec![0u8; len].into_boxed_slice(), 0)
+                }
+                None => return false,
+            },
+        };
+        let end = (done + max_bytes).min(len);
+        // Writing zeros faults a new buffer's pages in and zeroes an erased one's.
+        d[done..end].fill(0);
+        done = end;
+        if done < len {
+            self.readying = Some((d, done));
+        } else {
+            self.spare_blocks.push(d);
+        }
+        self.readying.is_some()
+            || !self.dirty_blocks.is_empty()
+            || self.spare_blocks.len() < KEEP_SPARE_BLOCKS
     }
 
     /// Power is cut: the write buffer and the payloads are lost; in every block only the
@@ -320,5 +356,46 @@ mod tests {
         assert_eq!(d.held_bytes(), 8 * 16);
         d.power_cut(|_| 0);
         assert_eq!(d.held_bytes(), 0);
+    }
+
+    /// Idle work readies spare blocks: an erased block's buffer comes back zeroed, new
+    /// ones are made up to the number kept, in steps of the bytes asked; a first program
+    /// takes a ready buffer (its other slots read zero).
+    #[test]
+    fn spares_are_readied_in_steps() {
+        let mut d = SlotData::new(8, 4, 16); // blocks of 64 bytes
+        d.put_payload(1, 0, vec![7; 16]);
+        d.stage(0, 1, 1, super::super::NONE);
+        d.program(0, 1, 1).unwrap(); // block 0, slot 1
+        d.erase(0);
+        assert_eq!((d.spare_blocks.len(), d.dirty_blocks.len()), (0, 1));
+        // The dirty buffer first, 48 bytes then the rest.
+        assert!(d.ready_spares(48));
+        assert_eq!(d.readying.as_ref().map(|r| r.1), Some(48));
+        assert!(d.ready_spares(48));
+        assert_eq!((d.spare_blocks.len(), d.dirty_blocks.len()), (1, 0));
+        assert!(d.spare_blocks[0].iter().all(|&b| b == 0), "zeroed");
+        // Then new ones, up to KEEP_SPARE_BLOCKS.
+        let mut calls = 0;
+        while d.ready_spares(64) {
+            calls += 1;
+        }
+        assert_eq!(
+            calls,
+            KEEP_SPARE_BLOCKS - 2,
+            "the last call says no work is left"
+        );
+        assert_eq!(d.spare_blocks.len(), KEEP_SPARE_BLOCKS);
+        assert!(!d.ready_spares(64));
+        d.put_payload(2, 32, vec![9; 16]);
+        d.stage(2, 2, 2, super::super::NONE);
+        d.program(2, 2, 5).unwrap(); // block 1, slot 1
+        assert_eq!(
+            d.spare_blocks.len(),
+            KEEP_SPARE_BLOCKS - 1,
+            "a ready one was taken"
+        );
+        assert_eq!(d.slot_bytes(4), Some(&[0u8; 16][..]));
+        assert_eq!(d.slot_bytes(5), Some(&[9u8; 16][..]));
     }
 }

@@ -22,8 +22,9 @@
 //!   the time a client thinks costs no simulated time.
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
-//!   simulated time that corresponds to its wall-clock arrival. It sleeps until
-//!   200 µs before the next event's due time, then spins. A reply more than
+//!   simulated time that corresponds to the wall time it is taken (after every event
+//!   due by then). It sleeps until 200 µs before the next event's due time, then spins;
+//!   idle turns ready the stored bytes' spare block buffers. A reply more than
 //!   [`LATE_NS`] after its due time is counted late (and said on the log).
 //!
 //! # The end
@@ -80,11 +81,59 @@ const SPIN_PAUSES: u32 = 16;
 /// Realtime: the loop spins instead of sleeping this close to an event's due time.
 const SPIN_MARGIN_US: u64 = 200;
 
+/// Realtime: the scheduler slice the device thread asks for (EEVDF's shortest).
+const SLICE_NS: u64 = 100_000;
+
+/// Realtime: bytes of spare block buffers readied per idle turn (a few pages: the sockets
+/// are read again soon), and how far the next event must be for it.
+const READY_BYTES: usize = 16 * 1024;
+const READY_MIN_IDLE: Duration = Duration::from_micros(100);
+
 /// How long the loop blocks on the sockets before it looks at signals and timers.
 const POLL: Duration = Duration::from_millis(20);
 
 /// Realtime: late replies are said on the log at most this often (and at the end).
 const LATE_REPORT_EVERY: Duration = Duration::from_secs(10);
+
+/// Ask the scheduler for a slice of `ns` (EEVDF, Linux 6.12 on): a thread with a short
+/// slice preempts one with the default slice when it wakes. It gets no more CPU, only
+/// sooner, so no privilege is needed; older kernels ignore it.
+fn short_slice(ns: u64) -> std::io::Result<()> {
+    // SAFETY: sched_attr is plain data; the calls get and set this thread's (pid 0)
+    // attributes, the structure's size given, its nice value and policy kept.
+    unsafe {
+        let mut a: libc::sched_attr = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::sched_attr>() as u32;
+        if libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut a as *mut libc::sched_attr,
+            size,
+            0,
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        a.size = size;
+        a.sched_runtime = ns;
+        if libc::syscall(libc::SYS_sched_setattr, 0, &a as *const libc::sched_attr, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Realtime: the wall time (ns since the start) at which simulated time `t_ns` is due at
+/// `dilation` wall ns per simulated ns, rounded up (a wait never ends before it).
+fn due_wall_ns(t_ns: u64, dilation: f64) -> u64 {
+    (t_ns as f64 * dilation).ceil() as u64
+}
+
+/// Realtime: how long from `elapsed` (wall time since the start) until simulated time
+/// `t_ns` is due (zero when it is past).
+fn due_in(t_ns: u64, dilation: f64, elapsed: Duration) -> Duration {
+    Duration::from_nanos(due_wall_ns(t_ns, dilation)).saturating_sub(elapsed)
+}
 
 /// How simulated time relates to the wall clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -378,6 +427,14 @@ impl<'r> DeviceLoop<'r> {
             // SAFETY: PR_SET_TIMERSLACK takes an integer argument; it affects this thread.
             unsafe {
                 libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+            }
+            // A short scheduler slice: woken, this thread runs before the threads of the
+            // default slice (no privilege needed; Linux 6.12 on, ignored before).
+            if let Err(e) = short_slice(SLICE_NS) {
+                self.opts.log.say(&format!(
+                    "serve: realtime: the scheduler refused a {} µs slice ({e}); wake-ups may come later",
+                    SLICE_NS / 1000
+                ));
             }
         }
         loop {
@@ -721,24 +778,9 @@ impl<'r> DeviceLoop<'r> {
 
     /// Wait up to `timeout` for an event and take it (and those behind it).
     fn wait(&mut self, served: &mut Served, timeout: Duration) -> Result<bool, SimError> {
-        self.wait_then(served, timeout, |_, _| {})
-    }
-
-    /// [`DeviceLoop::wait`], calling `arrived` before the event is taken (real time moves
-    /// the clock to the arrival).
-    fn wait_then(
-        &mut self,
-        served: &mut Served,
-        timeout: Duration,
-        arrived: impl FnOnce(&Self, &mut Served),
-    ) -> Result<bool, SimError> {
         self.steps_since_intake = 0;
         self.unflushed = 0;
         self.wire.poll(timeout, &mut self.events);
-        if self.events.is_empty() {
-            return self.take_events(served);
-        }
-        arrived(self, served);
         self.take_events(served)
     }
 
@@ -874,34 +916,34 @@ impl<'r> DeviceLoop<'r> {
         (self.start.elapsed().as_nanos() as f64 / dilation) as u64
     }
 
-    fn turn_realtime(&mut self, served: &mut Served, dilation: f64) -> Result<(), SimError> {
-        // Events now due, then the clock to now, then new requests (arriving now).
+    /// Realtime: handle (and answer) every event due by the wall clock now, then move the
+    /// simulated clock to now: a request taken next arrives now.
+    fn catch_up(&mut self, served: &mut Served, dilation: f64) -> Result<(), SimError> {
         let target = self.sim_now_from_wall(dilation);
         while served.next_event_ns().is_some_and(|t| t <= target) {
             self.step(served)?;
             self.answer(served)?;
         }
-        self.flush();
         served.advance_to(target.max(served.now_ns()));
-        // Requests arrive at the wall time they are read (the events above may have taken
-        // a while), no later than the next event.
+        Ok(())
+    }
+
+    fn turn_realtime(&mut self, served: &mut Served, dilation: f64) -> Result<(), SimError> {
+        // Events now due (their replies sent), then the requests there are: each arrives
+        // at the wall time it is taken (`on_event` catches up before each), after every
+        // event due by then — also one a wait took (a wake-up comes late, and a request
+        // stamped at the wait's end, before the events due meanwhile, would be due early).
+        self.catch_up(served, dilation)?;
+        self.flush();
         self.steps_since_intake = 0;
         self.wire.read(&mut self.events);
-        if !self.events.is_empty() {
-            let t = self.sim_now_from_wall(dilation);
-            let t = served.next_event_ns().map_or(t, |next| t.min(next));
-            served.advance_to(t.max(served.now_ns()));
-        }
         if self.take_events(served)? {
             self.answer(served)?;
             self.flush();
             return Ok(());
         }
         let timeout = match served.next_event_ns() {
-            Some(t) => {
-                let due = Duration::from_nanos((t as f64 * dilation) as u64);
-                due.saturating_sub(self.start.elapsed()).min(POLL)
-            }
+            Some(t) => due_in(t, dilation, self.start.elapsed()).min(POLL),
             None => POLL,
         };
         let margin = self.spin_margin;
@@ -910,25 +952,14 @@ impl<'r> DeviceLoop<'r> {
             // sleep (a wake-up from a timed wait comes tens of µs late, more on a busy
             // machine).
             std::hint::spin_loop();
-        } else if self.wait_realtime(served, dilation, timeout - margin)? {
-            self.answer(served)?;
-            self.flush();
+        } else if timeout >= margin + READY_MIN_IDLE && served.ready_spares(READY_BYTES) {
+            // Idle: ready a few pages of the buffers the next blocks' first programs take
+            // (else a program faults a page in per unit, tens of µs on a write's path).
+        } else {
+            // A request that comes is taken at the next turn, after the events due then.
+            self.wire.poll(timeout - margin, &mut self.events);
         }
         Ok(())
-    }
-
-    /// Realtime: wait for a request; one that comes arrives at its wall-clock time.
-    fn wait_realtime(
-        &mut self,
-        served: &mut Served,
-        dilation: f64,
-        timeout: Duration,
-    ) -> Result<bool, SimError> {
-        self.wait_then(served, timeout, |me, served| {
-            let t = me.sim_now_from_wall(dilation);
-            let t = served.next_event_ns().map_or(t, |next| t.min(next));
-            served.advance_to(t.max(served.now_ns()));
-        })
     }
 
     /// Answer every completion there is, those of requests submitted while answering
@@ -1013,7 +1044,7 @@ impl<'r> DeviceLoop<'r> {
         let TimeMode::Realtime { dilation } = self.opts.time else {
             return;
         };
-        let due = (complete_ns as f64 * dilation) as u64;
+        let due = due_wall_ns(complete_ns, dilation);
         let late_ns = (self.start.elapsed().as_nanos() as u64).saturating_sub(due);
         let late = late_ns > LATE_NS;
         self.summary.count(|n| {
@@ -1043,6 +1074,9 @@ impl<'r> DeviceLoop<'r> {
                 self.conns.remove(&conn);
             }
             Event::Command(c) => {
+                if let TimeMode::Realtime { dilation } = self.opts.time {
+                    self.catch_up(served, dilation)?;
+                }
                 self.ever_commanded = true;
                 if self.owed > 0 {
                     self.owed -= 1;
@@ -1300,4 +1334,22 @@ fn refused_by_a_failed_device(kind: CmdKind, served: &Served) -> bool {
             CmdKind::Flush => !served.power_loss_protection(),
             _ => true,
         }
+}
+
+#[cfg(test)]
+mod realtime_tests {
+    use super::*;
+
+    /// A due time is rounded up, never down (a wait must not end before it), and what is
+    /// left of it is zero once past.
+    #[test]
+    fn due_times_round_up_and_saturate() {
+        assert_eq!(due_wall_ns(1_500, 1.0), 1_500);
+        assert_eq!(due_wall_ns(3, 0.5), 2, "1.5 ns rounds up");
+        assert_eq!(due_wall_ns(1_000, 2.0), 2_000);
+        let e = Duration::from_nanos(1_200);
+        assert_eq!(due_in(1_500, 1.0, e), Duration::from_nanos(300));
+        assert_eq!(due_in(1_000, 1.0, e), Duration::ZERO);
+        assert_eq!(due_in(700, 2.0, e), Duration::from_nanos(200));
+    }
 }

@@ -296,6 +296,14 @@ impl Served<'_> {
         }
     }
 
+    /// Idle work for a real-time server: ready about `max_bytes` of spare buffers for the
+    /// stored bytes (`SlotData::ready_spares`); true while work is left.
+    pub fn ready_spares(&mut self, max_bytes: usize) -> bool {
+        self.ftl_mut()
+            .data_mut()
+            .is_some_and(|d| d.ready_spares(max_bytes))
+    }
+
     /// Memory the stored bytes take.
     pub fn data_bytes(&self) -> u64 {
         self.ftl().data().map_or(0, |d| d.held_bytes())
