@@ -345,6 +345,7 @@ pub const CHECKS: &[CheckFn] = &[
     nand_slots_hold_units,
     user_figures,
     lsm_io,
+    lsm_put_rate,
     trim_records,
     slc_cache,
     host_data_path,
@@ -1040,6 +1041,62 @@ fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
 
 // ---- bounds ----------------------------------------------------------------------------
 
+/// The LSM-tree store's achieved put rate is its user bytes per second of the phase, and
+/// under a put rate limit `R` at most what the pacing allows: put `i` is due at
+/// `i · entry / R` (rounded down to the ns), so the phase lasts at least until its last
+/// put, `D = ⌊(puts − 1) · entry · 10⁹ / R⌋` ns, and the rate is at most
+/// `⌊user bytes · 10⁹ / D⌋` (the limit × puts / (puts − 1), give or take the rounding).
+fn lsm_put_rate(r: &Results, _: &Facts) -> Check {
+    let l = &r.workload.lsm;
+    if l.is_empty() {
+        return Check::skipped("lsm_put_rate", Kind::Bound, "no LSM-tree store");
+    }
+    let t = r.host.sim_time_ns;
+    let rate = if t == 0 {
+        0
+    } else {
+        (l.user_bytes as u128 * 1_000_000_000 / t as u128) as u64
+    };
+    let limit = l.put_rate_limit_bytes_per_s;
+    let bound = (limit > 0 && l.puts >= 2).then(|| {
+        let entry = (l.user_bytes / l.puts) as u128;
+        let d = (l.puts as u128 - 1) * entry * 1_000_000_000 / limit as u128;
+        if d == 0 {
+            u64::MAX
+        } else {
+            (l.user_bytes as u128 * 1_000_000_000 / d).min(u64::MAX as u128) as u64
+        }
+    });
+    Check::new(
+        "lsm_put_rate",
+        Kind::Bound,
+        vec![
+            (
+                "workload.lsm.put_rate_bytes_per_s",
+                U(l.put_rate_bytes_per_s),
+            ),
+            ("workload.lsm.put_rate_limit_bytes_per_s", U(limit)),
+            ("workload.lsm.user_bytes", U(l.user_bytes)),
+            ("host.sim_time_ns", U(t)),
+            ("audit.lsm_put_rate_bound", U(bound.unwrap_or(0))),
+        ],
+    )
+    .fail_if(l.put_rate_bytes_per_s != rate, || {
+        format!(
+            "workload.lsm.put_rate_bytes_per_s {} but the user's bytes over the phase give {rate}",
+            l.put_rate_bytes_per_s
+        )
+    })
+    .fail_if(bound.is_some_and(|b| l.put_rate_bytes_per_s > b), || {
+        format!(
+            "{} put bytes/s above the pacing's bound {} (limit {limit}, {} puts)",
+            l.put_rate_bytes_per_s,
+            bound.unwrap_or(0),
+            l.puts
+        )
+    })
+}
+
 /// Host throughput within the data path: the link's rate per direction, or the host
 /// transfer rate for reads and writes together.
 fn host_data_path(r: &Results, f: &Facts) -> Check {
@@ -1478,6 +1535,12 @@ mod tests {
                 l.compaction_write_bytes += 4096;
                 r.workload.lsm = l;
             }),
+            ("lsm_put_rate", |r, _| {
+                // 10 puts of 1000 bytes at a limit the phase's time could not have kept.
+                let mut l = lsm_section(r);
+                l.put_rate_limit_bytes_per_s /= 2;
+                r.workload.lsm = l;
+            }),
             ("trim_records", |r, _| {
                 let mut t = trims_section(r);
                 t.record_pages = r.nand.programs.mapping + 1;
@@ -1549,9 +1612,10 @@ mod tests {
 
     /// Checks of sections a clean tiny run does not have (a host layer's user figures,
     /// durable trims): skipped there.
-    const SECTION_CHECKS: [&str; 5] = [
+    const SECTION_CHECKS: [&str; 6] = [
         "user_figures",
         "lsm_io",
+        "lsm_put_rate",
         "trim_records",
         "slc_cache",
         "user_unmapped_reads",
@@ -1584,6 +1648,10 @@ mod tests {
             get_read_bytes: c.read_bytes - c.read_bytes / 2,
             trim_bytes: c.trim_bytes,
             zone_resets: c.zone_commands,
+            // Paced at exactly the rate the phase's time allows: the last of the 10
+            // puts due at its end.
+            put_rate_limit_bytes_per_s: (9_000u64 * 1_000_000_000).div_ceil(r.host.sim_time_ns),
+            put_rate_bytes_per_s: 10_000 * 1_000_000_000 / r.host.sim_time_ns,
             ..Default::default()
         }
     }
