@@ -345,7 +345,6 @@ pub const CHECKS: &[CheckFn] = &[
     nand_slots_hold_units,
     user_figures,
     lsm_io,
-    lsm_put_rate,
     trim_records,
     slc_cache,
     host_data_path,
@@ -897,19 +896,60 @@ fn user_figures(r: &Results, _: &Facts) -> Check {
 /// The LSM-tree store (`kind = "lsm"`) counted its requests when it drew them; a phase
 /// run to its end, none failed, completed each: the device's bytes are the store's
 /// (written = WAL + flush + compaction + relocation, read = compaction + relocation +
-/// gets, trimmed = deleted files' extents, zone commands = its resets).
+/// gets, trimmed = deleted files' extents, zone commands = its resets). And its put rate
+/// (checked even with failed requests): `workload.lsm.put_rate_bytes_per_s` is the user
+/// bytes per second of the phase and, under a put rate limit `R`, at most what the pacing
+/// allows — put `i` is due at `⌊i · entry · 10⁹ / R⌋` ns, so the phase lasts at least
+/// `D = ⌊(puts − 1) · entry · 10⁹ / R⌋` ns and the rate is at most `⌊user bytes · 10⁹ /
+/// D⌋` (≈ R · puts / (puts − 1)).
 fn lsm_io(r: &Results, f: &Facts) -> Check {
     let l = &r.workload.lsm;
     if l.is_empty() {
         return Check::skipped("lsm_io", Kind::Conservation, "no LSM-tree store");
     }
+    let t = r.host.sim_time_ns;
+    let rate = (l.user_bytes as u128 * 1_000_000_000)
+        .checked_div(t as u128)
+        .map_or(0, |x| x as u64);
+    let limit = l.put_rate_limit_bytes_per_s;
+    let bound = (limit > 0 && l.puts >= 2).then(|| {
+        let entry = (l.user_bytes / l.puts) as u128;
+        let d = (l.puts as u128 - 1) * entry * 1_000_000_000 / limit as u128;
+        (l.user_bytes as u128 * 1_000_000_000)
+            .checked_div(d)
+            .map_or(u64::MAX, |b| b.min(u64::MAX as u128) as u64)
+    });
+    let rate_figures = [
+        (
+            "workload.lsm.put_rate_bytes_per_s",
+            U(l.put_rate_bytes_per_s),
+        ),
+        ("workload.lsm.put_rate_limit_bytes_per_s", U(limit)),
+        ("audit.lsm_put_rate_bound", U(bound.unwrap_or(0))),
+    ];
+    let rate_fails = |c: Check| {
+        c.fail_if(l.put_rate_bytes_per_s != rate, || {
+            format!(
+                "workload.lsm.put_rate_bytes_per_s {} but the user's bytes over the phase give {rate}",
+                l.put_rate_bytes_per_s
+            )
+        })
+        .fail_if(bound.is_some_and(|b| l.put_rate_bytes_per_s > b), || {
+            format!(
+                "{} put bytes/s above the pacing's bound {} (limit {limit}, {} puts)",
+                l.put_rate_bytes_per_s,
+                bound.unwrap_or(0),
+                l.puts
+            )
+        })
+    };
     let c = &r.host.counters;
     if c.failed_requests > 0 || f.timed.as_ref().is_some_and(|t| t.in_flight > 0) {
-        return Check::skipped(
+        return rate_fails(Check::new(
             "lsm_io",
             Kind::Conservation,
-            "requests failed or were in flight when the figures were taken",
-        );
+            rate_figures.to_vec(),
+        ));
     }
     let pairs = [
         (
@@ -938,14 +978,15 @@ fn lsm_io(r: &Results, f: &Facts) -> Check {
         ),
     ];
     let bad = pairs.iter().find(|p| p.1 != p.3);
-    Check::new(
+    rate_fails(Check::new(
         "lsm_io",
         Kind::Conservation,
         pairs
             .iter()
             .flat_map(|p| [(p.0, U(p.1)), (p.2, U(p.3))])
+            .chain(rate_figures)
             .collect(),
-    )
+    ))
     .fail_if(bad.is_some(), || {
         let p = bad.unwrap_or(&pairs[0]);
         format!("{} {} but {} {}", p.0, p.1, p.2, p.3)
@@ -1040,62 +1081,6 @@ fn nand_slots_hold_units(r: &Results, f: &Facts) -> Check {
 }
 
 // ---- bounds ----------------------------------------------------------------------------
-
-/// The LSM-tree store's achieved put rate is its user bytes per second of the phase, and
-/// under a put rate limit `R` at most what the pacing allows: put `i` is due at
-/// `i · entry / R` (rounded down to the ns), so the phase lasts at least until its last
-/// put, `D = ⌊(puts − 1) · entry · 10⁹ / R⌋` ns, and the rate is at most
-/// `⌊user bytes · 10⁹ / D⌋` (the limit × puts / (puts − 1), give or take the rounding).
-fn lsm_put_rate(r: &Results, _: &Facts) -> Check {
-    let l = &r.workload.lsm;
-    if l.is_empty() {
-        return Check::skipped("lsm_put_rate", Kind::Bound, "no LSM-tree store");
-    }
-    let t = r.host.sim_time_ns;
-    let rate = if t == 0 {
-        0
-    } else {
-        (l.user_bytes as u128 * 1_000_000_000 / t as u128) as u64
-    };
-    let limit = l.put_rate_limit_bytes_per_s;
-    let bound = (limit > 0 && l.puts >= 2).then(|| {
-        let entry = (l.user_bytes / l.puts) as u128;
-        let d = (l.puts as u128 - 1) * entry * 1_000_000_000 / limit as u128;
-        if d == 0 {
-            u64::MAX
-        } else {
-            (l.user_bytes as u128 * 1_000_000_000 / d).min(u64::MAX as u128) as u64
-        }
-    });
-    Check::new(
-        "lsm_put_rate",
-        Kind::Bound,
-        vec![
-            (
-                "workload.lsm.put_rate_bytes_per_s",
-                U(l.put_rate_bytes_per_s),
-            ),
-            ("workload.lsm.put_rate_limit_bytes_per_s", U(limit)),
-            ("workload.lsm.user_bytes", U(l.user_bytes)),
-            ("host.sim_time_ns", U(t)),
-            ("audit.lsm_put_rate_bound", U(bound.unwrap_or(0))),
-        ],
-    )
-    .fail_if(l.put_rate_bytes_per_s != rate, || {
-        format!(
-            "workload.lsm.put_rate_bytes_per_s {} but the user's bytes over the phase give {rate}",
-            l.put_rate_bytes_per_s
-        )
-    })
-    .fail_if(bound.is_some_and(|b| l.put_rate_bytes_per_s > b), || {
-        format!(
-            "{} put bytes/s above the pacing's bound {} (limit {limit}, {} puts)",
-            l.put_rate_bytes_per_s,
-            bound.unwrap_or(0),
-            l.puts
-        )
-    })
-}
 
 /// Host throughput within the data path: the link's rate per direction, or the host
 /// transfer rate for reads and writes together.
@@ -1535,12 +1520,6 @@ mod tests {
                 l.compaction_write_bytes += 4096;
                 r.workload.lsm = l;
             }),
-            ("lsm_put_rate", |r, _| {
-                // 10 puts of 1000 bytes at a limit the phase's time could not have kept.
-                let mut l = lsm_section(r);
-                l.put_rate_limit_bytes_per_s /= 2;
-                r.workload.lsm = l;
-            }),
             ("trim_records", |r, _| {
                 let mut t = trims_section(r);
                 t.record_pages = r.nand.programs.mapping + 1;
@@ -1612,10 +1591,9 @@ mod tests {
 
     /// Checks of sections a clean tiny run does not have (a host layer's user figures,
     /// durable trims): skipped there.
-    const SECTION_CHECKS: [&str; 6] = [
+    const SECTION_CHECKS: [&str; 5] = [
         "user_figures",
         "lsm_io",
-        "lsm_put_rate",
         "trim_records",
         "slc_cache",
         "user_unmapped_reads",
@@ -1710,8 +1688,13 @@ mod tests {
         for name in SECTION_CHECKS {
             assert_eq!(verdict_of(&r, &f, name), (Verdict::Ok, None), "{name}");
         }
-        let broken: [(&str, Perturb); 12] = [
+        let broken: [(&str, Perturb); 14] = [
             ("lsm_io", |r, _| r.workload.lsm.wal_write_bytes += 4096),
+            // 10 puts of 1000 bytes at a limit the phase's time could not have kept.
+            ("lsm_io", |r, _| {
+                r.workload.lsm.put_rate_limit_bytes_per_s /= 2
+            }),
+            ("lsm_io", |r, _| r.workload.lsm.put_rate_bytes_per_s += 1),
             ("lsm_io", |r, _| r.workload.lsm.get_read_bytes += 4096),
             ("lsm_io", |r, _| r.workload.lsm.trim_bytes += 4096),
             ("lsm_io", |r, _| r.workload.lsm.zone_resets += 1),
