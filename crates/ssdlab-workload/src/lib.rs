@@ -147,6 +147,12 @@ pub enum Arrival {
     Closed { queue_depth: u32 },
     /// Requests arrive at their `arrival_ns`, whatever the device's state.
     Open,
+    /// Closed loop whose requests also wait for their `arrival_ns` (a not-before time,
+    /// from the phase's start): a request drawn before its time is held until then, and
+    /// the flow draws nothing else meanwhile (a rate-limited writer: `lsm`'s
+    /// `put_rate_limit_bytes_per_s`). A request due past the run's duration is still
+    /// submitted at its time. The functional mode's arrival clock follows the times.
+    Paced { queue_depth: u32 },
 }
 
 /// One submission queue with its request source.

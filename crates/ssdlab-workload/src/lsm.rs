@@ -35,6 +35,13 @@
 //!   them, background I/O (flushes first, then compaction, ZenFS GC before either), trims
 //!   and zone resets; `lsm-gets` (`get_queue_depth`, 0 = none) ends with the writes.
 //!   Everything a file needs comes from one flow, so zone writes are in order.
+//! * **Put rate limit** (`put_rate_limit_bytes_per_s`, db_bench's
+//!   `--benchmark_write_rate_limit`, as in its `readwhilewriting` runs): the writer is a
+//!   paced flow (`Arrival::Paced`): put `i` of a phase is due at `i · entry bytes / limit`
+//!   and its WAL write is held until its last put is due (the flow, in order, waits with
+//!   it); background steps carry no time. A limit above what the store sustains changes
+//!   nothing; below it, the achieved rate (results.json `workload.lsm.put_rate_bytes_per_s`)
+//!   is at most the limit × puts / (puts − 1) (the last put is due at (puts − 1) / rate).
 //!
 //! Defaults are RocksDB's documented ones (`write_buffer_size` 64 MiB,
 //! `max_bytes_for_level_base` 256 MiB, `target_file_size_base` 64 MiB,
@@ -108,6 +115,11 @@ pub struct LsmConfig {
     pub queue_depth: u32,
     /// Queue depth of the get flow (0 = no gets).
     pub get_queue_depth: u32,
+    /// Put rate limit in key + value bytes per second (0 = none), as db_bench's
+    /// `--benchmark_write_rate_limit`: put `i` of a phase (from 0) is due at
+    /// `i · (key_bytes + value_bytes) / limit` and a WAL write is issued no earlier than
+    /// its last put is due (open-loop pacing; the background I/O is not limited).
+    pub put_rate_limit_bytes_per_s: u64,
 }
 
 impl Default for LsmConfig {
@@ -138,6 +150,7 @@ impl Default for LsmConfig {
             fdp: false,
             queue_depth: 8,
             get_queue_depth: 1,
+            put_rate_limit_bytes_per_s: 0,
         }
     }
 }
@@ -218,6 +231,16 @@ impl LsmConfig {
         }
         if self.queue_depth == 0 {
             return Err(bad("queue_depth", "must be > 0"));
+        }
+        let entry = self.key_bytes + self.value_bytes;
+        if self.put_rate_limit_bytes_per_s > 0 && self.put_rate_limit_bytes_per_s < entry {
+            return Err(bad(
+                "put_rate_limit_bytes_per_s",
+                format!(
+                    "{}: 0 (no limit) or at least one entry ({entry} bytes: key_bytes + value_bytes) per second",
+                    self.put_rate_limit_bytes_per_s
+                ),
+            ));
         }
         if self.puts == 0 && self.duration_ns == 0 {
             return Err(bad(
@@ -414,6 +437,10 @@ struct Lsm {
     unlimited: bool,
     done: bool,
     placement_ids: u16,
+    /// Put rate limit in force (bytes per second, 0 = none) and the puts of the phase
+    /// so far (pacing restarts with each phase: `LsmDb::add_puts`).
+    put_rate: u64,
+    paced_puts: u64,
 }
 
 impl Lsm {
@@ -487,6 +514,8 @@ impl Lsm {
             unlimited: c.puts == 0,
             done: false,
             placement_ids: ctx.placement_ids,
+            put_rate: c.put_rate_limit_bytes_per_s,
+            paced_puts: 0,
         };
         l.wal = l.new_file(0, 0, 0, 0, 0);
         Ok(l)
@@ -1152,7 +1181,16 @@ impl Lsm {
         // duplicates by expectation): none is drawn.
         let bytes = (n * self.s.entry_bytes).div_ceil(self.s.granule_bytes) * self.s.granule_bytes;
         let wal = self.wal;
+        let queued = self.out.len();
         self.append(wal, bytes, false)?;
+        if self.put_rate > 0 {
+            // Due when its last put is: the WAL write's requests wait until then.
+            let due = self.put_due_ns(self.paced_puts + n - 1);
+            for r in self.out.range_mut(queued..) {
+                r.arrival_ns = due;
+            }
+        }
+        self.paced_puts += n;
         self.files[wal as usize].bytes += bytes;
         self.counts.wal_write_bytes += bytes;
         self.counts.puts += n;
@@ -1165,8 +1203,15 @@ impl Lsm {
         Ok(())
     }
 
+    /// When put `i` of the phase (from 0) is due under the rate limit.
+    fn put_due_ns(&self, i: u64) -> u64 {
+        (i as u128 * self.s.entry_bytes as u128 * 1_000_000_000 / self.put_rate.max(1) as u128)
+            .min(u64::MAX as u128) as u64
+    }
+
     fn publish(&mut self) {
         if self.counts != LsmCounts::default() {
+            self.counts.put_rate_limit_bytes_per_s = self.put_rate;
             self.stats.add_lsm(&self.counts);
             self.counts = LsmCounts::default();
         }
@@ -1184,7 +1229,11 @@ impl Lsm {
             if let Some(r) = self.out.pop_front() {
                 return Ok(Some(r));
             }
-            let more_puts = self.unlimited || self.puts_left > 0;
+            // A paced run with a duration: puts due past it are not made.
+            let past_end = self.put_rate > 0
+                && self.c.duration_ns > 0
+                && self.put_due_ns(self.paced_puts) >= self.c.duration_ns;
+            let more_puts = (self.unlimited || self.puts_left > 0) && !past_end;
             if !more_puts {
                 self.done = true;
                 return Ok(None);
@@ -1352,6 +1401,15 @@ impl LsmDb {
         l.puts_left += n;
         l.unlimited = false;
         l.done = false;
+        l.paced_puts = 0;
+    }
+
+    /// Limit the puts of the next phases to `bytes_per_s` key + value bytes per second
+    /// (0 = none; see [`LsmConfig::put_rate_limit_bytes_per_s`]); pacing restarts.
+    pub fn set_put_rate_limit(&self, bytes_per_s: u64) {
+        let mut l = self.lock();
+        l.put_rate = bytes_per_s;
+        l.paced_puts = 0;
     }
 
     /// Bytes of each level's files.
@@ -1365,11 +1423,16 @@ impl LsmDb {
         self.lock().levels.iter().map(Vec::len).collect()
     }
 
-    /// The flows: the writer, and the gets at `get_queue_depth` (0 = none).
+    /// The flows: the writer (paced under a put rate limit), and the gets at
+    /// `get_queue_depth` (0 = none).
     pub fn flows(&self, queue_depth: u32, get_queue_depth: u32) -> Vec<Flow> {
+        let arrival = match self.lock().put_rate {
+            0 => Arrival::Closed { queue_depth },
+            _ => Arrival::Paced { queue_depth },
+        };
         let mut flows = vec![Flow {
             name: "lsm-writes".into(),
-            arrival: Arrival::Closed { queue_depth },
+            arrival,
             source: Box::new(Writer(self.clone())),
         }];
         if get_queue_depth > 0 {
@@ -1688,6 +1751,83 @@ mod tests {
         assert!(na.get_reads > 100, "{na:?}");
     }
 
+    /// Pacing, exactly: 4 KiB entries (one put per 4 KiB WAL write) at 1000 puts/s: put
+    /// i's WAL write is due at i ms, the last of N puts at (N − 1) ms; background steps
+    /// (flushes, compactions, trims) carry no time; a new phase restarts the pacing. With
+    /// 8 puts per WAL write each write is due when its last put is.
+    #[test]
+    fn puts_are_paced_exactly() {
+        let one = LsmConfig {
+            key_bytes: 96,
+            value_bytes: 4000,
+            wal_write_bytes: 4096,
+            keys: 100,
+            put_rate_limit_bytes_per_s: 4096 * 1000,
+            ..tiny(40)
+        };
+        let x = ctx(false, 0);
+        let (reqs, n, db) = drain(&one, &x);
+        assert_eq!(n.puts, 40);
+        assert_eq!(n.put_rate_limit_bytes_per_s, 4096 * 1000);
+        let (wal, bg): (Vec<&HostRequest>, Vec<&HostRequest>) = reqs
+            .iter()
+            .partition(|r| r.op == HostOp::Write && r.size_bytes == 4096);
+        let due: Vec<u64> = wal.iter().map(|r| r.arrival_ns).collect();
+        assert_eq!(due, (0..40).map(|i| i * 1_000_000).collect::<Vec<_>>());
+        assert_eq!(*due.last().unwrap(), 39 * 1_000_000);
+        assert!(
+            !bg.is_empty() && bg.iter().all(|r| r.arrival_ns == 0),
+            "{bg:?}"
+        );
+        // The next phase starts its pacing at 0.
+        db.add_puts(3);
+        let mut w = Writer(db.clone());
+        let mut next = Vec::new();
+        while let Some(r) = w.next_request().unwrap() {
+            if r.op == HostOp::Write && r.size_bytes == 4096 {
+                next.push(r.arrival_ns);
+            }
+        }
+        assert_eq!(next, vec![0, 1_000_000, 2_000_000]);
+        // 8 puts of 1 KiB per WAL write at 1000 puts/s: write k due at (8k + 7) ms.
+        let eight = LsmConfig {
+            put_rate_limit_bytes_per_s: 1024 * 1000,
+            ..tiny(40)
+        };
+        let (reqs, _, _) = drain(&eight, &x);
+        let due: Vec<u64> = reqs
+            .iter()
+            .filter(|r| r.op == HostOp::Write && r.size_bytes == 8192 && r.arrival_ns > 0)
+            .map(|r| r.arrival_ns)
+            .collect();
+        assert_eq!(
+            due,
+            (0..5).map(|k| (8 * k + 7) * 1_000_000).collect::<Vec<_>>()
+        );
+        // The writer is paced only under a limit.
+        let flows = |c: &LsmConfig| build(c, &x).unwrap().flows[0].arrival;
+        assert_eq!(flows(&one), Arrival::Paced { queue_depth: 8 });
+        assert_eq!(flows(&tiny(1)), Arrival::Closed { queue_depth: 8 });
+    }
+
+    /// With a duration, puts due past it are not made.
+    #[test]
+    fn paced_puts_stop_at_the_duration() {
+        let c = LsmConfig {
+            key_bytes: 96,
+            value_bytes: 4000,
+            wal_write_bytes: 4096,
+            keys: 100,
+            puts: 0,
+            duration_ns: 10_500_000,
+            put_rate_limit_bytes_per_s: 4096 * 1000,
+            ..tiny(0)
+        };
+        let (_, n, _) = drain(&c, &ctx(false, 0));
+        // Puts due at 0, 1, …, 10 ms.
+        assert_eq!(n.puts, 11);
+    }
+
     #[test]
     fn errors_name_the_key() {
         let err = |c: LsmConfig| build(&c, &ctx(false, 0)).err().unwrap().to_string();
@@ -1706,6 +1846,11 @@ mod tests {
             ..tiny(1)
         })
         .contains("l0_stop_writes_trigger"));
+        assert!(err(LsmConfig {
+            put_rate_limit_bytes_per_s: 1000,
+            ..tiny(1)
+        })
+        .contains("workload.put_rate_limit_bytes_per_s"));
         let e = toml::from_str::<crate::WorkloadConfig>("kind = \"lsm\"\nputz = 4").unwrap_err();
         assert!(e.to_string().contains("putz"), "{e}");
         let w: crate::WorkloadConfig = toml::from_str("kind = \"lsm\"\nkeys = 5").unwrap();

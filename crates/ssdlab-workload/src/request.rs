@@ -202,7 +202,8 @@ impl OpClass {
 /// One host request as a workload produces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostRequest {
-    /// Arrival time for open-loop flows; ignored (0) for closed-loop flows.
+    /// Arrival time for open-loop flows, not-before time for paced ones ([`crate::Arrival`]);
+    /// ignored (0) for closed-loop flows.
     pub arrival_ns: u64,
     pub op: HostOp,
     /// Byte offset in the logical space; any alignment.

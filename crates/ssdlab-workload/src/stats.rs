@@ -132,6 +132,14 @@ pub struct LsmCounts {
     pub gc_zones: u64,
     pub gc_read_bytes: u64,
     pub gc_write_bytes: u64,
+    /// The put rate limit in force (`put_rate_limit_bytes_per_s`, key + value bytes per
+    /// second; 0 = none): the latest the store published, not a sum.
+    #[serde(default)]
+    pub put_rate_limit_bytes_per_s: u64,
+    /// The put rate achieved over the phase, `user_bytes` per second of simulated time
+    /// (rounded down): filled in when the results are assembled (0 in running counts).
+    #[serde(default)]
+    pub put_rate_bytes_per_s: u64,
 }
 
 impl LsmCounts {
@@ -160,7 +168,20 @@ impl LsmCounts {
             gc_zones: f(self.gc_zones, o.gc_zones),
             gc_read_bytes: f(self.gc_read_bytes, o.gc_read_bytes),
             gc_write_bytes: f(self.gc_write_bytes, o.gc_write_bytes),
+            // Not counters: the limit is set by whoever zips (`add_lsm`: the newer
+            // delta's; `since`: the later snapshot's, this one), the rate by the results.
+            put_rate_limit_bytes_per_s: self.put_rate_limit_bytes_per_s,
+            put_rate_bytes_per_s: 0,
         }
+    }
+
+    /// Fill in the achieved put rate of a phase of `sim_time_ns` simulated time.
+    pub fn set_put_rate(&mut self, sim_time_ns: u64) {
+        self.put_rate_bytes_per_s = if sim_time_ns == 0 {
+            0
+        } else {
+            (self.user_bytes as u128 * 1_000_000_000 / sim_time_ns as u128) as u64
+        };
     }
 
     /// Bytes the store wrote to the device: WAL, flushes, compactions, relocations.
@@ -326,6 +347,7 @@ impl WorkloadStats {
     pub(crate) fn add_lsm(&self, d: &LsmCounts) {
         let mut l = self.0.lsm.lock().unwrap_or_else(|p| p.into_inner());
         *l = l.zip(d, |a, b| a + b);
+        l.put_rate_limit_bytes_per_s = d.put_rate_limit_bytes_per_s;
     }
 
     /// The workload's journal range in bytes, when it models a journaling file system.

@@ -259,7 +259,8 @@ pub struct FlowState {
     pub in_flight: u32,
     /// The source has no more requests (or the run's duration has passed).
     pub exhausted: bool,
-    /// Open loop: the next request, already read, waiting for its arrival time.
+    /// Open loop: the next request, already read, waiting for its arrival time (paced:
+    /// a request held until its not-before time).
     pub next: Option<HostRequest>,
 }
 

@@ -980,19 +980,60 @@ fn user_figures(r: &Results, _: &Facts) -> Check {
 /// The LSM-tree store (`kind = "lsm"`) counted its requests when it drew them; a phase
 /// run to its end, none failed, completed each: the device's bytes are the store's
 /// (written = WAL + flush + compaction + relocation, read = compaction + relocation +
-/// gets, trimmed = deleted files' extents, zone commands = its resets).
+/// gets, trimmed = deleted files' extents, zone commands = its resets). And its put rate
+/// (checked even with failed requests): `workload.lsm.put_rate_bytes_per_s` is the user
+/// bytes per second of the phase and, under a put rate limit `R`, at most what the pacing
+/// allows — put `i` is due at `⌊i · entry · 10⁹ / R⌋` ns, so the phase lasts at least
+/// `D = ⌊(puts − 1) · entry · 10⁹ / R⌋` ns and the rate is at most `⌊user bytes · 10⁹ /
+/// D⌋` (≈ R · puts / (puts − 1)).
 fn lsm_io(r: &Results, f: &Facts) -> Check {
     let l = &r.workload.lsm;
     if l.is_empty() {
         return Check::skipped("lsm_io", Kind::Conservation, "no LSM-tree store");
     }
+    let t = r.host.sim_time_ns;
+    let rate = (l.user_bytes as u128 * 1_000_000_000)
+        .checked_div(t as u128)
+        .map_or(0, |x| x as u64);
+    let limit = l.put_rate_limit_bytes_per_s;
+    let bound = (limit > 0 && l.puts >= 2).then(|| {
+        let entry = (l.user_bytes / l.puts) as u128;
+        let d = (l.puts as u128 - 1) * entry * 1_000_000_000 / limit as u128;
+        (l.user_bytes as u128 * 1_000_000_000)
+            .checked_div(d)
+            .map_or(u64::MAX, |b| b.min(u64::MAX as u128) as u64)
+    });
+    let rate_figures = [
+        (
+            "workload.lsm.put_rate_bytes_per_s",
+            U(l.put_rate_bytes_per_s),
+        ),
+        ("workload.lsm.put_rate_limit_bytes_per_s", U(limit)),
+        ("audit.lsm_put_rate_bound", U(bound.unwrap_or(0))),
+    ];
+    let rate_fails = |c: Check| {
+        c.fail_if(l.put_rate_bytes_per_s != rate, || {
+            format!(
+                "workload.lsm.put_rate_bytes_per_s {} but the user's bytes over the phase give {rate}",
+                l.put_rate_bytes_per_s
+            )
+        })
+        .fail_if(bound.is_some_and(|b| l.put_rate_bytes_per_s > b), || {
+            format!(
+                "{} put bytes/s above the pacing's bound {} (limit {limit}, {} puts)",
+                l.put_rate_bytes_per_s,
+                bound.unwrap_or(0),
+                l.puts
+            )
+        })
+    };
     let c = &r.host.counters;
     if c.failed_requests > 0 || f.timed.as_ref().is_some_and(|t| t.in_flight > 0) {
-        return Check::skipped(
+        return rate_fails(Check::new(
             "lsm_io",
             Kind::Conservation,
-            "requests failed or were in flight when the figures were taken",
-        );
+            rate_figures.to_vec(),
+        ));
     }
     let pairs = [
         (
@@ -1021,14 +1062,15 @@ fn lsm_io(r: &Results, f: &Facts) -> Check {
         ),
     ];
     let bad = pairs.iter().find(|p| p.1 != p.3);
-    Check::new(
+    rate_fails(Check::new(
         "lsm_io",
         Kind::Conservation,
         pairs
             .iter()
             .flat_map(|p| [(p.0, U(p.1)), (p.2, U(p.3))])
+            .chain(rate_figures)
             .collect(),
-    )
+    ))
     .fail_if(bad.is_some(), || {
         let p = bad.unwrap_or(&pairs[0]);
         format!("{} {} but {} {}", p.0, p.1, p.2, p.3)
@@ -1668,6 +1710,10 @@ mod tests {
             get_read_bytes: c.read_bytes - c.read_bytes / 2,
             trim_bytes: c.trim_bytes,
             zone_resets: c.zone_commands,
+            // Paced at exactly the rate the phase's time allows: the last of the 10
+            // puts due at its end.
+            put_rate_limit_bytes_per_s: (9_000u64 * 1_000_000_000).div_ceil(r.host.sim_time_ns),
+            put_rate_bytes_per_s: 10_000 * 1_000_000_000 / r.host.sim_time_ns,
             ..Default::default()
         }
     }
@@ -1726,8 +1772,13 @@ mod tests {
         for name in SECTION_CHECKS {
             assert_eq!(verdict_of(&r, &f, name), (Verdict::Ok, None), "{name}");
         }
-        let broken: [(&str, Perturb); 12] = [
+        let broken: [(&str, Perturb); 14] = [
             ("lsm_io", |r, _| r.workload.lsm.wal_write_bytes += 4096),
+            // 10 puts of 1000 bytes at a limit the phase's time could not have kept.
+            ("lsm_io", |r, _| {
+                r.workload.lsm.put_rate_limit_bytes_per_s /= 2
+            }),
+            ("lsm_io", |r, _| r.workload.lsm.put_rate_bytes_per_s += 1),
             ("lsm_io", |r, _| r.workload.lsm.get_read_bytes += 4096),
             ("lsm_io", |r, _| r.workload.lsm.trim_bytes += 4096),
             ("lsm_io", |r, _| r.workload.lsm.zone_resets += 1),

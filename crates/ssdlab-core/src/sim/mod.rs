@@ -836,6 +836,10 @@ impl View<'_> {
             failure: lt.failure,
             failure_reason: lt.failure_reason.clone(),
         };
+        let mut workload = workload;
+        if !workload.lsm.is_empty() {
+            workload.lsm.set_put_rate(phase.sim_time_ns);
+        }
         let journal = self.journal_summary(&phase, c);
         let facts = self.audit_facts(&phase, c);
         let waf = stats::waf(c, phase.host.write_units, g.slots_per_page);

@@ -978,3 +978,87 @@ fn zone_report_returns_the_zones_as_they_stand_in_both_modes() {
         assert_eq!(res.host.counters.writes, 4, "{mode:?}");
     }
 }
+
+/// The LSM-tree store's put rate limit (`put_rate_limit_bytes_per_s`, a paced writer), timed:
+/// below what the store sustains the phase lasts until its last put is due, (N − 1) ·
+/// entry / R, and a little more, and the achieved rate is at most R · N / (N − 1); a limit
+/// far above what it sustains changes nothing (the same results but the limit's field).
+#[test]
+fn the_lsm_put_rate_limit_paces_puts_and_a_high_one_changes_nothing() {
+    // 4 KiB entries, one put per WAL write; 400 puts; a 64 KiB memtable.
+    let run = |limit: u64| {
+        let mut c = common::tiny(2, 64, 4, 4, 0.5);
+        c.mode = Mode::Timed;
+        c.workload = toml::from_str(&format!(
+            r#"
+kind = "lsm"
+keys = 100
+key_bytes = 96
+value_bytes = 4000
+puts = 400
+size_divisor = 1
+write_buffer_bytes = 65536
+level_base_bytes = 262144
+target_file_bytes = 65536
+wal_write_bytes = 4096
+io_bytes = 16384
+extent_bytes = 65536
+get_queue_depth = 1
+put_rate_limit_bytes_per_s = {limit}
+"#
+        ))
+        .unwrap();
+        Simulation::new(c)
+            .unwrap()
+            .run_workload(&mut NoProgress)
+            .unwrap()
+    };
+    let free = run(0);
+    let l = free.workload.lsm;
+    assert_eq!((l.puts, l.user_bytes), (400, 400 * 4096));
+    assert_eq!(l.put_rate_limit_bytes_per_s, 0);
+    let unlimited = l.put_rate_bytes_per_s;
+    assert_eq!(
+        unlimited as u128,
+        l.user_bytes as u128 * 1_000_000_000 / free.host.sim_time_ns as u128
+    );
+    // A quarter of the unlimited rate: paced.
+    let rate = unlimited / 4;
+    let paced = run(rate);
+    let p = paced.workload.lsm;
+    assert_eq!(p.puts, 400);
+    assert_eq!(p.put_rate_limit_bytes_per_s, rate);
+    let last_due = (399u128 * 4096 * 1_000_000_000 / rate as u128) as u64;
+    let t = paced.host.sim_time_ns;
+    assert!(t >= last_due, "{t} < {last_due}");
+    assert!(t < last_due + last_due / 20, "{t} vs {last_due}");
+    assert!(
+        p.put_rate_bytes_per_s as u128 <= rate as u128 * 400 / 399 + 1,
+        "{} vs {rate}",
+        p.put_rate_bytes_per_s
+    );
+    assert!(p.put_rate_bytes_per_s > rate * 95 / 100);
+    assert_eq!(paced.audit.internal_error().map(|e| e.to_string()), None);
+    // 1000 times the unlimited rate: the first queue depth's burst at time 0 is spread
+    // over a few ns, nothing more (puts/s within 2 %).
+    let near = run(unlimited * 1000).workload.lsm.put_rate_bytes_per_s;
+    assert!(
+        near.abs_diff(unlimited) < unlimited / 50,
+        "{near} vs {unlimited}"
+    );
+    // A limit under which even that burst is due at time 0 (puts due every 0.004 ns):
+    // the same run.
+    let high = run(1_000_000_000_000_000);
+    assert_eq!(
+        high.workload.lsm.put_rate_limit_bytes_per_s,
+        1_000_000_000_000_000
+    );
+    let mut a = serde_json::to_value(&free).unwrap();
+    let mut b = serde_json::to_value(&high).unwrap();
+    for v in [&mut a, &mut b] {
+        v["workload"]["lsm"]["put_rate_limit_bytes_per_s"] = 0.into();
+        v["audit"] = serde_json::Value::Null;
+        v["engine"] = serde_json::Value::Null;
+    }
+    assert_eq!(a, b);
+}

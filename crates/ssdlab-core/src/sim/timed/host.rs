@@ -455,7 +455,7 @@ impl HostFrontEnd {
     pub fn start(&mut self, cx: &mut Cx) -> Result<()> {
         for f in 0..self.flows.len() {
             match self.flows[f].arrival {
-                Arrival::Closed { .. } => self.refill_closed(f, cx)?,
+                Arrival::Closed { .. } | Arrival::Paced { .. } => self.refill_closed(f, cx)?,
                 Arrival::Open => self.fetch_open(f, cx)?,
             }
         }
@@ -466,14 +466,21 @@ impl HostFrontEnd {
         self.duration_ns.is_some_and(|d| cx.now() >= d)
     }
 
-    /// Closed loop: submit until the flow's queue depth is reached. (Kept out of line, as
-    /// is `op_done`: with them inlined the PGO build ran 1–5 % slower, docs/speed.md.)
+    /// Closed loop: submit until the flow's queue depth is reached; a paced flow's
+    /// request drawn before its `arrival_ns` is held until then (nothing else drawn
+    /// meanwhile). (Kept out of line, as is `op_done`: with them inlined the PGO build
+    /// ran 1–5 % slower, docs/speed.md.)
     #[inline(never)]
     fn refill_closed(&mut self, f: usize, cx: &mut Cx) -> Result<()> {
-        let Arrival::Closed { queue_depth } = self.flows[f].arrival else {
-            return Ok(());
+        let (queue_depth, paced) = match self.flows[f].arrival {
+            Arrival::Closed { queue_depth } => (queue_depth, false),
+            Arrival::Paced { queue_depth } => (queue_depth, true),
+            Arrival::Open => return Ok(()),
         };
-        while !self.flows[f].exhausted && self.flows[f].in_flight < queue_depth {
+        while !self.flows[f].exhausted
+            && self.flows[f].in_flight < queue_depth
+            && self.flows[f].next.is_none()
+        {
             if self.past_duration(cx) || cx.ftl.worn_out() {
                 self.flows[f].exhausted = true;
                 break;
@@ -488,6 +495,11 @@ impl HostFrontEnd {
                 journal: None,
             };
             if self.sources[f].next_into(&mut r, cx.ftl)? {
+                if paced && r.arrival_ns > cx.now() {
+                    self.flows[f].next = Some(r);
+                    cx.q.schedule_last_at(r.arrival_ns, Event::Arrival { flow: f as u16 });
+                    break;
+                }
                 self.submit(f, r, cx)?;
             } else {
                 self.flows[f].exhausted = true;
@@ -517,7 +529,10 @@ impl HostFrontEnd {
             }
             self.submit(f, r, cx)?;
         }
-        self.fetch_open(f, cx)
+        match self.flows[f].arrival {
+            Arrival::Paced { .. } => self.refill_closed(f, cx),
+            _ => self.fetch_open(f, cx),
+        }
     }
 
     /// The host submits `r` on flow `f`: to the device at once, or through the host
