@@ -222,10 +222,17 @@ impl Direction {
             return;
         }
         let from = self.last_t.max(self.hold_t);
-        let n = self.active.len() as u128;
+        let n = self.active.len() as u64;
         if n > 0 && now_t > from {
             let dt = now_t - from;
-            self.vt += dt as u128 * SCALE / n;
+            // dt · SCALE / n, exactly (no 128-bit division when it fits 64 bits).
+            self.vt += if n == 1 {
+                dt as u128 * SCALE
+            } else if dt < 1 << 32 {
+                ((dt << 32) / n) as u128
+            } else {
+                dt as u128 * SCALE / n as u128
+            };
             self.busy_t += dt;
         }
         self.last_t = now_t;
@@ -256,6 +263,9 @@ impl Direction {
     /// The active transfer that finishes first (its index).
     #[inline]
     fn first(&self) -> Option<usize> {
+        if self.active.len() <= 1 {
+            return (!self.active.is_empty()).then_some(0);
+        }
         let mut best: Option<(usize, (u128, u64))> = None;
         for (i, &(f, s, _)) in self.active.iter().enumerate() {
             if best.is_none_or(|(_, b)| (f, s) < b) {
@@ -282,6 +292,13 @@ impl Direction {
     /// Returns the tokens done, in finish order, into `done`.
     pub fn finish_due(&mut self, now_ns: u64, done: &mut Vec<u32>) {
         self.advance(now_ns);
+        if let [(finish, _, token)] = self.active[..] {
+            // One transfer (the usual case): it is the one done.
+            self.vt = self.vt.max(finish);
+            self.active.clear();
+            done.push(token);
+            return;
+        }
         let Some(i) = self.first() else { return };
         self.vt = self.vt.max(self.active[i].0);
         while let Some(i) = self.first() {
@@ -405,6 +422,27 @@ mod tests {
         assert_eq!(done, [2]);
         // The first had 3,200 − 640 = 2,560 bytes left: 2,600 ns alone.
         assert_eq!(d.next_finish_ns(), Some(7_150));
+    }
+
+    /// Two transfers in flight long enough that a step of the clock is 2³² ticks or more
+    /// (the 128-bit share, not the 64-bit one): 64 MB each on one PCIe 3.0 lane with a
+    /// 64-byte message at 100 ms end together when every byte is carried, 2 · 65 ms + 65 ns,
+    /// in start order; on the 64-bit path (a message at 1 ms) the same.
+    #[test]
+    fn long_steps_share_exactly() {
+        for message_ns in [100_000_000, 1_000_000] {
+            let mut d = Direction::new(1, 1);
+            d.start(0, 64_000_000, 1);
+            d.start(0, 64_000_000, 2);
+            assert_eq!(d.next_finish_ns(), Some(130_000_000));
+            let at = d.send_message(message_ns, 64);
+            assert_eq!(at, (message_ns + 65) * 64);
+            assert_eq!(d.next_finish_ns(), Some(130_000_065), "{message_ns}");
+            let mut done = Vec::new();
+            d.finish_due(130_000_065, &mut done);
+            assert_eq!(done, [1, 2]);
+            assert_eq!(d.busy_ns_at(130_000_065), 130_000_065);
+        }
     }
 
     /// Messages go one after another at the full rate, their ends known when sent; a

@@ -548,7 +548,7 @@ impl HostFrontEnd {
         match self.iface.as_mut() {
             None => self.dispatch(f, r, span, NONE, cx),
             Some(i) => {
-                i.submit(f, r, cx);
+                i.submit(f, r, span, cx);
                 self.run_actions(cx)
             }
         }
@@ -739,51 +739,43 @@ impl HostFrontEnd {
 
     /// The controller processed command `cmd` (host interface).
     pub fn on_processed(&mut self, cmd: u32, cx: &mut Cx) -> Result<()> {
-        if let Some(i) = self.iface.as_mut() {
-            i.on_processed(cmd, cx);
+        if let Some(a) = self.iface.as_mut().and_then(|i| i.on_processed(cmd, cx)) {
+            self.run_action(a, cx)?;
         }
         self.run_actions(cx)
     }
 
     /// Command `cmd`'s completion message arrived at the host (host interface).
     pub fn on_completion(&mut self, cmd: u32, cx: &mut Cx) -> Result<()> {
-        if let Some(i) = self.iface.as_mut() {
-            i.on_completion(cmd, cx);
+        if let Some(a) = self.iface.as_mut().and_then(|i| i.on_completion(cmd, cx)) {
+            self.run_action(a, cx)?;
         }
         self.run_actions(cx)
     }
 
     /// Carry out what the host interface asked: dispatch commands to the device, complete
     /// requests to the host.
+    /// (In the order asked: what an action asks is done after the actions before it.)
     fn run_actions(&mut self, cx: &mut Cx) -> Result<()> {
-        loop {
-            let mut batch = match self.iface.as_mut() {
-                Some(i) if !i.actions.is_empty() => std::mem::take(&mut i.actions),
-                _ => return Ok(()),
-            };
-            for a in batch.drain(..) {
-                self.run_action(a, cx)?;
-            }
-            if let Some(i) = self.iface.as_mut().filter(|i| i.actions.is_empty()) {
-                i.actions = batch; // keep the allocation
-            }
+        while let Some(a) = self.iface.as_mut().and_then(HostInterface::next_action) {
+            self.run_action(a, cx)?;
         }
+        Ok(())
     }
 
     fn run_action(&mut self, a: Action, cx: &mut Cx) -> Result<()> {
         match a {
-            Action::Dispatch(f, r, id) => {
-                let span = self.splitter.split(&r)?;
+            Action::Dispatch(f, r, span, id) => {
+                // A whole request was split when submitted; a part is split now.
+                let span = match span {
+                    Some(s) => s,
+                    None => self.splitter.split(&r)?,
+                };
                 self.dispatch(f as usize, r, span, id, cx)
             }
-            Action::Completed(f, r, submit_ns, error, cmd) => {
-                // Only a write's span is counted at completion (`host_completed`); the
-                // request was checked when it was submitted.
-                let span = if r.op.writes_data() {
-                    self.splitter.split(&r)?
-                } else {
-                    crate::host::UnitSpan::default()
-                };
+            Action::Completed(f, r, span, submit_ns, error, cmd) => {
+                // The span as split when the request was submitted (only a write's is
+                // counted at completion: `host_completed`).
                 let mut req = Request::new(f, &r, span, Stage::Completing, submit_ns, NONE);
                 req.error = error;
                 self.host_completed(req, cmd, cx)

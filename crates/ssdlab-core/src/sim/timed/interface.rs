@@ -29,6 +29,7 @@ use crate::config::HostInterfaceConfig;
 use crate::flash::NONE;
 use crate::ftl::zones::ZoneError;
 use crate::host::link::{Dir, Direction, Payload, Wire, SQE_BYTES};
+use crate::host::UnitSpan;
 use crate::policy::arbitration::{ArbiterCtx, ArbitrationPolicy};
 use crate::stats::HostCounters;
 use ssdlab_workload::{HostOp, HostRequest};
@@ -51,6 +52,9 @@ struct Cmd {
     flow: u16,
     step: Step,
     req: HostRequest,
+    /// The units of a whole request (split once, at submission); a part's are split
+    /// when it is dispatched.
+    span: UnitSpan,
     /// The request this command is a part of (`NONE`: the whole request).
     parent: u32,
     submit_ns: u64,
@@ -60,10 +64,19 @@ struct Cmd {
     error: Option<ZoneError>,
 }
 
+impl Cmd {
+    /// Its units if it is a whole request (`None`: a part, split when dispatched).
+    #[inline]
+    fn whole_span(&self) -> Option<UnitSpan> {
+        (self.parent == NONE).then_some(self.span)
+    }
+}
+
 /// A request split into several commands.
 #[derive(Clone, Copy, Debug)]
 struct Parent {
     req: HostRequest,
+    span: UnitSpan,
     submit_ns: u64,
     left: u32,
     /// A part's failure fails the request.
@@ -138,15 +151,32 @@ pub struct FlowTraffic {
 /// What the front end must do for a command.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Action {
-    /// Hand the command to the device (decode, FTL): flow, request, command id.
-    Dispatch(u16, HostRequest, u32),
+    /// Hand the command to the device (decode, FTL): flow, request, its units (`None`:
+    /// a part of a split request, split now), command id.
+    Dispatch(u16, HostRequest, Option<UnitSpan>, u32),
     /// The host saw the completion of (the last command of) a request: flow, request,
-    /// host submission time, the status it failed with (if it did), that command's id.
-    Completed(u16, HostRequest, u64, Option<ZoneError>, u32),
+    /// its units, host submission time, the status it failed with (if it did), that
+    /// command's id.
+    Completed(u16, HostRequest, UnitSpan, u64, Option<ZoneError>, u32),
+}
+
+/// Wire bytes of the messages every command sends (computed once: no division per
+/// message).
+#[derive(Clone, Copy, Debug)]
+struct Messages {
+    doorbell: u64,
+    /// The submission entry's read request (up) and the entry (down).
+    entry_request: u64,
+    entry: u64,
+    /// A completion entry with its interrupt.
+    completion: u64,
 }
 
 pub(super) struct HostInterface {
     wire: Wire,
+    messages: Messages,
+    /// The last data size asked for and its wire bytes (commands mostly have one size).
+    last_data: (u64, u64),
     dirs: [Direction; 2],
     gens: [u32; 2],
     /// The time of each direction's scheduled event (`u64::MAX`: none).
@@ -165,7 +195,8 @@ pub(super) struct HostInterface {
     cmds: Slab<Cmd>,
     parents: Slab<Parent>,
     done: Vec<u32>,
-    pub actions: Vec<Action>,
+    /// What the front end must do, in order ([`HostInterface::next_action`]).
+    actions: VecDeque<Action>,
     pub split_requests: u64,
     pub traffic: Vec<FlowTraffic>,
 }
@@ -177,12 +208,20 @@ impl HostInterface {
         let mut classes = cfg.flow_priority.clone();
         classes.resize(flows, Default::default());
         let g = cfg.generation_factor();
+        let wire = Wire {
+            payload_bytes: cfg.max_payload_bytes,
+            read_request_bytes: cfg.max_read_request_bytes,
+            overhead_bytes: cfg.tlp_overhead_bytes,
+        };
         HostInterface {
-            wire: Wire {
-                payload_bytes: cfg.max_payload_bytes,
-                read_request_bytes: cfg.max_read_request_bytes,
-                overhead_bytes: cfg.tlp_overhead_bytes,
+            wire,
+            messages: Messages {
+                doorbell: wire.doorbell(),
+                entry_request: wire.read_requests(SQE_BYTES),
+                entry: wire.data(SQE_BYTES),
+                completion: wire.completion(),
             },
+            last_data: (0, wire.data(0)),
             dirs: [Direction::new(g, cfg.lanes), Direction::new(g, cfg.lanes)],
             gens: [0; 2],
             due_ns: [u64::MAX; 2],
@@ -198,7 +237,7 @@ impl HostInterface {
             cmds: Slab::new(),
             parents: Slab::new(),
             done: Vec::new(),
-            actions: Vec::new(),
+            actions: VecDeque::new(),
             split_requests: 0,
             traffic: vec![FlowTraffic::default(); flows],
         }
@@ -259,13 +298,28 @@ impl HostInterface {
         }
     }
 
-    /// The host submits request `r` of flow `f`: split at the maximum transfer size, each
-    /// command's doorbell goes down.
-    pub fn submit(&mut self, f: usize, r: HostRequest, cx: &mut Cx) {
+    /// What the front end must do next, if anything (in the order asked).
+    #[inline]
+    pub fn next_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// `bytes` of data in TLPs: their wire bytes.
+    #[inline]
+    fn data_wire_bytes(&mut self, bytes: u64) -> u64 {
+        if self.last_data.0 != bytes {
+            self.last_data = (bytes, self.wire.data(bytes));
+        }
+        self.last_data.1
+    }
+
+    /// The host submits request `r` of flow `f` (its units `span`): split at the maximum
+    /// transfer size, each command's doorbell goes down.
+    pub fn submit(&mut self, f: usize, r: HostRequest, span: UnitSpan, cx: &mut Cx) {
         let now = cx.now();
         let m = self.max_transfer_bytes;
         if !r.op.splits_at_max_transfer() || m == 0 || r.size_bytes <= m {
-            self.new_command(f, r, NONE, now);
+            self.new_command(f, r, span, NONE, now);
             self.fetch(cx);
             return;
         }
@@ -273,6 +327,7 @@ impl HostInterface {
         self.split_requests += 1;
         let parent = self.parents.insert(Parent {
             req: r,
+            span,
             submit_ns: now,
             left: parts as u32,
             error: None,
@@ -287,7 +342,7 @@ impl HostInterface {
                 size_bytes: m.min(r.size_bytes - off),
                 ..r
             };
-            self.new_command(f, part, parent, now);
+            self.new_command(f, part, UnitSpan::default(), parent, now);
         }
         self.fetch(cx);
     }
@@ -295,11 +350,12 @@ impl HostInterface {
     /// Command `req` of flow `f` (a part of request `parent`, or `NONE`): its doorbell goes
     /// down and it waits in its flow's queue (the controller sees it when the doorbell
     /// arrives; its entry comes after the doorbell on the same direction).
-    fn new_command(&mut self, f: usize, req: HostRequest, parent: u32, now: u64) {
+    fn new_command(&mut self, f: usize, req: HostRequest, span: UnitSpan, parent: u32, now: u64) {
         let id = self.cmds.insert(Cmd {
             flow: f as u16,
             step: Step::Queued,
             req,
+            span,
             parent,
             submit_ns: now,
             down_bytes: 0,
@@ -307,7 +363,7 @@ impl HostInterface {
             error: None,
         });
         self.traffic[f].commands += 1;
-        let b = self.wire.doorbell();
+        let b = self.messages.doorbell;
         self.message(Dir::Down, id, b, now);
         self.queues[f].push_back(id);
         self.waiting[f] += 1;
@@ -341,6 +397,12 @@ impl HostInterface {
     fn reschedule(&mut self, dir: Dir, cx: &mut Cx) {
         let d = dir as usize;
         let next = self.dirs[d].next_finish_ns().unwrap_or(u64::MAX);
+        self.schedule_link(d, next, cx);
+    }
+
+    /// Schedule direction `d`'s event at `next` if that is earlier than the one pending.
+    #[inline]
+    fn schedule_link(&mut self, d: usize, next: u64, cx: &mut Cx) {
         if next >= self.due_ns[d] {
             return;
         }
@@ -365,16 +427,20 @@ impl HostInterface {
         }
         let dir = if d == 0 { Dir::Down } else { Dir::Up };
         self.due_ns[d] = u64::MAX;
-        let slots = self.slots_used;
-        if self.dirs[d].next_finish_ns().is_some_and(|t| t <= cx.now()) {
-            let mut done = std::mem::take(&mut self.done);
-            self.dirs[d].finish_due(cx.now(), &mut done);
-            for &id in &done {
-                self.transferred(id);
-            }
-            done.clear();
-            self.done = done;
+        let next = self.dirs[d].next_finish_ns();
+        if next.is_none_or(|t| t > cx.now()) {
+            // Messages sent since delayed it: wait for the new finish.
+            self.schedule_link(d, next.unwrap_or(u64::MAX), cx);
+            return;
         }
+        let slots = self.slots_used;
+        let mut done = std::mem::take(&mut self.done);
+        self.dirs[d].finish_due(cx.now(), &mut done);
+        for &id in &done {
+            self.transferred(id);
+        }
+        done.clear();
+        self.done = done;
         self.reschedule(dir, cx);
         if self.slots_used < slots {
             self.fetch(cx);
@@ -386,10 +452,15 @@ impl HostInterface {
         let c = self.cmds.slots[id as usize];
         match c.step {
             Step::WriteData => {
-                self.actions.push(Action::Dispatch(c.flow, c.req, id));
+                self.actions
+                    .push_back(Action::Dispatch(c.flow, c.req, c.whole_span(), id));
                 self.cmds.slots[id as usize].step = Step::Device;
             }
-            Step::Completion => self.complete(id),
+            Step::Completion => {
+                if let Some(a) = self.complete(id) {
+                    self.actions.push_back(a);
+                }
+            }
             Step::Queued | Step::Processing | Step::Device => {
                 unreachable!("only a command's data and completion are transfers")
             }
@@ -403,8 +474,14 @@ impl HostInterface {
     fn fetch(&mut self, cx: &mut Cx) {
         let now = cx.now();
         while self.slots_used < self.max_slots && self.queued > 0 {
-            let Some(q) = self.arbiter.pick(&self.waiting) else {
-                return;
+            // One queue: the arbiter has nothing to choose (and no state that matters).
+            let q = if self.queues.len() == 1 {
+                0
+            } else {
+                match self.arbiter.pick(&self.waiting) {
+                    Some(q) => q,
+                    None => return,
+                }
             };
             let id = self.queues[q as usize]
                 .pop_front()
@@ -413,8 +490,8 @@ impl HostInterface {
             self.queued -= 1;
             self.slots_used += 1;
             self.cmds.slots[id as usize].step = Step::Processing;
-            let request = self.message(Dir::Up, id, self.wire.read_requests(SQE_BYTES), now);
-            let entry = self.message(Dir::Down, id, self.wire.data(SQE_BYTES), now);
+            let request = self.message(Dir::Up, id, self.messages.entry_request, now);
+            let entry = self.message(Dir::Down, id, self.messages.entry, now);
             // The request's time on its direction, then the entry's on its own (both
             // directions have one rate).
             let arrived_ns = self.dirs[0].ns_of(entry + request - now * self.dirs[0].rate());
@@ -425,8 +502,9 @@ impl HostInterface {
     }
 
     /// The controller processed command `id`: a write fetches its data, the others go to
-    /// the front end.
-    pub fn on_processed(&mut self, id: u32, cx: &mut Cx) {
+    /// the front end (the action returned, to be carried out before any other).
+    #[must_use]
+    pub fn on_processed(&mut self, id: u32, cx: &mut Cx) -> Option<Action> {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Processing);
         let down = Payload::of(c.req.op, c.req.size_bytes).down_bytes;
@@ -434,11 +512,12 @@ impl HostInterface {
             self.cmds.slots[id as usize].step = Step::WriteData;
             let req = self.wire.read_requests(down);
             self.message(Dir::Up, id, req, cx.now());
-            let data = self.wire.data(down);
+            let data = self.data_wire_bytes(down);
             self.transfer(Dir::Down, id, data, cx);
+            None
         } else {
             self.cmds.slots[id as usize].step = Step::Device;
-            self.actions.push(Action::Dispatch(c.flow, c.req, id));
+            Some(Action::Dispatch(c.flow, c.req, c.whole_span(), id))
         }
     }
 
@@ -447,12 +526,14 @@ impl HostInterface {
     pub fn device_done(&mut self, id: u32, error: Option<ZoneError>, cx: &mut Cx) {
         let c = self.cmds.slots[id as usize];
         debug_assert_eq!(c.step, Step::Device);
-        let b = self.wire.completion();
+        let b = self.messages.completion;
         let up = Payload::of(c.req.op, c.req.size_bytes).up_bytes;
-        self.cmds.slots[id as usize].step = Step::Completion;
-        self.cmds.slots[id as usize].error = error;
+        let cmd = &mut self.cmds.slots[id as usize];
+        cmd.step = Step::Completion;
+        cmd.error = error;
         if up > 0 && error.is_none() {
-            self.transfer(Dir::Up, id, b + self.wire.data(up), cx);
+            let data = self.data_wire_bytes(up);
+            self.transfer(Dir::Up, id, b + data, cx);
         } else {
             let end = self.message(Dir::Up, id, b, cx.now());
             let at = self.dirs[1].ns_of(end);
@@ -461,16 +542,18 @@ impl HostInterface {
     }
 
     /// Command `id`'s completion (a message) arrived at the host: its slot takes the next
-    /// command.
-    pub fn on_completion(&mut self, id: u32, cx: &mut Cx) {
+    /// command; what the host then does is returned (to be carried out before any other).
+    #[must_use]
+    pub fn on_completion(&mut self, id: u32, cx: &mut Cx) -> Option<Action> {
         debug_assert_eq!(self.cmds.slots[id as usize].step, Step::Completion);
-        self.complete(id);
+        let a = self.complete(id);
         self.fetch(cx);
+        a
     }
 
     /// The host has command `id`'s completion: free its slot; the request completes with
-    /// its last command.
-    fn complete(&mut self, id: u32) {
+    /// its last command (the action returned).
+    fn complete(&mut self, id: u32) -> Option<Action> {
         let c = self.cmds.remove(id);
         self.slots_used -= 1;
         let t = &mut self.traffic[c.flow as usize];
@@ -483,9 +566,14 @@ impl HostInterface {
             t.write_bytes += p.down_bytes;
         }
         if c.parent == NONE {
-            self.actions
-                .push(Action::Completed(c.flow, c.req, c.submit_ns, c.error, id));
-            return;
+            return Some(Action::Completed(
+                c.flow,
+                c.req,
+                c.span,
+                c.submit_ns,
+                c.error,
+                id,
+            ));
         }
         let p = &mut self.parents.slots[c.parent as usize];
         p.left -= 1;
@@ -499,9 +587,16 @@ impl HostInterface {
         }
         if p.left == 0 {
             let p = self.parents.remove(c.parent);
-            self.actions
-                .push(Action::Completed(c.flow, p.req, p.submit_ns, p.error, id));
+            return Some(Action::Completed(
+                c.flow,
+                p.req,
+                p.span,
+                p.submit_ns,
+                p.error,
+                id,
+            ));
         }
+        None
     }
 }
 
