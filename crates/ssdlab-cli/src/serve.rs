@@ -50,9 +50,9 @@ pub struct Args {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(..=65536))]
     owed_slack: u32,
     /// Virtual time: microseconds a wait for the clients reads the sockets in a loop, at
-    /// most, before it sleeps (less while the clients answer slower; 0, the default: it
+    /// most, before it sleeps (less while the clients answer slower; default 50; 0: it
     /// sleeps at once; up to 1000).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(..=1000))]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(..=1000))]
     grace_spin_us: u64,
     /// Smallest request accepted (a power of two from 512 up to the mapping unit; default
     /// the unit).

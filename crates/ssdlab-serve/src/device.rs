@@ -17,7 +17,7 @@
 //!   `grace` of wall time for the clients to send as many new requests as it answered (a
 //!   closed-loop client such as fio resubmits at once) before it handles later events;
 //!   then it goes on without them. It waits in `poll`, after reading the sockets in a
-//!   loop for up to `grace_spin` (adapted to the clients, `grace_wait`; zero by default);
+//!   loop for up to `grace_spin` (adapted to the clients, `grace_wait`; 50 µs by default);
 //!   the arrival rules are the same either way. With no request in flight the clock stands still, background work included:
 //!   the time a client thinks costs no simulated time.
 //! * **realtime** (`dilation` K): the loop handles the event at simulated time t no

@@ -99,7 +99,7 @@ impl ServeOptions {
             grace: Duration::from_micros(100),
             run_ahead_ns: 100_000,
             owed_slack: 4,
-            grace_spin: Duration::ZERO,
+            grace_spin: Duration::from_micros(50),
             stats_interval: None,
             exit_on_disconnect: false,
             power_cut_after_requests: None,
