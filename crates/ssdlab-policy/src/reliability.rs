@@ -117,3 +117,57 @@ pub trait RelocationParams: crate::PolicyParams {
         true
     }
 }
+
+/// The configuration and runtime methods both families share: `relocates` and
+/// `is_default` on the config, and the static dispatch of [`RelocationPolicy`]'s questions
+/// on the runtime. Expanded in each family's module, after its `policy_registry!` (whose
+/// `dispatch!` it calls).
+macro_rules! relocation_family {
+    ($Config:ident, $Runtime:ident) => {
+        impl $Config {
+            /// Whether the policy relocates anything.
+            pub fn relocates(&self) -> bool {
+                self.params().relocates()
+            }
+
+            /// Whether it is the default (`none`): left out of a written config.
+            pub fn is_default(&self) -> bool {
+                *self == Self::default()
+            }
+        }
+
+        impl $Runtime {
+            #[inline]
+            pub fn read_limit(&self) -> u32 {
+                dispatch!(self, p => p.read_limit())
+            }
+
+            #[inline]
+            pub fn scan_interval_ns(&self) -> u64 {
+                dispatch!(self, p => p.scan_interval_ns())
+            }
+
+            #[inline]
+            pub fn due(&self, block: &$crate::reliability::BlockView) -> Option<$crate::reliability::Trigger> {
+                dispatch!(self, p => p.due(block))
+            }
+
+            #[inline]
+            pub fn needs_rber(&self) -> bool {
+                dispatch!(self, p => p.needs_rber())
+            }
+
+            #[inline]
+            pub fn urgent(&self, block: &$crate::reliability::BlockView) -> bool {
+                dispatch!(self, p => p.urgent(block))
+            }
+
+            #[inline]
+            pub fn can_be_urgent(&self) -> bool {
+                dispatch!(self, p => p.can_be_urgent())
+            }
+        }
+    };
+}
+
+pub(crate) use relocation_family;

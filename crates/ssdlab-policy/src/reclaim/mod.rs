@@ -3,7 +3,7 @@
 //! (a `Params` struct and a type implementing [`RelocationPolicy`]) plus one registration
 //! line below.
 
-use crate::reliability::{BlockView, RelocationPolicy, RelocationShape, Trigger};
+use crate::reliability::{RelocationPolicy, RelocationShape};
 
 crate::policy_registry! {
     $
@@ -21,46 +21,4 @@ crate::policy_registry! {
     "rber" => Rber(rber::RberReclaim),
 }
 
-impl ReclaimConfig {
-    /// Whether the policy relocates anything.
-    pub fn relocates(&self) -> bool {
-        self.params().relocates()
-    }
-
-    /// Whether it is the default (`none`): left out of a written config.
-    pub fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
-impl ReadReclaim {
-    #[inline]
-    pub fn read_limit(&self) -> u32 {
-        dispatch!(self, p => p.read_limit())
-    }
-
-    #[inline]
-    pub fn scan_interval_ns(&self) -> u64 {
-        dispatch!(self, p => p.scan_interval_ns())
-    }
-
-    #[inline]
-    pub fn due(&self, block: &BlockView) -> Option<Trigger> {
-        dispatch!(self, p => p.due(block))
-    }
-
-    #[inline]
-    pub fn needs_rber(&self) -> bool {
-        dispatch!(self, p => p.needs_rber())
-    }
-
-    #[inline]
-    pub fn urgent(&self, block: &BlockView) -> bool {
-        dispatch!(self, p => p.urgent(block))
-    }
-
-    #[inline]
-    pub fn can_be_urgent(&self) -> bool {
-        dispatch!(self, p => p.can_be_urgent())
-    }
-}
+crate::reliability::relocation_family!(ReclaimConfig, ReadReclaim);
