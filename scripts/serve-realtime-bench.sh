@@ -8,7 +8,8 @@
 #   scripts/serve-realtime-bench.sh [SSDLAB_BINARY] [SECONDS] [CONFIG] [RATES...]
 #
 # Defaults: target/release/ssdlab, 10 s, configs/serve-small.toml, rates "500 2000 max".
-# SERVE_ARGS adds options to `ssdlab serve` (e.g. "--dilation 2"); NICE sets the server's
+# SERVE_ARGS adds options to `ssdlab serve` (e.g. "--dilation 2", or "--realtime-priority 1"
+# where the scheduler grants SCHED_FIFO); NICE sets the server's
 # niceness (default 0; below 0 needs the privilege).
 set -euo pipefail
 cd "$(dirname "$0")/.."

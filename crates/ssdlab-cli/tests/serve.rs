@@ -1179,6 +1179,31 @@ fn numeric_flags_out_of_range_are_refused_naming_the_flag() {
     }
 }
 
+/// `--realtime-priority` is refused before anything runs: in virtual time (it would do
+/// nothing), and when the scheduler will not grant it (the message says what it needs).
+#[test]
+fn realtime_priority_is_checked_before_anything_runs() {
+    let small = repo().join("configs/serve-small.toml");
+    let (code, err) = refused("rtprio", &small, &["--realtime-priority", "5"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--realtime-priority 5: only with --time realtime"),
+        "{err}"
+    );
+    // 99 with the RLIMIT_RTPRIO of an unprivileged user (0) is refused; as root it is
+    // granted and the server starts (then this check does not apply).
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        let (code, err) = refused(
+            "rtprio-denied",
+            &small,
+            &["--time", "realtime", "--realtime-priority", "99"],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("CAP_SYS_NICE"), "{err}");
+    }
+}
+
 /// A SIGTERM whose drain needs the device to settle for longer than one poll of the stop
 /// flag (a 96 MiB write buffer of 512-byte pages: over 64 Ki events) still ends in order,
 /// exit 0, results complete.

@@ -54,8 +54,14 @@ pub struct SlotData {
     readying: Option<(Box<[u8]>, usize)>,
 }
 
-/// Erased blocks' buffers kept at most (GC erases a block as another fills).
+/// Block buffers readied ahead (zeroed, faulted in) by [`SlotData::ready_spares`].
 const KEEP_SPARE_BLOCKS: usize = 4;
+
+/// Erased blocks' buffers (ready, dirty or being readied) kept at most, in bytes (at least
+/// [`KEEP_SPARE_BLOCKS`] buffers): GC erases blocks in bursts, and a buffer dropped then is
+/// a fresh one later, a page fault per 4 KiB (tens of µs each on a VM) where zeroing a kept
+/// one costs a memset.
+const KEEP_BLOCK_BYTES: usize = 32 << 20;
 
 /// Spare unit buffers and spent payloads kept at most.
 const KEEP_SPARE: usize = 1024;
@@ -266,10 +272,19 @@ impl SlotData {
     pub fn erase(&mut self, block: u32) {
         if let Some(d) = self.blocks[block as usize].take() {
             self.blocks_held -= 1;
-            if self.spare_blocks.len() + self.dirty_blocks.len() < KEEP_SPARE_BLOCKS {
+            let kept = self.spare_blocks.len()
+                + self.dirty_blocks.len()
+                + usize::from(self.readying.is_some());
+            if kept < self.keep_blocks() {
                 self.dirty_blocks.push(d);
             }
         }
+    }
+
+    /// Erased blocks' buffers kept at most.
+    fn keep_blocks(&self) -> usize {
+        let block_bytes = (self.slots_per_block * self.unit_bytes).max(1);
+        (KEEP_BLOCK_BYTES / block_bytes).max(KEEP_SPARE_BLOCKS)
     }
 
     /// Idle work (a real-time server between events): ready up to about `max_bytes` of
@@ -397,5 +412,34 @@ mod tests {
         );
         assert_eq!(d.slot_bytes(4), Some(&[0u8; 16][..]));
         assert_eq!(d.slot_bytes(5), Some(&[9u8; 16][..]));
+    }
+
+    /// Erased buffers are kept past the number readied (a burst of GC erases is reused,
+    /// not freed and faulted in again), up to `KEEP_BLOCK_BYTES`.
+    #[test]
+    fn erased_buffers_are_kept_up_to_the_byte_cap() {
+        let per_block = 64 * 16384; // 1 MiB blocks: 32 kept
+        let blocks = 40u32;
+        let mut d = SlotData::new(blocks, 64, 16384);
+        assert_eq!(d.keep_blocks(), 32);
+        for b in 0..blocks {
+            let lpn = b;
+            d.put_payload(lpn, 0, vec![1; 16384]);
+            d.stage(lpn, 1, 1, super::super::NONE);
+            d.program(lpn, 1, b * 64).unwrap();
+        }
+        assert_eq!(d.held_bytes(), blocks as u64 * per_block);
+        for b in 0..blocks {
+            d.erase(b);
+        }
+        assert_eq!(
+            d.dirty_blocks.len(),
+            32,
+            "kept past KEEP_SPARE_BLOCKS, to the cap"
+        );
+        // Readying zeroes kept buffers and makes no new one while any is dirty.
+        while d.ready_spares(1 << 20) {}
+        assert_eq!((d.spare_blocks.len(), d.dirty_blocks.len()), (32, 0));
+        assert!(d.spare_blocks.iter().all(|b| b.iter().all(|&x| x == 0)));
     }
 }

@@ -24,7 +24,7 @@
 //!   earlier than t × K after the start on the wall clock, and a request arrives at the
 //!   simulated time that corresponds to the wall time it is taken (after every event
 //!   due by then). It sleeps until 200 µs before the next event's due time, then spins;
-//!   idle turns ready the stored bytes' spare block buffers. A reply more than
+//!   turns with 40 µs to spare ready the stored bytes' spare block buffers. A reply more than
 //!   [`LATE_NS`] after its due time is counted late (and said on the log).
 //!
 //! # The end
@@ -84,44 +84,17 @@ const SPIN_MARGIN_US: u64 = 200;
 /// Realtime: the scheduler slice the device thread asks for (EEVDF's shortest).
 const SLICE_NS: u64 = 100_000;
 
-/// Realtime: bytes of spare block buffers readied per idle turn (a few pages: the sockets
-/// are read again soon), and how far the next event must be for it.
+/// Realtime: bytes of spare block buffers readied per turn (a few pages: the sockets are
+/// read again soon), and how far the next event must be for it (a turn that readies takes
+/// a few µs; one that faults fresh pages in, up to tens).
 const READY_BYTES: usize = 16 * 1024;
-const READY_MIN_IDLE: Duration = Duration::from_micros(100);
+const READY_AHEAD: Duration = Duration::from_micros(40);
 
 /// How long the loop blocks on the sockets before it looks at signals and timers.
 const POLL: Duration = Duration::from_millis(20);
 
 /// Realtime: late replies are said on the log at most this often (and at the end).
 const LATE_REPORT_EVERY: Duration = Duration::from_secs(10);
-
-/// Ask the scheduler for a slice of `ns` (EEVDF, Linux 6.12 on): a thread with a short
-/// slice preempts one with the default slice when it wakes. It gets no more CPU, only
-/// sooner, so no privilege is needed; older kernels ignore it.
-fn short_slice(ns: u64) -> std::io::Result<()> {
-    // SAFETY: sched_attr is plain data; the calls get and set this thread's (pid 0)
-    // attributes, the structure's size given, its nice value and policy kept.
-    unsafe {
-        let mut a: libc::sched_attr = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::sched_attr>() as u32;
-        if libc::syscall(
-            libc::SYS_sched_getattr,
-            0,
-            &mut a as *mut libc::sched_attr,
-            size,
-            0,
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        a.size = size;
-        a.sched_runtime = ns;
-        if libc::syscall(libc::SYS_sched_setattr, 0, &a as *const libc::sched_attr, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
 
 /// Realtime: the wall time (ns since the start) at which simulated time `t_ns` is due at
 /// `dilation` wall ns per simulated ns, rounded up (a wait never ends before it).
@@ -145,6 +118,8 @@ pub enum TimeMode {
 /// What the loop does besides serving.
 pub struct LoopOptions {
     pub time: TimeMode,
+    /// Realtime: run the loop's thread under `SCHED_FIFO` at this priority (1 to 99).
+    pub realtime_priority: Option<u32>,
     /// Virtual time: how long to wait for clients after replies.
     pub grace: Duration,
     /// Virtual time: how far (simulated) the loop may run past a reply before it waits for
@@ -421,6 +396,8 @@ impl<'r> DeviceLoop<'r> {
     }
 
     fn run_inner(&mut self, sim: &mut Simulation) -> Result<(), SimError> {
+        // The thread's policy while it serves (restored when the loop ends).
+        let mut fifo = None;
         if let TimeMode::Realtime { .. } = self.opts.time {
             // Timed waits end when asked, not up to 50 µs later (the default slack): a
             // reply is late past 20 µs.
@@ -428,15 +405,31 @@ impl<'r> DeviceLoop<'r> {
             unsafe {
                 libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
             }
-            // A short scheduler slice: woken, this thread runs before the threads of the
-            // default slice (no privilege needed; Linux 6.12 on, ignored before).
-            if let Err(e) = short_slice(SLICE_NS) {
+            // SCHED_FIFO when asked (checked before preconditioning; refused now, the
+            // loop goes on with the short slice and says so), else a short scheduler
+            // slice: woken, this thread runs before the threads of the default slice (no
+            // privilege needed; Linux 6.12 on, ignored before).
+            if let Some(p) = self.opts.realtime_priority {
+                match crate::sched::Fifo::enter(p) {
+                    Ok(g) => fifo = Some(g),
+                    Err(e) => self.opts.log.say(&format!("serve: realtime: {e}")),
+                }
+            }
+            if fifo.is_some() {
+            } else if let Err(e) = crate::sched::short_slice(SLICE_NS) {
                 self.opts.log.say(&format!(
                     "serve: realtime: the scheduler refused a {} µs slice ({e}); wake-ups may come later",
                     SLICE_NS / 1000
                 ));
             }
         }
+        let r = self.cycles(sim);
+        drop(fifo);
+        r
+    }
+
+    /// Power cycles until a stop.
+    fn cycles(&mut self, sim: &mut Simulation) -> Result<(), SimError> {
         loop {
             {
                 let mut served = sim.serve()?;
@@ -713,7 +706,7 @@ impl<'r> DeviceLoop<'r> {
         }
         if l.late > 0 && l.late * 100 >= l.replies {
             self.opts.log.say(&format!(
-                "serve: realtime: {:.1} % of the last {:.0} s's replies ({} of {}) left more than 20 µs after their due time, up to {:.3} ms late: the simulation does not keep up at --dilation {dilation} (a larger one slows the device's clock)",
+                "serve: realtime: {:.1} % of the last {:.0} s's replies ({} of {}) left more than 20 µs after their due time, up to {:.3} ms late: the simulation does not keep up at --dilation {dilation} (a larger one slows the device's clock; --realtime-priority keeps other threads off the loop's CPU)",
                 100.0 * l.late as f64 / l.replies as f64,
                 l.since.elapsed().as_secs_f64(),
                 l.late,
@@ -947,14 +940,17 @@ impl<'r> DeviceLoop<'r> {
             None => POLL,
         };
         let margin = self.spin_margin;
-        if timeout <= margin {
+        if timeout >= READY_AHEAD && served.ready_spares(READY_BYTES) {
+            // Time to spare: ready a few pages of the buffers the next blocks' first
+            // programs take (else a first program zeroes a whole block buffer or faults
+            // a page in per unit: tens to hundreds of µs on a write's path). At the
+            // device's pace this is the only time there is, so it is not left for idle
+            // turns.
+        } else if timeout <= margin {
             // Close to the due time: spin, reading the sockets each turn, rather than
             // sleep (a wake-up from a timed wait comes tens of µs late, more on a busy
             // machine).
             std::hint::spin_loop();
-        } else if timeout >= margin + READY_MIN_IDLE && served.ready_spares(READY_BYTES) {
-            // Idle: ready a few pages of the buffers the next blocks' first programs take
-            // (else a program faults a page in per unit, tens of µs on a write's path).
         } else {
             // A request that comes is taken at the next turn, after the events due then.
             self.wire.poll(timeout - margin, &mut self.events);

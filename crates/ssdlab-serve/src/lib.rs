@@ -26,6 +26,7 @@ pub mod memory;
 pub mod nbd;
 pub mod output;
 pub mod power;
+pub mod sched;
 pub mod trace;
 
 pub use device::{request_power_cut, LoopOptions, ServeSummary, TimeMode};
@@ -48,6 +49,9 @@ pub struct ServeOptions {
     pub record_trace: Option<PathBuf>,
     pub max_connections: u32,
     pub time: TimeMode,
+    /// Realtime: the device loop's thread runs under `SCHED_FIFO` at this priority (1 to
+    /// 99; needs root, `CAP_SYS_NICE` or `RLIMIT_RTPRIO`; checked before preconditioning).
+    pub realtime_priority: Option<u32>,
     pub grace: std::time::Duration,
     /// Virtual time: simulated ns the loop may run past a reply before it waits.
     pub run_ahead_ns: u64,
@@ -96,6 +100,7 @@ impl ServeOptions {
             record_trace: None,
             max_connections: 256,
             time: TimeMode::Virtual,
+            realtime_priority: None,
             grace: Duration::from_micros(100),
             run_ahead_ns: 100_000,
             owed_slack: 4,
@@ -184,6 +189,14 @@ pub fn serve_with_progress(
             )));
         }
     }
+    if let Some(p) = opts.realtime_priority {
+        if !matches!(opts.time, TimeMode::Realtime { .. }) {
+            return Err(ServeError::Usage(format!(
+                "--realtime-priority {p}: only with --time realtime"
+            )));
+        }
+        sched::Fifo::probe(p).map_err(ServeError::Usage)?;
+    }
     let derived = config.validate().map_err(|e| ServeError::sim(label, e))?;
     let need = memory::Need::of(&derived, opts.max_stored_bytes, power_cut_refused.is_none());
     if !opts.allow_large_memory {
@@ -237,6 +250,7 @@ pub fn serve_with_progress(
     };
     let lp = LoopOptions {
         time: opts.time,
+        realtime_priority: opts.realtime_priority,
         grace: opts.grace,
         run_ahead_ns: opts.run_ahead_ns,
         owed_slack: opts.owed_slack,

@@ -11,11 +11,17 @@ use std::io::Write;
 use std::time::Duration;
 
 /// Functional mode answers each request as it comes, in both time modes (a FUA write and a
-/// FUA write-zeroes included: their flush completes at once too).
+/// FUA write-zeroes included: their flush completes at once too), and in realtime under
+/// `SCHED_FIFO` where this process may have it.
 #[test]
 fn functional_mode_answers_each_request_at_once() {
-    for time in [TimeMode::Virtual, TimeMode::Realtime { dilation: 1.0 }] {
-        let dir = scratch(&format!("functional-{}", matches!(time, TimeMode::Virtual)));
+    let realtime = TimeMode::Realtime { dilation: 1.0 };
+    let mut modes = vec![(TimeMode::Virtual, None), (realtime, None)];
+    if ssdlab_serve::sched::Fifo::probe(1).is_ok() {
+        modes.push((realtime, Some(1)));
+    }
+    for (k, (time, priority)) in modes.into_iter().enumerate() {
+        let dir = scratch(&format!("functional-{k}"));
         let cfg = Config::from_toml_str(
             &DEVICE.replace("mode = \"timed\"", "mode = \"functional\""),
             "f",
@@ -23,6 +29,7 @@ fn functional_mode_answers_each_request_at_once() {
         .unwrap();
         let mut opts = options(&dir);
         opts.time = time;
+        opts.realtime_priority = priority;
         let sock = opts.socket.clone().unwrap();
         let server = std::thread::spawn(move || serve(cfg, opts));
         let mut s = connect_go(&sock);
