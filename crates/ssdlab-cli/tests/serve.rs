@@ -1190,10 +1190,9 @@ fn realtime_priority_is_checked_before_anything_runs() {
         err.contains("--realtime-priority 5: only with --time realtime"),
         "{err}"
     );
-    // 99 with the RLIMIT_RTPRIO of an unprivileged user (0) is refused; as root it is
-    // granted and the server starts (then this check does not apply).
-    // SAFETY: geteuid has no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    // Where this process may not have SCHED_FIFO (an unprivileged user: RLIMIT_RTPRIO 0),
+    // the server refuses before it listens, saying what it needs.
+    if ssdlab_serve::sched::Fifo::probe(99).is_err() {
         let (code, err) = refused(
             "rtprio-denied",
             &small,

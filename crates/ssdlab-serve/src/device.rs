@@ -415,12 +415,13 @@ impl<'r> DeviceLoop<'r> {
                     Err(e) => self.opts.log.say(&format!("serve: realtime: {e}")),
                 }
             }
-            if fifo.is_some() {
-            } else if let Err(e) = crate::sched::short_slice(SLICE_NS) {
-                self.opts.log.say(&format!(
-                    "serve: realtime: the scheduler refused a {} µs slice ({e}); wake-ups may come later",
-                    SLICE_NS / 1000
-                ));
+            if fifo.is_none() {
+                if let Err(e) = crate::sched::short_slice(SLICE_NS) {
+                    self.opts.log.say(&format!(
+                        "serve: realtime: the scheduler refused a {} µs slice ({e}); wake-ups may come later",
+                        SLICE_NS / 1000
+                    ));
+                }
             }
         }
         let r = self.cycles(sim);
