@@ -63,6 +63,11 @@ const KEEP_SPARE_BLOCKS: usize = 4;
 /// one costs a memset.
 const KEEP_BLOCK_BYTES: usize = 32 << 20;
 
+/// Erased blocks' buffers kept at most, blocks of `block_bytes`.
+fn keep_blocks(block_bytes: usize) -> usize {
+    (KEEP_BLOCK_BYTES / block_bytes.max(1)).max(KEEP_SPARE_BLOCKS)
+}
+
 /// Spare unit buffers and spent payloads kept at most.
 const KEEP_SPARE: usize = 1024;
 
@@ -283,8 +288,14 @@ impl SlotData {
 
     /// Erased blocks' buffers kept at most.
     fn keep_blocks(&self) -> usize {
-        let block_bytes = (self.slots_per_block * self.unit_bytes).max(1);
-        (KEEP_BLOCK_BYTES / block_bytes).max(KEEP_SPARE_BLOCKS)
+        keep_blocks(self.slots_per_block * self.unit_bytes)
+    }
+
+    /// The most memory erased blocks' buffers kept for reuse take, blocks of
+    /// `slots_per_block` units of `unit_bytes` (besides [`SlotData::held_bytes`]).
+    pub fn kept_buffers_bytes_max(slots_per_block: u32, unit_bytes: u32) -> u64 {
+        let block_bytes = slots_per_block as usize * unit_bytes as usize;
+        (keep_blocks(block_bytes) * block_bytes) as u64
     }
 
     /// Idle work (a real-time server between events): ready up to about `max_bytes` of
@@ -422,6 +433,7 @@ mod tests {
         let blocks = 40u32;
         let mut d = SlotData::new(blocks, 64, 16384);
         assert_eq!(d.keep_blocks(), 32);
+        assert_eq!(SlotData::kept_buffers_bytes_max(64, 16384), 32 << 20);
         for b in 0..blocks {
             let lpn = b;
             d.put_payload(lpn, 0, vec![1; 16384]);

@@ -197,6 +197,9 @@ pub fn broken_checks(a: &Audit) -> Option<String> {
 pub struct ServeSummary {
     pub time_mode: &'static str,
     pub dilation: Option<f64>,
+    /// Realtime: the `SCHED_FIFO` priority the device loop's thread ran at (none: the
+    /// default policy, with the shortest slice it could have).
+    pub realtime_priority: Option<u32>,
     /// The current power cycle (1 + power cuts so far).
     pub power_cycle: u32,
     /// This power cycle: the figures the rest of this results.json gives are its own.

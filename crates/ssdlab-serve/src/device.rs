@@ -324,6 +324,9 @@ pub struct DeviceLoop<'r> {
     /// Virtual time: the simulated time up to which the loop runs on while replies are
     /// owed new requests (the oldest such reply + `run_ahead_ns`).
     wait_from_ns: u64,
+    /// Realtime with `realtime_priority`: the thread's `SCHED_FIFO` (left when serving
+    /// ends).
+    fifo: Option<crate::sched::Fifo>,
 }
 
 impl<'r> DeviceLoop<'r> {
@@ -378,6 +381,7 @@ impl<'r> DeviceLoop<'r> {
             owed: 0,
             grace_until: None,
             wait_from_ns: 0,
+            fifo: None,
             depth_area: 0,
             depth_at_ns: 0,
         }
@@ -396,8 +400,6 @@ impl<'r> DeviceLoop<'r> {
     }
 
     fn run_inner(&mut self, sim: &mut Simulation) -> Result<(), SimError> {
-        // The thread's policy while it serves (restored when the loop ends).
-        let mut fifo = None;
         if let TimeMode::Realtime { .. } = self.opts.time {
             // Timed waits end when asked, not up to 50 µs later (the default slack): a
             // reply is late past 20 µs.
@@ -411,11 +413,16 @@ impl<'r> DeviceLoop<'r> {
             // privilege needed; Linux 6.12 on, ignored before).
             if let Some(p) = self.opts.realtime_priority {
                 match crate::sched::Fifo::enter(p) {
-                    Ok(g) => fifo = Some(g),
-                    Err(e) => self.opts.log.say(&format!("serve: realtime: {e}")),
+                    Ok(g) => {
+                        self.fifo = Some(g);
+                        self.summary.realtime_priority = Some(p);
+                    }
+                    Err(e) => self.opts.log.say(&format!(
+                        "serve: realtime: {e}; serving goes on under the default policy"
+                    )),
                 }
             }
-            if fifo.is_none() {
+            if self.fifo.is_none() {
                 if let Err(e) = crate::sched::short_slice(SLICE_NS) {
                     self.opts.log.say(&format!(
                         "serve: realtime: the scheduler refused a {} µs slice ({e}); wake-ups may come later",
@@ -425,7 +432,7 @@ impl<'r> DeviceLoop<'r> {
             }
         }
         let r = self.cycles(sim);
-        drop(fifo);
+        self.fifo = None;
         r
     }
 
@@ -506,6 +513,9 @@ impl<'r> DeviceLoop<'r> {
     /// within `drain_timeout`, then the final results are written (status `stopped` when
     /// it did not settle in time).
     fn end(&mut self, mut served: Served) -> Result<(), SimError> {
+        // Settling and writing the results are no real-time work: under the default
+        // policy they cannot hold a CPU from the clients for the drain's length.
+        self.fifo = None;
         // The signal asked every simulation of the process to stop; this one ends in order
         // instead (a second signal ends the process at once).
         stop::clear_stop();

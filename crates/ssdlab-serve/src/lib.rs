@@ -196,6 +196,11 @@ pub fn serve_with_progress(
             )));
         }
         sched::Fifo::probe(p).map_err(ServeError::Usage)?;
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            log.say(&format!(
+                "serve: realtime: warning: --realtime-priority {p} with one CPU: the clients get only what the kernel's real-time throttling leaves them (5 % by default)"
+            ));
+        }
     }
     let derived = config.validate().map_err(|e| ServeError::sim(label, e))?;
     let need = memory::Need::of(&derived, opts.max_stored_bytes, power_cut_refused.is_none());

@@ -8,13 +8,15 @@
 //!   about the device's physical size has been written (whatever the addresses) nearly
 //!   every block holds bytes: the device's physical bytes, or `--max-stored-bytes` (writes
 //!   past it get `ENOSPC`) and the blocks being filled when it is reached
-//!   ([`open_blocks_bytes`]); plus the write buffer's units;
+//!   ([`open_blocks_bytes`]); plus the write buffer's units and the erased blocks'
+//!   buffers kept for reuse (up to 32 MiB, or 4 blocks);
 //! * a recovery after a power cut builds the FTL twice beside the old one (a placeholder
 //!   while the old one is moved out, and the recovered one), and keeps the newest version
 //!   per unit while it scans.
 
 use crate::ServeError;
 use ssdlab_core::config::Derived;
+use ssdlab_core::flash::SlotData;
 
 /// Bytes per logical unit a recovery keeps while it scans (`ftl/recover.rs`: the newest
 /// copy's version, block age and slot, and the unit's version; 32 with 64-bit versions),
@@ -33,8 +35,8 @@ pub fn open_blocks_bytes(d: &Derived) -> u64 {
 pub struct Need {
     /// Map, out-of-band area, versions, block state, write-buffer index.
     pub structures_bytes: u64,
-    /// The stored bytes when every block holds data (or `--max-stored-bytes`), and the
-    /// write buffer's units.
+    /// The stored bytes when every block holds data (or `--max-stored-bytes`), the write
+    /// buffer's units and the erased blocks' buffers kept for reuse.
     pub stored_bytes: u64,
     /// A recovery's two more FTLs and scan state (0 when power cuts are refused).
     pub recovery_bytes: u64,
@@ -47,7 +49,9 @@ impl Need {
     /// `max_stored_bytes`, with power cuts possible (`cuts`).
     pub fn of(d: &Derived, max_stored_bytes: Option<u64>, cuts: bool) -> Need {
         let structures_bytes = d.estimated_memory_bytes(true);
-        let buffer_bytes = d.write_buffer_units as u64 * d.geometry.unit_bytes as u64;
+        let g = &d.geometry;
+        let buffer_bytes = d.write_buffer_units as u64 * g.unit_bytes as u64
+            + SlotData::kept_buffers_bytes_max(g.units_per_block, g.unit_bytes);
         let stored_bytes = match max_stored_bytes {
             Some(max) => (max + open_blocks_bytes(d)).min(d.physical_bytes),
             None => d.physical_bytes,
@@ -193,7 +197,10 @@ write_buffer_bytes = 1048576
         let d = cfg.validate().unwrap();
         assert_eq!(d.physical_bytes, 2 * 64 * 32 * 16384);
         let full = Need::of(&d, None, true);
-        assert_eq!(full.stored_bytes, d.physical_bytes + (1 << 20));
+        // The write buffer (1 MiB) and the erased buffers kept for reuse (32 MiB: 64
+        // blocks of 512 KiB).
+        let buffers = (1 << 20) + (32 << 20);
+        assert_eq!(full.stored_bytes, d.physical_bytes + buffers);
         assert_eq!(
             full.recovery_bytes,
             2 * full.structures_bytes + 32 * d.logical_units as u64
@@ -201,7 +208,7 @@ write_buffer_bytes = 1048576
         let capped = Need::of(&d, Some(8 << 20), false);
         let open = 2 * 2 * 32 * 16384;
         assert_eq!(open_blocks_bytes(&d), open);
-        assert_eq!(capped.stored_bytes, (8 << 20) + open + (1 << 20));
+        assert_eq!(capped.stored_bytes, (8 << 20) + open + buffers);
         assert_eq!(capped.recovery_bytes, 0);
         assert!(capped.capped && !full.capped);
     }

@@ -21,10 +21,15 @@ pub fn short_slice(ns: u64) -> io::Result<()> {
 }
 
 /// The calling thread runs under `SCHED_FIFO` at `priority` (1 to 99) until the guard is
-/// dropped, which restores its policy, priority, nice value and slice.
+/// dropped or left, which restores its policy, priority and nice value (and its slice as
+/// the kernel reported it). Threads it starts meanwhile do not inherit the policy
+/// (`SCHED_FLAG_RESET_ON_FORK`).
 pub struct Fifo {
     before: libc::sched_attr,
 }
+
+/// `sched_attr.sched_flags`: children of the thread start under the default policy.
+const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 impl Fifo {
     /// Switch the calling thread to `SCHED_FIFO` at `priority`; the error says what it
@@ -35,33 +40,45 @@ impl Fifo {
                 "--realtime-priority {priority}: a SCHED_FIFO priority from 1 to 99"
             ));
         }
-        let before = get_attr().map_err(|e| refused(priority, &e))?;
+        let before = get_attr().map_err(|e| {
+            format!("--realtime-priority {priority}: could not read this thread's scheduling attributes ({e})")
+        })?;
         let mut a = before;
         a.sched_policy = libc::SCHED_FIFO as u32;
         a.sched_priority = priority;
         a.sched_nice = 0;
         a.sched_runtime = 0;
+        a.sched_flags = SCHED_FLAG_RESET_ON_FORK;
         set_attr(&a).map_err(|e| refused(priority, &e))?;
         Ok(Fifo { before })
     }
 
     /// Check that `priority` would be granted (before long work), leaving the thread as
-    /// it was.
+    /// it was (an error if it could not be left).
     pub fn probe(priority: u32) -> Result<(), String> {
-        Fifo::enter(priority).map(drop)
+        Fifo::enter(priority)?.leave().map_err(|e| {
+            format!("--realtime-priority {priority}: could not leave SCHED_FIFO after checking it ({e})")
+        })
+    }
+
+    /// Restore the thread's attributes, saying whether the kernel took them.
+    pub fn leave(self) -> io::Result<()> {
+        let r = set_attr(&self.before);
+        std::mem::forget(self);
+        r
     }
 }
 
 impl Drop for Fifo {
     fn drop(&mut self) {
-        // Going back to a normal policy needs no privilege.
+        // Going back to a normal policy needs no privilege (`leave` says if it failed).
         let _ = set_attr(&self.before);
     }
 }
 
 fn refused(priority: u32, e: &io::Error) -> String {
     format!(
-        "--realtime-priority {priority}: the scheduler refused SCHED_FIFO ({e}): it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of at least {priority} (ulimit -r)"
+        "--realtime-priority {priority}: the scheduler refused SCHED_FIFO ({e}): it needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of at least {priority} (ulimit -r), and a real-time budget in its cgroup (cpu.rt_runtime_us) where one is set"
     )
 }
 
@@ -101,13 +118,19 @@ fn set_attr(a: &libc::sched_attr) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// This thread's policy, without the reset-on-fork flag.
     fn policy() -> i32 {
+        raw_policy() & !libc::SCHED_RESET_ON_FORK
+    }
+
+    fn raw_policy() -> i32 {
         // SAFETY: no arguments but the pid (0: this thread).
         unsafe { libc::sched_getscheduler(0) }
     }
 
-    /// Out of range is refused naming the flag; granted, the guard restores the policy;
-    /// refused (no privilege), the error says what is needed.
+    /// Out of range is refused naming the flag; granted, the guard restores the policy and
+    /// a thread started meanwhile does not inherit it; refused (no privilege), the error
+    /// says what is needed; a probe leaves the thread as it was.
     #[test]
     fn fifo_is_entered_and_left_or_refused_with_the_reason() {
         for bad in [0, 100] {
@@ -117,16 +140,21 @@ mod tests {
         let before = policy();
         match Fifo::enter(1) {
             Ok(g) => {
-                assert_eq!(policy(), libc::SCHED_FIFO);
-                drop(g);
+                assert_eq!(raw_policy(), libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK);
+                let child = std::thread::spawn(policy).join().unwrap();
+                assert_eq!(child, libc::SCHED_OTHER, "not inherited");
+                g.leave().unwrap();
                 assert_eq!(policy(), before);
+                let g = Fifo::enter(1).unwrap();
+                drop(g);
+                assert_eq!(policy(), before, "dropped, it is left too");
+                Fifo::probe(1).unwrap();
             }
             Err(e) => {
                 assert!(e.contains("CAP_SYS_NICE"), "{e}");
-                assert_eq!(policy(), before);
+                assert!(Fifo::probe(1).is_err());
             }
         }
-        assert!(Fifo::probe(1).is_ok() || policy() == before);
         assert_eq!(policy(), before, "a probe leaves the thread as it was");
     }
 }
