@@ -10,7 +10,12 @@
 # Defaults: target/release/ssdlab, 10 s, configs/serve-small.toml, rates "500 2000 max".
 # SERVE_ARGS adds options to `ssdlab serve` (e.g. "--dilation 2", or "--realtime-priority 1"
 # where the scheduler grants SCHED_FIFO); NICE sets the server's
-# niceness (default 0; below 0 needs the privilege).
+# niceness (default 0; below 0 needs the privilege). WARMUP_S runs the job unmeasured for
+# that many seconds first, at the device's pace (default 0; ~20 s fills serve-small's blocks
+# once, after which a first program no longer takes fresh memory); the late share is then
+# of the measured replies only (max_late_ms still covers the warm-up too); give WARMUP_S
+# above SECONDS + 1 (the server writes one results snapshot after the warm-up, the next
+# after the measured run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/release/ssdlab}"
@@ -44,10 +49,21 @@ printf '%-6s %9s %9s %8s %11s  %s\n' rate iops replies late% max_late_ms load
 for rate in "${rates[@]}"; do
     load="$(cut -d' ' -f1-3 /proc/loadavg)"
     nice -n "${NICE:-0}" "$bin" serve "$config" --socket "$dir/s.sock" --out "$dir/out" \
-        --set precondition.enabled=true --time realtime ${SERVE_ARGS:-} 2>"$dir/serve.log" >/dev/null &
+        --set precondition.enabled=true --time realtime ${WARMUP_S:+--stats-interval $(python3 -c "print(${WARMUP_S} + 0.5)")} ${SERVE_ARGS:-} 2>"$dir/serve.log" >/dev/null &
     pid=$!
     for _ in $(seq 1 600); do [ -S "$dir/s.sock" ] && break; sleep 0.1; done
     [ -S "$dir/s.sock" ] || { echo "serve-realtime-bench: the socket never appeared" >&2; cat "$dir/serve.log" >&2; exit 1; }
+    if [ "${WARMUP_S:-0}" != 0 ]; then
+        fio --name=warm --ioengine=nbd --uri="nbd+unix:///?socket=$dir/s.sock" --rw=randrw \
+            --rwmixread=70 --bs=4k --iodepth=16 --size="${size}m" --time_based \
+            --runtime="$WARMUP_S" --output-format=terse >/dev/null
+        # The server's one snapshot, written just after the warm-up (the next would come
+        # after the measured run when WARMUP_S > SECONDS + 1): subtracted below.
+        for _ in $(seq 1 100); do [ -f "$dir/out/results.json" ] && break; sleep 0.05; done
+        cp "$dir/out/results.json" "$dir/warm.json"
+    else
+        echo '{"serve": {"all_cycles": {"commands": {"ok": 0}, "late_replies": 0}}}' >"$dir/warm.json"
+    fi
     limit=()
     [ "$rate" = max ] || limit=(--rate_iops="$rate")
     fio --name=mix --ioengine=nbd --uri="nbd+unix:///?socket=$dir/s.sock" --rw=randrw \
@@ -60,9 +76,11 @@ for rate in "${rates[@]}"; do
 import json
 j = json.load(open('$dir/fio.json'))['jobs'][0]
 s = json.load(open('$dir/out/results.json'))['serve']['all_cycles']
-n = s['commands']['ok']
+w = json.load(open('$dir/warm.json'))['serve']['all_cycles']
+n = s['commands']['ok'] - w['commands']['ok']
+late = s['late_replies'] - w['late_replies']
 print(f\"{'$rate':<6} {round(j['read']['iops'] + j['write']['iops']):>9} {n:>9} \"
-      f\"{100 * s['late_replies'] / max(n, 1):>8.2f} {s['max_late_ns'] / 1e6:>11.3f}  $load\")"
+      f\"{100 * late / max(n, 1):>8.2f} {s['max_late_ns'] / 1e6:>11.3f}  $load\")"
     grep "slice" "$dir/serve.log" || true
     rm -f "$dir/s.sock"
     rm -rf "$dir/out"
